@@ -1,0 +1,61 @@
+// swift-tools-version: 6.0
+//
+// Acapella box. Module layout (see README "Architecture"):
+//   C system libraries  →  AcapellaDevices (I/O edge)
+//   AcapellaScore (pure: ticks, maps, .acasong)  →  acapella (CLI, wiring)
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "acapella",
+    products: [
+        .executable(name: "acapella", targets: ["acapella"]),
+        .executable(name: "acapella-fuzz-parser", targets: ["AcapellaFuzzParser"]),
+    ],
+    targets: [
+        // MARK: C libraries from Debian, found through pkg-config.
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CSndFile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(
+            name: "CGPIOD", pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]),
+
+        // MARK: Pure code: no Foundation, no Glibc.
+        .target(name: "AcapellaScore", swiftSettings: strictSwift),
+
+        // MARK: I/O edge.
+        .target(
+            name: "AcapellaDevices",
+            dependencies: ["CALSA", "CSndFile", "CGPIOD"],
+            swiftSettings: strictSwift),
+
+        // MARK: The executable.
+        .executableTarget(
+            name: "acapella",
+            dependencies: ["AcapellaScore", "AcapellaDevices"],
+            swiftSettings: strictSwift),
+
+        // libFuzzer entry point; build with
+        //   swift build -c release --sanitize=fuzzer --product acapella-fuzz-parser
+        // libFuzzer supplies main(), so this target is parsed as a library.
+        .executableTarget(
+            name: "AcapellaFuzzParser",
+            dependencies: ["AcapellaScore"],
+            swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        .testTarget(
+            name: "AcapellaScoreTests",
+            dependencies: ["AcapellaScore"],
+            exclude: ["Golden"],
+            swiftSettings: strictSwift),
+    ],
+    swiftLanguageModes: [.v6]
+)

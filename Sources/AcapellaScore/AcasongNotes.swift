@@ -1,0 +1,377 @@
+/// Part declarations, note lines and lyrics of the `.acasong` parser.
+extension AcasongParser {
+    private static let clefList = Clef.allCases.map(\.rawValue).joined(separator: ", ")
+
+    // MARK: part NAME (SHORT) [clef]
+
+    mutating func parsePartDeclaration(_ content: Range<Int>, location: SourceLocation) {
+        finishCurrentPart()
+        var index = content.lowerBound + 4
+        func skipBlanks() { while index < content.upperBound && isBlankByte(bytes[index]) { index += 1 } }
+        skipBlanks()
+        let nameStart = index
+        while index < content.upperBound && bytes[index] != UInt8(ascii: "(") && bytes[index] != UInt8(ascii: "[") { index += 1 }
+        let name = text(nameStart..<index).trimmingBlanks()
+        var part = Part(name: name)
+        if name.isEmpty {
+            error("expected a part name after 'part', like 'part Soprano [treble]'", at: location.at(nameStart))
+        }
+        if index < content.upperBound && bytes[index] == UInt8(ascii: "(") {
+            let shortStart = index + 1
+            while index < content.upperBound && bytes[index] != UInt8(ascii: ")") { index += 1 }
+            if index == content.upperBound {
+                error("short name opened with '(' is not closed with ')'", at: location.at(shortStart - 1))
+            } else {
+                part.shortName = text(shortStart..<index).trimmingBlanks()
+                index += 1
+            }
+            skipBlanks()
+        }
+        if index < content.upperBound && bytes[index] == UInt8(ascii: "[") {
+            let clefStart = index + 1
+            while index < content.upperBound && bytes[index] != UInt8(ascii: "]") { index += 1 }
+            let clefText = text(clefStart..<index)
+            if index == content.upperBound {
+                error("clef opened with '[' is not closed with ']'", at: location.at(clefStart - 1))
+            } else if let clef = Clef(rawValue: clefText) {
+                part.clef = clef
+                index += 1
+            } else {
+                error("unknown clef '\(clefText)'; expected \(Self.clefList)", at: location.at(clefStart))
+                index += 1
+            }
+            skipBlanks()
+        }
+        if index < content.upperBound {
+            error("unexpected \(quoted(index..<content.upperBound)) after the part declaration; expected 'part NAME (SHORT) [clef]'",
+                  at: location.at(index))
+        }
+        if parts.contains(where: { $0.part.name == name }) && !name.isEmpty {
+            error("there are two parts named '\(name)'", at: location)
+        }
+        current = PartState(part: part, declaration: location)
+    }
+
+    mutating func finishCurrentPart() {
+        guard var state = current else { return }
+        if let open = state.openTuplet {
+            error("tuplet opened here is never closed with ')'", at: open.location, measure: meterMap.measure(containing: state.tick))
+            closeTuplet(&state)
+        }
+        parts.append(state)
+        current = nil
+    }
+
+    mutating func finishParts() { finishCurrentPart() }
+
+    // MARK: Note lines
+
+    mutating func parseNotes(_ content: Range<Int>, location base: SourceLocation) {
+        guard var state = current else { return }
+        defer { current = state }
+        var index = content.lowerBound
+        let end = content.upperBound
+        while index < end && !stopped {
+            let byte = bytes[index]
+            if isBlankByte(byte) {
+                index += 1
+                continue
+            }
+            let here = base.at(index)
+            let measure = meterMap.measure(containing: state.tick)
+            if byte == UInt8(ascii: "|") {
+                index += 1
+                if state.openTuplet != nil {
+                    error("a barline cannot stand inside a tuplet; close the group with ')' first", at: here, measure: measure)
+                } else {
+                    checkBarline(&state, at: here)
+                }
+                continue
+            }
+            if byte == UInt8(ascii: ")") {
+                index += 1
+                if state.openTuplet == nil {
+                    error("')' closes no tuplet", at: here, measure: measure)
+                } else if state.openTuplet!.firstNote == state.part.notes.count {
+                    error("empty tuplet group", at: state.openTuplet!.location, measure: measure)
+                    state.openTuplet = nil
+                } else {
+                    closeTuplet(&state)
+                }
+                continue
+            }
+            if isDigitByte(byte) {
+                // A tuplet opening: N( or N:M(
+                let (actual, afterActual) = number(from: index, end: end)
+                var normal: Int?
+                var cursor = afterActual
+                if cursor < end && bytes[cursor] == UInt8(ascii: ":") {
+                    let (parsed, afterNormal) = number(from: cursor + 1, end: end)
+                    normal = parsed
+                    cursor = afterNormal
+                }
+                guard cursor < end && bytes[cursor] == UInt8(ascii: "("), let actual, cursor > afterActual || normal == nil else {
+                    var tokenEnd = index
+                    while tokenEnd < end && !isTokenEndByte(bytes[tokenEnd]) { tokenEnd += 1 }
+                    error("expected a pitch or R, found \(quoted(index..<max(tokenEnd, index + 1))); a duration must follow its pitch", at: here, measure: measure)
+                    index = max(tokenEnd, index + 1)
+                    continue
+                }
+                index = cursor + 1
+                let ratio = normal.map { (actual, $0) } ?? Self.defaultTupletRatio(actual)
+                guard let (a, n) = ratio, (1...Tuplet.maximumRatioTerm).contains(a), (1...Tuplet.maximumRatioTerm).contains(n) else {
+                    error("unsupported tuplet \(quoted(here.offset..<cursor)); write 3( … ) or N:M( … ) with N and M from 1 to \(Tuplet.maximumRatioTerm)", at: here, measure: measure)
+                    continue
+                }
+                if state.openTuplet != nil {
+                    error("nested tuplets are not supported; close the first group with ')' before opening another", at: here, measure: measure)
+                    continue
+                }
+                state.openTuplet = (a, n, state.part.notes.count, here)
+                continue
+            }
+            // A pitch (or R) and its duration.
+            var tokenEnd = index
+            while tokenEnd < end && !isTokenEndByte(bytes[tokenEnd]) { tokenEnd += 1 }
+            let pitchRange = index..<tokenEnd
+            index = tokenEnd
+            let isRest = pitchRange.count == 1 && bytes[pitchRange.lowerBound] == UInt8(ascii: "R")
+            let pitch = isRest ? nil : parsePitch(pitchRange)
+            if !isRest && pitch == nil {
+                error("expected a pitch like C4, F#3 or Bb4, or R for a rest; found \(quoted(pitchRange))", at: here, measure: measure)
+                // Skip its duration too, if one follows.
+                var next = index
+                while next < end && isBlankByte(bytes[next]) { next += 1 }
+                if next < end && isDigitByte(bytes[next]) {
+                    var afterDuration = next
+                    while afterDuration < end && !isTokenEndByte(bytes[afterDuration]) { afterDuration += 1 }
+                    if afterDuration == end || bytes[afterDuration] != UInt8(ascii: "(") { index = afterDuration }
+                }
+                continue
+            }
+            while index < end && isBlankByte(bytes[index]) { index += 1 }
+            var durationEnd = index
+            while durationEnd < end && !isTokenEndByte(bytes[durationEnd]) { durationEnd += 1 }
+            let durationRange = index..<durationEnd
+            guard let (value, tie) = parseDuration(durationRange) else {
+                let found = durationRange.isEmpty ? "nothing" : quoted(durationRange)
+                error("expected a duration after \(quoted(pitchRange)): 1, 2, 4, 8, 16 or 32, then dots '.' and a tie '~' if any; found \(found)",
+                      at: durationRange.isEmpty ? here : base.at(durationRange.lowerBound), measure: measure)
+                index = durationEnd
+                continue
+            }
+            index = durationEnd
+            var note = NoteEvent(startTick: state.tick, durationTicks: value.writtenTicks, value: value, pitch: pitch, tieToNext: tie)
+            if let open = state.openTuplet {
+                note.tuplet = Tuplet(id: state.nextTupletID, actual: open.actual, normal: open.normal)
+            } else {
+                state.tick += note.durationTicks
+            }
+            state.part.notes.append(note)
+            state.locations.append(here)
+        }
+    }
+
+    /// A `|` barline check. Which measure a `|` closes: when every earlier
+    /// check in the part closed exactly one measure (the usual style, and the
+    /// canonical one), the measure after the previous check; otherwise the
+    /// measure whose end is nearest. After a failure the position is set to
+    /// that measure's end so later errors name the measures the writer meant.
+    mutating func checkBarline(_ state: inout PartState, at here: SourceLocation) {
+        let first = meterMap.measure(containing: state.lastCheckTick)
+        let firstStart = meterMap.startTick(ofMeasure: first)
+        var closed = 1
+        if meterMap.isBarline(state.tick) {
+            closed = max(1, meterMap.measure(containing: state.tick) - first)
+            state.checkStyle = (closed == 1 && state.checkStyle != .sparse) ? .everyMeasure : .sparse
+            state.lastCheckTick = state.tick
+            return
+        }
+        if state.checkStyle != .everyMeasure {
+            // The barline nearest to where the notes reached.
+            while abs(meterMap.startTick(ofMeasure: first + closed + 1) - state.tick)
+                < abs(meterMap.startTick(ofMeasure: first + closed) - state.tick)
+            {
+                closed += 1
+            }
+        }
+        let last = first + closed - 1
+        let unit = meterMap.meter(atMeasure: first).denominator
+        let held = wholeNoteFraction(state.tick - firstStart, denominator: unit)
+        let barline = meterMap.startTick(ofMeasure: last + 1)
+        if closed > 1 {
+            error("barline check failed: measures \(first)–\(last) hold \(held) but should hold \(wholeNoteFraction(barline - firstStart, denominator: unit))",
+                  at: here, measure: last)
+        } else if state.tick < barline {
+            error("barline check failed: measure \(first) has only \(held) of its \(meterMap.meter(atMeasure: first))", at: here, measure: first)
+        } else {
+            error("barline check failed: measure \(first) holds \(held), more than its \(meterMap.meter(atMeasure: first))", at: here, measure: first)
+        }
+        state.tick = barline
+        state.lastCheckTick = barline
+    }
+
+    /// `3(` means 3:2; other single numbers take the customary ratio.
+    static func defaultTupletRatio(_ actual: Int) -> (Int, Int)? {
+        switch actual {
+        case 2: (2, 3)
+        case 3: (3, 2)
+        case 4: (4, 3)
+        case 5, 6, 7: (actual, 4)
+        case 9: (9, 8)
+        default: nil
+        }
+    }
+
+    /// Lays out a closed tuplet group's notes in ticks.
+    mutating func closeTuplet(_ state: inout PartState) {
+        guard let open = state.openTuplet else { return }
+        state.openTuplet = nil
+        let members = open.firstNote..<state.part.notes.count
+        let written = members.map { state.part.notes[$0].value.writtenTicks }
+        var durations = TupletLayout.durations(writtenTicks: written, actual: open.actual, normal: open.normal)
+        if durations == nil {
+            error("this \(open.actual):\(open.normal) tuplet does not add up to a whole number of ticks; complete the group",
+                  at: open.location, measure: meterMap.measure(containing: state.tick))
+            durations = written.map { $0 * open.normal / open.actual }
+        }
+        for (member, duration) in zip(members, durations!) {
+            state.part.notes[member].startTick = state.tick
+            state.part.notes[member].durationTicks = duration
+            state.tick += duration
+        }
+        state.nextTupletID += 1
+    }
+
+    /// A decimal number of at most 9 digits starting at `start`.
+    func number(from start: Int, end: Int) -> (Int?, Int) {
+        var index = start
+        var value = 0
+        while index < end && isDigitByte(bytes[index]) {
+            if index - start < 9 { value = value * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
+            index += 1
+        }
+        return (index == start || index - start > 9 ? nil : value, index)
+    }
+
+    /// `C4`, `F#3`, `Bb4`, `C##5`, `Cx5`, `Ebb2`.
+    func parsePitch(_ range: Range<Int>) -> Pitch? {
+        guard range.count >= 2, range.count <= 4, let step = Step(letter: bytes[range.lowerBound]) else { return nil }
+        var index = range.lowerBound + 1
+        var alter = 0
+        while index < range.upperBound - 1 {
+            switch bytes[index] {
+            case UInt8(ascii: "#"): alter += 1
+            case UInt8(ascii: "b"): alter -= 1
+            case UInt8(ascii: "x"): alter += 2
+            default: return nil
+            }
+            index += 1
+        }
+        guard (-2...2).contains(alter), isDigitByte(bytes[index]) else { return nil }
+        // Mixed accidentals ("#b") would net out to something unwritten.
+        let accidentals = bytes[(range.lowerBound + 1)..<index]
+        if accidentals.contains(UInt8(ascii: "#")) && accidentals.contains(UInt8(ascii: "b")) { return nil }
+        return Pitch(step: step, alter: alter, octave: Int(bytes[index] - UInt8(ascii: "0")))
+    }
+
+    /// `4`, `8.`, `2..~`, `16~`.
+    func parseDuration(_ range: Range<Int>) -> (NoteValue, Bool)? {
+        var index = range.lowerBound
+        var denominator = 0
+        while index < range.upperBound && isDigitByte(bytes[index]) && index - range.lowerBound < 3 {
+            denominator = denominator * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            index += 1
+        }
+        guard index > range.lowerBound else { return nil }
+        var dots = 0
+        while index < range.upperBound && bytes[index] == UInt8(ascii: ".") {
+            dots += 1
+            index += 1
+        }
+        var tie = false
+        if index < range.upperBound && bytes[index] == UInt8(ascii: "~") {
+            tie = true
+            index += 1
+        }
+        let value = NoteValue(denominator, dots: dots)
+        guard index == range.upperBound, value.isValid else { return nil }
+        return (value, tie)
+    }
+
+    // MARK: lyrics PART: syllables
+
+    mutating func parseLyricsLine(_ content: Range<Int>, location base: SourceLocation) {
+        var index = content.lowerBound + 6
+        while index < content.upperBound && bytes[index] != UInt8(ascii: ":") { index += 1 }
+        guard index < content.upperBound else {
+            error("expected 'lyrics PART NAME: syllables…'", at: base)
+            return
+        }
+        let name = text((content.lowerBound + 6)..<index).trimmingBlanks()
+        var tokens: [LyricToken] = []
+        index += 1
+        while index < content.upperBound {
+            while index < content.upperBound && isBlankByte(bytes[index]) { index += 1 }
+            let start = index
+            while index < content.upperBound && !isBlankByte(bytes[index]) { index += 1 }
+            if index > start { tokens.append(LyricToken(text: text(start..<index), location: base.at(start))) }
+        }
+        lyricLines.append((name, base, tokens))
+    }
+
+    mutating func assignLyrics() {
+        var cursors: [Int] = Array(repeating: 0, count: parts.count)
+        for line in lyricLines {
+            guard let partIndex = parts.firstIndex(where: { $0.part.name == line.partName }) else {
+                error("lyrics for '\(line.partName)', but there is no part of that name", at: line.location)
+                continue
+            }
+            for token in line.tokens {
+                var cursor = cursors[partIndex]
+                let notes = parts[partIndex].part.notes
+                while cursor < notes.count && (notes[cursor].isRest || (cursor > 0 && notes[cursor - 1].tieToNext)) { cursor += 1 }
+                guard cursor < notes.count else {
+                    error("more syllables than sung notes in part '\(line.partName)'", at: token.location)
+                    break
+                }
+                cursors[partIndex] = cursor + 1
+                if token.text == "_" { continue }
+                var syllable = token.text
+                let continues = syllable.hasSuffix("-")
+                if continues { syllable.removeLast() }
+                if let problem = lyricProblem(syllable) {
+                    error("syllable '\(token.text)' \(problem)", at: token.location, measure: meterMap.measure(containing: notes[cursor].startTick))
+                    continue
+                }
+                parts[partIndex].part.notes[cursor].lyric = Lyric(syllable, continuesWord: continues)
+            }
+        }
+    }
+
+    // MARK: Validation with locations
+
+    mutating func reportValidation() {
+        for finding in score.findings() {
+            var location: SourceLocation?
+            switch finding.subject {
+            case .note(let part, let note): location = parts[part].locations[note]
+            case .part(let part): location = parts[part].declaration
+            case .header(let key): location = headerLocations[.header(key)]
+            case .meter, .key, .tempo, .pickup: location = headerLocations[finding.subject]
+            case .score: location = nil
+            }
+            if let location {
+                error(finding.message, at: location, measure: finding.measure)
+            } else {
+                errors.append(ScoreError(finding.message, file: file, measure: finding.measure))
+            }
+        }
+    }
+}
+
+func isBlankByte(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+func isDigitByte(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+func isTokenEndByte(_ byte: UInt8) -> Bool {
+    isBlankByte(byte) || byte == UInt8(ascii: "|") || byte == UInt8(ascii: "(") || byte == UInt8(ascii: ")")
+}

@@ -1,0 +1,90 @@
+extension Acasong {
+    /// Measures per printed line of notes.
+    public static let measuresPerLine = 4
+
+    /// The canonical `.acasong` text of a valid score.
+    ///
+    /// Canonical means: header fields in a fixed order, every map entry
+    /// explicit, one space between tokens, four measures per line each closed
+    /// by a `|` barline check (except the last), lyrics on one line after
+    /// their part. `serialize(parse(serialize(s))) == serialize(s)` byte for
+    /// byte, and `parse(serialize(s)) == s`.
+    public static func serialize(_ score: Score) -> String {
+        var out = magic + "\n"
+        for (key, value) in [
+            ("title", score.title), ("composer", score.composer), ("arranger", score.arranger),
+            ("source", score.source), ("license", score.license),
+        ] {
+            if let value { out += "\(key): \(value)\n" }
+        }
+        if !score.tags.isEmpty { out += "tags: " + score.tags.joined(separator: ", ") + "\n" }
+        for change in score.meters {
+            out += (change.measure == 1 ? "time" : "time@\(change.measure)") + ": \(change.meter)\n"
+        }
+        for change in score.keys {
+            out += (change.measure == 1 ? "key" : "key@\(change.measure)") + ": \(change.key)\n"
+        }
+        let meterMap = score.meterMap
+        for change in score.tempos {
+            if change.tick == 0 {
+                out += "tempo: \(change.tempo)\n"
+            } else {
+                let (measure, offset) = meterMap.position(ofTick: change.tick)
+                out += "tempo@\(measure)" + (offset > 0 ? "+\(offset)" : "") + ": \(change.tempo)\n"
+            }
+        }
+        if score.pickupTicks > 0 { out += "pickup: \(wholeNoteFraction(score.pickupTicks))\n" }
+        for part in score.parts {
+            out += "\n"
+            printPart(part, meterMap: meterMap, into: &out)
+        }
+        return out
+    }
+
+    static func printPart(_ part: Part, meterMap: MeterMap, into out: inout String) {
+        out += "part \(part.name)"
+        if let shortName = part.shortName { out += " (\(shortName))" }
+        if let clef = part.clef { out += " [\(clef.rawValue)]" }
+        out += "\n"
+        var line = ""
+        var measuresOnLine = 0
+        var currentMeasure: Int?
+        var lyricTokens: [String] = []
+        var previousTupletID: Int?
+        for (index, note) in part.notes.enumerated() {
+            let measure = meterMap.measure(containing: note.startTick)
+            if let currentMeasure, measure != currentMeasure {
+                measuresOnLine += 1
+                line += " |"
+                if measuresOnLine == measuresPerLine {
+                    out += line + "\n"
+                    line = ""
+                    measuresOnLine = 0
+                }
+            }
+            currentMeasure = measure
+            if !line.isEmpty { line += " " }
+            if let tuplet = note.tuplet, tuplet.id != previousTupletID {
+                line += tuplet.actual == 3 && tuplet.normal == 2 ? "3(" : "\(tuplet.actual):\(tuplet.normal)("
+            }
+            line += (note.pitch?.description ?? "R") + " \(note.value)" + (note.tieToNext ? "~" : "")
+            previousTupletID = note.tuplet?.id
+            if let id = note.tuplet?.id, index + 1 == part.notes.count || part.notes[index + 1].tuplet?.id != id {
+                line += ")"
+            }
+            let tiedOver = index > 0 && part.notes[index - 1].tieToNext
+            if note.pitch != nil && !tiedOver {
+                if let lyric = note.lyric {
+                    lyricTokens.append(lyric.text + (lyric.continuesWord ? "-" : ""))
+                } else {
+                    lyricTokens.append("_")
+                }
+            }
+        }
+        if !line.isEmpty { out += line + "\n" }
+        while lyricTokens.last == "_" { lyricTokens.removeLast() }
+        if !lyricTokens.isEmpty {
+            out += "lyrics \(part.name): " + lyricTokens.joined(separator: " ") + "\n"
+        }
+    }
+}

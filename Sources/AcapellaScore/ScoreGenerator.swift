@@ -1,0 +1,157 @@
+/// A small, fast, seedable generator (SplitMix64, Steele et al. 2014), so
+/// property tests and benchmarks are reproducible from a printed seed.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// A generator for a seed.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random valid scores exercising every feature of the model: meter, key and
+/// tempo changes (also mid-measure tempos), pickups, rests, dots, ties across
+/// barlines, tuplets, lyrics with hyphenation and melismas, spaced part names,
+/// optional clefs and short names, non-ASCII text.
+public enum ScoreGenerator {
+    /// What to generate.
+    public struct Options: Sendable {
+        /// Number of parts.
+        public var parts: Int
+        /// Number of full measures (a pickup comes on top).
+        public var measures: Int
+
+        /// Options.
+        public init(parts: Int = 4, measures: Int = 16) {
+            self.parts = parts
+            self.measures = measures
+        }
+    }
+
+    static let meters = [Meter(4, 4), Meter(3, 4), Meter(6, 8), Meter(2, 2), Meter(5, 4), Meter(7, 8), Meter(2, 4), Meter(12, 16)]
+    // Tempos whose sample lengths share small denominators, as real maps do.
+    static let tempos = [Tempo(bpm: 60), Tempo(milliBPM: 72_500), Tempo(bpm: 80), Tempo(bpm: 92), Tempo(bpm: 100),
+                         Tempo(milliBPM: 108_250), Tempo(bpm: 120), Tempo(bpm: 66)]
+    static let partNames = ["Soprano", "Alto", "Tenor", "Bass", "Tenor 2", "Baritone", "Mezzo Soprano", "Bass 2"]
+    static let ranges = [60...81, 55...74, 48...69, 40...62]
+    static let syllables = ["A", "ma", "zing", "grace,", "how", "sweet", "the", "sound", "Glo", "ri", "a!", "Ky", "ri", "e",
+                            "é", "lei", "son.", "Hal", "le", "lu", "jah", "don't", "ev'ry", "Ö", "ß"]
+    // Note values whose tick lengths are multiples of a 32nd (120), so a
+    // measure can always be filled exactly.
+    static let values: [NoteValue] = [1, 2, 4, 8, 16, 32].flatMap { denominator in
+        (0...2).map { NoteValue(denominator, dots: $0) }
+    }.filter { $0.writtenTicks % 120 == 0 }
+
+    /// A random valid score.
+    public static func random<G: RandomNumberGenerator>(using rng: inout G, options: Options = Options()) -> Score {
+        var score = Score(meters: [], keys: [], tempos: [])
+        score.title = "Study \(Int.random(in: 1...999, using: &rng))" + (Bool.random(using: &rng) ? " — Été à Köln" : "")
+        if Bool.random(using: &rng) { score.composer = "Traditional" }
+        if Bool.random(using: &rng) { score.arranger = "A. N. Other" }
+        if Bool.random(using: &rng) { score.source = "https://example.invalid/score.xml" }
+        if Bool.random(using: &rng) { score.license = "public domain" }
+        if Bool.random(using: &rng) { score.tags = ["easy", "\(options.parts) voices", "hymn"] }
+
+        // Meter map: changes every few measures.
+        var measure = 1
+        while measure <= options.measures {
+            score.meters.append(MeterChange(measure: measure, meter: meters.randomElement(using: &rng)!))
+            measure += Int.random(in: 3...24, using: &rng)
+        }
+        measure = 1
+        while measure <= options.measures {
+            let fifths = Int.random(in: -7...7, using: &rng)
+            score.keys.append(KeyChange(measure: measure, key: Key(fifths: fifths, mode: Bool.random(using: &rng) ? .major : .minor)))
+            measure += Int.random(in: 4...40, using: &rng)
+        }
+        let firstMeasureTicks = score.meters[0].meter.measureTicks
+        if Bool.random(using: &rng) {
+            score.pickupTicks = 120 * Int.random(in: 1...(firstMeasureTicks / 120 - 1), using: &rng)
+        }
+        let meterMap = score.meterMap
+        let endTick = meterMap.startTick(ofMeasure: options.measures + 1)
+
+        // Tempo map: at tick 0, then at measure starts or inside measures.
+        score.tempos = [TempoChange(tick: 0, tempo: tempos.randomElement(using: &rng)!)]
+        measure = Int.random(in: 1...8, using: &rng)
+        while measure <= options.measures {
+            var tick = meterMap.startTick(ofMeasure: measure)
+            if Bool.random(using: &rng) { tick += 120 * Int.random(in: 0..<(meterMap.meter(atMeasure: measure).measureTicks / 120), using: &rng) }
+            if tick > score.tempos.last!.tick && tick < endTick {
+                score.tempos.append(TempoChange(tick: tick, tempo: tempos.randomElement(using: &rng)!))
+            }
+            measure += Int.random(in: 1...16, using: &rng)
+        }
+
+        for index in 0..<options.parts {
+            let baseName = partNames[index % partNames.count]
+            var part = Part(name: index < partNames.count ? baseName : "\(baseName) \(index)")
+            if Bool.random(using: &rng) { part.clef = Clef.allCases.randomElement(using: &rng) }
+            if Int.random(in: 0..<4, using: &rng) == 0 { part.shortName = "P\(index + 1)" }
+            part.notes = randomNotes(range: ranges[index % ranges.count], meterMap: meterMap, endTick: endTick, using: &rng)
+            score.parts.append(part)
+        }
+        return score
+    }
+
+    static func randomPitch<G: RandomNumberGenerator>(in range: ClosedRange<Int>, using rng: inout G) -> Pitch {
+        while true {
+            let pitch = Pitch(step: Step.allCases.randomElement(using: &rng)!,
+                              alter: [0, 0, 0, 1, -1, 2, -2].randomElement(using: &rng)!,
+                              octave: Int.random(in: 2...6, using: &rng))
+            if range.contains(pitch.midi) { return pitch }
+        }
+    }
+
+    static func randomNotes<G: RandomNumberGenerator>(
+        range: ClosedRange<Int>, meterMap: MeterMap, endTick: Int, using rng: inout G
+    ) -> [NoteEvent] {
+        var notes: [NoteEvent] = []
+        var tick = 0
+        var tupletID = 1
+        func add(_ value: NoteValue, duration: Int, tuplet: Tuplet?, rng: inout G) {
+            let tiedFromPrevious = notes.last?.tieToNext ?? false
+            let pitch: Pitch? = tiedFromPrevious
+                ? notes.last!.pitch
+                : (Int.random(in: 0..<7, using: &rng) == 0 ? nil : randomPitch(in: range, using: &rng))
+            var note = NoteEvent(startTick: tick, durationTicks: duration, value: value, pitch: pitch, tuplet: tuplet)
+            if pitch != nil && !tiedFromPrevious && Int.random(in: 0..<4, using: &rng) != 0 {
+                note.lyric = Lyric(syllables.randomElement(using: &rng)!, continuesWord: Int.random(in: 0..<3, using: &rng) == 0)
+            }
+            note.tieToNext = pitch != nil && Int.random(in: 0..<6, using: &rng) == 0
+            notes.append(note)
+            tick += duration
+        }
+        while tick < endTick {
+            let barline = meterMap.startTick(ofMeasure: meterMap.measure(containing: tick) + 1)
+            let room = min(barline, endTick) - tick
+            // Sometimes a tuplet group that fits.
+            if room >= 960 && Int.random(in: 0..<8, using: &rng) == 0 {
+                let (actual, normal, value) = [(3, 2, NoteValue(8)), (5, 4, NoteValue(16)), (7, 4, NoteValue(16)), (3, 2, NoteValue(4))]
+                    .randomElement(using: &rng)!
+                let written = Array(repeating: value.writtenTicks, count: actual)
+                if let durations = TupletLayout.durations(writtenTicks: written, actual: actual, normal: normal),
+                   durations.reduce(0, +) <= room
+                {
+                    for duration in durations {
+                        add(value, duration: duration, tuplet: Tuplet(id: tupletID, actual: actual, normal: normal), rng: &rng)
+                    }
+                    tupletID += 1
+                    continue
+                }
+            }
+            let fitting = values.filter { $0.writtenTicks <= room }
+            let value = fitting.randomElement(using: &rng)!
+            add(value, duration: value.writtenTicks, tuplet: nil, rng: &rng)
+        }
+        if notes.last?.tieToNext == true { notes[notes.count - 1].tieToNext = false }
+        return notes
+    }
+}

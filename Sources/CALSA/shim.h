@@ -1,0 +1,2 @@
+// Umbrella header for the CALSA system library module.
+#include <alsa/asoundlib.h>

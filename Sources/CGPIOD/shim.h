@@ -1,0 +1,2 @@
+// Umbrella header for the CGPIOD system library module.
+#include <gpiod.h>

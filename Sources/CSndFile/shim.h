@@ -1,0 +1,2 @@
+// Umbrella header for the CSndFile system library module.
+#include <sndfile.h>
