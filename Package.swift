@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(
             name: "AcapellaScoreTests",
             dependencies: ["AcapellaScore"],
-            exclude: ["Golden"],
+            exclude: ["Golden", "Fixtures"],
             swiftSettings: strictSwift),
     ],
     swiftLanguageModes: [.v6]

@@ -4,7 +4,7 @@ extension AcasongParser {
 
     // MARK: part NAME (SHORT) [clef]
 
-    mutating func parsePartDeclaration(_ content: Range<Int>, location: SourceLocation) {
+    mutating func parsePartDeclaration(_ content: Range<Int>, location: TextLocation) {
         finishCurrentPart()
         var index = content.lowerBound + 4
         func skipBlanks() { while index < content.upperBound && isBlankByte(bytes[index]) { index += 1 } }
@@ -66,7 +66,7 @@ extension AcasongParser {
 
     // MARK: Note lines
 
-    mutating func parseNotes(_ content: Range<Int>, location base: SourceLocation) {
+    mutating func parseNotes(_ content: Range<Int>, location base: TextLocation) {
         guard var state = current else { return }
         defer { current = state }
         var index = content.lowerBound
@@ -120,7 +120,7 @@ extension AcasongParser {
                 index = cursor + 1
                 let ratio = normal.map { (actual, $0) } ?? Self.defaultTupletRatio(actual)
                 guard let (a, n) = ratio, (1...Tuplet.maximumRatioTerm).contains(a), (1...Tuplet.maximumRatioTerm).contains(n) else {
-                    error("unsupported tuplet \(quoted(here.offset..<cursor)); write 3( … ) or N:M( … ) with N and M from 1 to \(Tuplet.maximumRatioTerm)", at: here, measure: measure)
+                    error("unsupported tuplet \(quoted(here.offset..<(cursor + 1))); write 3( … ) or N:M( … ) with N and M from 1 to \(Tuplet.maximumRatioTerm)", at: here, measure: measure)
                     continue
                 }
                 if state.openTuplet != nil {
@@ -161,6 +161,11 @@ extension AcasongParser {
                 continue
             }
             index = durationEnd
+            if state.part.notes.count == Acasong.maximumNotesPerPart {
+                error("part '\(state.part.name)' has more than \(Acasong.maximumNotesPerPart) notes", at: here, measure: measure)
+                stopped = true
+                break
+            }
             var note = NoteEvent(startTick: state.tick, durationTicks: value.writtenTicks, value: value, pitch: pitch, tieToNext: tie)
             if let open = state.openTuplet {
                 note.tuplet = Tuplet(id: state.nextTupletID, actual: open.actual, normal: open.normal)
@@ -177,7 +182,7 @@ extension AcasongParser {
     /// canonical one), the measure after the previous check; otherwise the
     /// measure whose end is nearest. After a failure the position is set to
     /// that measure's end so later errors name the measures the writer meant.
-    mutating func checkBarline(_ state: inout PartState, at here: SourceLocation) {
+    mutating func checkBarline(_ state: inout PartState, at here: TextLocation) {
         let first = meterMap.measure(containing: state.lastCheckTick)
         let firstStart = meterMap.startTick(ofMeasure: first)
         var closed = 1
@@ -200,7 +205,8 @@ extension AcasongParser {
         let held = wholeNoteFraction(state.tick - firstStart, denominator: unit)
         let barline = meterMap.startTick(ofMeasure: last + 1)
         if closed > 1 {
-            error("barline check failed: measures \(first)–\(last) hold \(held) but should hold \(wholeNoteFraction(barline - firstStart, denominator: unit))",
+            let pickupNote = first == 0 ? " (measure 0 is the \(wholeNoteFraction(meterMap.pickupTicks)) pickup)" : ""
+            error("barline check failed: measures \(first)–\(last) hold \(held) but should hold \(wholeNoteFraction(barline - firstStart, denominator: unit))\(pickupNote)",
                   at: here, measure: last)
         } else if state.tick < barline {
             error("barline check failed: measure \(first) has only \(held) of its \(meterMap.meter(atMeasure: first))", at: here, measure: first)
@@ -301,7 +307,7 @@ extension AcasongParser {
 
     // MARK: lyrics PART: syllables
 
-    mutating func parseLyricsLine(_ content: Range<Int>, location base: SourceLocation) {
+    mutating func parseLyricsLine(_ content: Range<Int>, location base: TextLocation) {
         var index = content.lowerBound + 6
         while index < content.upperBound && bytes[index] != UInt8(ascii: ":") { index += 1 }
         guard index < content.upperBound else {
@@ -329,8 +335,9 @@ extension AcasongParser {
             }
             for token in line.tokens {
                 var cursor = cursors[partIndex]
-                let notes = parts[partIndex].part.notes
-                while cursor < notes.count && (notes[cursor].isRest || (cursor > 0 && notes[cursor - 1].tieToNext)) { cursor += 1 }
+                let part = parts[partIndex].part
+                let notes = part.notes
+                while cursor < notes.count && !part.isAttack(at: cursor) { cursor += 1 }
                 guard cursor < notes.count else {
                     error("more syllables than sung notes in part '\(line.partName)'", at: token.location)
                     break
@@ -353,7 +360,7 @@ extension AcasongParser {
 
     mutating func reportValidation() {
         for finding in score.findings() {
-            var location: SourceLocation?
+            var location: TextLocation?
             switch finding.subject {
             case .note(let part, let note): location = parts[part].locations[note]
             case .part(let part): location = parts[part].declaration

@@ -16,6 +16,10 @@ public enum Acasong {
     /// Errors beyond this many stop the parse; the rest would be noise.
     public static let maximumErrors = 50
 
+    /// Notes one part may hold: a hundred times a long song, and a bound on
+    /// the memory a hostile file can make the parser use.
+    public static let maximumNotesPerPart = 1_000_000
+
     /// Parses and validates `.acasong` text. Every problem is reported with
     /// line, column and measure; nothing is silently dropped or truncated.
     public static func parse(_ text: String, file: String? = nil) throws(ScoreErrors) -> Score {
@@ -30,7 +34,7 @@ public enum Acasong {
 
     /// Parses, also returning where each note came from (tests use this to
     /// check error locations).
-    static func parseWithLocations(bytes: [UInt8], file: String?) throws(ScoreErrors) -> (score: Score, noteLocations: [[SourceLocation]]) {
+    static func parseWithLocations(bytes: [UInt8], file: String?) throws(ScoreErrors) -> (score: Score, noteLocations: [[TextLocation]]) {
         var parser = AcasongParser(bytes: bytes, file: file)
         parser.run()
         if !parser.errors.isEmpty { throw ScoreErrors(parser.errors) }
@@ -40,14 +44,14 @@ public enum Acasong {
 
 /// A position in the source: line and the byte offsets needed to compute the
 /// character column only when an error needs it.
-struct SourceLocation: Hashable, Sendable {
+struct TextLocation: Hashable, Sendable {
     var line: Int
     var lineStart: Int
     var offset: Int
 
     /// The same line, another byte offset.
-    func at(_ offset: Int) -> SourceLocation {
-        SourceLocation(line: line, lineStart: lineStart, offset: offset)
+    func at(_ offset: Int) -> TextLocation {
+        TextLocation(line: line, lineStart: lineStart, offset: offset)
     }
 }
 
@@ -55,11 +59,11 @@ struct SourceLocation: Hashable, Sendable {
 struct AcasongParser {
     struct PartState {
         var part: Part
-        var declaration: SourceLocation
-        var locations: [SourceLocation] = []
+        var declaration: TextLocation
+        var locations: [TextLocation] = []
         var tick = 0
         var nextTupletID = 1
-        var openTuplet: (actual: Int, normal: Int, firstNote: Int, location: SourceLocation)?
+        var openTuplet: (actual: Int, normal: Int, firstNote: Int, location: TextLocation)?
         /// Where the last `|` check (or the part) began.
         var lastCheckTick = 0
         var checkStyle = CheckStyle.unknown
@@ -72,12 +76,12 @@ struct AcasongParser {
         var measure: Int
         var offset: Int
         var tempo: Tempo
-        var location: SourceLocation
+        var location: TextLocation
     }
 
     struct LyricToken {
         var text: String
-        var location: SourceLocation
+        var location: TextLocation
     }
 
     let bytes: [UInt8]
@@ -86,8 +90,8 @@ struct AcasongParser {
     var score = Score(meters: [], keys: [], tempos: [])
     var parts: [PartState] = []
     var current: PartState?
-    var lyricLines: [(partName: String, location: SourceLocation, tokens: [LyricToken])] = []
-    var headerLocations: [Subject: SourceLocation] = [:]
+    var lyricLines: [(partName: String, location: TextLocation, tokens: [LyricToken])] = []
+    var headerLocations: [Subject: TextLocation] = [:]
     var seenHeaders: Set<String> = []
     var pendingTempos: [PendingTempo] = []
     var meterMap = MeterMap(meters: [MeterChange(measure: 1, meter: Meter(4, 4))], pickupTicks: 0)
@@ -101,7 +105,7 @@ struct AcasongParser {
 
     // MARK: Errors
 
-    func column(of location: SourceLocation) -> Int {
+    func column(of location: TextLocation) -> Int {
         // Characters, not bytes: count UTF-8 lead bytes before the offset.
         var count = 1
         var index = location.lineStart
@@ -113,7 +117,7 @@ struct AcasongParser {
         return count
     }
 
-    mutating func error(_ message: String, at location: SourceLocation, measure: Int? = nil) {
+    mutating func error(_ message: String, at location: TextLocation, measure: Int? = nil) {
         guard !stopped else { return }
         if errors.count == Acasong.maximumErrors {
             errors.append(ScoreError("too many errors; stopping here", file: file, line: location.line, column: column(of: location)))
@@ -144,20 +148,22 @@ struct AcasongParser {
                 lineStart = index + 1
             }
             error("the file is not UTF-8 text (invalid byte 0x\(String(bytes[bad], radix: 16, uppercase: true)))",
-                  at: SourceLocation(line: line, lineStart: lineStart, offset: bad))
+                  at: TextLocation(line: line, lineStart: lineStart, offset: bad))
+            return
+        }
+        if bytes.allSatisfy({ isBlankByte($0) || $0 == 0x0A }) {
+            error("empty file; expected '\(Acasong.magic)' on the first line", at: TextLocation(line: 1, lineStart: 0, offset: 0))
             return
         }
         var lineNumber = 0
         var lineStart = 0
-        var sawMagic = false
         while lineStart <= bytes.count && !stopped {
             lineNumber += 1
             var lineEnd = lineStart
             while lineEnd < bytes.count && bytes[lineEnd] != 0x0A { lineEnd += 1 }
             let content = trimmedContent(lineStart..<lineEnd)
-            let location = SourceLocation(line: lineNumber, lineStart: lineStart, offset: content.lowerBound)
+            let location = TextLocation(line: lineNumber, lineStart: lineStart, offset: content.lowerBound)
             if lineNumber == 1 {
-                sawMagic = true
                 if text(content) != Acasong.magic {
                     if content.count >= 8 && text(content).hasPrefix("acasong ") {
                         error("unsupported format version \(quoted(content)); this build reads '\(Acasong.magic)'", at: location)
@@ -172,12 +178,8 @@ struct AcasongParser {
             if lineEnd >= bytes.count { break }
             lineStart = lineEnd + 1
         }
-        if !sawMagic || bytes.isEmpty {
-            error("empty file; expected '\(Acasong.magic)' on the first line", at: SourceLocation(line: 1, lineStart: 0, offset: 0))
-            return
-        }
         guard !stopped else { return }
-        closeHeader(at: SourceLocation(line: lineNumber, lineStart: lineStart, offset: lineStart))
+        closeHeader(at: TextLocation(line: lineNumber, lineStart: lineStart, offset: lineStart))
         finishParts()
         assignLyrics()
         score.parts = parts.map(\.part)
@@ -185,6 +187,9 @@ struct AcasongParser {
     }
 
     func firstInvalidUTF8Offset() -> Int? {
+        // The standard library's validator is fast; walk the bytes only to
+        // find where a known-bad file goes wrong.
+        if String(validating: bytes, as: UTF8.self) != nil { return nil }
         var iterator = bytes.makeIterator()
         var parser = Unicode.UTF8.ForwardParser()
         var offset = 0
@@ -225,7 +230,7 @@ struct AcasongParser {
         return range.count == wordBytes.count || isBlankByte(bytes[range.lowerBound + wordBytes.count])
     }
 
-    mutating func parseLine(_ content: Range<Int>, location: SourceLocation) {
+    mutating func parseLine(_ content: Range<Int>, location: TextLocation) {
         if startsWithWord(content, "part") {
             closeHeader(at: location)
             parsePartDeclaration(content, location: location)
@@ -262,11 +267,11 @@ struct AcasongParser {
 
     // MARK: Header
 
-    mutating func parseHeader(_ content: Range<Int>, keyEnd: Int, location: SourceLocation) {
+    mutating func parseHeader(_ content: Range<Int>, keyEnd: Int, location: TextLocation) {
         let rawKey = text(content.lowerBound..<keyEnd)
         let value = trimmedContent((keyEnd + 1)..<content.upperBound)
         let valueText = text(value)
-        let valueLocation = SourceLocation(line: location.line, lineStart: location.lineStart, offset: value.lowerBound)
+        let valueLocation = TextLocation(line: location.line, lineStart: location.lineStart, offset: value.lowerBound)
         var key = rawKey
         var measure: Int?
         var offset = 0
@@ -379,7 +384,7 @@ struct AcasongParser {
 
     /// Ends the header: defaults filled in, maps checked so note layout can
     /// rely on them.
-    mutating func closeHeader(at location: SourceLocation) {
+    mutating func closeHeader(at location: TextLocation) {
         guard !headerClosed else { return }
         headerClosed = true
         sortMap(\.meters, subject: Subject.meter, by: \.measure, default: MeterChange(measure: 1, meter: Meter(4, 4)))
@@ -393,7 +398,7 @@ struct AcasongParser {
         if !pendingTempos.contains(where: { $0.measure == 0 && $0.offset == 0 }) {
             pendingTempos.insert(PendingTempo(measure: 0, offset: 0, tempo: Tempo(bpm: 120), location: location), at: 0)
         }
-        var placed: [(tick: Int, tempo: Tempo, location: SourceLocation)] = []
+        var placed: [(tick: Int, tempo: Tempo, location: TextLocation)] = []
         for pending in pendingTempos {
             if pending.measure == 0 && pending.offset > 0 && pending.offset >= score.pickupTicks {
                 error(score.pickupTicks == 0

@@ -72,8 +72,7 @@ extension Acasong {
             if let id = note.tuplet?.id, index + 1 == part.notes.count || part.notes[index + 1].tuplet?.id != id {
                 line += ")"
             }
-            let tiedOver = index > 0 && part.notes[index - 1].tieToNext
-            if note.pitch != nil && !tiedOver {
+            if part.isAttack(at: index) {
                 if let lyric = note.lyric {
                     lyricTokens.append(lyric.text + (lyric.continuesWord ? "-" : ""))
                 } else {

@@ -109,6 +109,26 @@ public struct Part: Hashable, Sendable {
         self.notes = notes
     }
 
+    /// Whether note `index` is an attack: a sounding note that does not
+    /// continue a tie from the same pitch. Attacks are what take syllables,
+    /// re-trigger a guide tone and count as onsets.
+    public func isAttack(at index: Int) -> Bool {
+        guard let pitch = notes[index].pitch else { return false }
+        guard index > 0, notes[index - 1].tieToNext else { return true }
+        return notes[index - 1].pitch?.midi != pitch.midi
+    }
+
+    /// Each note's syllabic (begin/middle/end/single), or `nil` where the
+    /// note has no syllable; a word runs on across melismas.
+    public func syllabics() -> [Syllabic?] {
+        var previousContinues = false
+        return notes.map { note in
+            guard let lyric = note.lyric else { return nil }
+            defer { previousContinues = lyric.continuesWord }
+            return Syllabic(lyric: lyric, previousContinues: previousContinues)
+        }
+    }
+
     /// The named clef, or the one the part's range suggests.
     public var effectiveClef: Clef {
         clef ?? Clef.inferred(fromMIDIPitches: notes.compactMap { $0.pitch?.midi })

@@ -48,7 +48,12 @@ extension Score {
                         json.field("name") { json.string(part.name) }
                         json.field("shortName") { json.string(part.displayShortName) }
                         json.field("clef") { json.string(part.effectiveClef.rawValue) }
-                        json.field("notes") { json.array(part.notes, multiline: true) { note in jsonNote(note, into: json) } }
+                        let syllabics = part.syllabics()
+                        json.field("notes") {
+                            json.array(Array(zip(part.notes, syllabics)), multiline: true) { note, syllabic in
+                                jsonNote(note, syllabic: syllabic, into: json)
+                            }
+                        }
                     }
                 }
             }
@@ -56,7 +61,7 @@ extension Score {
         return json.text + "\n"
     }
 
-    private func jsonNote(_ note: NoteEvent, into json: JSONWriter) {
+    private func jsonNote(_ note: NoteEvent, syllabic: Syllabic?, into json: JSONWriter) {
         json.object {
             json.field("start") { json.number(note.startTick) }
             json.field("duration") { json.number(note.durationTicks) }
@@ -70,7 +75,7 @@ extension Score {
                 if let lyric = note.lyric {
                     json.object {
                         json.field("text") { json.string(lyric.text) }
-                        json.field("continues") { json.raw(lyric.continuesWord ? "true" : "false") }
+                        json.field("syllabic") { json.string(syllabic?.rawValue) }
                     }
                 } else {
                     json.raw("null")

@@ -108,7 +108,7 @@ extension Score {
             for (index, end) in ends.enumerated() where end != ends[longest] && !parts[index].notes.isEmpty {
                 report(
                     .note(part: index, note: parts[index].notes.count - 1),
-                    "part '\(parts[index].name)' ends at measure \(meterMap.measure(containing: end)) but part '\(parts[longest].name)' runs to measure \(meterMap.measure(containing: ends[longest] - 1))",
+                    "part '\(parts[index].name)' ends after measure \(meterMap.measure(containing: end - 1)) but part '\(parts[longest].name)' runs to measure \(meterMap.measure(containing: ends[longest] - 1))",
                     measure: meterMap.measure(containing: max(end - 1, 0)))
             }
         }
@@ -123,7 +123,7 @@ extension Score {
             for (index, change) in keys.enumerated() where change.measure > lastMeasure {
                 report(.key(index), "key change at measure \(change.measure) is past the last measure (\(lastMeasure))")
             }
-            for (index, change) in tempos.enumerated() where change.tick >= end {
+            for (index, change) in tempos.enumerated() where change.tick > end {
                 report(.tempo(index), "tempo change is past the end of the music", measure: meterMap.measure(containing: change.tick))
             }
             for rate in exactnessCheckedSampleRates {
@@ -211,7 +211,7 @@ extension Score {
             }
 
             for at in index..<groupEnd {
-                checkNote(at, in: notes, partName: part.name, meterMap: meterMap, fail: fail)
+                checkNote(at, in: part, meterMap: meterMap, fail: fail)
             }
             expectedStart = notes[groupEnd - 1].endTick
             index = groupEnd
@@ -226,8 +226,10 @@ extension Score {
     }
 
     private func checkNote(
-        _ index: Int, in notes: [NoteEvent], partName: String, meterMap: MeterMap, fail: (Int, String) -> Void
+        _ index: Int, in part: Part, meterMap: MeterMap, fail: (Int, String) -> Void
     ) {
+        let notes = part.notes
+        let partName = part.name
         let note = notes[index]
         let measure = meterMap.measure(containing: note.startTick)
         if let pitch = note.pitch {
@@ -254,7 +256,7 @@ extension Score {
         if let lyric = note.lyric {
             if note.pitch == nil {
                 fail(index, "a rest cannot carry a lyric")
-            } else if index > 0 && notes[index - 1].tieToNext {
+            } else if !part.isAttack(at: index) {
                 fail(index, "a tied-over note cannot carry its own lyric")
             } else if let problem = lyricProblem(lyric.text) {
                 fail(index, "lyric '\(lyric.text)' \(problem)")

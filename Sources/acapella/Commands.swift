@@ -16,8 +16,14 @@ let commands: [Subcommand] = [
         options: [OptionSpec(names: ["--json"], valueName: nil, help: "JSON output (the only format, and the default)")],
         details: "", run: runDump),
     Subcommand(
-        name: "info", summary: "summarize a song: parts, ranges, measures, length",
+        name: "format", summary: "print a song in canonical form (or rewrite it with --write)",
         positionals: "FILE", positionalCount: 1...1,
+        options: [OptionSpec(names: ["--write", "-w"], valueName: nil, help: "replace the file with its canonical form")],
+        details: "Canonical form: fixed header order, explicit defaults, one space between tokens,\nfour measures per line each closed by a '|' barline check, lyrics after their part.",
+        run: runFormat),
+    Subcommand(
+        name: "info", summary: "summarize songs: parts, ranges, measures, length",
+        positionals: "FILE…", positionalCount: 1...Int.max,
         options: [OptionSpec(names: ["--rate"], valueName: "HZ", help: "sample rate for the length in samples (default 48000)")],
         details: "", run: runInfo),
     Subcommand(
@@ -98,6 +104,21 @@ func runDump(_ arguments: ParsedArguments) throws -> Int32 {
     return 0
 }
 
+func runFormat(_ arguments: ParsedArguments) throws -> Int32 {
+    let path = arguments.positionals[0]
+    let canonical = Acasong.serialize(try loadScore(path))
+    if arguments.flags.contains("--write") {
+        do {
+            try canonical.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            throw CLIError("\(path): cannot write: \(error.localizedDescription)", exitCode: 1)
+        }
+    } else {
+        print(canonical, terminator: "")
+    }
+    return 0
+}
+
 func formatDuration(samples: Int64, rate: Int) -> String {
     let tenths = (samples * 10 + Int64(rate) / 2) / Int64(rate)
     return "\(tenths / 600):" + String(format: "%02d.%d", Int(tenths / 10 % 60), Int(tenths % 10))
@@ -105,27 +126,36 @@ func formatDuration(samples: Int64, rate: Int) -> String {
 
 func runInfo(_ arguments: ParsedArguments) throws -> Int32 {
     let rate = try arguments.int("--rate", default: 48_000, range: 8_000...384_000)
-    let score = try loadScore(arguments.positionals[0])
+    for (index, path) in arguments.positionals.enumerated() {
+        if index > 0 { print("") }
+        print(try songSummary(loadScore(path), rate: rate))
+    }
+    return 0
+}
+
+/// A few lines a singer can read: title, shape, length, and each part's range.
+func songSummary(_ score: Score, rate: Int) throws -> String {
     let timeMap = try TimeMap(tempos: score.tempos, sampleRate: rate)
     let samples = timeMap.sample(atTick: score.endTick)
     var lines: [String] = []
     lines.append([score.title ?? "(untitled)", score.composer].compactMap { $0 }.joined(separator: " — "))
     let meters = score.meters.map { "\($0.meter)" }.joined(separator: ", ")
     let tempos = score.tempos.map { "\($0.tempo)" }.joined(separator: ", ")
-    let pickup = score.pickupTicks > 0 ? " + pickup \(score.pickupTicks) ticks" : ""
+    let pickup = score.pickupTicks > 0 ? " + pickup" : ""
     lines.append("  \(measureCount(score)) measures\(pickup) in \(meters); \(score.keys[0].key); ♩ = \(tempos)")
+    if !score.tags.isEmpty { lines.append("  tags: " + score.tags.joined(separator: ", ")) }
     lines.append("  length \(formatDuration(samples: samples, rate: rate)) = \(samples) samples at \(rate) Hz")
     let nameWidth = max(8, score.parts.map(\.name.count).max() ?? 0) + 2
     for part in score.parts {
         let pitches = part.notes.compactMap(\.pitch)
         let low = pitches.min { $0.midi < $1.midi }.map(\.description) ?? "-"
         let high = pitches.max { $0.midi < $1.midi }.map(\.description) ?? "-"
+        let attacks = part.notes.indices.filter { part.isAttack(at: $0) }.count
         let syllables = part.notes.filter { $0.lyric != nil }.count
         lines.append("  " + part.name.padding(to: nameWidth) + part.effectiveClef.rawValue.padding(to: 11)
-            + "\(low)–\(high)".padding(to: 10) + "\(pitches.count) notes" + (syllables > 0 ? ", \(syllables) syllables" : ""))
+            + "\(low)–\(high)".padding(to: 10) + "\(attacks) notes" + (syllables > 0 ? ", \(syllables) syllables" : ""))
     }
-    print(lines.joined(separator: "\n"))
-    return 0
+    return lines.joined(separator: "\n")
 }
 
 func runVersion(_ arguments: ParsedArguments) throws -> Int32 {

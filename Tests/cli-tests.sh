@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# End-to-end checks of the acapella command line: exit codes, the exact
+# one-line error format, JSON output, help on every command.
+# Usage: Tests/cli-tests.sh PATH/TO/acapella
+set -uo pipefail
+acapella="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+cd "$(dirname "$0")/.."
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+# expect NAME EXPECTED_STATUS COMMAND… — runs the command, keeps its output
+# in $out and $err, and checks the exit status.
+expect() {
+  local name="$1" status="$2"
+  shift 2
+  "$@" >"$work/out" 2>"$work/err"
+  local actual=$?
+  out="$(cat "$work/out")"
+  err="$(cat "$work/err")"
+  if [[ "$actual" == "$status" ]]; then
+    return 0
+  fi
+  echo "FAIL $name: exit $actual, expected $status; stderr: $err" >&2
+  failed=$((failed + 1))
+  return 1
+}
+
+# check NAME CONDITION-TEXT — records a pass or a failure of a [[ ]] test.
+check() {
+  local name="$1"
+  shift
+  if "$@"; then passed=$((passed + 1)); else echo "FAIL $name" >&2; failed=$((failed + 1)); fi
+}
+
+contains() { [[ "$1" == *"$2"* ]]; }
+equals() { [[ "$1" == "$2" ]]; }
+
+expect "check library" 0 "$acapella" check Songs/*.acasong &&
+  check "check library output" contains "$out" "Songs/simple-harmony.acasong: ok — 2 parts, 3 measures"
+
+printf 'acasong 1\ntime: 3/4\npart Soprano [treble]\nC4 4 D4 4 | E4 2. |\n' >"$work/bad.acasong"
+expect "check bad song" 1 "$acapella" check "$work/bad.acasong" &&
+  check "error line format" equals "$err" "$work/bad.acasong:4:11: error: barline check failed: measure 1 has only 2/4 of its 3/4 (measure 1)"
+
+expect "check missing file" 1 "$acapella" check "$work/none.acasong" &&
+  check "missing file message" equals "$err" "$work/none.acasong: no such file"
+
+expect "check directory" 1 "$acapella" check "$work" &&
+  check "directory message" contains "$err" "is a directory"
+
+head -c 4096 /dev/urandom >"$work/garbage.acasong"
+expect "check garbage" 1 "$acapella" check "$work/garbage.acasong" &&
+  check "garbage is one line" equals "$(wc -l <<<"$err")" "1"
+
+truncate -s 65M "$work/huge.acasong"
+expect "check huge file" 1 "$acapella" check "$work/huge.acasong" &&
+  check "huge file message" contains "$err" "song files are limited to 64 MiB"
+
+expect "check mixed" 1 "$acapella" check Songs/simple-harmony.acasong "$work/bad.acasong" &&
+  check "mixed reports both" contains "$out" "simple-harmony.acasong: ok"
+
+expect "dump json" 0 "$acapella" dump --json Songs/simple-harmony.acasong &&
+  check "dump has ppq" contains "$out" '"ppq":960' &&
+  check "dump has tempo map" contains "$out" '"tempoMap":[{"tick":0,"bpm":80},{"tick":7680,"bpm":92}]'
+if command -v python3 >/dev/null 2>&1; then
+  "$acapella" dump --json Songs/row-row-row-your-boat.acasong >"$work/dump.json"
+  check "dump is valid JSON" python3 -c "import json,sys; d=json.load(open('$work/dump.json')); assert d['parts'][0]['notes'][0]['pitch']=='C4'"
+fi
+
+expect "format is canonical" 0 "$acapella" format Songs/simple-harmony.acasong &&
+  check "format output equals the file" equals "$out" "$(cat Songs/simple-harmony.acasong)"
+
+cp Tests/AcapellaScoreTests/Fixtures/all-forms.acasong "$work/forms.acasong"
+expect "format --write" 0 "$acapella" format --write "$work/forms.acasong" &&
+  check "rewritten file is the golden" equals "$(cat "$work/forms.acasong")" "$(cat Tests/AcapellaScoreTests/Golden/all-forms.canonical.acasong)"
+
+expect "info" 0 "$acapella" info Songs/simple-harmony.acasong &&
+  check "info length" contains "$out" "length 0:08.6 = 413217 samples at 48000 Hz"
+
+for command in check dump format info bench version; do
+  expect "$command --help" 0 "$acapella" "$command" --help &&
+    check "$command help has usage" contains "$out" "usage: acapella $command"
+done
+expect "top-level help" 0 "$acapella" --help && check "help lists check" contains "$out" "check"
+expect "no arguments" 2 "$acapella"
+expect "unknown command" 2 "$acapella" frobnicate && check "unknown command message" contains "$err" "unknown command 'frobnicate'"
+expect "unknown option" 2 "$acapella" check --frob x && check "unknown option message" contains "$err" "unknown option '--frob'"
+expect "missing argument" 2 "$acapella" dump && check "usage shown" contains "$err" "usage: acapella dump"
+expect "bad number" 2 "$acapella" info --rate fast Songs/simple-harmony.acasong && check "bad number message" contains "$err" "--rate expects a whole number"
+expect "version" 0 "$acapella" version && check "version names libraries" contains "$out" "libgpiod"
+expect "bench small" 0 "$acapella" bench parse --parts 2 --measures 50 --repeat 1 && check "bench prints rate" contains "$out" "notes/s"
+
+echo "cli: $passed passed, $failed failed"
+((failed == 0))
