@@ -67,7 +67,10 @@ extension AcasongParser {
     // MARK: Note lines
 
     mutating func parseNotes(_ content: Range<Int>, location base: TextLocation) {
+        // Move the state out (leaving nil) so appending to its notes does not
+        // copy the whole array on every line.
         guard var state = current else { return }
+        current = nil
         defer { current = state }
         var index = content.lowerBound
         let end = content.upperBound
@@ -333,12 +336,14 @@ extension AcasongParser {
                 error("lyrics for '\(line.partName)', but there is no part of that name", at: line.location)
                 continue
             }
+            // Syllables are collected first and written after, so no copy of
+            // the notes is alive while they are modified.
+            var assignments: [(note: Int, lyric: Lyric)] = []
+            let part = parts[partIndex].part
             for token in line.tokens {
                 var cursor = cursors[partIndex]
-                let part = parts[partIndex].part
-                let notes = part.notes
-                while cursor < notes.count && !part.isAttack(at: cursor) { cursor += 1 }
-                guard cursor < notes.count else {
+                while cursor < part.notes.count && !part.isAttack(at: cursor) { cursor += 1 }
+                guard cursor < part.notes.count else {
                     error("more syllables than sung notes in part '\(line.partName)'", at: token.location)
                     break
                 }
@@ -348,11 +353,13 @@ extension AcasongParser {
                 let continues = syllable.hasSuffix("-")
                 if continues { syllable.removeLast() }
                 if let problem = lyricProblem(syllable) {
-                    error("syllable '\(token.text)' \(problem)", at: token.location, measure: meterMap.measure(containing: notes[cursor].startTick))
+                    error("syllable '\(token.text)' \(problem)", at: token.location,
+                          measure: meterMap.measure(containing: part.notes[cursor].startTick))
                     continue
                 }
-                parts[partIndex].part.notes[cursor].lyric = Lyric(syllable, continuesWord: continues)
+                assignments.append((cursor, Lyric(syllable, continuesWord: continues)))
             }
+            for assignment in assignments { parts[partIndex].part.notes[assignment.note].lyric = assignment.lyric }
         }
     }
 
