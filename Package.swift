@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "acapella", targets: ["acapella"]),
         .executable(name: "acapella-fuzz-parser", targets: ["AcapellaFuzzParser"]),
+        .executable(name: "acapella-fuzz-importer", targets: ["AcapellaFuzzImporter"]),
     ],
     targets: [
         // MARK: C libraries from Debian, found through pkg-config.
@@ -27,9 +28,18 @@ let package = Package(
         .systemLibrary(
             name: "CGPIOD", pkgConfig: "libgpiod",
             providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(
+            name: "CZip", pkgConfig: "libzip",
+            providers: [.apt(["libzip-dev"])]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
+
+        // MARK: MusicXML and .mxl → Score.
+        .target(
+            name: "AcapellaMusicXML",
+            dependencies: ["AcapellaScore", "CZip"],
+            swiftSettings: strictSwift),
 
         // MARK: I/O edge.
         .target(
@@ -40,7 +50,7 @@ let package = Package(
         // MARK: The executable.
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaScore", "AcapellaDevices"],
+            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaDevices"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -51,6 +61,16 @@ let package = Package(
             dependencies: ["AcapellaScore"],
             swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
 
+        .executableTarget(
+            name: "AcapellaFuzzImporter",
+            dependencies: ["AcapellaMusicXML"],
+            swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        .testTarget(
+            name: "AcapellaMusicXMLTests",
+            dependencies: ["AcapellaMusicXML", "AcapellaScore", "CZip"],
+            exclude: ["Golden"],
+            swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",
             dependencies: ["AcapellaScore"],

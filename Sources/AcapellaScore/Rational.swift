@@ -61,6 +61,28 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
         return Rational(top, bottom)
     }
 
+    /// Exact difference, or `Overflow`.
+    public func subtracting(_ other: Rational) throws(Overflow) -> Rational {
+        try adding(Rational(-other.numerator, other.denominator))
+    }
+
+    /// Zero.
+    public static let zero = Rational(0)
+
+    /// Whether the value is a whole number.
+    public var isInteger: Bool { denominator == 1 }
+
+    /// Sign of `self − other`: −1, 0 or 1. Exact when the difference fits in
+    /// 128 bits, which it does for every musical quantity here; otherwise
+    /// compared through their floors and then as doubles.
+    public func compare(_ other: Rational) -> Int {
+        if let difference = try? subtracting(other) { return difference.numerator.signum() == 0 ? 0 : (difference.numerator < 0 ? -1 : 1) }
+        if floor != other.floor { return floor < other.floor ? -1 : 1 }
+        let left = Double(numerator) / Double(denominator)
+        let right = Double(other.numerator) / Double(other.denominator)
+        return left == right ? 0 : (left < right ? -1 : 1)
+    }
+
     /// The largest integer not greater than the value.
     public var floor: Int128 {
         let quotient = numerator / denominator

@@ -1,4 +1,5 @@
 import AcapellaDevices
+import AcapellaMusicXML
 import AcapellaScore
 import Foundation
 
@@ -11,7 +12,16 @@ let commands: [Subcommand] = [
         details: "Exit status 0 when every file is valid, 1 otherwise. Errors go to stderr as\nFILE:LINE:COL: error: MESSAGE (measure N).",
         run: runCheck),
     Subcommand(
-        name: "dump", summary: "print a song as JSON (the shape is documented in the README)",
+        name: "import", summary: "convert MusicXML (.musicxml, .xml, .mxl) to .acasong, with an import report",
+        positionals: "IN", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "write the .acasong here (default: standard output)"),
+            OptionSpec(names: ["--parts"], valueName: "NAMES", help: "keep only these parts, comma-separated, in this order"),
+        ],
+        details: "The report (stderr) has one line per kind of thing skipped or changed, with a count and\nthe first measure. Repeats are kept as a single pass, as written.",
+        run: runImport),
+    Subcommand(
+        name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
         positionals: "FILE", positionalCount: 1...1,
         options: [OptionSpec(names: ["--json"], valueName: nil, help: "JSON output (the only format, and the default)")],
         details: "", run: runDump),
@@ -66,13 +76,50 @@ func readSongBytes(_ path: String) throws -> [UInt8] {
     return [UInt8](data)
 }
 
+/// Extensions read as MusicXML; everything else is read as `.acasong`.
+let musicXMLExtensions: Set<String> = ["musicxml", "xml", "mxl"]
+
+func isMusicXML(_ path: String) -> Bool {
+    musicXMLExtensions.contains((path as NSString).pathExtension.lowercased())
+}
+
+/// Imports a MusicXML file, printing its errors; the report is returned.
+func importMusicXML(_ path: String, options: ImportOptions = ImportOptions()) throws -> ImportResult {
+    do {
+        return try MusicXML.importScore(bytes: readSongBytes(path), fileName: path, options: options)
+    } catch let error as ImportError {
+        throw CLIError(error.description, exitCode: 1)
+    }
+}
+
+/// Reads a song: `.acasong` text, or MusicXML imported in memory.
 func loadScore(_ path: String) throws -> Score {
+    if isMusicXML(path) { return try importMusicXML(path).score }
     do {
         return try Acasong.parse(bytes: readSongBytes(path), file: path)
     } catch let errors as ScoreErrors {
         for error in errors.errors { writeError(error.description) }
         throw CLIError("\(path): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", exitCode: 1)
     }
+}
+
+func runImport(_ arguments: ParsedArguments) throws -> Int32 {
+    let path = arguments.positionals[0]
+    let names = arguments.value("--parts").map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+    let result = try importMusicXML(path, options: ImportOptions(partNames: names))
+    for line in result.report.lines { writeError("\(path): \(line)") }
+    let text = Acasong.serialize(result.score)
+    if let output = arguments.value("--output") {
+        do {
+            try text.write(toFile: output, atomically: true, encoding: .utf8)
+        } catch {
+            throw CLIError("\(output): cannot write: \(error.localizedDescription)", exitCode: 1)
+        }
+        writeError("wrote \(output): \(result.score.parts.count) parts, \(measureCount(result.score)) measures")
+    } else {
+        print(text, terminator: "")
+    }
+    return 0
 }
 
 func measureCount(_ score: Score) -> Int {
@@ -83,7 +130,7 @@ func runCheck(_ arguments: ParsedArguments) throws -> Int32 {
     var failed = false
     for path in arguments.positionals {
         do {
-            let score = try Acasong.parse(bytes: readSongBytes(path), file: path)
+            let score = isMusicXML(path) ? try importMusicXML(path).score : try Acasong.parse(bytes: readSongBytes(path), file: path)
             if !arguments.flags.contains("--quiet") {
                 print("\(path): ok — \(score.parts.count) part\(score.parts.count == 1 ? "" : "s"), \(measureCount(score)) measures")
             }

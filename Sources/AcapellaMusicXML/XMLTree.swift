@@ -1,0 +1,219 @@
+import Foundation
+import FoundationXML
+
+/// An element of a parsed XML document: just what the importer walks.
+final class XMLNode {
+    let name: String
+    let attributes: [String: String]
+    let line: Int
+    var text = ""
+    var children: [XMLNode] = []
+
+    init(name: String, attributes: [String: String], line: Int) {
+        self.name = name
+        self.attributes = attributes
+        self.line = line
+    }
+
+    /// The first child of that name.
+    func child(_ name: String) -> XMLNode? { children.first { $0.name == name } }
+
+    /// All children of that name.
+    func children(_ name: String) -> [XMLNode] { children.filter { $0.name == name } }
+
+    /// Trimmed text of the first child of that name.
+    func string(_ name: String) -> String? {
+        child(name).map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    /// Integer text of the first child of that name.
+    func int(_ name: String) -> Int? { string(name).flatMap { Int($0) } }
+
+    /// Decimal text of the first child of that name.
+    func double(_ name: String) -> Double? { string(name).flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } }
+}
+
+/// Turns untrusted bytes into an element tree, or a located error.
+enum XMLTree {
+    /// Largest XML document accepted (the largest real score seen is < 1 MiB).
+    static let maximumBytes = 32 << 20
+    /// Deepest element nesting accepted; MusicXML needs about 8.
+    static let maximumDepth = 64
+
+    static func parse(_ input: [UInt8]) throws(ImportError) -> XMLNode {
+        let bytes = try sanitized(input)
+        let builder = TreeBuilder()
+        let parser = XMLParser(data: Data(bytes))
+        parser.shouldResolveExternalEntities = false
+        parser.shouldProcessNamespaces = false
+        parser.delegate = builder
+        let succeeded = parser.parse()
+        if let failure = builder.failure { throw failure }
+        guard succeeded, let root = builder.root else {
+            let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "malformed XML"
+            throw ImportError("malformed XML (\(reason))", line: parser.lineNumber, column: parser.columnNumber)
+        }
+        return root
+    }
+
+    /// Size limit, UTF-16 → UTF-8, and the document type declaration blanked
+    /// out so nothing external is ever loaded; entity declarations refused.
+    static func sanitized(_ input: [UInt8]) throws(ImportError) -> [UInt8] {
+        if input.count > maximumBytes {
+            throw ImportError("the XML document is \(input.count >> 20) MiB; refusing more than \(maximumBytes >> 20) MiB")
+        }
+        var bytes = input
+        if let utf16 = utf16Encoding(bytes) {
+            bytes = transcodeUTF16(bytes, bigEndian: utf16)
+            blankXMLDeclaration(&bytes)  // it says UTF-16, which is no longer true
+        }
+        if let entity = find(Array("<!ENTITY".utf8), in: bytes, from: 0) {
+            throw ImportError("the document declares XML entities, which are refused (entity expansion / external entity attacks)",
+                              line: lineNumber(at: entity, in: bytes))
+        }
+        if let doctype = find(Array("<!DOCTYPE".utf8), in: bytes, from: 0) {
+            var index = doctype
+            var quote: UInt8?
+            var depth = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if let open = quote {
+                    if byte == open { quote = nil }
+                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    quote = byte
+                } else if byte == UInt8(ascii: "[") {
+                    depth += 1
+                } else if byte == UInt8(ascii: "]") {
+                    depth -= 1
+                } else if byte == UInt8(ascii: ">") && depth <= 0 {
+                    break
+                }
+                index += 1
+            }
+            for position in doctype..<min(index + 1, bytes.count) where bytes[position] != 0x0A {
+                bytes[position] = 0x20
+            }
+        }
+        return bytes
+    }
+
+    static func utf16Encoding(_ bytes: [UInt8]) -> Bool? {
+        guard bytes.count >= 2 else { return nil }
+        if bytes[0] == 0xFF && bytes[1] == 0xFE { return false }
+        if bytes[0] == 0xFE && bytes[1] == 0xFF { return true }
+        if bytes[0] == 0x3C && bytes[1] == 0x00 { return false }
+        if bytes[0] == 0x00 && bytes[1] == 0x3C { return true }
+        return nil
+    }
+
+    static func transcodeUTF16(_ bytes: [UInt8], bigEndian: Bool) -> [UInt8] {
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = 0
+        while index + 1 < bytes.count {
+            let unit = bigEndian ? UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]) : UInt16(bytes[index + 1]) << 8 | UInt16(bytes[index])
+            units.append(unit)
+            index += 2
+        }
+        if units.first == 0xFEFF { units.removeFirst() }
+        return Array(String(decoding: units, as: UTF16.self).utf8)
+    }
+
+    static func blankXMLDeclaration(_ bytes: inout [UInt8]) {
+        guard bytes.starts(with: Array("<?xml".utf8)), let end = find(Array("?>".utf8), in: bytes, from: 0) else { return }
+        for position in 0..<(end + 2) where bytes[position] != 0x0A { bytes[position] = 0x20 }
+    }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        var index = start
+        let last = haystack.count - needle.count
+        while index <= last {
+            if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    static func lineNumber(at offset: Int, in bytes: [UInt8]) -> Int {
+        1 + bytes[0..<offset].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    }
+}
+
+/// Builds the tree from parser callbacks.
+private final class TreeBuilder: NSObject, XMLParserDelegate {
+    var root: XMLNode?
+    var stack: [XMLNode] = []
+    var failure: ImportError?
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName: String?, attributes: [String: String] = [:])
+    {
+        guard failure == nil else { return }
+        if stack.count >= XMLTree.maximumDepth {
+            failure = ImportError("XML elements nested more than \(XMLTree.maximumDepth) deep; refusing", line: parser.lineNumber)
+            parser.abortParsing()
+            return
+        }
+        let node = XMLNode(name: elementName, attributes: attributes, line: parser.lineNumber)
+        if let parent = stack.last { parent.children.append(node) } else { root = node }
+        stack.append(node)
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        if !stack.isEmpty { stack.removeLast() }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        stack.last?.text += string
+    }
+
+    /// libxml2 runs in recovery mode under Foundation's parser, so a broken
+    /// document would otherwise come back as a partial tree: the first
+    /// error is fatal here.
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        guard failure == nil else { return }
+        failure = ImportError("malformed XML (\(Self.describe((parseError as NSError).code)))", line: parser.lineNumber, column: parser.columnNumber)
+        parser.abortParsing()
+    }
+
+    /// Words for the libxml2 error codes (`xmlParserErrors` in
+    /// libxml/xmlerror.h) that Foundation passes through unchanged.
+    static func describe(_ code: Int) -> String {
+        switch code {
+        case 3, 4: "the document is empty or does not start with an element"
+        case 5, 86: "there is content after the end of the document"
+        case 8, 9: "an invalid character"
+        case 26, 89: "an undeclared or looping entity reference"
+        case 32, 81: "an unsupported or invalid text encoding"
+        case 39, 41: "a malformed attribute"
+        case 68: "a name is missing"
+        case 72, 73, 74: "a '<' or '>' is missing"
+        case 76: "an end tag does not match its start tag"
+        case 77: "an element is never closed"
+        case 85: "elements are not properly nested"
+        default: "XML error \(code)"
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        stack.last?.text += String(decoding: CDATABlock, as: UTF8.self)
+    }
+}
+
+/// `META-INF/container.xml` → the root file's path.
+enum ContainerXML {
+    static func rootFilePath(_ bytes: [UInt8]) -> String? {
+        guard let root = try? XMLTree.parse(bytes) else { return nil }
+        var queue = [root]
+        while let node = queue.popLast() {
+            if node.name == "rootfile", let path = node.attributes["full-path"], !path.isEmpty {
+                // MusicXML 4 may list other rootfiles (PDF, …) after the score.
+                let type = node.attributes["media-type"] ?? "application/vnd.recordare.musicxml+xml"
+                if type.contains("musicxml") || type.contains("xml") { return path }
+            }
+            queue.append(contentsOf: node.children.reversed())
+        }
+        return nil
+    }
+}

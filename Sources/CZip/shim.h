@@ -1,0 +1,2 @@
+// Umbrella header for the CZip system library module.
+#include <zip.h>
