@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(
             name: "AcapellaMusicXMLTests",
             dependencies: ["AcapellaMusicXML", "AcapellaScore", "CZip"],
-            exclude: ["Golden"],
+            exclude: ["Golden", "Regressions"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

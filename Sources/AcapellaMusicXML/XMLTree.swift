@@ -62,11 +62,7 @@ enum XMLTree {
         if input.count > maximumBytes {
             throw ImportError("the XML document is \(input.count >> 20) MiB; refusing more than \(maximumBytes >> 20) MiB")
         }
-        var bytes = input
-        if let utf16 = utf16Encoding(bytes) {
-            bytes = transcodeUTF16(bytes, bigEndian: utf16)
-            blankXMLDeclaration(&bytes)  // it says UTF-16, which is no longer true
-        }
+        var bytes = try utf8Text(input)
         if let entity = find(Array("<!ENTITY".utf8), in: bytes, from: 0) {
             throw ImportError("the document declares XML entities, which are refused (entity expansion / external entity attacks)",
                               line: lineNumber(at: entity, in: bytes))
@@ -97,6 +93,58 @@ enum XMLTree {
         return bytes
     }
 
+    /// The document as UTF-8 with its XML declaration blanked out, so that
+    /// libxml2 never converts encodings itself (its converters have crashed
+    /// on hostile declarations such as UTF-7). UTF-8, UTF-16 and Latin-1 are
+    /// decoded here; other encodings are refused.
+    static func utf8Text(_ input: [UInt8]) throws(ImportError) -> [UInt8] {
+        var bytes = input
+        var declared: String?
+        if let utf16 = utf16Encoding(bytes) {
+            bytes = transcodeUTF16(bytes, bigEndian: utf16)
+            declared = "utf-8"
+        } else if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            bytes.removeFirst(3)
+        }
+        if let declaration = xmlDeclaration(bytes) {
+            let encoding = declared ?? declaration.encoding?.lowercased() ?? "utf-8"
+            switch encoding {
+            case "utf-8", "utf8", "us-ascii", "ascii":
+                break
+            case "iso-8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "iso-latin-1":
+                bytes = Array(String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) })).utf8)
+            default:
+                throw ImportError("unsupported text encoding '\(declaration.encoding ?? encoding)'; save the file as UTF-8", line: 1)
+            }
+            for position in 0..<declaration.end where bytes[position] != 0x0A { bytes[position] = 0x20 }
+        }
+        if String(validating: bytes, as: UTF8.self) == nil {
+            var iterator = bytes.makeIterator()
+            var decoder = Unicode.UTF8.ForwardParser()
+            var offset = 0
+            while case .valid(let scalar) = decoder.parseScalar(from: &iterator) { offset += scalar.count }
+            throw ImportError("the document is not valid UTF-8 text", line: lineNumber(at: offset, in: bytes))
+        }
+        return bytes
+    }
+
+    /// The `<?xml … ?>` declaration at the start: where it ends, and the
+    /// encoding it names.
+    static func xmlDeclaration(_ bytes: [UInt8]) -> (end: Int, encoding: String?)? {
+        guard bytes.starts(with: Array("<?xml".utf8)), let close = find(Array("?>".utf8), in: Array(bytes.prefix(512)), from: 0) else {
+            return nil
+        }
+        let text = String(decoding: bytes[0..<close], as: UTF8.self)
+        var encoding: String?
+        if let range = text.range(of: "encoding") {
+            let rest = text[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+            if let quote = rest.first, quote == "\"" || quote == "'" {
+                encoding = String(rest.dropFirst().prefix { $0 != quote })
+            }
+        }
+        return (close + 2, encoding)
+    }
+
     static func utf16Encoding(_ bytes: [UInt8]) -> Bool? {
         guard bytes.count >= 2 else { return nil }
         if bytes[0] == 0xFF && bytes[1] == 0xFE { return false }
@@ -117,11 +165,6 @@ enum XMLTree {
         }
         if units.first == 0xFEFF { units.removeFirst() }
         return Array(String(decoding: units, as: UTF16.self).utf8)
-    }
-
-    static func blankXMLDeclaration(_ bytes: inout [UInt8]) {
-        guard bytes.starts(with: Array("<?xml".utf8)), let end = find(Array("?>".utf8), in: bytes, from: 0) else { return }
-        for position in 0..<(end + 2) where bytes[position] != 0x0A { bytes[position] = 0x20 }
     }
 
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {

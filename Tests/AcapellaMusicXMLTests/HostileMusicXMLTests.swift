@@ -83,6 +83,33 @@ import Testing
         }
     }
 
+    /// Inputs that once crashed something (found by the fuzzer), kept so
+    /// they never do again. They must end in an error or a valid score.
+    @Test func fuzzerRegressions() throws {
+        let folder = testsDirectory.appendingPathComponent("Regressions")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(!names.isEmpty)
+        for name in names {
+            let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
+            if let score = try? MusicXML.importScore(bytes: bytes).score { #expect(score.isValid, "\(name)") }
+        }
+        // The first of them: libxml2 crashed converting from a declared UTF-7.
+        let utf7 = [UInt8](try Data(contentsOf: folder.appendingPathComponent("utf7-declaration-libxml2-segv.xml")))
+        #expect(importError(utf7)?.description == "evil.xml:1: error: unsupported text encoding 'UTF-7'; save the file as UTF-8")
+    }
+
+    @Test func latin1AndUTF16AreDecodedHere() throws {
+        let body = Self.minimal.replacingOccurrences(of: "<part-name>S</part-name>", with: "<part-name>Ténor</part-name>")
+        var latin1 = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n".utf8)
+        latin1 += body.unicodeScalars.map { UInt8($0.value) }
+        #expect(try MusicXML.importScore(bytes: latin1).score.parts[0].name == "Ténor")
+        var utf16BE: [UInt8] = [0xFE, 0xFF]
+        for unit in ("<?xml version=\"1.0\" encoding=\"UTF-16\"?>" + body).utf16 { utf16BE += [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        #expect(try MusicXML.importScore(bytes: utf16BE).score.parts[0].name == "Ténor")
+        let badUTF8 = Array(Self.minimal.utf8.prefix(40)) + [0xC3, 0x28] + Array(Self.minimal.utf8.dropFirst(40))
+        #expect(importError(badUTF8)?.message == "the document is not valid UTF-8 text")
+    }
+
     @Test func hugeDocumentIsRefused() {
         let big = [UInt8](repeating: UInt8(ascii: " "), count: XMLTree.maximumBytes + 1)
         #expect(importError(big)?.message == "the XML document is 32 MiB; refusing more than 32 MiB")
