@@ -44,6 +44,9 @@ printf 'acasong 1\ntime: 3/4\npart Soprano [treble]\nC4 4 D4 4 | E4 2. |\n' >"$w
 expect "check bad song" 1 "$acapella" check "$work/bad.acasong" &&
   check "error line format" equals "$err" "$work/bad.acasong:4:11: error: barline check failed: measure 1 has only 2/4 of its 3/4 (measure 1)"
 
+expect "dump bad song" 1 "$acapella" dump "$work/bad.acasong" &&
+  check "dump error is the located line only" equals "$err" "$work/bad.acasong:4:11: error: barline check failed: measure 1 has only 2/4 of its 3/4 (measure 1)"
+
 expect "check missing file" 1 "$acapella" check "$work/none.acasong" &&
   check "missing file message" equals "$err" "$work/none.acasong: no such file"
 
@@ -79,7 +82,28 @@ expect "format --write" 0 "$acapella" format --write "$work/forms.acasong" &&
 expect "info" 0 "$acapella" info Songs/simple-harmony.acasong &&
   check "info length" contains "$out" "length 0:08.6 = 413217 samples at 48000 Hz"
 
-for command in check dump format info bench version; do
+mx=../shared/data/musicxml
+if [[ -d "$mx" ]]; then
+  expect "import to file" 0 "$acapella" import "$mx/bach_bwv66.6.mxl" -o "$work/bwv66.acasong" &&
+    check "import report on stderr" contains "$err" "bach_bwv66.6.mxl: fermatas ignored ×6, first at measure 1" &&
+    check "import wrote a file" contains "$err" "wrote $work/bwv66.acasong: 4 parts, 9 measures"
+  expect "imported song checks" 0 "$acapella" check "$work/bwv66.acasong"
+  expect "import to stdout" 0 "$acapella" import "$mx/demos_two-voices.xml" &&
+    check "stdout is acasong" contains "$out" "acasong 1"
+  expect "import chosen parts" 0 "$acapella" import --parts "Bass, Soprano" "$mx/bach_bwv66.6.mxl" &&
+    check "parts in the asked order" equals "$(grep '^part ' <<<"$out")" "$(printf 'part Bass (B.) [bass]\npart Soprano (S.) [treble]')"
+  expect "import unknown part" 1 "$acapella" import --parts Descant "$mx/bach_bwv66.6.mxl" &&
+    check "unknown part message" contains "$err" "no part named 'Descant'; the parts are: Soprano, Alto, Tenor, Bass"
+  expect "dump MusicXML" 0 "$acapella" dump --json "$mx/bach_bwv66.6.mxl" && check "dump of MusicXML" contains "$out" '"pickupTicks":960'
+  expect "check MusicXML" 0 "$acapella" check "$mx/lusitano_allor_che_ignuda.mxl"
+  printf '<score-partwise>\n<part-list>\n<oops></part-list>\n</score-partwise>\n' >"$work/broken.musicxml"
+  expect "import broken XML" 1 "$acapella" import "$work/broken.musicxml" &&
+    check "broken XML message" equals "$err" "$work/broken.musicxml:3:19: error: malformed XML (an end tag does not match its start tag)"
+else
+  echo "cli: ../shared/data/musicxml not found; import checks skipped" >&2
+fi
+
+for command in check import dump format info bench version; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

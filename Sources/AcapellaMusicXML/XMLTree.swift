@@ -90,7 +90,22 @@ enum XMLTree {
                 bytes[position] = 0x20
             }
         }
+        blankProcessingInstructions(&bytes)
         return bytes
+    }
+
+    /// Processing instructions (`<?target data?>`) carry nothing MusicXML
+    /// needs, and Foundation's callback for them reads a NULL pointer when
+    /// the data is empty (found by fuzzing): they are blanked out, keeping
+    /// line numbers. In well-formed XML `<?` can only start one (text must
+    /// escape `<`).
+    static func blankProcessingInstructions(_ bytes: inout [UInt8]) {
+        var index = 0
+        while let start = find(Array("<?".utf8), in: bytes, from: index) {
+            let end = find(Array("?>".utf8), in: bytes, from: start + 2).map { $0 + 2 } ?? bytes.count
+            for position in start..<end where bytes[position] != 0x0A { bytes[position] = 0x20 }
+            index = end
+        }
     }
 
     /// The document as UTF-8 with its XML declaration blanked out, so that

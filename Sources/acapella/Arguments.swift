@@ -1,5 +1,9 @@
 /// A command-line option a subcommand accepts.
 struct OptionSpec: Sendable {
+    /// The name commands look values up by: the long form (`--output` for
+    /// `-o, --output`), so short aliases never change the lookup.
+    var key: String { names.first { $0.hasPrefix("--") } ?? names[0] }
+
     /// `--json`, `-o`…
     var names: [String]
     /// Placeholder for the value, or `nil` for a flag.
@@ -61,9 +65,13 @@ struct ParsedArguments {
 struct CLIError: Error, CustomStringConvertible {
     var description: String
     var exitCode: Int32 = 2
-    init(_ description: String, exitCode: Int32 = 2) {
+    /// The error lines were already printed (located `FILE:LINE:COL: error:`
+    /// lines); nothing more to say.
+    var alreadyReported = false
+    init(_ description: String, exitCode: Int32 = 2, alreadyReported: Bool = false) {
         self.description = description
         self.exitCode = exitCode
+        self.alreadyReported = alreadyReported
     }
 }
 
@@ -97,7 +105,7 @@ extension Subcommand {
             guard let spec = options.first(where: { $0.names.contains(name) }) else {
                 throw CLIError("unknown option '\(name)' for '\(self.name)'; see 'acapella \(self.name) --help'")
             }
-            let key = spec.names[0]
+            let key = spec.key
             if spec.valueName != nil {
                 if let inlineValue {
                     parsed.values[key] = inlineValue

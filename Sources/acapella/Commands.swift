@@ -88,7 +88,8 @@ func importMusicXML(_ path: String, options: ImportOptions = ImportOptions()) th
     do {
         return try MusicXML.importScore(bytes: readSongBytes(path), fileName: path, options: options)
     } catch let error as ImportError {
-        throw CLIError(error.description, exitCode: 1)
+        writeError(error.description)
+        throw CLIError(error.description, exitCode: 1, alreadyReported: true)
     }
 }
 
@@ -99,7 +100,7 @@ func loadScore(_ path: String) throws -> Score {
         return try Acasong.parse(bytes: readSongBytes(path), file: path)
     } catch let errors as ScoreErrors {
         for error in errors.errors { writeError(error.description) }
-        throw CLIError("\(path): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", exitCode: 1)
+        throw CLIError("\(path): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", exitCode: 1, alreadyReported: true)
     }
 }
 

@@ -30,7 +30,7 @@ do {
     print(command.help, terminator: "")
     exit(0)
 } catch let error as CLIError {
-    writeError("acapella \(command.name): error: \(error.description)")
+    if !error.alreadyReported { writeError("acapella \(command.name): error: \(error.description)") }
     exit(error.exitCode)
 } catch {
     writeError("acapella \(command.name): error: \(error)")
