@@ -34,5 +34,28 @@ import Testing
         let score = try Acasong.parse(text, file: name)
         #expect(score.title != nil && score.source != nil && score.license != nil, "\(name) lacks title/source/license")
         #expect(Acasong.serialize(score) == text, "\(name) is not in canonical form")
+        // Tagged with a difficulty, the number of voices, and a style.
+        #expect(score.tags.contains { ["easy", "medium", "hard"].contains($0) }, "\(name): no difficulty tag")
+        #expect(score.tags.contains("\(score.parts.count) voices"), "\(name): no '\(score.parts.count) voices' tag")
+        #expect(score.tags.count >= 3, "\(name): no style tag")
+        // At most three minutes.
+        let seconds = try TimeMap(tempos: score.tempos, sampleRate: 48_000).sample(atTick: score.endTick) / 48_000
+        #expect(seconds <= 180, "\(name) lasts \(seconds) s")
+    }
+
+    /// The library has what singers asked for: a round, hymn-style SATB, a
+    /// carol, a barbershop TTBB piece, real imported scores.
+    @Test func libraryCoversTheStyles() throws {
+        let scores = try Self.songs.map {
+            try Acasong.parse(String(contentsOf: packageRoot.appendingPathComponent("Songs/\($0)"), encoding: .utf8))
+        }
+        #expect(scores.count >= 8)
+        func count(_ tag: String) -> Int { scores.filter { $0.tags.contains(tag) }.count }
+        #expect(count("round") >= 1)
+        #expect(scores.filter { $0.tags.contains("hymn") && $0.tags.contains("SATB") }.count >= 2)
+        #expect(count("carol") >= 1)
+        #expect(scores.filter { $0.tags.contains("barbershop") && $0.tags.contains("TTBB") }.count >= 1)
+        #expect(count("chorale") >= 2)
+        #expect(scores.filter { $0.source?.contains("imported with acapella import") == true }.count >= 4)
     }
 }
