@@ -23,8 +23,16 @@ final class XMLNode {
 
     /// Trimmed text of the first child of that name.
     func string(_ name: String) -> String? {
-        child(name).map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard let text = child(name)?.text else { return nil }
+        // Element text in MusicXML is short; trim ASCII blanks without
+        // going through Foundation.
+        let utf8 = text.utf8
+        guard let first = utf8.firstIndex(where: { !Self.isBlank($0) }) else { return "" }
+        let last = utf8.lastIndex(where: { !Self.isBlank($0) })!
+        return String(text[first...last])
     }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
 
     /// Integer text of the first child of that name.
     func int(_ name: String) -> Int? { string(name).flatMap { Int($0) } }
@@ -183,14 +191,23 @@ enum XMLTree {
     }
 
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
-        var index = start
-        let last = haystack.count - needle.count
-        while index <= last {
-            if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
-            index += 1
+        guard !needle.isEmpty, start >= 0, needle.count <= haystack.count - start else { return nil }
+        return haystack.withUnsafeBufferPointer { hay -> Int? in
+            needle.withUnsafeBufferPointer { pattern -> Int? in
+                let first = pattern[0]
+                var index = start
+                let last = hay.count - pattern.count
+                while index <= last {
+                    if hay[index] == first {
+                        var matched = 1
+                        while matched < pattern.count && hay[index + matched] == pattern[matched] { matched += 1 }
+                        if matched == pattern.count { return index }
+                    }
+                    index += 1
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     static func lineNumber(at offset: Int, in bytes: [UInt8]) -> Int {

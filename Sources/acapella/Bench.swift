@@ -1,3 +1,4 @@
+import AcapellaMusicXML
 import AcapellaScore
 import Foundation
 
@@ -5,6 +6,7 @@ import Foundation
 func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     switch arguments.positionals[0] {
     case "parse": return try benchParse(arguments)
+    case "import": return try benchImport(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
     }
 }
@@ -42,5 +44,72 @@ func benchParse(_ arguments: ParsedArguments) throws -> Int32 {
     print(String(format: "  parse + validate  %7.1f ms   %@", bestParse * 1000, rate(bestParse)))
     print(String(format: "  print             %7.1f ms   %@", bestPrint * 1000, rate(bestPrint)))
     print(String(format: "  round trip        %7.1f ms   %@   (best of %d)", total * 1000, rate(total), repeats))
+    return 0
+}
+
+/// Imports every MusicXML file in a folder, best of N, and runs music21 on
+/// the same files side by side when it is installed (development peer).
+func benchImport(_ arguments: ParsedArguments) throws -> Int32 {
+    let folder = arguments.value("--dir") ?? "../shared/data/musicxml"
+    let repeats = try arguments.int("--repeat", default: 5, range: 1...100)
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(isMusicXML).sorted()
+    guard !names.isEmpty else { throw CLIError("no MusicXML files in \(folder); pass --dir", exitCode: 1) }
+    let paths = names.map { (folder as NSString).appendingPathComponent($0) }
+    let files = try paths.map(readSongBytes)
+    let bytes = files.reduce(0) { $0 + $1.count }
+    var notes = 0
+    let clock = ContinuousClock()
+    var best = Double.infinity
+    for _ in 0..<repeats {
+        var count = 0
+        let time = try clock.measure {
+            for (path, file) in zip(paths, files) {
+                do {
+                    count += try MusicXML.importScore(bytes: file, fileName: path).score.parts.reduce(0) { $0 + $1.notes.count }
+                } catch let error as ImportError {
+                    throw CLIError(error.description, exitCode: 1)
+                }
+            }
+        }
+        notes = count
+        best = min(best, seconds(time))
+    }
+    print("bench import: \(names.count) files, \(bytes / 1024) KiB, \(notes) notes imported")
+    print(String(format: "  acapella  %8.1f ms   (best of %d)", best * 1000, repeats))
+
+    let script = """
+        import sys, time
+        try:
+            import music21
+        except ImportError:
+            print("missing"); sys.exit(0)
+        best = float("inf")
+        for _ in range(int(sys.argv[1])):
+            start = time.perf_counter()
+            for path in sys.argv[2:]:
+                music21.converter.parse(path, forceSource=True)
+            best = min(best, time.perf_counter() - start)
+        print(best)
+        """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script, String(max(1, min(repeats, 3)))] + paths
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    do {
+        try process.run()
+    } catch {
+        print("  music21   not run (no python3)")
+        return 0
+    }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard let peer = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        print("  music21   not installed (pip install music21 for the side-by-side figure)")
+        return 0
+    }
+    print(String(format: "  music21   %8.1f ms   (best of %d, converter.parse with forceSource)", peer * 1000, max(1, min(repeats, 3))))
+    print(String(format: "  ratio     %8.1f× faster than music21", peer / best))
     return 0
 }

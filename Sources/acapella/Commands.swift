@@ -43,8 +43,9 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--parts"], valueName: "N", help: "parts in the generated score (default 8)"),
             OptionSpec(names: ["--measures"], valueName: "N", help: "measures in the generated score (default 10000)"),
             OptionSpec(names: ["--repeat"], valueName: "N", help: "timed repetitions; the best is reported (default 5)"),
+            OptionSpec(names: ["--dir"], valueName: "DIR", help: "MusicXML folder for 'import' (default ../shared/data/musicxml)"),
         ],
-        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second",
+        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed",
         run: runBench),
     Subcommand(
         name: "version", summary: "print the versions of acapella and its libraries",
