@@ -29,10 +29,12 @@ public struct ImportReport: Hashable, Sendable {
         }
     }
 
-    /// The report as text lines: "chords: kept the top note ×12, first at measure 3".
+    /// The report as text lines: "chords: kept the top note ×12, first at
+    /// measure 3"; a one-off fact without a measure has no count.
     public var lines: [String] {
         entries.map { entry in
-            entry.message + " ×\(entry.count)" + (entry.firstMeasure.map { ", first at measure \($0)" } ?? "")
+            entry.message + (entry.count == 1 && entry.firstMeasure == nil ? "" : " ×\(entry.count)")
+                + (entry.firstMeasure.map { ", first at measure \($0)" } ?? "")
         }
     }
 }

@@ -52,8 +52,15 @@ struct MusicXMLReader {
     /// Report entries keyed by positional measure index, renumbered later.
     struct PendingReport {
         var items: [(message: String, measureIndex: Int?, count: Int)] = []
+        private var seenPerMeasure: Set<String> = []
         mutating func note(_ message: String, measureIndex: Int?, count: Int = 1) {
             items.append((message, measureIndex, count))
+        }
+        /// For things that belong to the measure, not the part (repeat signs,
+        /// endings): counted once however many parts repeat them.
+        mutating func noteOncePerMeasure(_ message: String, measureIndex: Int) {
+            guard seenPerMeasure.insert("\(measureIndex)\u{0}\(message)").inserted else { return }
+            items.append((message, measureIndex, 1))
         }
     }
 
@@ -170,11 +177,11 @@ struct MusicXMLReader {
                 case "barline":
                     if let repeatNode = element.child("repeat") {
                         if repeatNode.attributes["direction"] == "backward" {
-                            report.note("repeats: kept a single pass (repeat signs ignored)", measureIndex: measureIndex)
+                            report.noteOncePerMeasure("repeats: kept a single pass (repeat signs ignored)", measureIndex: measureIndex)
                         }
                     }
                     if element.child("ending") != nil, element.child("ending")?.attributes["type"] == "start" {
-                        report.note("volta endings: all endings kept in written order", measureIndex: measureIndex)
+                        report.noteOncePerMeasure("volta endings: all endings kept in written order", measureIndex: measureIndex)
                     }
                 case "harmony":
                     report.note("chord symbols ignored", measureIndex: measureIndex)
