@@ -49,20 +49,27 @@ enum XMLTree {
     static let maximumDepth = 64
 
     static func parse(_ input: [UInt8]) throws(ImportError) -> XMLNode {
-        let bytes = try sanitized(input)
+        // Our own declaration first: libxml2 then reads plain UTF-8 and never
+        // detects or converts an encoding itself.
+        let bytes = declaration + (try sanitized(input))
         let builder = TreeBuilder()
         let parser = XMLParser(data: Data(bytes))
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
         parser.delegate = builder
         let succeeded = parser.parse()
-        if let failure = builder.failure { throw failure }
+        if var failure = builder.failure {
+            // Columns on line 1 count from the document's own first byte.
+            if failure.line == 1, let column = failure.column { failure.column = max(1, column - declaration.count) }
+            throw failure
+        }
         guard succeeded, let root = builder.root else {
-            let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "malformed XML"
-            throw ImportError("malformed XML (\(reason))", line: parser.lineNumber, column: parser.columnNumber)
+            throw ImportError("malformed XML (the document has no root element)", line: parser.lineNumber)
         }
         return root
     }
+
+    static let declaration = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>".utf8)
 
     /// Size limit, UTF-16 → UTF-8, and the document type declaration blanked
     /// out so nothing external is ever loaded; entity declarations refused.
@@ -140,6 +147,13 @@ enum XMLTree {
                 throw ImportError("unsupported text encoding '\(declaration.encoding ?? encoding)'; save the file as UTF-8", line: 1)
             }
             for position in 0..<declaration.end where bytes[position] != 0x0A { bytes[position] = 0x20 }
+        }
+        // XML 1.0 allows no NUL or C0 control characters but tab and line
+        // breaks; refusing them here also keeps libxml2 from guessing UCS-4
+        // or EBCDIC from leading zero bytes (another crash found by fuzzing).
+        if let control = bytes.firstIndex(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
+            throw ImportError("the document contains the control character 0x\(String(bytes[control], radix: 16, uppercase: true)), which XML does not allow",
+                              line: lineNumber(at: control, in: bytes))
         }
         if String(validating: bytes, as: UTF8.self) == nil {
             var iterator = bytes.makeIterator()
