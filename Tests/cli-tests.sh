@@ -116,5 +116,9 @@ expect "bad number" 2 "$acapella" info --rate fast Songs/simple-harmony.acasong 
 expect "version" 0 "$acapella" version && check "version names libraries" contains "$out" "libgpiod"
 expect "bench small" 0 "$acapella" bench parse --parts 2 --measures 50 --repeat 1 && check "bench prints rate" contains "$out" "notes/s"
 
+# Architecture: the score module stays pure (standard library only).
+check "AcapellaScore imports no Foundation or Glibc" \
+  bash -c '! grep -rEn "^[[:space:]]*(@_exported |public |internal |private )?import (Foundation|FoundationEssentials|Glibc|Musl)" Sources/AcapellaScore'
+
 echo "cli: $passed passed, $failed failed"
 ((failed == 0))
