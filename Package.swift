@@ -31,9 +31,27 @@ let package = Package(
         .systemLibrary(
             name: "CZip", pkgConfig: "libzip",
             providers: [.apt(["libzip-dev"])]),
+        .systemLibrary(
+            name: "CEBUR128", pkgConfig: "libebur128",
+            providers: [.apt(["libebur128-dev"])]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
+
+        // MARK: DSP kernels: voices, clicks, limiter. No I/O; libc math only.
+        .target(name: "AcapellaDSP", swiftSettings: strictSwift),
+
+        // MARK: Schedules and rendering on the one sample timeline.
+        .target(
+            name: "AcapellaEngine",
+            dependencies: ["AcapellaScore", "AcapellaDSP"],
+            swiftSettings: strictSwift),
+
+        // MARK: Files: audio files (libsndfile), loudness (libebur128), mixdown.
+        .target(
+            name: "AcapellaProject",
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "CSndFile", "CEBUR128"],
+            swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.
         .target(
@@ -50,7 +68,7 @@ let package = Package(
         // MARK: The executable.
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaDevices"],
+            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -70,6 +88,10 @@ let package = Package(
             name: "AcapellaMusicXMLTests",
             dependencies: ["AcapellaMusicXML", "AcapellaScore", "CZip"],
             exclude: ["Golden", "Regressions"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "AcapellaEngineTests",
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaProject", "AcapellaScore", "CEBUR128"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

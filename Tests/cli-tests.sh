@@ -103,7 +103,18 @@ else
   echo "cli: ../shared/data/musicxml not found; import checks skipped" >&2
 fi
 
-for command in check import dump format info bench version; do
+expect "mix wav" 0 "$acapella" mix Songs/amazing-grace.acasong -o "$work/ag.wav" &&
+  check "mix reports loudness" contains "$out" "-16.0 LUFS integrated" &&
+  check "mix wrote a file" test -s "$work/ag.wav"
+expect "mix practice flac, slower, transposed" 0 "$acapella" mix Songs/my-bonnie.acasong -o "$work/bonnie.flac" --practice lead --tempo 0.9 --transpose -2 --lufs -18 &&
+  check "mix honours --lufs" contains "$out" "-18.0 LUFS integrated"
+expect "mix unknown format" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.aiffc" && check "format message" contains "$err" "unknown audio format"
+expect "mix unknown part" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --practice Descant && check "part message" contains "$err" "no part named 'Descant'"
+expect "mix bad tempo" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --tempo fast && check "tempo message" contains "$err" "--tempo expects a multiplier"
+expect "mix without output" 2 "$acapella" mix Songs/amazing-grace.acasong && check "output message" contains "$err" "mix needs -o OUT"
+check "no partial file left behind" bash -c "! ls -a '$work' | grep -q partial"
+
+for command in check import mix dump format info bench version; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

@@ -338,7 +338,7 @@ struct AcasongParser {
             headerLocations[.key(score.keys.count)] = location
             score.keys.append(KeyChange(measure: measure ?? 1, key: parsed))
         case "tempo":
-            guard let milliBPM = decimalThousandths(valueText), Tempo(milliBPM: milliBPM).isValid else {
+            guard let milliBPM = Tempo.thousandths(valueText), Tempo(milliBPM: milliBPM).isValid else {
                 error("expected a tempo in quarter notes per minute between 1 and 999.999, found \(quoted(value))", at: valueLocation)
                 return
             }
@@ -368,18 +368,6 @@ struct AcasongParser {
               let b = boundedInt(pieces[1].trimmingBlanks()[...]), b > 0
         else { return nil }
         return (a, b)
-    }
-
-    /// "72.5" → 72500; at most three decimals.
-    func decimalThousandths(_ text: String) -> Int? {
-        let pieces = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard pieces.count <= 2, let whole = boundedInt(pieces[0]), whole < 1_000_000 else { return nil }
-        var thousandths = 0
-        if pieces.count == 2 {
-            guard (1...3).contains(pieces[1].count), let fraction = boundedInt(pieces[1]) else { return nil }
-            thousandths = fraction * [1, 100, 10, 1][pieces[1].count]
-        }
-        return whole * 1000 + thousandths
     }
 
     /// Ends the header: defaults filled in, maps checked so note layout can

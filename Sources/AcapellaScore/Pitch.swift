@@ -217,6 +217,22 @@ public struct Tempo: Hashable, Sendable, CustomStringConvertible {
     /// A whole-number tempo.
     public init(bpm: Int) { self.milliBPM = bpm * 1000 }
 
+    /// Parses a decimal with at most three decimals into thousandths:
+    /// `"72.5"` → 72500, `"0.9"` → 900. Whole part up to 999,999.
+    public static func thousandths(_ text: String) -> Int? {
+        let pieces = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard pieces.count <= 2, !pieces[0].isEmpty, pieces[0].count <= 6, pieces[0].utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+              let whole = Int(pieces[0])
+        else { return nil }
+        var fraction = 0
+        if pieces.count == 2 {
+            let digits = pieces[1]
+            guard (1...3).contains(digits.count), digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(digits) else { return nil }
+            fraction = value * [1, 100, 10, 1][digits.count]
+        }
+        return whole * 1000 + fraction
+    }
+
     /// Whether the tempo is within 1…999.999 BPM.
     public var isValid: Bool { Tempo.allowedMilliBPM.contains(milliBPM) }
 

@@ -1,5 +1,7 @@
 import AcapellaDevices
+import AcapellaEngine
 import AcapellaMusicXML
+import AcapellaProject
 import AcapellaScore
 import Foundation
 
@@ -20,6 +22,20 @@ let commands: [Subcommand] = [
         ],
         details: "The report (stderr) has one line per kind of thing skipped or changed, with a count and\nthe first measure. Repeats are kept as a single pass, as written.",
         run: runImport),
+    Subcommand(
+        name: "mix", summary: "render a song's tones to a loudness-normalized audio file",
+        positionals: "SONG", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus or .mp3 (required)"),
+            OptionSpec(names: ["--lufs"], valueName: "LUFS", help: "integrated loudness target (default -16)"),
+            OptionSpec(names: ["--tones"], valueName: "include|omit", help: "guide tones of parts without takes (default include)"),
+            OptionSpec(names: ["--practice"], valueName: "PART", help: "practice track: PART forward, the others 9 dB quieter"),
+            OptionSpec(names: ["--tempo"], valueName: "X", help: "tempo multiplier, e.g. 0.9 (default 1)"),
+            OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones up or down (default 0)"),
+            OptionSpec(names: ["--bits"], valueName: "16|24", help: "sample size for .wav and .flac (default 16)"),
+        ],
+        details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. Projects with recorded takes arrive with the recording work.",
+        run: runMix),
     Subcommand(
         name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
         positionals: "FILE", positionalCount: 1...1,
@@ -211,4 +227,71 @@ func runVersion(_ arguments: ParsedArguments) throws -> Int32 {
     print("acapella 0.1.0 (acasong format 1, \(ticksPerQuarter) ticks per quarter)")
     print("libasound \(LibraryVersions.alsa), \(LibraryVersions.sndfile), libgpiod \(LibraryVersions.gpiod)")
     return 0
+}
+
+/// "0.9" → 9/10 (up to three decimals).
+func parseMultiplier(_ text: String) -> Rational? {
+    guard let thousandths = Tempo.thousandths(text), thousandths > 0 else { return nil }
+    return Rational(Int128(thousandths), 1000)
+}
+
+func runMix(_ arguments: ParsedArguments) throws -> Int32 {
+    guard let output = arguments.value("--output") else { throw CLIError("mix needs -o OUT (.wav, .flac, .ogg, .opus or .mp3)") }
+    guard AudioFileFormat(path: output) != nil else {
+        throw CLIError("\(output): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
+    }
+    var options = MixdownOptions()
+    if let lufs = arguments.value("--lufs") {
+        guard let value = Double(lufs), value.isFinite, (-40.0...(-5.0)).contains(value) else {
+            throw CLIError("--lufs expects a loudness from -40 to -5, not '\(lufs)'")
+        }
+        options.targetLUFS = value
+    }
+    switch arguments.value("--tones") ?? "include" {
+    case "include": options.includeTones = true
+    case "omit": options.includeTones = false
+    case let other: throw CLIError("--tones expects include or omit, not '\(other)'")
+    }
+    options.practicePart = arguments.value("--practice")
+    if let tempo = arguments.value("--tempo") {
+        guard let scale = parseMultiplier(tempo), scale.numerator * 4 >= scale.denominator, scale.numerator <= 4 * scale.denominator else {
+            throw CLIError("--tempo expects a multiplier from 0.25 to 4, like 0.9, not '\(tempo)'")
+        }
+        options.tempoScale = scale
+    }
+    options.transpose = try arguments.int("--transpose", default: 0, range: -24...24)
+    let bits = try arguments.int("--bits", default: 16, range: 16...24)
+    guard bits == 16 || bits == 24 else { throw CLIError("--bits expects 16 or 24") }
+
+    let score = try loadScore(arguments.positionals[0])
+    let showProgress = isatty(STDERR_FILENO) != 0
+    let stereo: OfflineRender.Stereo
+    do {
+        stereo = try Mixdown.mix(score, options: options) { fraction in
+            if showProgress { drawProgress(fraction, label: "rendering") }
+        }
+    } catch {
+        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        throw CLIError(error.description, exitCode: 1)
+    }
+    if showProgress { drawProgress(1, label: "writing  ") }
+    do {
+        try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: output, bits: bits)
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    let measured = try Loudness.measure(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate)
+    let seconds = Double(stereo.left.count) / Double(options.sampleRate)
+    print(String(format: "wrote %@: %d:%04.1f, %.1f LUFS integrated, true peak %.1f dBTP", output,
+                 Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakDBTP))
+    return 0
+}
+
+/// A one-line progress bar redrawn in place (only on a terminal).
+func drawProgress(_ fraction: Double, label: String) {
+    let width = 30
+    let filled = Int(fraction * Double(width))
+    let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+    FileHandle.standardError.write(Data("\r\(label) \(bar) \(Int(fraction * 100))%".utf8))
 }

@@ -1,0 +1,147 @@
+public import AcapellaScore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A guide tone: one sounding note (tied notes merged), in samples.
+public struct ToneEvent: Hashable, Sendable {
+    /// First sample of the note.
+    public var startSample: Int64
+    /// First sample after it (the release begins here).
+    public var endSample: Int64
+    /// Frequency in Hz after transposition.
+    public var frequency: Double
+    /// MIDI pitch after transposition.
+    public var midi: Int
+}
+
+/// A metronome click.
+public struct ClickEvent: Hashable, Sendable {
+    /// The sample it starts on (negative during the count-in).
+    public var sample: Int64
+    /// A downbeat.
+    public var accent: Bool
+}
+
+/// What to compile a score for.
+public struct ScheduleOptions: Hashable, Sendable {
+    /// Samples per second.
+    public var sampleRate: Int
+    /// Tempo multiplier (9/10 = 10 % slower).
+    public var tempoScale: Rational
+    /// Transposition in semitones.
+    public var transpose: Int
+    /// Measures of count-in clicks before sample 0.
+    public var countInMeasures: Int
+
+    /// Options; defaults are 48 kHz, written tempo and pitch, no count-in.
+    public init(sampleRate: Int = 48_000, tempoScale: Rational = Rational(1), transpose: Int = 0, countInMeasures: Int = 0) {
+        self.sampleRate = sampleRate
+        self.tempoScale = tempoScale
+        self.transpose = transpose
+        self.countInMeasures = countInMeasures
+    }
+}
+
+/// A score compiled onto the sample timeline: every tone and click at its
+/// exact sample, computed through the exact `TimeMap` (one rounding per
+/// event, no accumulated drift). Built off the render thread; the render
+/// loop only reads it.
+public struct Schedule: Sendable {
+    /// Part names, in score order.
+    public let partNames: [String]
+    /// Tones per part, in time order.
+    public private(set) var tones: [[ToneEvent]]
+    /// Clicks (count-in first, at negative samples), in time order.
+    public let clicks: [ClickEvent]
+    /// Sample of each barline, measure by measure from the first.
+    public let barlines: [Int64]
+    /// The end of the music.
+    public let endSample: Int64
+    /// The options compiled for.
+    public let options: ScheduleOptions
+    /// The tick ↔ sample map used.
+    public let timeMap: TimeMap
+
+    /// Compiles a valid score.
+    public init(score: Score, options: ScheduleOptions = ScheduleOptions()) throws(TimeMap.Inexact) {
+        let timeMap = try TimeMap(tempos: score.tempos, sampleRate: options.sampleRate, tempoScale: options.tempoScale)
+        self.timeMap = timeMap
+        self.options = options
+        partNames = score.parts.map(\.name)
+        tones = score.parts.map { part in
+            var events: [ToneEvent] = []
+            var index = 0
+            while index < part.notes.count {
+                let note = part.notes[index]
+                guard let pitch = note.pitch else {
+                    index += 1
+                    continue
+                }
+                // A tie chain sounds as one note: no re-attack.
+                var end = note.endTick
+                var last = index
+                while part.notes[last].tieToNext && last + 1 < part.notes.count && !part.isAttack(at: last + 1) {
+                    last += 1
+                    end = part.notes[last].endTick
+                }
+                let midi = pitch.midi + options.transpose
+                events.append(ToneEvent(startSample: timeMap.sample(atTick: note.startTick), endSample: timeMap.sample(atTick: end),
+                                        frequency: 440 * pow(2, Double(midi - 69) / 12), midi: midi))
+                index = last + 1
+            }
+            return events
+        }
+
+        // Barlines and clicks follow the meter map; the count-in extends the
+        // first meter backwards from the first downbeat (or the pickup's start).
+        let meterMap = score.meterMap
+        let endTick = score.endTick
+        let firstMeasure = score.pickupTicks > 0 ? 0 : 1
+        let lastMeasure = endTick > 0 ? meterMap.measure(containing: endTick - 1) : 1
+        var barlines: [Int64] = []
+        var clicks: [ClickEvent] = []
+        // Count-in: N whole measures of the first meter, ending on the
+        // downbeat of measure 1 less the pickup, so a pickup enters on its
+        // beat. Clicks before tick 0 only.
+        let firstMeter = meterMap.meter(atMeasure: 1)
+        let measureTicks = firstMeter.measureTicks
+        let countInStartTick = (score.pickupTicks > 0 ? score.pickupTicks - measureTicks : 0) - options.countInMeasures * measureTicks
+        var tick = countInStartTick
+        while options.countInMeasures > 0 && tick < 0 {
+            clicks.append(ClickEvent(sample: timeMap.sample(atTick: tick), accent: (tick - countInStartTick) % measureTicks == 0))
+            tick += firstMeter.beatTicks
+        }
+        for measure in firstMeasure...max(firstMeasure, lastMeasure) {
+            let start = meterMap.startTick(ofMeasure: measure)
+            barlines.append(timeMap.sample(atTick: start))
+            let meter = meterMap.meter(atMeasure: measure)
+            let measureEnd = meterMap.startTick(ofMeasure: measure + 1)
+            // In a pickup, beats count back from the barline of measure 1.
+            var tick = measure == 0 ? measureEnd - ((measureEnd - start) / meter.beatTicks) * meter.beatTicks : start
+            while tick < min(measureEnd, endTick) {
+                clicks.append(ClickEvent(sample: timeMap.sample(atTick: tick), accent: tick == start && measure > 0))
+                tick += meter.beatTicks
+            }
+        }
+        self.barlines = barlines
+        self.clicks = clicks
+        endSample = timeMap.sample(atTick: endTick)
+    }
+
+    /// The same schedule without one tone (tests find each onset in the
+    /// audio as the first sample where the two renders differ).
+    func removingTone(part: Int, index: Int) -> Schedule {
+        var copy = self
+        var tones = copy.tones
+        tones[part].remove(at: index)
+        copy.tones = tones
+        return copy
+    }
+
+    /// The sample of the count-in's first click (0 without count-in).
+    public var startSample: Int64 { min(0, clicks.first?.sample ?? 0) }
+}

@@ -1,0 +1,101 @@
+internal import CSndFile
+import Foundation
+
+/// An audio file problem, with the file's name.
+public struct AudioFileError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// `PATH: what went wrong`.
+    public var description: String
+}
+
+/// Output formats, chosen by the file extension.
+public enum AudioFileFormat: String, Sendable, CaseIterable {
+    case wav, flac, ogg, opus, mp3
+
+    /// The format for a path's extension, if supported.
+    public init?(path: String) {
+        self.init(rawValue: (path as NSString).pathExtension.lowercased())
+    }
+
+    func sndfileFormat(bits: Int) -> Int32 {
+        let pcm = bits == 24 ? SF_FORMAT_PCM_24 : SF_FORMAT_PCM_16
+        switch self {
+        case .wav: return Int32(SF_FORMAT_WAV | pcm)
+        case .flac: return Int32(SF_FORMAT_FLAC | pcm)
+        case .ogg: return Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
+        case .opus: return Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
+        case .mp3: return Int32(SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III)
+        }
+    }
+}
+
+/// Audio files through libsndfile.
+public enum AudioFile {
+    /// Writes stereo float audio. The file appears complete or not at all
+    /// (written beside it, then renamed). `bits` applies to WAV and FLAC.
+    /// The corresponding C functions are `sf_open`, `sf_writef_float`,
+    /// `sf_close`.
+    public static func write(left: [Float], right: [Float], sampleRate: Int, to path: String, bits: Int = 16) throws(AudioFileError) {
+        guard let format = AudioFileFormat(path: path) else {
+            throw AudioFileError(description: "\(path): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
+        }
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRate)
+        info.channels = 2
+        info.format = format.sndfileFormat(bits: bits)
+        guard sf_format_check(&info) != 0 else {
+            throw AudioFileError(description: "\(path): libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial"
+        guard let file = sf_open(temporary, Int32(SFM_WRITE), &info) else {
+            throw AudioFileError(description: "\(path): cannot write: \(String(cString: sf_strerror(nil)))")
+        }
+        var clipping = Int32(SF_TRUE)
+        _ = sf_command(file, Int32(SFC_SET_CLIPPING), &clipping, Int32(MemoryLayout<Int32>.size))
+        var interleaved = [Float](repeating: 0, count: left.count * 2)
+        for index in 0..<left.count {
+            interleaved[2 * index] = left[index]
+            interleaved[2 * index + 1] = right[index]
+        }
+        let written = interleaved.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(left.count)) }
+        let error = written == sf_count_t(left.count) ? nil : String(cString: sf_strerror(file))
+        sf_close(file)
+        if let error {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw AudioFileError(description: "\(path): write failed: \(error)")
+        }
+        if rename(temporary, path) != 0 {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw AudioFileError(description: "\(path): cannot move the finished file into place: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Decoded audio: interleaved floats.
+    public struct Decoded: Sendable {
+        /// Interleaved samples.
+        public var samples: [Float]
+        /// Channels per frame.
+        public var channels: Int
+        /// Samples per second.
+        public var sampleRate: Int
+    }
+
+    /// Reads any file libsndfile decodes. The corresponding C functions are
+    /// `sf_open` and `sf_readf_float`.
+    public static func read(_ path: String) throws(AudioFileError) -> Decoded {
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+            throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
+        }
+        defer { sf_close(file) }
+        let channels = Int(info.channels)
+        var samples: [Float] = []
+        var chunk = [Float](repeating: 0, count: 65_536 * channels)
+        while true {
+            let frames = chunk.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, 65_536) }
+            if frames <= 0 { break }
+            samples += chunk[0..<(Int(frames) * channels)]
+        }
+        return Decoded(samples: samples, channels: channels, sampleRate: Int(info.samplerate))
+    }
+}

@@ -1,0 +1,106 @@
+public import AcapellaEngine
+public import AcapellaScore
+import AcapellaDSP
+import Foundation
+
+/// How to mix a song down.
+public struct MixdownOptions: Sendable {
+    /// Integrated loudness target, LUFS (EBU R128).
+    public var targetLUFS = -16.0
+    /// True-peak ceiling, dBTP.
+    public var truePeakCeiling = -1.0
+    /// Include the guide tones of parts (a song alone has nothing else).
+    public var includeTones = true
+    /// The part brought forward in a practice track.
+    public var practicePart: String?
+    /// How much quieter the other parts are in a practice track, dB.
+    public var practiceOthersDB: Float = -9
+    /// Tempo multiplier.
+    public var tempoScale = Rational(1)
+    /// Transposition, semitones.
+    public var transpose = 0
+    /// Samples per second.
+    public var sampleRate = 48_000
+
+    /// Defaults: −16 LUFS, −1 dBTP, tones, written tempo and pitch, 48 kHz.
+    public init() {}
+}
+
+/// A mixdown problem, said in one line.
+public struct MixdownError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+}
+
+/// Offline mixdown: the live renderer run as fast as possible, then a
+/// soft-knee limiter and loudness normalization to the target with the
+/// true-peak ceiling.
+public enum Mixdown {
+    /// Part mixes: spread across the stereo field; in a practice track the
+    /// chosen part centred and the others quieter.
+    public static func partMixes(for score: Score, options: MixdownOptions) throws(MixdownError) -> [PartMix] {
+        let count = score.parts.count
+        var mixes = score.parts.indices.map { index in
+            PartMix(gain: 0.3, pan: count == 1 ? 0 : -0.6 + 1.2 * Float(index) / Float(count - 1))
+        }
+        if let practice = options.practicePart {
+            guard let chosen = score.parts.firstIndex(where: { $0.name.lowercased() == practice.lowercased() }) else {
+                throw MixdownError(description: "no part named '\(practice)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
+            }
+            let quieter = powf(10, options.practiceOthersDB / 20)
+            for index in mixes.indices where index != chosen { mixes[index].gain *= quieter }
+            mixes[chosen].pan = 0
+        }
+        if !options.includeTones { for index in mixes.indices { mixes[index].muted = true } }
+        return mixes
+    }
+
+    /// Renders and normalizes. `progress` receives 0…1 while rendering.
+    public static func mix(_ score: Score, options: MixdownOptions, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> OfflineRender.Stereo {
+        let schedule: Schedule
+        do {
+            schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
+        } catch {
+            throw MixdownError(description: error.description)
+        }
+        let mixes = try partMixes(for: score, options: options)
+        if mixes.allSatisfy(\.muted) {
+            throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted")
+        }
+        var stereo = OfflineRender.render(schedule, mixes: mixes, progress: progress)
+        try normalize(&stereo, sampleRate: options.sampleRate, targetLUFS: options.targetLUFS, ceilingDBTP: options.truePeakCeiling)
+        return stereo
+    }
+
+    /// Gain to the loudness target, then the limiter to the true-peak
+    /// ceiling; repeated until both hold (the limiter lowers loudness a
+    /// little, the gain then makes it up).
+    public static func normalize(_ stereo: inout OfflineRender.Stereo, sampleRate: Int, targetLUFS: Double, ceilingDBTP: Double) throws(MixdownError) {
+        func measure(_ left: [Float], _ right: [Float]) throws(MixdownError) -> LoudnessMeasurement {
+            do { return try Loudness.measure(left: left, right: right, sampleRate: sampleRate) } catch {
+                throw MixdownError(description: error.description)
+            }
+        }
+        let raw = try measure(stereo.left, stereo.right)
+        guard raw.integratedLUFS.isFinite else { throw MixdownError(description: "the mix is silent") }
+        var gainDB = targetLUFS - raw.integratedLUFS
+        var ceilingDB = ceilingDBTP - 0.5  // sample-peak ceiling, below the true-peak one
+        for _ in 0..<6 {
+            let gain = Float(pow(10, gainDB / 20))
+            var left = stereo.left.map { $0 * gain }
+            var right = stereo.right.map { $0 * gain }
+            Limiter.process(left: &left, right: &right, ceiling: Float(pow(10, ceilingDB / 20)), sampleRate: sampleRate)
+            let result = try measure(left, right)
+            let loudnessOK = abs(result.integratedLUFS - targetLUFS) <= 0.05
+            let peakOK = result.truePeakDBTP <= ceilingDBTP
+            if loudnessOK && peakOK {
+                stereo.left = left
+                stereo.right = right
+                return
+            }
+            gainDB += targetLUFS - result.integratedLUFS
+            if !peakOK { ceilingDB -= result.truePeakDBTP - ceilingDBTP + 0.05 }
+        }
+        throw MixdownError(description: "could not reach \(targetLUFS) LUFS under \(ceilingDBTP) dBTP; the material is too dense for that target")
+    }
+}

@@ -1,0 +1,234 @@
+@testable import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import Foundation
+import Testing
+
+let songsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Songs")
+
+func song(_ name: String) throws -> Score {
+    try Acasong.parse(String(contentsOf: songsDirectory.appendingPathComponent(name), encoding: .utf8))
+}
+
+/// Independent reference: the exact sample of a tick, summed tempo segment
+/// by tempo segment as fractions, rounded half up once.
+func referenceSample(tick: Int, tempos: [TempoChange], rate: Int) -> Int64 {
+    var numerator: Int128 = 0  // in units of 1/(960·milliBPM…) — keep a common denominator
+    var denominator: Int128 = 1
+    func add(_ n: Int128, _ d: Int128) {
+        numerator = numerator * d + n * denominator
+        denominator *= d
+        var a = numerator.magnitude, b = denominator.magnitude
+        while b != 0 { (a, b) = (b, a % b) }
+        numerator /= Int128(a)
+        denominator /= Int128(a)
+    }
+    if tick < 0 {  // before the first tempo change: the first tempo, backwards
+        add(Int128(tick) * 60 * Int128(rate) * 1000, 960 * Int128(tempos[0].tempo.milliBPM))
+    }
+    for (index, change) in tempos.enumerated() where change.tick < tick {
+        let end = min(tick, index + 1 < tempos.count ? tempos[index + 1].tick : Int.max)
+        add(Int128(end - change.tick) * 60 * Int128(rate) * 1000, 960 * Int128(change.tempo.milliBPM))
+    }
+    let n = 2 * numerator + denominator, d = 2 * denominator
+    return Int64(n >= 0 ? n / d : -((-n + d - 1) / d))
+}
+
+func firstDifference(_ a: [Float], _ b: [Float]) -> Int? {
+    a.indices.first { $0 < b.count && a[$0] != b[$0] }
+}
+
+/// Renders a window of a schedule, solo on one part.
+func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: Int) -> [Float] {
+    var mixes = schedule.tones.indices.map { _ in PartMix(gain: 1, pan: -1, muted: true) }
+    mixes[part].muted = false
+    var renderer = SongRenderer(schedule: schedule, mixes: mixes, start: start, maximumFrames: frames)
+    var left = [Float](repeating: 0, count: frames)
+    var right = [Float](repeating: 0, count: frames)
+    left.withUnsafeMutableBufferPointer { l in right.withUnsafeMutableBufferPointer { r in
+        renderer.render(left: l.baseAddress!, right: r.baseAddress!, frames: frames)
+    } }
+    return left
+}
+
+@Suite struct OnsetTests {
+    /// Every note onset in the rendered audio lands on the sample exact
+    /// arithmetic gives: for each attack, the first sample where the audio
+    /// with and without that note differ is exactly its scheduled sample.
+    @Test(arguments: ["simple-harmony.acasong", "amazing-grace.acasong", "row-row-row-your-boat.acasong", "bach-bwv26.6-ach-wie-fluechtig.acasong"])
+    func onsetsLandOnExactSamples(name: String) throws {
+        let score = try song(name)
+        let schedule = try Schedule(score: score)
+        var checked = 0
+        for (partIndex, part) in score.parts.enumerated() {
+            let attacks = part.notes.indices.filter { part.isAttack(at: $0) }
+            #expect(attacks.count == schedule.tones[partIndex].count, "one tone per attack (ties merged)")
+            for (toneIndex, noteIndex) in attacks.enumerated() {
+                let expected = referenceSample(tick: part.notes[noteIndex].startTick, tempos: score.tempos, rate: 48_000)
+                let start = max(0, expected - 1000)
+                let with = renderWindow(schedule, part: partIndex, from: start, frames: 2000)
+                let without = renderWindow(schedule.removingTone(part: partIndex, index: toneIndex), part: partIndex, from: start, frames: 2000)
+                let first = firstDifference(with, without)
+                #expect(first.map { start + Int64($0) } == expected, "\(name) part \(part.name) note \(noteIndex)")
+                checked += 1
+            }
+        }
+        #expect(checked > 10)
+    }
+
+    @Test func tempoChangesLandOnExactSamples() throws {
+        // Random scores with mid-measure tempo changes, fractional tempos.
+        for seed in 1...4 {
+            var rng = SplitMix64(seed: UInt64(seed))
+            let score = ScoreGenerator.random(using: &rng, options: .init(parts: 1, measures: 12))
+            let schedule = try Schedule(score: score)
+            let part = score.parts[0]
+            let attacks = part.notes.indices.filter { part.isAttack(at: $0) }
+            for (toneIndex, noteIndex) in attacks.enumerated() where toneIndex % 3 == 0 {
+                let expected = referenceSample(tick: part.notes[noteIndex].startTick, tempos: score.tempos, rate: 48_000)
+                let start = max(0, expected - 500)
+                let with = renderWindow(schedule, part: 0, from: start, frames: 1000)
+                let without = renderWindow(schedule.removingTone(part: 0, index: toneIndex), part: 0, from: start, frames: 1000)
+                #expect(firstDifference(with, without).map { start + Int64($0) } == expected, "seed \(seed) note \(noteIndex)")
+            }
+        }
+    }
+
+    @Test func tiesDoNotReAttack() throws {
+        let tied = try Acasong.parse("acasong 1\npart A\nC4 2~ C4 2 | D4 1\n")
+        let long = try Acasong.parse("acasong 1\npart A\nC4 1 | D4 1\n")
+        let a = try Schedule(score: tied), b = try Schedule(score: long)
+        #expect(a.tones == b.tones)
+        #expect(OfflineRender.render(a, mixes: [PartMix()]).left == OfflineRender.render(b, mixes: [PartMix()]).left)
+    }
+}
+
+@Suite struct RenderTests {
+    /// The same bits whatever the period size.
+    @Test func outputIsBitIdenticalForAnyPeriodSize() throws {
+        let score = try song("amazing-grace.acasong")
+        let schedule = try Schedule(score: score, options: ScheduleOptions(countInMeasures: 1))
+        let mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.5 + Float($0) / 3) }
+        let reference = OfflineRender.render(schedule, mixes: mixes, clickGain: 0.5, periodFrames: 64)
+        #expect(reference.left.contains { $0 != 0 })
+        for period in [128, 1000, 4096, 317] {
+            let other = OfflineRender.render(schedule, mixes: mixes, clickGain: 0.5, periodFrames: period)
+            #expect(other.left == reference.left && other.right == reference.right, "period \(period)")
+        }
+    }
+
+    /// Count-in and metronome clicks, found in the audio as the first
+    /// non-zero sample after silence, on their exact samples.
+    @Test(arguments: [0, 1, 2])
+    func countInAndClicksLandOnExactSamples(countIn: Int) throws {
+        for name in ["simple-harmony.acasong", "amazing-grace.acasong", "row-row-row-your-boat.acasong"] {
+            let score = try song(name)
+            let schedule = try Schedule(score: score, options: ScheduleOptions(countInMeasures: countIn))
+            let audio = OfflineRender.render(schedule, mixes: score.parts.map { _ in PartMix(muted: true) }, clickGain: 1)
+            var found: [Int64] = []
+            var silent = 0
+            for (index, value) in audio.left.enumerated() {
+                if value != 0 {
+                    if silent > 100 || found.isEmpty && index == silent { found.append(audio.firstSample + Int64(index)) }
+                    silent = 0
+                } else {
+                    silent += 1
+                }
+            }
+            // Expected, independently: beats of the count-in, then of every measure.
+            let meter = score.meters[0].meter
+            var ticks: [Int] = []
+            let pickup = score.pickupTicks
+            var tick = (pickup > 0 ? pickup - meter.measureTicks : 0) - countIn * meter.measureTicks
+            while tick < 0 && countIn > 0 {
+                ticks.append(tick)
+                tick += meter.beatTicks
+            }
+            tick = pickup > 0 ? pickup - (pickup / meter.beatTicks) * meter.beatTicks : 0
+            while tick < score.endTick {
+                ticks.append(tick)
+                tick += meter.beatTicks  // these songs keep one meter
+            }
+            let expected = ticks.map { referenceSample(tick: $0, tempos: score.tempos, rate: 48_000) }
+            #expect(found == expected, "\(name), count-in \(countIn)")
+            // The count-in starts on a downbeat; without one, a pickup's first beat is not a downbeat.
+            #expect(schedule.clicks.first?.accent == (countIn > 0 || score.pickupTicks == 0), "\(name)")
+        }
+    }
+}
+
+@Suite struct LoudnessTests {
+    /// EBU Tech 3341 (2016) minimum requirements, cases 1–6: 1 kHz sines
+    /// generated here; each must measure −23.0 ± 0.1 LUFS (case 2: −33).
+    static func sine(dBFS: Double, seconds: Double, channels: [Bool] = [true, true], rate: Int = 48_000) -> [[Float]] {
+        let count = Int(seconds * Double(rate))
+        let amplitude = pow(10, dBFS / 20)
+        let wave = (0..<count).map { Float(amplitude * sin(2 * Double.pi * 1000 * Double($0) / Double(rate))) }
+        return channels.map { $0 ? wave : [Float](repeating: 0, count: count) }
+    }
+
+    static func measure(_ segments: [[[Float]]], surround: Bool = false) throws -> Double {
+        let channels = segments[0].count
+        var interleaved: [Float] = []
+        for segment in segments {
+            for frame in 0..<segment[0].count {
+                for channel in 0..<channels { interleaved.append(segment[channel][frame]) }
+            }
+        }
+        return try Loudness.measure(interleaved: interleaved, channels: channels, sampleRate: 48_000, surround5: surround).integratedLUFS
+    }
+
+    @Test func tech3341Case1() throws { #expect(abs(try Self.measure([Self.sine(dBFS: -23, seconds: 20)]) + 23) <= 0.1) }
+    @Test func tech3341Case2() throws { #expect(abs(try Self.measure([Self.sine(dBFS: -33, seconds: 20)]) + 33) <= 0.1) }
+    @Test func tech3341Case3() throws {
+        let value = try Self.measure([Self.sine(dBFS: -36, seconds: 10), Self.sine(dBFS: -23, seconds: 60), Self.sine(dBFS: -36, seconds: 10)])
+        #expect(abs(value + 23) <= 0.1)
+    }
+    @Test func tech3341Case4() throws {
+        let value = try Self.measure([Self.sine(dBFS: -72, seconds: 10), Self.sine(dBFS: -36, seconds: 10), Self.sine(dBFS: -23, seconds: 60),
+                                      Self.sine(dBFS: -36, seconds: 10), Self.sine(dBFS: -72, seconds: 10)])
+        #expect(abs(value + 23) <= 0.1)
+    }
+    @Test func tech3341Case5() throws {
+        let value = try Self.measure([Self.sine(dBFS: -26, seconds: 20), Self.sine(dBFS: -20, seconds: 20.1), Self.sine(dBFS: -26, seconds: 20)])
+        #expect(abs(value + 23) <= 0.1)
+    }
+    @Test func tech3341Case6() throws {
+        // 5.0: L and R at −28 dBFS, C at −24 dBFS, Ls and Rs at −30 dBFS
+        // (surrounds weighted +1.5 dB by BS.1770).
+        let side = Self.sine(dBFS: -28, seconds: 20, channels: [true])[0]
+        let centre = Self.sine(dBFS: -24, seconds: 20, channels: [true])[0]
+        let surround = Self.sine(dBFS: -30, seconds: 20, channels: [true])[0]
+        let value = try Self.measure([[side, side, centre, surround, surround]], surround: true)
+        #expect(abs(value + 23) <= 0.1, "measured \(value)")
+    }
+
+    /// A real mixdown file, read back through libsndfile: −16 ± 0.1 LUFS,
+    /// true peak at most −1 dBTP.
+    @Test(arguments: [("ode-to-joy.acasong", "wav", nil as String?), ("my-bonnie.acasong", "flac", "Lead"), ("silent-night.acasong", "wav", "Soprano")])
+    func mixdownLandsOnTarget(name: String, format: String, practice: String?) throws {
+        var options = MixdownOptions()
+        options.practicePart = practice
+        let stereo = try Mixdown.mix(try song(name), options: options)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-mix-\(UUID().uuidString).\(format)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: 48_000, to: path, bits: 24)
+        let decoded = try AudioFile.read(path)
+        #expect(decoded.channels == 2 && decoded.sampleRate == 48_000)
+        let measured = try Loudness.measure(interleaved: decoded.samples, channels: 2, sampleRate: 48_000)
+        #expect(abs(measured.integratedLUFS + 16) <= 0.1, "\(name): \(measured.integratedLUFS) LUFS")
+        #expect(measured.truePeakDBTP <= -1.0, "\(name): \(measured.truePeakDBTP) dBTP")
+    }
+
+    @Test func practiceTrackBringsThePartForward() throws {
+        let score = try song("amazing-grace.acasong")
+        var options = MixdownOptions()
+        options.practicePart = "alto"
+        let mixes = try Mixdown.partMixes(for: score, options: options)
+        #expect(mixes[1].pan == 0 && mixes[1].gain == 0.3)
+        #expect(abs(mixes[0].gain - 0.3 * powf(10, -9 / 20)) < 1e-6)
+        options.practicePart = "Descant"
+        #expect(throws: MixdownError.self) { try Mixdown.partMixes(for: score, options: options) }
+    }
+}
