@@ -263,25 +263,33 @@ extension AcasongParser {
         return (index == start || index - start > 9 ? nil : value, index)
     }
 
-    /// `C4`, `F#3`, `Bb4`, `C##5`, `Cx5`, `Ebb2`.
+    /// `C4`, `F#3`, `Bb4`, `C##5`, `Cx5`, `Ebb2`, and octave −1 (`A-1`,
+    /// MIDI 9) so every MIDI pitch can be written.
     func parsePitch(_ range: Range<Int>) -> Pitch? {
-        guard range.count >= 2, range.count <= 4, let step = Step(letter: bytes[range.lowerBound]) else { return nil }
-        var index = range.lowerBound + 1
+        guard range.count >= 2, range.count <= 5, let step = Step(letter: bytes[range.lowerBound]) else { return nil }
+        var octaveStart = range.upperBound - 1
+        var octave: Int
+        if range.count >= 3 && bytes[range.upperBound - 2] == UInt8(ascii: "-") && bytes[range.upperBound - 1] == UInt8(ascii: "1") {
+            octaveStart = range.upperBound - 2
+            octave = -1
+        } else {
+            guard isDigitByte(bytes[octaveStart]) else { return nil }
+            octave = Int(bytes[octaveStart] - UInt8(ascii: "0"))
+        }
         var alter = 0
-        while index < range.upperBound - 1 {
-            switch bytes[index] {
+        let accidentals = bytes[(range.lowerBound + 1)..<octaveStart]
+        for byte in accidentals {
+            switch byte {
             case UInt8(ascii: "#"): alter += 1
             case UInt8(ascii: "b"): alter -= 1
             case UInt8(ascii: "x"): alter += 2
             default: return nil
             }
-            index += 1
         }
-        guard (-2...2).contains(alter), isDigitByte(bytes[index]) else { return nil }
         // Mixed accidentals ("#b") would net out to something unwritten.
-        let accidentals = bytes[(range.lowerBound + 1)..<index]
         if accidentals.contains(UInt8(ascii: "#")) && accidentals.contains(UInt8(ascii: "b")) { return nil }
-        return Pitch(step: step, alter: alter, octave: Int(bytes[index] - UInt8(ascii: "0")))
+        guard (-2...2).contains(alter) else { return nil }
+        return Pitch(step: step, alter: alter, octave: octave)
     }
 
     /// `4`, `8.`, `2..~`, `16~`.

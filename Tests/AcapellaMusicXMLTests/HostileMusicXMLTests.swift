@@ -91,7 +91,10 @@ import Testing
         #expect(!names.isEmpty)
         for name in names {
             let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
-            if let score = try? MusicXML.importScore(bytes: bytes).score { #expect(score.isValid, "\(name)") }
+            if let score = try? MusicXML.importScore(bytes: bytes).score {
+                #expect(score.isValid, "\(name)")
+                #expect(try Acasong.parse(Acasong.serialize(score)) == score, "\(name) does not round-trip through .acasong")
+            }
         }
         // The first of them: libxml2 crashed converting from a declared UTF-7.
         let utf7 = [UInt8](try Data(contentsOf: folder.appendingPathComponent("utf7-declaration-libxml2-segv.xml")))

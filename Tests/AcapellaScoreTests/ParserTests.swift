@@ -152,6 +152,15 @@ import Testing
         }
     }
 
+    @Test func everyMIDIPitchCanBeWrittenAndReadBack() throws {
+        // Octave −1 (MIDI 0–11) as well as the top of the range.
+        let score = try Acasong.parse("acasong 1\npart A\nC-1 4 Bb-1 4 G9 4 C#-1 4\n")
+        #expect(score.parts[0].notes.map { $0.pitch!.midi } == [0, 10, 127, 1])
+        #expect(try Acasong.parse(Acasong.serialize(score)) == score)
+        #expect(throws: ScoreErrors.self) { try Acasong.parse("acasong 1\npart A\nCb-1 1\n") }  // MIDI −1
+        #expect(throws: ScoreErrors.self) { try Acasong.parse("acasong 1\npart A\nC-2 1\n") }
+    }
+
     @Test func crlfLineEndingsAndTabsAreAccepted() throws {
         let score = try Acasong.parse("acasong 1\r\ntitle: Windows\r\npart A\r\nC4\t4 D4 4  E4 2 |\r\nF4 1\r\n")
         #expect(score.title == "Windows")
