@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "acapella", targets: ["acapella"]),
         .executable(name: "acapella-fuzz-parser", targets: ["AcapellaFuzzParser"]),
         .executable(name: "acapella-fuzz-importer", targets: ["AcapellaFuzzImporter"]),
+        .executable(name: "acapella-alloc-check", targets: ["acapella-alloc-check"]),
     ],
     targets: [
         // MARK: C libraries from Debian, found through pkg-config.
@@ -83,6 +84,14 @@ let package = Package(
             name: "AcapellaFuzzImporter",
             dependencies: ["AcapellaMusicXML"],
             swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        // Interposes malloc to count the render thread's allocations; only
+        // ever linked into acapella-alloc-check.
+        .target(name: "CAllocCounter"),
+        .executableTarget(
+            name: "acapella-alloc-check",
+            dependencies: ["AcapellaEngine", "AcapellaScore", "CAllocCounter"],
+            swiftSettings: strictSwift),
 
         .testTarget(
             name: "AcapellaMusicXMLTests",

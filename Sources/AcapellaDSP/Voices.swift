@@ -13,8 +13,13 @@ import Musl
 /// periods of any size gives the same bits. `render` never allocates.
 public struct ToneVoice: Sendable {
     struct Slot: Sendable {
-        var phase = 0.0
-        var increment = 0.0
+        // A rotating phasor (cos, sin of the phase) advanced by one complex
+        // multiply per sample: no libm call in the loop.
+        var cosine = 1.0
+        var sine = 0.0
+        var rotationCosine = 1.0
+        var rotationSine = 0.0
+        var samplesSinceRenormalization = 0
         var weight2 = 0.0
         var weight3 = 0.0
         var level = 0.0
@@ -50,7 +55,9 @@ public struct ToneVoice: Sendable {
             releasing = sounding
         }
         var slot = Slot()
-        slot.increment = frequency / sampleRate
+        let step = 2 * Double.pi * frequency / sampleRate
+        slot.rotationCosine = cos(step)
+        slot.rotationSine = sin(step)
         let nyquistGuard = 0.45 * sampleRate
         slot.weight2 = 2 * frequency < nyquistGuard ? Self.harmonicWeights.second : 0
         slot.weight3 = 3 * frequency < nyquistGuard ? Self.harmonicWeights.third : 0
@@ -91,11 +98,24 @@ public struct ToneVoice: Sendable {
     }
 
     /// One sample of a slot: the phase advances first, so a note's first
-    /// sample is already non-zero (its onset is visible in the audio).
+    /// sample is already non-zero (its onset is visible in the audio). The
+    /// 2nd and 3rd harmonics come from the double- and triple-angle
+    /// identities; the phasor is renormalized every 4096 samples of the
+    /// note, counted from its start, so rounding never builds up and the
+    /// result does not depend on period boundaries.
     @inline(__always)
     static func next(_ slot: inout Slot) -> Double {
-        slot.phase += slot.increment
-        if slot.phase >= 1 { slot.phase -= 1 }
+        let cosine = slot.cosine * slot.rotationCosine - slot.sine * slot.rotationSine
+        let sine = slot.sine * slot.rotationCosine + slot.cosine * slot.rotationSine
+        slot.cosine = cosine
+        slot.sine = sine
+        slot.samplesSinceRenormalization += 1
+        if slot.samplesSinceRenormalization == 4096 {
+            slot.samplesSinceRenormalization = 0
+            let scale = 1 / (cosine * cosine + sine * sine).squareRoot()
+            slot.cosine *= scale
+            slot.sine *= scale
+        }
         if slot.step > 0 {
             slot.level = min(slot.target, slot.level + slot.step)
             if slot.level >= slot.target { slot.step = 0 }
@@ -106,8 +126,7 @@ public struct ToneVoice: Sendable {
                 return 0
             }
         }
-        let angle = 2 * Double.pi * slot.phase
-        let wave = sin(angle) + slot.weight2 * sin(2 * angle) + slot.weight3 * sin(3 * angle)
+        let wave = sine + slot.weight2 * (2 * sine * cosine) + slot.weight3 * sine * (3 - 4 * sine * sine)
         return wave * slot.level / (1 + slot.weight2 + slot.weight3)
     }
 }

@@ -1,3 +1,4 @@
+import AcapellaEngine
 import AcapellaMusicXML
 import AcapellaScore
 import Foundation
@@ -7,6 +8,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     switch arguments.positionals[0] {
     case "parse": return try benchParse(arguments)
     case "import": return try benchImport(arguments)
+    case "render": return try benchRender(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
     }
 }
@@ -111,5 +113,43 @@ func benchImport(_ arguments: ParsedArguments) throws -> Int32 {
     }
     print(String(format: "  music21   %8.1f ms   (best of %d, converter.parse with forceSource)", peer * 1000, max(1, min(repeats, 3))))
     print(String(format: "  ratio     %8.1f× faster than music21", peer / best))
+    return 0
+}
+
+/// Worst-case time to render one period (8 parts, clicks), as a share of the
+/// period's duration: the render loop's real-time budget.
+func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
+    let parts = try arguments.int("--parts", default: 8, range: 1...64)
+    let periods = try arguments.int("--periods", default: 100_000, range: 1_000...10_000_000)
+    let frames = try arguments.int("--frames", default: 128, range: 16...8192)
+    let rate = 48_000
+    var rng = SplitMix64(seed: 128)
+    // Long enough that every period has music: periods × frames samples.
+    let measures = max(8, periods * frames / rate / 2 + 8)
+    let score = ScoreGenerator.random(using: &rng, options: .init(parts: parts, measures: measures))
+    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+    let mixes = score.parts.indices.map { PartMix(gain: 0.2, pan: -0.7 + Float($0) * 0.2) }
+    var renderer = SongRenderer(schedule: schedule, mixes: mixes, clickGain: 0.5, start: 0, maximumFrames: frames)
+    let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+    let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+    defer { left.deallocate(); right.deallocate() }
+    var times = [Double](repeating: 0, count: periods)
+    let clock = ContinuousClock()
+    for index in 0..<periods {
+        let start = clock.now
+        renderer.render(left: left, right: right, frames: frames)
+        times[index] = seconds(clock.now - start)
+    }
+    times.sort()
+    let budget = Double(frames) / Double(rate)
+    func share(_ quantile: Double) -> String {
+        let time = times[min(times.count - 1, Int(Double(times.count) * quantile))]
+        return String(format: "%7.2f µs = %5.2f %%", time * 1e6, time / budget * 100)
+    }
+    print("bench render: \(parts) parts + clicks, \(periods) periods of \(frames) frames at \(rate) Hz (budget \(String(format: "%.0f", budget * 1e6)) µs)")
+    print("  median  \(share(0.5))")
+    print("  p99     \(share(0.99))")
+    print("  p99.9   \(share(0.999))")
+    print("  max     \(share(1.0))")
     return 0
 }

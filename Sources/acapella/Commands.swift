@@ -60,8 +60,10 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--measures"], valueName: "N", help: "measures in the generated score (default 10000)"),
             OptionSpec(names: ["--repeat"], valueName: "N", help: "timed repetitions; the best is reported (default 5)"),
             OptionSpec(names: ["--dir"], valueName: "DIR", help: "MusicXML folder for 'import' (default ../shared/data/musicxml)"),
+            OptionSpec(names: ["--periods"], valueName: "N", help: "periods for 'render' (default 100000)"),
+            OptionSpec(names: ["--frames"], valueName: "N", help: "period size for 'render' (default 128)"),
         ],
-        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed",
+        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed\n  render  worst-case time of one period (8 parts + clicks) as a share of the period's duration",
         run: runBench),
     Subcommand(
         name: "version", summary: "print the versions of acapella and its libraries",
