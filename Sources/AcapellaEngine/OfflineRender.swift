@@ -14,10 +14,10 @@ public enum OfflineRender {
     /// Renders from the schedule's start (count-in included) to the end of
     /// the last release tail, in periods of `periodFrames`.
     public static func render(
-        _ schedule: Schedule, mixes: [PartMix], clickGain: Float = 0, periodFrames: Int = 1024,
+        _ schedule: Schedule, mixes: [PartMix], takes: [TakePlayback?]? = nil, clickGain: Float = 0, periodFrames: Int = 1024,
         progress: ((Double) -> Void)? = nil
     ) -> Stereo {
-        var renderer = SongRenderer(schedule: schedule, mixes: mixes, clickGain: clickGain, maximumFrames: periodFrames)
+        var renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: clickGain, maximumFrames: periodFrames)
         let first = renderer.position
         let tail = Int64(schedule.options.sampleRate / 10)  // releases and clicks die within 100 ms
         let total = Int(schedule.endSample + tail - first)

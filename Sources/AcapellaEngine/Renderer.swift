@@ -23,6 +23,26 @@ public struct PartMix: Hashable, Sendable {
     }
 }
 
+/// A recorded take ready to play: mono samples at the engine's rate, and
+/// where the song starts in them. Frame `f` of the take holds song sample
+/// `f − alignmentOffsetSamples`, so playback reads
+/// `samples[songSample + alignmentOffsetSamples + nudgeSamples]`.
+public struct TakePlayback: Sendable {
+    /// Mono samples, decoded and resampled off the render thread.
+    public var samples: [Float]
+    /// The take frame that holds song sample 0 (count-in included before it).
+    public var alignmentOffsetSamples: Int64
+    /// A manual correction, in samples.
+    public var nudgeSamples: Int64
+
+    /// A take.
+    public init(samples: [Float], alignmentOffsetSamples: Int64, nudgeSamples: Int64 = 0) {
+        self.samples = samples
+        self.alignmentOffsetSamples = alignmentOffsetSamples
+        self.nudgeSamples = nudgeSamples
+    }
+}
+
 /// Renders a schedule into stereo periods on the song's sample timeline:
 /// every event is applied at its exact sample inside the period, so the
 /// output is bit-identical whatever the period size.
@@ -35,10 +55,11 @@ public struct SongRenderer: ~Copyable {
     /// Metronome gain (0 = off).
     public var clickGain: Float
     var voices: [ToneVoice]
+    let takes: [TakePlayback?]
     var clickVoice: ClickVoice
     var nextTone: [Int]
     var toneSounding: [Bool]
-    var nextClick = 0
+    var nextClick: Int
     let scratch: UnsafeMutableBufferPointer<Float>
     /// The song sample the next rendered frame belongs to.
     public private(set) var position: Int64
@@ -47,20 +68,29 @@ public struct SongRenderer: ~Copyable {
     public let maximumFrames: Int
 
     /// A renderer positioned at `start` (the count-in's first click, or 0).
-    public init(schedule: Schedule, mixes: [PartMix], clickGain: Float = 0, start: Int64? = nil, maximumFrames: Int = 8192) {
-        precondition(mixes.count == schedule.tones.count, "one mix per part")
+    /// A part with a take plays the take instead of its tones.
+    public init(schedule: Schedule, mixes: [PartMix], takes: [TakePlayback?]? = nil, clickGain: Float = 0, start: Int64? = nil, maximumFrames: Int = 8192) {
+        // Everything is computed into locals first and assigned once: no
+        // stored property is read before all are initialized.
+        let partCount = schedule.tones.count
+        let takeSlots: [TakePlayback?] = takes ?? Array(repeating: nil, count: partCount)
+        precondition(mixes.count == partCount && takeSlots.count == partCount, "one mix and one take slot per part")
+        let startPosition = start ?? schedule.startSample
+        let rate = schedule.options.sampleRate
+        let firstTones = schedule.tones.map { tones in tones.firstIndex { $0.endSample > startPosition } ?? tones.count }
+        let firstClick = schedule.clicks.firstIndex { $0.sample >= startPosition } ?? schedule.clicks.count
         self.schedule = schedule
         self.mixes = mixes
+        self.takes = takeSlots
         self.clickGain = clickGain
         self.maximumFrames = maximumFrames
-        voices = schedule.tones.map { _ in ToneVoice(sampleRate: schedule.options.sampleRate) }
-        clickVoice = ClickVoice(sampleRate: schedule.options.sampleRate)
-        let position = start ?? schedule.startSample
-        self.position = position
-        nextTone = schedule.tones.map { tones in tones.firstIndex { $0.endSample > position } ?? tones.count }
-        toneSounding = Array(repeating: false, count: schedule.tones.count)
-        nextClick = schedule.clicks.firstIndex { $0.sample >= position } ?? schedule.clicks.count
-        scratch = .allocate(capacity: maximumFrames)
+        self.voices = Array(repeating: ToneVoice(sampleRate: rate), count: partCount)
+        self.clickVoice = ClickVoice(sampleRate: rate)
+        self.position = startPosition
+        self.nextTone = firstTones
+        self.toneSounding = Array(repeating: false, count: partCount)
+        self.nextClick = firstClick
+        self.scratch = .allocate(capacity: maximumFrames)
     }
 
     deinit { scratch.deallocate() }
@@ -120,9 +150,19 @@ public struct SongRenderer: ~Copyable {
             let stop = nextEventSample(before: position + Int64(frames - done))
             let count = Int(stop - position)
             if count == 0 { continue }
-            for part in 0..<voices.count where !mixes[part].muted && voices[part].isActive {
+            for part in 0..<voices.count where !mixes[part].muted && (takes[part] != nil || voices[part].isActive) {
                 scratch.baseAddress!.update(repeating: 0, count: count)
-                voices[part].render(into: scratch.baseAddress!, count: count, gain: 1)
+                if let take = takes[part] {
+                    let first = position + take.alignmentOffsetSamples + take.nudgeSamples
+                    take.samples.withUnsafeBufferPointer { samples in
+                        for index in 0..<count {
+                            let frame = first + Int64(index)
+                            if frame >= 0 && frame < Int64(samples.count) { scratch[index] = samples[Int(frame)] }
+                        }
+                    }
+                } else {
+                    voices[part].render(into: scratch.baseAddress!, count: count, gain: 1)
+                }
                 let (gainLeft, gainRight) = mixes[part].stereoGains
                 for index in 0..<count {
                     left[done + index] += scratch[index] * gainLeft

@@ -56,18 +56,21 @@ public enum Mixdown {
     }
 
     /// Renders and normalizes. `progress` receives 0…1 while rendering.
-    public static func mix(_ score: Score, options: MixdownOptions, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> OfflineRender.Stereo {
+    /// Parts with a take play it; the others play their tones (unless tones
+    /// are omitted).
+    public static func mix(_ score: Score, options: MixdownOptions, takes: [TakePlayback?]? = nil, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> OfflineRender.Stereo {
         let schedule: Schedule
         do {
             schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
         } catch {
             throw MixdownError(description: error.description)
         }
-        let mixes = try partMixes(for: score, options: options)
+        var mixes = try partMixes(for: score, options: options)
+        for (index, take) in (takes ?? []).enumerated() where take != nil && index < mixes.count { mixes[index].muted = false }
         if mixes.allSatisfy(\.muted) {
             throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted")
         }
-        var stereo = OfflineRender.render(schedule, mixes: mixes, progress: progress)
+        var stereo = OfflineRender.render(schedule, mixes: mixes, takes: takes, progress: progress)
         try normalize(&stereo, sampleRate: options.sampleRate, targetLUFS: options.targetLUFS, ceilingDBTP: options.truePeakCeiling)
         return stereo
     }

@@ -25,7 +25,10 @@ guard probeCount > 0, probe.count > 0 else {
     exit(2)
 }
 
-var renderer = SongRenderer(schedule: schedule, mixes: mixes, clickGain: 0.5, maximumFrames: frames)
+// Part 3 plays a take (a rendered sine), the others their tones.
+var takes: [TakePlayback?] = score.parts.map { _ in nil }
+takes[3] = TakePlayback(samples: (0..<2_000_000).map { Float($0 % 100) / 100 }, alignmentOffsetSamples: 317, nudgeSamples: -5)
+var renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
 var periods = 0
 acapella_alloc_begin()
 while periods < 10_000 {
@@ -33,5 +36,5 @@ while periods < 10_000 {
     periods += 1
 }
 let allocations = acapella_alloc_end()
-print("alloc-check: \(allocations) allocations on the render path over \(periods) periods of \(frames) frames (8 parts, clicks)")
+print("alloc-check: \(allocations) allocations on the render path over \(periods) periods of \(frames) frames (8 parts, one of them a take, clicks)")
 exit(allocations == 0 ? 0 : 1)

@@ -100,7 +100,8 @@ func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: In
         let long = try Acasong.parse("acasong 1\npart A\nC4 1 | D4 1\n")
         let a = try Schedule(score: tied), b = try Schedule(score: long)
         #expect(a.tones == b.tones)
-        #expect(OfflineRender.render(a, mixes: [PartMix()]).left == OfflineRender.render(b, mixes: [PartMix()]).left)
+        let identical = OfflineRender.render(a, mixes: [PartMix()]).left == OfflineRender.render(b, mixes: [PartMix()]).left
+        #expect(identical)
     }
 }
 
@@ -114,7 +115,8 @@ func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: In
         #expect(reference.left.contains { $0 != 0 })
         for period in [128, 1000, 4096, 317] {
             let other = OfflineRender.render(schedule, mixes: mixes, clickGain: 0.5, periodFrames: period)
-            #expect(other.left == reference.left && other.right == reference.right, "period \(period)")
+            let identical = other.left == reference.left && other.right == reference.right
+            #expect(identical, "period \(period)")
         }
     }
 
@@ -230,5 +232,44 @@ func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: In
         #expect(abs(mixes[0].gain - 0.3 * powf(10, -9 / 20)) < 1e-6)
         options.practicePart = "Descant"
         #expect(throws: MixdownError.self) { try Mixdown.partMixes(for: score, options: options) }
+    }
+}
+
+@Suite struct TakeTests {
+    /// Lag (in samples) at which `b` best matches `a`: b[n] ≈ a[n + lag].
+    static func bestLag(_ a: [Float], _ b: [Float], window: Range<Int>, maximumLag: Int) -> Int {
+        var best = (lag: 0, score: -Double.infinity)
+        for lag in -maximumLag...maximumLag {
+            var sum = 0.0
+            for n in window where n + lag >= 0 && n + lag < a.count && n < b.count { sum += Double(a[n + lag]) * Double(b[n]) }
+            if sum > best.score { best = (lag, sum) }
+        }
+        return best.lag
+    }
+
+    /// A take recorded with a known alignment (317 samples of count-in
+    /// before song sample 0) plays back in time with the tones: relative
+    /// offset 0 samples by cross-correlation; a nudge moves it by exactly
+    /// the nudge.
+    @Test func takeWithKnownAlignmentLinesUpWithTheTones() throws {
+        let score = try song("amazing-grace.acasong")
+        let schedule = try Schedule(score: score)
+        // Hard left: the left gain is exactly 1, so the rendered part is the
+        // voice itself and can serve as the recorded take.
+        var solo = score.parts.map { _ in PartMix(gain: 1, pan: -1, muted: true) }
+        solo[1].muted = false
+        let altoTones = OfflineRender.render(schedule, mixes: solo).left
+        let takeSamples = [Float](repeating: 0, count: 317) + altoTones
+        var takes: [TakePlayback?] = score.parts.map { _ in nil }
+        for nudge: Int64 in [0, 10, -25] {
+            takes[1] = TakePlayback(samples: takeSamples, alignmentOffsetSamples: 317, nudgeSamples: nudge)
+            let mixed = OfflineRender.render(schedule, mixes: solo, takes: takes).left
+            let lag = Self.bestLag(altoTones, mixed, window: 48_000..<96_000, maximumLag: 200)
+            #expect(lag == Int(nudge), "nudge \(nudge)")
+            if nudge == 0 {
+                let identical = mixed == altoTones  // compared outside #expect: a failure would diff 1.7 M samples
+                #expect(identical, "an exactly aligned take reproduces the part sample for sample")
+            }
+        }
     }
 }
