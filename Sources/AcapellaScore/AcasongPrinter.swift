@@ -33,7 +33,11 @@ extension Acasong {
                 out += "tempo@\(measure)" + (offset > 0 ? "+\(offset)" : "") + ": \(change.tempo)\n"
             }
         }
-        if score.pickupTicks > 0 { out += "pickup: \(wholeNoteFraction(score.pickupTicks))\n" }
+        if score.pickupTicks > 0 {
+            // Always n/d, as the parser reads it (a whole-note pickup is 1/1).
+            let fraction = wholeNoteFraction(score.pickupTicks)
+            out += "pickup: \(fraction.contains("/") ? fraction : fraction + "/1")\n"
+        }
         for part in score.parts {
             out += "\n"
             printPart(part, meterMap: meterMap, into: &out)

@@ -161,6 +161,14 @@ import Testing
         #expect(throws: ScoreErrors.self) { try Acasong.parse("acasong 1\npart A\nC-2 1\n") }
     }
 
+    @Test func longPickupsRoundTrip() throws {
+        // A whole-note pickup in 13/8 (found by the importer fuzzer): printed as 1/1.
+        let score = try Acasong.parse("acasong 1\ntime: 13/8\npickup: 1/1\npart A\nC4 1 | C4 1. C4 8\n")
+        #expect(score.pickupTicks == 3840)
+        #expect(Acasong.serialize(score).contains("pickup: 1/1\n"))
+        #expect(try Acasong.parse(Acasong.serialize(score)) == score)
+    }
+
     @Test func crlfLineEndingsAndTabsAreAccepted() throws {
         let score = try Acasong.parse("acasong 1\r\ntitle: Windows\r\npart A\r\nC4\t4 D4 4  E4 2 |\r\nF4 1\r\n")
         #expect(score.title == "Windows")
