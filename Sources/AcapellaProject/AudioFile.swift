@@ -90,6 +90,7 @@ public enum AudioFile {
         defer { sf_close(file) }
         let channels = Int(info.channels)
         var samples: [Float] = []
+        samples.reserveCapacity(Int(max(0, info.frames)) * channels)
         var chunk = [Float](repeating: 0, count: 65_536 * channels)
         while true {
             let frames = chunk.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, 65_536) }

@@ -45,13 +45,36 @@ public enum Loudness {
         return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: peak > 0 ? 20 * log10(peak) : -.infinity)
     }
 
-    /// Measures two channel arrays.
-    public static func measure(left: [Float], right: [Float], sampleRate: Int) throws(LoudnessError) -> LoudnessMeasurement {
-        var interleaved = [Float](repeating: 0, count: left.count * 2)
-        for index in 0..<left.count {
-            interleaved[2 * index] = left[index]
-            interleaved[2 * index + 1] = right[index]
+    /// Measures two channel arrays, fed to libebur128 in chunks (no full
+    /// interleaved copy). True peak costs a 4× oversampling pass; leave it
+    /// out when only the loudness is needed.
+    public static func measure(left: [Float], right: [Float], sampleRate: Int, truePeak: Bool = true) throws(LoudnessError) -> LoudnessMeasurement {
+        let mode = EBUR128_MODE_I.rawValue | (truePeak ? EBUR128_MODE_TRUE_PEAK.rawValue : 0)
+        var handle = ebur128_init(2, UInt(sampleRate), Int32(mode))
+        guard let state = handle else { throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)") }
+        defer { ebur128_destroy(&handle) }
+        let chunkFrames = 65_536
+        var chunk = [Float](repeating: 0, count: chunkFrames * 2)
+        var start = 0
+        while start < left.count {
+            let frames = min(chunkFrames, left.count - start)
+            for index in 0..<frames {
+                chunk[2 * index] = left[start + index]
+                chunk[2 * index + 1] = right[start + index]
+            }
+            let added = chunk.withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, frames) }
+            guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
+            start += frames
         }
-        return try measure(interleaved: interleaved, channels: 2, sampleRate: sampleRate)
+        var loudness = 0.0
+        guard ebur128_loudness_global(state, &loudness) == 0 else { throw LoudnessError(description: "no integrated loudness") }
+        var peak = 0.0
+        if truePeak {
+            for channel in 0..<2 {
+                var channelPeak = 0.0
+                if ebur128_true_peak(state, UInt32(channel), &channelPeak) == 0 { peak = max(peak, channelPeak) }
+            }
+        }
+        return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: truePeak && peak > 0 ? 20 * log10(peak) : -.infinity)
     }
 }

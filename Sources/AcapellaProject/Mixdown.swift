@@ -58,7 +58,7 @@ public enum Mixdown {
     /// Renders and normalizes. `progress` receives 0…1 while rendering.
     /// Parts with a take play it; the others play their tones (unless tones
     /// are omitted).
-    public static func mix(_ score: Score, options: MixdownOptions, takes: [TakePlayback?]? = nil, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> OfflineRender.Stereo {
+    public static func mix(_ score: Score, options: MixdownOptions, takes: [TakePlayback?]? = nil, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> (audio: OfflineRender.Stereo, loudness: LoudnessMeasurement) {
         let schedule: Schedule
         do {
             schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
@@ -71,20 +71,22 @@ public enum Mixdown {
             throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted")
         }
         var stereo = OfflineRender.render(schedule, mixes: mixes, takes: takes, progress: progress)
-        try normalize(&stereo, sampleRate: options.sampleRate, targetLUFS: options.targetLUFS, ceilingDBTP: options.truePeakCeiling)
-        return stereo
+        let loudness = try normalize(&stereo, sampleRate: options.sampleRate, targetLUFS: options.targetLUFS, ceilingDBTP: options.truePeakCeiling)
+        return (stereo, loudness)
     }
 
     /// Gain to the loudness target, then the limiter to the true-peak
     /// ceiling; repeated until both hold (the limiter lowers loudness a
     /// little, the gain then makes it up).
-    public static func normalize(_ stereo: inout OfflineRender.Stereo, sampleRate: Int, targetLUFS: Double, ceilingDBTP: Double) throws(MixdownError) {
-        func measure(_ left: [Float], _ right: [Float]) throws(MixdownError) -> LoudnessMeasurement {
-            do { return try Loudness.measure(left: left, right: right, sampleRate: sampleRate) } catch {
+    /// Returns the measurement of the result.
+    @discardableResult
+    public static func normalize(_ stereo: inout OfflineRender.Stereo, sampleRate: Int, targetLUFS: Double, ceilingDBTP: Double) throws(MixdownError) -> LoudnessMeasurement {
+        func measure(_ left: [Float], _ right: [Float], truePeak: Bool = true) throws(MixdownError) -> LoudnessMeasurement {
+            do { return try Loudness.measure(left: left, right: right, sampleRate: sampleRate, truePeak: truePeak) } catch {
                 throw MixdownError(description: error.description)
             }
         }
-        let raw = try measure(stereo.left, stereo.right)
+        let raw = try measure(stereo.left, stereo.right, truePeak: false)
         guard raw.integratedLUFS.isFinite else { throw MixdownError(description: "the mix is silent") }
         var gainDB = targetLUFS - raw.integratedLUFS
         var ceilingDB = ceilingDBTP - 0.5  // sample-peak ceiling, below the true-peak one
@@ -99,7 +101,7 @@ public enum Mixdown {
             if loudnessOK && peakOK {
                 stereo.left = left
                 stereo.right = right
-                return
+                return result
             }
             gainDB += targetLUFS - result.integratedLUFS
             if !peakOK { ceilingDB -= result.truePeakDBTP - ceilingDBTP + 0.05 }

@@ -1,5 +1,6 @@
 import AcapellaEngine
 import AcapellaMusicXML
+import AcapellaProject
 import AcapellaScore
 import Foundation
 
@@ -9,6 +10,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "parse": return try benchParse(arguments)
     case "import": return try benchImport(arguments)
     case "render": return try benchRender(arguments)
+    case "mix": return try benchMix(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
     }
 }
@@ -151,5 +153,79 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
     print("  p99     \(share(0.99))")
     print("  p99.9   \(share(0.999))")
     print("  max     \(share(1.0))")
+    return 0
+}
+
+/// Mixdown of a 3-minute 4-part song from four take files (rendered first)
+/// against `sox -m` mixing the same four files, side by side.
+func benchMix(_ arguments: ParsedArguments) throws -> Int32 {
+    let repeats = try arguments.int("--repeat", default: 3, range: 1...20)
+    let rate = 48_000
+    // A generated 4-part score lengthened until it lasts at least 3 minutes.
+    var measures = 40
+    var score: Score
+    repeat {
+        var rng = SplitMix64(seed: 180)
+        score = ScoreGenerator.random(using: &rng, options: .init(parts: 4, measures: measures))
+        measures += 10
+    } while (try TimeMap(tempos: score.tempos, sampleRate: rate).sample(atTick: score.endTick)) < Int64(180 * rate)
+    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+    let folder = NSTemporaryDirectory() + "acapella-bench-mix-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+
+    // The takes: each part rendered alone (with a 4800-sample lead-in) to a 24-bit WAV.
+    var takePaths: [String] = []
+    for part in score.parts.indices {
+        var solo = score.parts.map { _ in PartMix(gain: 1, pan: -1, muted: true) }
+        solo[part].muted = false
+        let mono = OfflineRender.render(schedule, mixes: solo).left
+        let take = [Float](repeating: 0, count: 4_800) + mono
+        let path = folder + "/take-\(part).wav"
+        try AudioFile.write(left: take, right: take, sampleRate: rate, to: path, bits: 24)
+        takePaths.append(path)
+    }
+    let seconds180 = Double(schedule.endSample) / Double(rate)
+    print(String(format: "bench mix: 4 parts, %.0f s, 4 take files (24-bit WAV)", seconds180))
+
+    let clock = ContinuousClock()
+    var best = Double.infinity
+    var result: LoudnessMeasurement?
+    for _ in 0..<repeats {
+        let time = try clock.measure {
+            let takes: [TakePlayback?] = try takePaths.map { path in
+                let decoded = try AudioFile.read(path)
+                let mono = stride(from: 0, to: decoded.samples.count, by: decoded.channels).map { decoded.samples[$0] }
+                return TakePlayback(samples: mono, alignmentOffsetSamples: 4_800)
+            }
+            var options = MixdownOptions()
+            options.includeTones = false
+            let (stereo, loudness) = try Mixdown.mix(score, options: options, takes: takes)
+            try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: rate, to: folder + "/mix.wav", bits: 24)
+            result = loudness
+        }
+        best = min(best, seconds(time))
+    }
+    print(String(format: "  acapella  %8.1f ms   decode + render + limiter + two-pass loudness (%.1f LUFS, %.1f dBTP) + write", best * 1000,
+                 result?.integratedLUFS ?? .nan, result?.truePeakDBTP ?? .nan))
+
+    var soxBest = Double.infinity
+    for _ in 0..<repeats {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sox", "-m"] + takePaths + ["-b", "24", folder + "/sox.wav"]
+        process.standardError = FileHandle.nullDevice
+        let start = clock.now
+        do { try process.run() } catch { break }
+        process.waitUntilExit()
+        if process.terminationStatus != 0 { break }
+        soxBest = min(soxBest, seconds(clock.now - start))
+    }
+    guard soxBest.isFinite else {
+        print("  sox -m    not run (install Debian's sox for the side-by-side figure)")
+        return 0
+    }
+    print(String(format: "  sox -m    %8.1f ms   mix only (no limiter, no loudness)", soxBest * 1000))
+    print(String(format: "  ratio     %8.2f× (above 1: acapella faster)", soxBest / best))
     return 0
 }

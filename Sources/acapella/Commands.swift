@@ -268,8 +268,9 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     let score = try loadScore(arguments.positionals[0])
     let showProgress = isatty(STDERR_FILENO) != 0
     let stereo: OfflineRender.Stereo
+    let measured: LoudnessMeasurement
     do {
-        stereo = try Mixdown.mix(score, options: options) { fraction in
+        (stereo, measured) = try Mixdown.mix(score, options: options) { fraction in
             if showProgress { drawProgress(fraction, label: "rendering") }
         }
     } catch {
@@ -283,7 +284,6 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
         throw CLIError(error.description, exitCode: 1)
     }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    let measured = try Loudness.measure(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate)
     let seconds = Double(stereo.left.count) / Double(options.sampleRate)
     print(String(format: "wrote %@: %d:%04.1f, %.1f LUFS integrated, true peak %.1f dBTP", output,
                  Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakDBTP))

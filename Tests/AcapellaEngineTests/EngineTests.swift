@@ -212,7 +212,8 @@ func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: In
     func mixdownLandsOnTarget(name: String, format: String, practice: String?) throws {
         var options = MixdownOptions()
         options.practicePart = practice
-        let stereo = try Mixdown.mix(try song(name), options: options)
+        let (stereo, reported) = try Mixdown.mix(try song(name), options: options)
+        #expect(abs(reported.integratedLUFS + 16) <= 0.1 && reported.truePeakDBTP <= -1.0)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-mix-\(UUID().uuidString).\(format)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: 48_000, to: path, bits: 24)
