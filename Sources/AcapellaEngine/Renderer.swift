@@ -63,6 +63,9 @@ public struct SongRenderer: ~Copyable {
     let scratch: UnsafeMutableBufferPointer<Float>
     /// The song sample the next rendered frame belongs to.
     public private(set) var position: Int64
+    /// A loop: on reaching `end` the song jumps back to `start`, on that
+    /// exact sample. `nil` plays through.
+    public private(set) var loop: Range<Int64>?
 
     /// Largest period `render` accepts.
     public let maximumFrames: Int
@@ -90,7 +93,39 @@ public struct SongRenderer: ~Copyable {
         self.nextTone = firstTones
         self.toneSounding = Array(repeating: false, count: partCount)
         self.nextClick = firstClick
+        self.loop = nil
         self.scratch = .allocate(capacity: maximumFrames)
+    }
+
+    /// Sets or clears the loop. Render-thread safe.
+    public mutating func setLoop(_ range: Range<Int64>?) {
+        loop = range.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Moves to `sample`: sounding notes are released (their tails fade
+    /// over the release time), the notes and clicks from there on are
+    /// found by binary search. Render-thread safe: no allocation.
+    public mutating func seek(to sample: Int64) {
+        position = sample
+        for part in 0..<voices.count {
+            voices[part].noteOff()
+            toneSounding[part] = false
+            let tones = schedule.tones[part]
+            var low = 0
+            var high = tones.count
+            while low < high {
+                let mid = (low + high) / 2
+                if tones[mid].endSample <= sample { low = mid + 1 } else { high = mid }
+            }
+            nextTone[part] = low
+        }
+        var low = 0
+        var high = schedule.clicks.count
+        while low < high {
+            let mid = (low + high) / 2
+            if schedule.clicks[mid].sample < sample { low = mid + 1 } else { high = mid }
+        }
+        nextClick = low
     }
 
     deinit { scratch.deallocate() }
@@ -146,8 +181,11 @@ public struct SongRenderer: ~Copyable {
         right.update(repeating: 0, count: frames)
         var done = 0
         while done < frames {
+            if let loop, position == loop.upperBound { seek(to: loop.lowerBound) }
             applyEvents()
-            let stop = nextEventSample(before: position + Int64(frames - done))
+            var limit = position + Int64(frames - done)
+            if let loop, position < loop.upperBound { limit = min(limit, loop.upperBound) }
+            let stop = nextEventSample(before: limit)
             let count = Int(stop - position)
             if count == 0 { continue }
             for part in 0..<voices.count where !mixes[part].muted && (takes[part] != nil || voices[part].isActive) {

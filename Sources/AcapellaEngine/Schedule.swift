@@ -59,6 +59,8 @@ public struct Schedule: Sendable {
     public let clicks: [ClickEvent]
     /// Sample of each barline, measure by measure from the first.
     public let barlines: [Int64]
+    /// The measure number of `barlines[0]` (0 with a pickup, else 1).
+    public let firstMeasureNumber: Int
     /// The end of the music.
     public let endSample: Int64
     /// The options compiled for.
@@ -128,6 +130,7 @@ public struct Schedule: Sendable {
             }
         }
         self.barlines = barlines
+        self.firstMeasureNumber = firstMeasure
         self.clicks = clicks
         endSample = timeMap.sample(atTick: endTick)
     }
@@ -140,6 +143,16 @@ public struct Schedule: Sendable {
         tones[part].remove(at: index)
         copy.tones = tones
         return copy
+    }
+
+    /// The samples a loop over measures `first…last` spans: from the first
+    /// measure's barline to the barline after the last.
+    public func loopRange(measures: ClosedRange<Int>) -> Range<Int64>? {
+        let firstIndex = measures.lowerBound - firstMeasureNumber
+        let endIndex = measures.upperBound + 1 - firstMeasureNumber
+        guard firstIndex >= 0, firstIndex < barlines.count, endIndex > firstIndex else { return nil }
+        let end = endIndex < barlines.count ? barlines[endIndex] : endSample
+        return barlines[firstIndex]..<end
     }
 
     /// The sample of the count-in's first click (0 without count-in).

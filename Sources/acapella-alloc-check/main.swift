@@ -29,6 +29,8 @@ guard probeCount > 0, probe.count > 0 else {
 var takes: [TakePlayback?] = score.parts.map { _ in nil }
 takes[3] = TakePlayback(samples: (0..<2_000_000).map { Float($0 % 100) / 100 }, alignmentOffsetSamples: 317, nudgeSamples: -5)
 var renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
+// A short loop, so the wrap (a seek) happens many times on the render path.
+renderer.setLoop(schedule.loopRange(measures: 3...5))
 var periods = 0
 acapella_alloc_begin()
 while periods < 10_000 {
@@ -36,5 +38,5 @@ while periods < 10_000 {
     periods += 1
 }
 let allocations = acapella_alloc_end()
-print("alloc-check: \(allocations) allocations on the render path over \(periods) periods of \(frames) frames (8 parts, one of them a take, clicks)")
+print("alloc-check: \(allocations) allocations on the render path over \(periods) periods of \(frames) frames (8 parts, one of them a take, clicks, looping)")
 exit(allocations == 0 ? 0 : 1)

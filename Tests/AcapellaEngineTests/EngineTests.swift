@@ -274,3 +274,66 @@ func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: In
         }
     }
 }
+
+@Suite struct LoopTests {
+    static func renderLooped(_ schedule: Schedule, loop: Range<Int64>, frames: Int, period: Int, clicksOnly: Bool) -> [Float] {
+        let mixes = schedule.tones.map { _ in PartMix(gain: 0.3, pan: -1, muted: clicksOnly) }
+        var renderer = SongRenderer(schedule: schedule, mixes: mixes, clickGain: 1, start: 0, maximumFrames: period)
+        renderer.setLoop(loop)
+        var left = [Float](repeating: 0, count: frames)
+        var right = [Float](repeating: 0, count: frames)
+        var done = 0
+        left.withUnsafeMutableBufferPointer { l in right.withUnsafeMutableBufferPointer { r in
+            while done < frames {
+                let count = min(period, frames - done)
+                renderer.render(left: l.baseAddress! + done, right: r.baseAddress! + done, frames: count)
+                done += count
+            }
+        } }
+        return left
+    }
+
+    /// The wrap lands on the exact sample: clicks found in the audio over
+    /// three passes of a loop (measures 2–3 of a song whose tempo changes at
+    /// measure 3) sit where the loop arithmetic puts them.
+    @Test func loopWrapLandsOnTheExactSample() throws {
+        let score = try song("simple-harmony.acasong")
+        let schedule = try Schedule(score: score)
+        let loop = try #require(schedule.loopRange(measures: 2...3))
+        #expect(loop.lowerBound == referenceSample(tick: 3840, tempos: score.tempos, rate: 48_000))
+        #expect(loop.upperBound == referenceSample(tick: 3 * 3840, tempos: score.tempos, rate: 48_000))
+        let passes = 3
+        let frames = Int(loop.upperBound) + (passes - 1) * Int(loop.upperBound - loop.lowerBound) + 1000
+        let audio = Self.renderLooped(schedule, loop: loop, frames: frames, period: 256, clicksOnly: true)
+        var found: [Int] = []
+        var silent = 1000
+        for (index, value) in audio.enumerated() {
+            if value != 0 {
+                if silent > 100 { found.append(index) }
+                silent = 0
+            } else {
+                silent += 1
+            }
+        }
+        var expected = schedule.clicks.filter { $0.sample < loop.upperBound }.map { Int($0.sample) }
+        let inLoop = schedule.clicks.filter { loop.contains($0.sample) }.map { Int($0.sample - loop.lowerBound) }
+        for pass in 1...passes {
+            let passStart = Int(loop.upperBound) + (pass - 1) * Int(loop.upperBound - loop.lowerBound)
+            expected += inLoop.map { passStart + $0 }
+        }
+        #expect(found == expected.filter { $0 < frames })
+    }
+
+    @Test func loopedOutputIsBitIdenticalForAnyPeriodSize() throws {
+        let score = try song("amazing-grace.acasong")
+        let schedule = try Schedule(score: score)
+        let loop = try #require(schedule.loopRange(measures: 3...5))
+        let frames = Int(loop.upperBound) * 2
+        let reference = Self.renderLooped(schedule, loop: loop, frames: frames, period: 64, clicksOnly: false)
+        for period in [128, 1000, 4096, 317] {
+            let other = Self.renderLooped(schedule, loop: loop, frames: frames, period: period, clicksOnly: false)
+            let identical = other == reference
+            #expect(identical, "period \(period)")
+        }
+    }
+}
