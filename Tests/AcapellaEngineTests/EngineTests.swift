@@ -337,3 +337,39 @@ func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: In
         }
     }
 }
+
+@Suite struct CommandRingTests {
+    @Test func fifoAndBounds() {
+        let ring = CommandRing<Int>(capacity: 3)
+        #expect(ring.pop() == nil)
+        #expect(ring.push(1) && ring.push(2) && ring.push(3))
+        #expect(!ring.push(4), "a full ring refuses")
+        #expect(ring.pop() == 1)
+        #expect(ring.push(4))
+        #expect([ring.pop(), ring.pop(), ring.pop(), ring.pop()] == [2, 3, 4, nil])
+    }
+
+    /// One producer thread, one consumer thread, a small ring: a million
+    /// elements arrive in order, none lost or duplicated.
+    @Test func twoThreadsHandOverEverythingInOrder() async {
+        let ring = CommandRing<Int>(capacity: 16)
+        let count = 1_000_000
+        let producer = Thread {
+            var next = 0
+            while next < count {
+                if ring.push(next) { next += 1 }
+            }
+        }
+        producer.start()
+        var expected = 0
+        var outOfOrder = 0
+        while expected < count {
+            if let value = ring.pop() {
+                if value != expected { outOfOrder += 1 }
+                expected += 1
+            }
+        }
+        #expect(outOfOrder == 0)
+        #expect(ring.pop() == nil)
+    }
+}
