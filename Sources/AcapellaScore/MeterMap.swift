@@ -32,23 +32,11 @@ public struct MeterMap: Hashable, Sendable {
     }
 
     private func segmentIndex(forMeasure measure: Int) -> Int {
-        var low = 0
-        var high = segments.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if segments[mid].firstMeasure <= measure { low = mid } else { high = mid - 1 }
-        }
-        return low
+        segments.lastIndex(keyAtMost: measure) { $0.firstMeasure }
     }
 
     private func segmentIndex(forTick tick: Int) -> Int {
-        var low = 0
-        var high = segments.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if segments[mid].startTick <= tick { low = mid } else { high = mid - 1 }
-        }
-        return low
+        segments.lastIndex(keyAtMost: tick) { $0.startTick }
     }
 
     /// The meter in force in a measure (measure 0 and earlier use the first).

@@ -56,13 +56,7 @@ public struct TimeMap: Hashable, Sendable {
     }
 
     private func segment(forTick tick: Int) -> Segment {
-        var low = 0
-        var high = segments.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if segments[mid].startTick <= tick { low = mid } else { high = mid - 1 }
-        }
-        return segments[low]
+        segments[segments.lastIndex(keyAtMost: tick) { $0.startTick }]
     }
 
     /// The exact (unrounded) sample position of a tick, or `nil` when it
