@@ -373,3 +373,58 @@ func renderWindow(_ schedule: Schedule, part: Int, from start: Int64, frames: In
         #expect(ring.pop() == nil)
     }
 }
+
+@Suite struct TransportTests {
+    @Test func playCountsInThenPlaysAndStopReturns() {
+        var transport = Transport(countInSamples: 96_000)
+        #expect(transport.play() == .beginCountIn(from: -96_000, music: 0))
+        #expect(transport.state == .countIn)
+        #expect(transport.play() == .none)
+        #expect(transport.countInFinished(at: 0) == .none)
+        #expect(transport.state == .playing)
+        #expect(transport.stop() == .stop(returnTo: 0, finishTake: false))
+        #expect(transport.state == .stopped)
+        #expect(transport.stop() == .none)
+    }
+
+    @Test func recordFromStoppedCountsInThenRecords() {
+        var transport = Transport(countInSamples: 48_000)
+        #expect(transport.record(at: 0) == .beginCountIn(from: -48_000, music: 0))
+        #expect(transport.countInFinished(at: 0) == .beginRecording(at: 0))
+        #expect(transport.state == .recording)
+        #expect(transport.stop() == .stop(returnTo: 0, finishTake: true))
+    }
+
+    @Test func punchInAndOutWhilePlaying() {
+        var transport = Transport()
+        #expect(transport.play() == .beginPlayback(at: 0))
+        #expect(transport.record(at: 144_000) == .beginRecording(at: 144_000))
+        #expect(transport.state == .recording)
+        #expect(transport.record(at: 288_000) == .endRecording(at: 288_000))
+        #expect(transport.state == .playing)
+    }
+
+    @Test func stopDuringARecordingCountInKeepsTheTake() {
+        var transport = Transport(countInSamples: 48_000)
+        _ = transport.record(at: 0)
+        #expect(transport.stop() == .stop(returnTo: 0, finishTake: true))
+    }
+
+    @Test func loopsMoveTheReturnPointAndPreventAutoStop() {
+        var transport = Transport()
+        #expect(transport.setLoop(144_000..<413_217) == .setLoop(144_000..<413_217))
+        #expect(transport.play() == .beginPlayback(at: 144_000))
+        #expect(transport.reachedEnd() == .none, "a loop wraps; it never reaches the end")
+        #expect(transport.stop() == .stop(returnTo: 144_000, finishTake: false))
+        _ = transport.setLoop(nil)
+        #expect(transport.play() == .beginPlayback(at: 0))
+        #expect(transport.reachedEnd() == .stop(returnTo: 0, finishTake: false))
+    }
+
+    @Test func endOfSongWhileRecordingFinishesTheTake() {
+        var transport = Transport()
+        _ = transport.record(at: 0)
+        #expect(transport.state == .recording)
+        #expect(transport.reachedEnd() == .stop(returnTo: 0, finishTake: true))
+    }
+}
