@@ -51,11 +51,13 @@ public struct TakePlayback: Sendable {
 /// allocates, locks, logs or does I/O.
 public struct SongRenderer: ~Copyable {
     let schedule: Schedule
-    var mixes: [PartMix]
+    let mixes: [PartMix]
     /// Metronome gain (0 = off).
     public var clickGain: Float
     var voices: [ToneVoice]
     let takes: [TakePlayback?]
+    /// Left and right gain of each part, from its fixed mix (computed once).
+    let partGains: [(left: Float, right: Float)]
     var clickVoice: ClickVoice
     var nextTone: [Int]
     var toneSounding: [Bool]
@@ -84,6 +86,7 @@ public struct SongRenderer: ~Copyable {
         let firstClick = schedule.clicks.firstIndex { $0.sample >= startPosition } ?? schedule.clicks.count
         self.schedule = schedule
         self.mixes = mixes
+        self.partGains = mixes.map(\.stereoGains)
         self.takes = takeSlots
         self.clickGain = clickGain
         self.maximumFrames = maximumFrames
@@ -201,7 +204,7 @@ public struct SongRenderer: ~Copyable {
                 } else {
                     voices[part].render(into: scratch.baseAddress!, count: count, gain: 1)
                 }
-                let (gainLeft, gainRight) = mixes[part].stereoGains
+                let (gainLeft, gainRight) = partGains[part]
                 for index in 0..<count {
                     left[done + index] += scratch[index] * gainLeft
                     right[done + index] += scratch[index] * gainRight

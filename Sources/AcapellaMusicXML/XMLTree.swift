@@ -1,3 +1,4 @@
+import AcapellaScore
 import Foundation
 import FoundationXML
 
@@ -155,11 +156,7 @@ enum XMLTree {
             throw ImportError("the document contains the control character 0x\(String(bytes[control], radix: 16, uppercase: true)), which XML does not allow",
                               line: lineNumber(at: control, in: bytes))
         }
-        if String(validating: bytes, as: UTF8.self) == nil {
-            var iterator = bytes.makeIterator()
-            var decoder = Unicode.UTF8.ForwardParser()
-            var offset = 0
-            while case .valid(let scalar) = decoder.parseScalar(from: &iterator) { offset += scalar.count }
+        if let offset = firstInvalidUTF8Offset(in: bytes) {
             throw ImportError("the document is not valid UTF-8 text", line: lineNumber(at: offset, in: bytes))
         }
         return bytes

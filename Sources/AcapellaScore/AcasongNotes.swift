@@ -62,8 +62,6 @@ extension AcasongParser {
         current = nil
     }
 
-    mutating func finishParts() { finishCurrentPart() }
-
     // MARK: Note lines
 
     mutating func parseNotes(_ content: Range<Int>, location base: TextLocation) {

@@ -140,7 +140,7 @@ struct AcasongParser {
     // MARK: Driver
 
     mutating func run() {
-        if let bad = firstInvalidUTF8Offset() {
+        if let bad = firstInvalidUTF8Offset(in: bytes) {
             var line = 1
             var lineStart = 0
             for index in 0..<bad where bytes[index] == 0x0A {
@@ -180,26 +180,10 @@ struct AcasongParser {
         }
         guard !stopped else { return }
         closeHeader(at: TextLocation(line: lineNumber, lineStart: lineStart, offset: lineStart))
-        finishParts()
+        finishCurrentPart()
         assignLyrics()
         score.parts = parts.map(\.part)
         if errors.isEmpty { reportValidation() }
-    }
-
-    func firstInvalidUTF8Offset() -> Int? {
-        // The standard library's validator is fast; walk the bytes only to
-        // find where a known-bad file goes wrong.
-        if String(validating: bytes, as: UTF8.self) != nil { return nil }
-        var iterator = bytes.makeIterator()
-        var parser = Unicode.UTF8.ForwardParser()
-        var offset = 0
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid(let scalar): offset += scalar.count
-            case .emptyInput: return nil
-            case .error: return offset
-            }
-        }
     }
 
     /// The line without its comment and surrounding blanks. A comment starts
