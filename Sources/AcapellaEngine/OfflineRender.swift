@@ -14,7 +14,7 @@ public enum OfflineRender {
     /// Renders from the schedule's start (count-in included) to the end of
     /// the last release tail, in periods of `periodFrames`.
     public static func render(
-        _ schedule: Schedule, mixes: [PartMix], takes: [TakePlayback?]? = nil, clickGain: Float = 0, periodFrames: Int = 1024,
+        _ schedule: Schedule, mixes: [PartMix], takes: [PartTakes]? = nil, clickGain: Float = 0, periodFrames: Int = 1024,
         progress: ((Double) -> Void)? = nil
     ) -> Stereo {
         var renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: clickGain, maximumFrames: periodFrames)

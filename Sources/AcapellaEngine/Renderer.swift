@@ -1,3 +1,4 @@
+import AcapellaScore
 import AcapellaDSP
 
 /// Per-part mix settings for a render: gain and stereo position.
@@ -16,8 +17,9 @@ public struct PartMix: Hashable, Sendable {
         self.muted = muted
     }
 
-    /// Equal-power left and right gains.
+    /// Equal-power left and right gains (both 0 when muted).
     var stereoGains: (left: Float, right: Float) {
+        if muted { return (0, 0) }
         let angle = Double((max(-1, min(1, pan)) + 1) * Float.pi / 4)
         return (gain * Float(angleCos(angle)), gain * Float(angleSin(angle)))
     }
@@ -34,30 +36,85 @@ public struct TakePlayback: Sendable {
     public var alignmentOffsetSamples: Int64
     /// A manual correction, in samples.
     public var nudgeSamples: Int64
+    /// The song samples the take sounds over: a punch-in's range, or `nil`
+    /// for everything it recorded.
+    public var range: Range<Int64>?
 
     /// A take.
-    public init(samples: [Float], alignmentOffsetSamples: Int64, nudgeSamples: Int64 = 0) {
+    public init(samples: [Float], alignmentOffsetSamples: Int64, nudgeSamples: Int64 = 0, range: Range<Int64>? = nil) {
         self.samples = samples
         self.alignmentOffsetSamples = alignmentOffsetSamples
         self.nudgeSamples = nudgeSamples
+        self.range = range
     }
+
+    /// The song samples this take covers: its range, cut to what it holds.
+    public var coverage: Range<Int64> { coverage(unranged: false) }
+
+    /// What it covers; `unranged`: everything it holds, ignoring `range`.
+    func coverage(unranged: Bool) -> Range<Int64> {
+        let first = -alignmentOffsetSamples - nudgeSamples
+        let held = first..<(first + Int64(samples.count))
+        guard let range, !unranged else { return held }
+        let lower = max(range.lowerBound, held.lowerBound)
+        return lower..<max(lower, min(range.upperBound, held.upperBound))
+    }
+
+    /// The take's sample at song sample `song` (0 outside what it holds).
+    @inline(__always)
+    func sample(atSong song: Int64, in samples: UnsafeBufferPointer<Float>) -> Float {
+        let frame = song + alignmentOffsetSamples + nudgeSamples
+        return frame >= 0 && frame < Int64(samples.count) ? samples[Int(frame)] : 0
+    }
+}
+
+/// What a part plays besides its tones: takes layered oldest first. Each
+/// sounds over its coverage and fades in and out over ~10 ms centred on its
+/// edges; a later layer covers the earlier ones and the tones beneath.
+/// A full take covering the song hides the tones; punch-ins layer over it.
+public struct PartTakes: Sendable {
+    /// Oldest first; the last is on top.
+    public var layers: [TakePlayback]
+
+    /// Layers, oldest first.
+    public init(_ layers: [TakePlayback] = []) {
+        self.layers = layers
+    }
+
+    /// No takes: the part plays its tones.
+    public static let none = PartTakes()
 }
 
 /// Renders a schedule into stereo periods on the song's sample timeline:
 /// every event is applied at its exact sample inside the period, so the
 /// output is bit-identical whatever the period size.
 ///
-/// `init` allocates everything; `render` is render-thread safe — it never
-/// allocates, locks, logs or does I/O.
+/// `init` allocates everything; every other method is render-thread safe —
+/// it never allocates, locks, logs or does I/O. Replacing the schedule or a
+/// part's takes hands the old value back to the caller, so the render
+/// thread never frees it either.
 public struct SongRenderer: ~Copyable {
-    let schedule: Schedule
-    let mixes: [PartMix]
+    /// What is being rendered.
+    public private(set) var schedule: Schedule
     /// Metronome gain (0 = off).
     public var clickGain: Float
+    /// When set, only clicks sound (a count-in over earlier measures).
+    public var partsSilent = false
     var voices: [ToneVoice]
-    let takes: [TakePlayback?]
-    /// Left and right gain of each part, from its fixed mix (computed once).
-    let partGains: [(left: Float, right: Float)]
+    var takes: [PartTakes]
+    // Per-part left/right gains: current (smoothed) and target, with a
+    // linear ramp of `rampSamples` towards the target after each change.
+    var gainLeft: [Float]
+    var gainRight: [Float]
+    var targetLeft: [Float]
+    var targetRight: [Float]
+    var stepLeft: [Float]
+    var stepRight: [Float]
+    var rampRemaining: [Int]
+    /// Length of mix-control ramps and take crossfades (10 ms).
+    public let rampSamples: Int
+    /// Peak level of each part since `resetPeaks` (after gain).
+    public private(set) var peaks: [Float]
     var clickVoice: ClickVoice
     var nextTone: [Int]
     var toneSounding: [Bool]
@@ -73,21 +130,20 @@ public struct SongRenderer: ~Copyable {
     public let maximumFrames: Int
 
     /// A renderer positioned at `start` (the count-in's first click, or 0).
-    /// A part with a take plays the take instead of its tones.
-    public init(schedule: Schedule, mixes: [PartMix], takes: [TakePlayback?]? = nil, clickGain: Float = 0, start: Int64? = nil, maximumFrames: Int = 8192) {
+    /// A part's takes layer over its tones (a full take hides them).
+    public init(schedule: Schedule, mixes: [PartMix], takes: [PartTakes]? = nil, clickGain: Float = 0, start: Int64? = nil, maximumFrames: Int = 8192) {
         // Everything is computed into locals first and assigned once: no
         // stored property is read before all are initialized.
         let partCount = schedule.tones.count
-        let takeSlots: [TakePlayback?] = takes ?? Array(repeating: nil, count: partCount)
+        let takeSlots = takes ?? Array(repeating: PartTakes.none, count: partCount)
         precondition(mixes.count == partCount && takeSlots.count == partCount, "one mix and one take slot per part")
         let startPosition = start ?? schedule.startSample
         let rate = schedule.options.sampleRate
         let firstTones = schedule.tones.map { tones in tones.firstIndex { $0.endSample > startPosition } ?? tones.count }
         let firstClick = schedule.clicks.firstIndex { $0.sample >= startPosition } ?? schedule.clicks.count
+        let gains = mixes.map(\.stereoGains)
         self.schedule = schedule
-        self.mixes = mixes
-        self.partGains = mixes.map(\.stereoGains)
-        self.takes = takeSlots
+        self.takes = takeSlots.map { $0 }  // its own buffer: replacing a part's takes must not copy it on the render thread
         self.clickGain = clickGain
         self.maximumFrames = maximumFrames
         self.voices = Array(repeating: ToneVoice(sampleRate: rate), count: partCount)
@@ -97,12 +153,63 @@ public struct SongRenderer: ~Copyable {
         self.toneSounding = Array(repeating: false, count: partCount)
         self.nextClick = firstClick
         self.loop = nil
+        self.gainLeft = gains.map(\.left)
+        self.gainRight = gains.map(\.right)
+        self.targetLeft = gains.map(\.left)
+        self.targetRight = gains.map(\.right)
+        self.stepLeft = Array(repeating: 0, count: partCount)
+        self.stepRight = Array(repeating: 0, count: partCount)
+        self.rampRemaining = Array(repeating: 0, count: partCount)
+        self.rampSamples = max(1, rate / 100)
+        self.peaks = Array(repeating: 0, count: partCount)
         self.scratch = .allocate(capacity: maximumFrames)
     }
+
+    deinit { scratch.deallocate() }
+
+    /// Number of parts.
+    public var partCount: Int { voices.count }
 
     /// Sets or clears the loop. Render-thread safe.
     public mutating func setLoop(_ range: Range<Int64>?) {
         loop = range.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Changes a part's mix; the gains glide there over `rampSamples`, so a
+    /// live change never clicks. Render-thread safe.
+    public mutating func setMix(part: Int, _ mix: PartMix) {
+        let (left, right) = mix.stereoGains
+        targetLeft[part] = left
+        targetRight[part] = right
+        stepLeft[part] = (left - gainLeft[part]) / Float(rampSamples)
+        stepRight[part] = (right - gainRight[part]) / Float(rampSamples)
+        rampRemaining[part] = rampSamples
+    }
+
+    /// Puts a new schedule in place (same parts; a tempo or transposition
+    /// change) and returns the old one for the caller to free off the
+    /// render thread. Follow with `seek`. Render-thread safe.
+    public mutating func replaceSchedule(_ new: consuming Schedule) -> Schedule {
+        precondition(new.tones.count == voices.count, "a replacement schedule has the same parts")
+        swap(&schedule, &new)
+        return new
+    }
+
+    /// Puts new takes in place for a part and returns the old ones for the
+    /// caller to free off the render thread. Render-thread safe.
+    public mutating func replaceTakes(part: Int, _ new: consuming PartTakes) -> PartTakes {
+        swap(&takes[part], &new)
+        return new
+    }
+
+    /// The MIDI pitch part `part` is sounding now, or nil.
+    public func currentMIDI(part: Int) -> Int? {
+        toneSounding[part] ? schedule.tones[part][nextTone[part]].midi : nil
+    }
+
+    /// Clears the peak meters. Render-thread safe.
+    public mutating func resetPeaks() {
+        for part in 0..<peaks.count { peaks[part] = 0 }
     }
 
     /// Moves to `sample`: sounding notes are released (their tails fade
@@ -113,25 +220,15 @@ public struct SongRenderer: ~Copyable {
         for part in 0..<voices.count {
             voices[part].noteOff()
             toneSounding[part] = false
-            let tones = schedule.tones[part]
-            var low = 0
-            var high = tones.count
-            while low < high {
-                let mid = (low + high) / 2
-                if tones[mid].endSample <= sample { low = mid + 1 } else { high = mid }
-            }
-            nextTone[part] = low
+            nextTone[part] = schedule.tones[part].partitionIndex { $0.endSample > sample }
         }
-        var low = 0
-        var high = schedule.clicks.count
-        while low < high {
-            let mid = (low + high) / 2
-            if schedule.clicks[mid].sample < sample { low = mid + 1 } else { high = mid }
-        }
-        nextClick = low
+        nextClick = schedule.clicks.partitionIndex { $0.sample >= sample }
     }
 
-    deinit { scratch.deallocate() }
+    /// Releases every sounding note (stop). Render-thread safe.
+    public mutating func releaseAll() {
+        seek(to: position)
+    }
 
     /// The next sample at or after `position` where something starts or
     /// stops, or `limit`.
@@ -191,35 +288,107 @@ public struct SongRenderer: ~Copyable {
             let stop = nextEventSample(before: limit)
             let count = Int(stop - position)
             if count == 0 { continue }
-            for part in 0..<voices.count where !mixes[part].muted && (takes[part] != nil || voices[part].isActive) {
-                scratch.baseAddress!.update(repeating: 0, count: count)
-                if let take = takes[part] {
-                    let first = position + take.alignmentOffsetSamples + take.nudgeSamples
-                    take.samples.withUnsafeBufferPointer { samples in
-                        for index in 0..<count {
-                            let frame = first + Int64(index)
-                            if frame >= 0 && frame < Int64(samples.count) { scratch[index] = samples[Int(frame)] }
-                        }
-                    }
-                } else {
-                    voices[part].render(into: scratch.baseAddress!, count: count, gain: 1)
-                }
-                let (gainLeft, gainRight) = partGains[part]
-                for index in 0..<count {
-                    left[done + index] += scratch[index] * gainLeft
-                    right[done + index] += scratch[index] * gainRight
-                }
+            for part in 0..<voices.count where !partsSilent {
+                renderPart(part, count: count)
+                mixPart(part, into: left + done, right + done, count: count)
             }
-            if clickGain > 0 {
-                scratch.baseAddress!.update(repeating: 0, count: count)
-                clickVoice.render(into: scratch.baseAddress!, count: count, gain: clickGain)
-                for index in 0..<count {
-                    left[done + index] += scratch[index]
-                    right[done + index] += scratch[index]
-                }
-            }
+            mixClicks(into: left + done, right + done, count: count)
             done += count
             position += Int64(count)
+        }
+    }
+
+    /// Renders what is still sounding without moving through the song:
+    /// release tails and the last click die away after a stop.
+    /// Render-thread safe.
+    public mutating func renderTails(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
+        precondition(frames <= maximumFrames, "period larger than the renderer was built for")
+        left.update(repeating: 0, count: frames)
+        right.update(repeating: 0, count: frames)
+        for part in 0..<voices.count where voices[part].isActive {
+            scratch.baseAddress!.update(repeating: 0, count: frames)
+            voices[part].render(into: scratch.baseAddress!, count: frames, gain: 1)
+            mixPart(part, into: left, right, count: frames)
+        }
+        mixClicks(into: left, right, count: frames)
+    }
+
+    /// One part's sound for the next `count` samples into `scratch`: its
+    /// tones, with its takes layered over them.
+    private mutating func renderPart(_ part: Int, count: Int) {
+        let output = scratch.baseAddress!
+        output.update(repeating: 0, count: count)
+        voices[part].render(into: output, count: count, gain: 1)
+        let fade = Int64(rampSamples)
+        let chunk = position..<(position + Int64(count))
+        for layer in takes[part].layers {
+            let coverage = layer.coverage
+            guard !coverage.isEmpty else { continue }
+            // Fades centred on the range edges where the take holds the
+            // audio, else inside what it holds.
+            let held = layer.coverage(unranged: true)
+            let fadeInStart = max(held.lowerBound, coverage.lowerBound - fade / 2)
+            let fadeOutEnd = min(held.upperBound, coverage.upperBound + fade / 2)
+            guard fadeInStart < chunk.upperBound && fadeOutEnd > chunk.lowerBound else { continue }
+            layer.samples.withUnsafeBufferPointer { samples in
+                if chunk.lowerBound >= fadeInStart + fade && chunk.upperBound <= fadeOutEnd - fade {
+                    for index in 0..<count { output[index] = layer.sample(atSong: position + Int64(index), in: samples) }
+                    return
+                }
+                for index in 0..<count {
+                    let song = position + Int64(index)
+                    let rising = min(1, max(0, Float(song - fadeInStart) / Float(fade)))
+                    let falling = min(1, max(0, Float(fadeOutEnd - song) / Float(fade)))
+                    let weight = rising * falling
+                    // Exact at both ends (weight 0 keeps what is beneath, 1
+                    // gives the take) and where the take equals what is beneath.
+                    let take = layer.sample(atSong: song, in: samples)
+                    output[index] = weight == 1 ? take : output[index] + weight * (take - output[index])
+                }
+            }
+        }
+    }
+
+    /// Adds `scratch` into the outputs at the part's (gliding) gains and
+    /// updates its peak.
+    private mutating func mixPart(_ part: Int, into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int) {
+        var peak: Float = 0
+        var index = 0
+        while rampRemaining[part] > 0 && index < count {
+            rampRemaining[part] -= 1
+            if rampRemaining[part] == 0 {
+                gainLeft[part] = targetLeft[part]
+                gainRight[part] = targetRight[part]
+            } else {
+                gainLeft[part] += stepLeft[part]
+                gainRight[part] += stepRight[part]
+            }
+            let value = scratch[index]
+            left[index] += value * gainLeft[part]
+            right[index] += value * gainRight[part]
+            peak = max(peak, abs(value) * max(gainLeft[part], gainRight[part]))
+            index += 1
+        }
+        let (gainLeft, gainRight) = (self.gainLeft[part], self.gainRight[part])
+        var loudest: Float = 0
+        if gainLeft == 0 && gainRight == 0 { index = count }
+        while index < count {
+            let value = scratch[index]
+            left[index] += value * gainLeft
+            right[index] += value * gainRight
+            loudest = max(loudest, abs(value))
+            index += 1
+        }
+        peaks[part] = max(peaks[part], peak, loudest * max(gainLeft, gainRight))
+    }
+
+    private mutating func mixClicks(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int) {
+        guard clickGain > 0 else { return }
+        scratch.baseAddress!.update(repeating: 0, count: count)
+        clickVoice.render(into: scratch.baseAddress!, count: count, gain: clickGain)
+        for index in 0..<count {
+            left[index] += scratch[index]
+            right[index] += scratch[index]
         }
     }
 

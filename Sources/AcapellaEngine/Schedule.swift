@@ -115,7 +115,7 @@ public struct Schedule: Sendable {
         var tick = countInStartTick
         while options.countInMeasures > 0 && tick < 0 {
             clicks.append(ClickEvent(sample: timeMap.sample(atTick: tick), accent: (tick - countInStartTick) % measureTicks == 0))
-            tick += firstMeter.beatTicks
+            tick += firstMeter.pulseTicks
         }
         for measure in firstMeasure...max(firstMeasure, lastMeasure) {
             let start = meterMap.startTick(ofMeasure: measure)
@@ -123,10 +123,10 @@ public struct Schedule: Sendable {
             let meter = meterMap.meter(atMeasure: measure)
             let measureEnd = meterMap.startTick(ofMeasure: measure + 1)
             // In a pickup, beats count back from the barline of measure 1.
-            var tick = measure == 0 ? measureEnd - ((measureEnd - start) / meter.beatTicks) * meter.beatTicks : start
+            var tick = measure == 0 ? measureEnd - ((measureEnd - start) / meter.pulseTicks) * meter.pulseTicks : start
             while tick < min(measureEnd, endTick) {
                 clicks.append(ClickEvent(sample: timeMap.sample(atTick: tick), accent: tick == start && measure > 0))
-                tick += meter.beatTicks
+                tick += meter.pulseTicks
             }
         }
         self.barlines = barlines
@@ -146,11 +146,12 @@ public struct Schedule: Sendable {
     }
 
     /// The samples a loop over measures `first…last` spans: from the first
-    /// measure's barline to the barline after the last.
+    /// measure's barline to the barline after the last (the song's end
+    /// after the last measure); nil when the measures are not all in the song.
     public func loopRange(measures: ClosedRange<Int>) -> Range<Int64>? {
         let firstIndex = measures.lowerBound - firstMeasureNumber
         let endIndex = measures.upperBound + 1 - firstMeasureNumber
-        guard firstIndex >= 0, firstIndex < barlines.count, endIndex > firstIndex else { return nil }
+        guard firstIndex >= 0, firstIndex < barlines.count, endIndex > firstIndex, endIndex <= barlines.count else { return nil }
         let end = endIndex < barlines.count ? barlines[endIndex] : endSample
         return barlines[firstIndex]..<end
     }

@@ -37,8 +37,9 @@ public struct Transport: Hashable, Sendable {
 
     /// The current state.
     public private(set) var state = State.stopped
-    /// Where play starts and stop returns to (song start or loop start).
-    public private(set) var returnPoint: Int64 = 0
+    /// Where play starts and stop returns to (song start, loop start, or
+    /// where the singer located to while stopped).
+    public var returnPoint: Int64 = 0
     /// The loop, when looping.
     public private(set) var loop: Range<Int64>?
     /// Whether the count-in leads into recording rather than playing.

@@ -58,7 +58,7 @@ public enum Mixdown {
     /// Renders and normalizes. `progress` receives 0…1 while rendering.
     /// Parts with a take play it; the others play their tones (unless tones
     /// are omitted).
-    public static func mix(_ score: Score, options: MixdownOptions, takes: [TakePlayback?]? = nil, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> (audio: OfflineRender.Stereo, loudness: LoudnessMeasurement) {
+    public static func mix(_ score: Score, options: MixdownOptions, takes: [PartTakes]? = nil, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> (audio: OfflineRender.Stereo, loudness: LoudnessMeasurement) {
         let schedule: Schedule
         do {
             schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
@@ -66,7 +66,7 @@ public enum Mixdown {
             throw MixdownError(description: error.description)
         }
         var mixes = try partMixes(for: score, options: options)
-        for (index, take) in (takes ?? []).enumerated() where take != nil && index < mixes.count { mixes[index].muted = false }
+        for (index, take) in (takes ?? []).enumerated() where !take.layers.isEmpty && index < mixes.count { mixes[index].muted = false }
         if mixes.allSatisfy(\.muted) {
             throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted")
         }

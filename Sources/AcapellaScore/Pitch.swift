@@ -148,6 +148,14 @@ public struct Meter: Hashable, Sendable, CustomStringConvertible {
     /// Ticks in one beat (the denominator's note value).
     public var beatTicks: Int { ticksPerWhole / denominator }
 
+    /// A compound meter (6/8, 9/8, 12/8, 6/4…): the numerator a multiple
+    /// of 3 above 3, the beat felt as a dotted note of three written beats.
+    public var isCompound: Bool { numerator > 3 && numerator % 3 == 0 && denominator >= 4 }
+
+    /// Ticks between metronome clicks: the felt beat, so 6/8 clicks twice
+    /// a measure on dotted quarters and 3/4 three times on quarters.
+    public var pulseTicks: Int { isCompound ? 3 * beatTicks : beatTicks }
+
     /// `"3/4"`.
     public var description: String { "\(numerator)/\(denominator)" }
 }

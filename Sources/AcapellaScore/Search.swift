@@ -12,3 +12,18 @@ extension Array {
         return low
     }
 }
+
+extension Array {
+    /// In an array partitioned by `belongsAfter` (false for a prefix, true
+    /// for the rest), the index of the first element of the rest: binary
+    /// search, no allocation (render-thread safe).
+    public func partitionIndex(where belongsAfter: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if belongsAfter(self[mid]) { high = mid } else { low = mid + 1 }
+        }
+        return low
+    }
+}

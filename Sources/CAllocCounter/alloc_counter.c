@@ -12,6 +12,7 @@ extern void __libc_free(void *pointer);
 
 static _Thread_local int counting;
 static atomic_long allocations;
+static atomic_long frees;
 
 static inline void note(void) {
     if (counting) atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
@@ -29,14 +30,21 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
     *out = pointer;
     return 0;
 }
-void free(void *pointer) { __libc_free(pointer); }
-
-void acapella_alloc_begin(void) {
-    atomic_store(&allocations, 0);
-    counting = 1;
+void free(void *pointer) {
+    if (counting && pointer) atomic_fetch_add_explicit(&frees, 1, memory_order_relaxed);
+    __libc_free(pointer);
 }
+
+void acapella_alloc_reset(void) {
+    atomic_store(&allocations, 0);
+    atomic_store(&frees, 0);
+}
+
+void acapella_alloc_begin(void) { counting = 1; }
 
 long acapella_alloc_end(void) {
     counting = 0;
     return atomic_load(&allocations);
 }
+
+long acapella_alloc_frees(void) { return atomic_load(&frees); }

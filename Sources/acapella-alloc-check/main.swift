@@ -1,6 +1,11 @@
-// Renders 10,000 periods of an 8-part song with clicks and counts the heap
-// allocations the render thread makes meanwhile: it must be zero (STYLE.md
-// habit 7). A self-check first proves the counter sees allocations at all.
+// Runs the engine's render path for 10,000 periods of an 8-part song —
+// tones, a full take, a punch-in take, clicks, a count-in, a loop, and
+// every kind of live command (punches on barlines, mix glides, solo,
+// metronome, a tempo change swapping the schedule, new takes) — and counts
+// the heap allocations and frees the render thread makes meanwhile: both
+// must be zero (STYLE.md habit 7). Only `process` is counted; sending
+// commands and freeing retired values is the control thread's work. A
+// self-check first proves the counter sees allocations and frees at all.
 import AcapellaEngine
 import AcapellaScore
 import CAllocCounter
@@ -11,32 +16,62 @@ import Glibc
 var rng = SplitMix64(seed: 7)
 let score = ScoreGenerator.random(using: &rng, options: .init(parts: 8, measures: 400))
 let schedule = try Schedule(score: score, options: ScheduleOptions(countInMeasures: 2))
+let slower = try Schedule(score: score, options: ScheduleOptions(tempoScale: Rational(9, 10), countInMeasures: 2))
 let mixes = score.parts.indices.map { PartMix(gain: 0.2, pan: -0.7 + Float($0) * 0.2) }
 let frames = 128
 let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
 let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
 
-// The counter must notice an allocation, or a zero below would mean nothing.
+// The counter must notice an allocation and a free, or zeros below would mean nothing.
+acapella_alloc_reset()
 acapella_alloc_begin()
-let probe = [Int](repeating: 1, count: Int(CommandLine.arguments.count + 100))
+var probe: [Int]? = [Int](repeating: 1, count: Int(CommandLine.arguments.count + 100))
+probe = nil
 let probeCount = acapella_alloc_end()
-guard probeCount > 0, probe.count > 0 else {
-    print("alloc-check: the counter saw no allocation in its self-check; it is not working")
+guard probeCount > 0, acapella_alloc_frees() > 0, probe == nil else {
+    print("alloc-check: the counter saw no allocation or free in its self-check; it is not working")
     exit(2)
 }
 
-// Part 3 plays a take (a rendered sine), the others their tones.
-var takes: [TakePlayback?] = score.parts.map { _ in nil }
-takes[3] = TakePlayback(samples: (0..<2_000_000).map { Float($0 % 100) / 100 }, alignmentOffsetSamples: 317, nudgeSamples: -5)
-var renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
-// A short loop, so the wrap (a seek) happens many times on the render path.
-renderer.setLoop(schedule.loopRange(measures: 3...5))
+// Part 3 plays a full take, part 5 its tones with a punch-in over measures 4–5.
+var takes = score.parts.map { _ in PartTakes.none }
+let takeAudio = (0..<2_000_000).map { Float($0 % 100) / 100 }
+takes[3] = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 317, nudgeSamples: -5)])
+takes[5] = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 9_000, range: schedule.loopRange(measures: 4...5))])
+var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
+let link = core.link
+let newTakes = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 100)])
+
+// A short loop (the wrap is a seek, many times over), started through the count-in.
+link.send(.loop(3...5))
+link.send(.play)
 var periods = 0
-acapella_alloc_begin()
+var events = 0
+acapella_alloc_reset()
 while periods < 10_000 {
-    renderer.render(left: left, right: right, frames: frames)
+    switch periods % 1_000 {
+    case 100: link.send(.record(.bar))  // punch in on the next barline…
+    case 400: link.send(.record(.beat))  // …and out on a beat
+    case 500: link.send(.mix(part: 2, PartMix(gain: 0.05, pan: 0.3)))
+    case 600: link.send(.solo(part: 1, periods % 2_000 == 600))
+    case 700: link.send(.metronome(periods % 2_000 == 700 ? 0 : 0.5))
+    case 800: link.send(.takes(part: 6, periods % 2_000 == 800 ? newTakes : .none))
+    case 900: link.send(.schedule(periods % 2_000 == 900 ? slower : schedule))
+    default: break
+    }
+    acapella_alloc_begin()
+    core.process(left: left, right: right, frames: frames)
+    _ = acapella_alloc_end()
+    while link.nextEvent() != nil { events += 1 }
+    link.collectRetired()
     periods += 1
 }
 let allocations = acapella_alloc_end()
-print("alloc-check: \(allocations) allocations on the render path over \(periods) periods of \(frames) frames (8 parts, one of them a take, clicks, looping)")
-exit(allocations == 0 ? 0 : 1)
+let frees = acapella_alloc_frees()
+let snapshot = link.snapshot()
+print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, clicks, count-in, loop, \(events) engine events from live commands); now at measure \(snapshot.measureBeat), \(snapshot.state)")
+guard snapshot.serial == Int64(periods), events >= 10 else {
+    print("alloc-check: the engine did not run as driven (serial \(snapshot.serial), \(events) events)")
+    exit(2)
+}
+exit(allocations == 0 && frees == 0 ? 0 : 1)

@@ -193,10 +193,10 @@ func benchMix(_ arguments: ParsedArguments) throws -> Int32 {
     var result: LoudnessMeasurement?
     for _ in 0..<repeats {
         let time = try clock.measure {
-            let takes: [TakePlayback?] = try takePaths.map { path in
+            let takes: [PartTakes] = try takePaths.map { path in
                 let decoded = try AudioFile.read(path)
                 let mono = stride(from: 0, to: decoded.samples.count, by: decoded.channels).map { decoded.samples[$0] }
-                return TakePlayback(samples: mono, alignmentOffsetSamples: 4_800)
+                return PartTakes([TakePlayback(samples: mono, alignmentOffsetSamples: 4_800)])
             }
             var options = MixdownOptions()
             options.includeTones = false

@@ -1,0 +1,560 @@
+public import AcapellaScore
+import Synchronization
+
+/// When a command takes effect.
+public enum Quantize: String, CaseIterable, Hashable, Sendable {
+    /// At the next period.
+    case immediate
+    /// On the next beat (metronome click) of the song.
+    case beat
+    /// On the next barline.
+    case bar
+}
+
+/// What a control thread asks the render loop to do. Sent through the
+/// engine's command ring; applied at the start of the next period, or at
+/// its quantized sample inside a period.
+public enum EngineCommand: Sendable {
+    /// Play from the return point (through the count-in when set).
+    case play
+    /// Stop and return to the start (or the loop's start).
+    case stop
+    /// The record button: from stopped, count in and record; while
+    /// playing, punch in; while recording, punch out — on the quantized sample.
+    case record(Quantize)
+    /// Loop over a measure range (nil: off).
+    case loop(ClosedRange<Int>?)
+    /// Move to a measure's barline (while stopped: the new return point).
+    case locate(measure: Int)
+    /// A part's volume, pan and mute; glides there over ~10 ms.
+    case mix(part: Int, PartMix)
+    /// Solo a part (several may be soloed; none: all sound).
+    case solo(part: Int, Bool)
+    /// Metronome gain (0: off; the count-in always clicks).
+    case metronome(Float)
+    /// A recompiled schedule (tempo or transposition): takes over at the
+    /// next barline, the position carried over musically.
+    case schedule(Schedule)
+    /// New takes for a part.
+    case takes(part: Int, PartTakes)
+}
+
+/// What the render loop reports back, each with its exact song sample.
+public enum EngineEvent: Hashable, Sendable {
+    /// A count-in began at `from`; the music starts at `music`.
+    case countIn(from: Int64, music: Int64)
+    /// Playback began (or the count-in ended into playback).
+    case playing(at: Int64)
+    /// Captured audio from `at` on belongs to a take.
+    case recordingStarted(at: Int64)
+    /// Captured audio from `at` on no longer does.
+    case recordingStopped(at: Int64)
+    /// Stopped at `at`; the position returned to `returnTo`.
+    case stopped(at: Int64, returnTo: Int64, finishedTake: Bool)
+    /// The loop wrapped from its end to its start.
+    case looped(from: Int64, to: Int64)
+    /// A new schedule took over: sample `old` of the old one became `new`.
+    case scheduleChanged(old: Int64, new: Int64)
+    /// A command could not be carried out and was ignored.
+    case refused(EngineRefusal)
+}
+
+/// Why the render loop ignored a command (said without allocating; the
+/// words are made on the control side).
+public enum EngineRefusal: Hashable, Sendable, CustomStringConvertible {
+    /// No such part.
+    case noSuchPart(Int)
+    /// No such measure.
+    case noSuchMeasure(Int)
+    /// A loop outside the song.
+    case loopOutsideSong(ClosedRange<Int>)
+    /// A replacement schedule for a different set of parts.
+    case scheduleForOtherParts
+    /// Moving while recording or counting in would tear the take.
+    case notWhileRecording
+
+    /// One line.
+    public var description: String {
+        switch self {
+        case .noSuchPart(let part): "no part number \(part + 1)"
+        case .noSuchMeasure(let measure): "no measure \(measure) in this song"
+        case .loopOutsideSong(let range): "no measures \(range.lowerBound)–\(range.upperBound) in this song to loop"
+        case .scheduleForOtherParts: "a recompiled schedule has other parts than the song"
+        case .notWhileRecording: "not while recording (or counting in): stop first"
+        }
+    }
+}
+
+/// The render thread's half of the engine: the renderer, the transport
+/// and the mix state, driven one period at a time by `process`. Owned by
+/// the audio thread (live) or the offline driver; its only links to other
+/// threads are the rings and the snapshot board in `link`.
+public struct EngineCore: ~Copyable {
+    /// The renderer (position, schedule, loop).
+    public private(set) var renderer: SongRenderer
+    /// The transport state machine.
+    public private(set) var transport: Transport
+    /// The rings and the board shared with control threads.
+    public let link: EngineLink
+    var mixes: [PartMix]
+    var solos: [Bool]
+    var loopMeasures: ClosedRange<Int>?
+    /// The song sample where a quantized punch (record toggle) happens.
+    var pendingPunch: Int64?
+    /// The sample where the count-in hands over to the music.
+    var musicStart: Int64?
+    /// A schedule waiting for the barline `index` (old schedule's numbering).
+    var pendingSchedule: Schedule?
+    var pendingScheduleBarline = 0
+    var refusedCommands: Int64 = 0
+    var outputPeak: Float = 0
+    /// The metronome's gain outside the count-in.
+    var metronomeGain: Float
+    /// Click gain during a count-in when the metronome is off.
+    public static let countInClickGain: Float = 0.5
+    /// Most commands applied per period (the rest wait for the next).
+    static let commandsPerPeriod = 32
+
+    /// An engine over `schedule`, stopped at song start.
+    public init(schedule: Schedule, mixes: [PartMix], takes: [PartTakes]? = nil, clickGain: Float = 0, maximumFrames: Int = 4096, commandCapacity: Int = 256) {
+        let partCount = schedule.tones.count
+        renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: clickGain, start: 0, maximumFrames: maximumFrames)
+        transport = Transport()
+        link = EngineLink(partCount: partCount, capacity: commandCapacity)
+        self.mixes = mixes.map { $0 }  // its own buffer: a live change must not copy it on the render thread
+        solos = Array(repeating: false, count: partCount)
+        loopMeasures = nil
+        metronomeGain = clickGain
+        warmUp(schedule: schedule, takes: takes?.first ?? .none)
+    }
+
+    /// Runs the command paths once with values that change nothing, so the
+    /// Swift runtime instantiates their generic metadata (a malloc, once)
+    /// here rather than on the render thread at the first live command.
+    private mutating func warmUp(schedule: Schedule, takes: PartTakes) {
+        apply(.schedule(schedule))
+        if !mixes.isEmpty {
+            apply(.takes(part: 0, takes))
+            apply(.mix(part: 0, mixes[0]))
+        }
+        apply(.metronome(metronomeGain))
+        while link.events.pop() != nil {}
+        link.collectRetired()
+    }
+
+    /// Renders one period into `left` and `right` (overwritten): applies
+    /// queued commands, renders with every transport event on its exact
+    /// sample, publishes a snapshot. Render-thread safe: no allocation, no
+    /// lock, no log, no I/O.
+    public mutating func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
+        var applied = 0
+        while applied < Self.commandsPerPeriod, let command = link.commands.pop() {
+            apply(command)
+            applied += 1
+        }
+        renderer.resetPeaks()
+        var done = 0
+        while done < frames {
+            handleEventsAtPosition()
+            let remaining = frames - done
+            if transport.state == .stopped {
+                renderer.renderTails(left: left + done, right: right + done, frames: remaining)
+                break
+            }
+            let count = Int(nextTransportEvent(before: renderer.position + Int64(remaining)) - renderer.position)
+            if count == 0 { continue }
+            renderer.render(left: left + done, right: right + done, frames: count)
+            done += count
+        }
+        var peak: Float = 0
+        for index in 0..<frames { peak = max(peak, abs(left[index]), abs(right[index])) }
+        outputPeak = peak
+        publish()
+    }
+
+    /// The first transport event after the position, or `limit`.
+    private func nextTransportEvent(before limit: Int64) -> Int64 {
+        let position = renderer.position
+        var next = limit
+        if let punch = pendingPunch, punch > position { next = min(next, punch) }
+        if let music = musicStart, music > position { next = min(next, music) }
+        if pendingSchedule != nil, scheduleSwitchSample > position { next = min(next, scheduleSwitchSample) }
+        if let loop = renderer.loop, position < loop.upperBound {
+            next = min(next, loop.upperBound)
+        } else if renderer.loop == nil, position < renderer.schedule.endSample {
+            next = min(next, renderer.schedule.endSample)
+        }
+        return next
+    }
+
+    private var scheduleSwitchSample: Int64 {
+        let barlines = renderer.schedule.barlines
+        return pendingScheduleBarline < barlines.count ? barlines[pendingScheduleBarline] : renderer.schedule.endSample
+    }
+
+    /// Everything due exactly at the current position, in a fixed order:
+    /// the loop wrap, the end of the count-in, a punch, a new schedule, the
+    /// end of the song.
+    private mutating func handleEventsAtPosition() {
+        var position = renderer.position
+        if let loop = renderer.loop, position == loop.upperBound, transport.state != .stopped {
+            // The renderer wraps on its next sample; say so now.
+            renderer.seek(to: loop.lowerBound)
+            emit(.looped(from: position, to: loop.lowerBound))
+            position = loop.lowerBound
+        }
+        if let music = musicStart, position == music {
+            musicStart = nil
+            renderer.partsSilent = false
+            renderer.clickGain = metronomeGain
+            renderer.seek(to: position)  // picks up a note sounding across the start
+            perform(transport.countInFinished(at: position))
+            if transport.state == .playing { emit(.playing(at: position)) }
+        }
+        if let punch = pendingPunch, position == punch {
+            pendingPunch = nil
+            perform(transport.record(at: position))
+        }
+        if pendingSchedule != nil, position == scheduleSwitchSample {
+            switchSchedule()
+            position = renderer.position
+        }
+        if renderer.loop == nil, position >= renderer.schedule.endSample, transport.state == .playing || transport.state == .recording {
+            perform(transport.reachedEnd())
+        }
+    }
+
+    private mutating func switchSchedule() {
+        guard let new = pendingSchedule else { return }
+        pendingSchedule = nil
+        let old = renderer.position
+        let index = pendingScheduleBarline
+        let mapped = index < new.barlines.count ? new.barlines[index] : new.endSample
+        // Events still ahead sit on barlines or beats: they keep their place in the music.
+        if let music = musicStart { musicStart = Self.carry(music, from: renderer.schedule, to: new) }
+        if let punch = pendingPunch { pendingPunch = Self.carry(punch, from: renderer.schedule, to: new) }
+        retire(.schedule(renderer.replaceSchedule(new)))
+        renderer.seek(to: transport.state == .stopped ? 0 : mapped)
+        applyLoop()
+        if transport.state == .stopped { renderer.seek(to: transport.returnPoint) }
+        emit(.scheduleChanged(old: old, new: renderer.position))
+    }
+
+    /// A sample on a barline or a click of `old`, on the same barline or
+    /// click of `new` (the song's end to the song's end).
+    static func carry(_ sample: Int64, from old: Schedule, to new: Schedule) -> Int64 {
+        let bar = old.barlines.partitionIndex { $0 >= sample }
+        if bar < old.barlines.count, old.barlines[bar] == sample, bar < new.barlines.count { return new.barlines[bar] }
+        let click = old.clicks.partitionIndex { $0.sample >= sample }
+        if click < old.clicks.count, old.clicks[click].sample == sample, click < new.clicks.count { return new.clicks[click].sample }
+        return sample == old.endSample ? new.endSample : sample
+    }
+
+    /// Carries out a transport action on the renderer.
+    private mutating func perform(_ action: Transport.Action) {
+        switch action {
+        case .none:
+            break
+        case .beginCountIn(let from, let music):
+            renderer.seek(to: from)
+            renderer.partsSilent = true
+            renderer.clickGain = max(metronomeGain, Self.countInClickGain)
+            musicStart = music
+            emit(.countIn(from: from, music: music))
+        case .beginPlayback(let at):
+            renderer.seek(to: at)
+            emit(.playing(at: at))
+        case .beginRecording(let at):
+            if renderer.position != at { renderer.seek(to: at) }
+            emit(.recordingStarted(at: at))
+        case .endRecording(let at):
+            emit(.recordingStopped(at: at))
+        case .stop(let returnTo, let finishTake):
+            let at = renderer.position
+            if finishTake { emit(.recordingStopped(at: at)) }
+            renderer.seek(to: returnTo)  // releases the sounding notes; their tails ring out
+            renderer.partsSilent = false
+            renderer.clickGain = metronomeGain
+            musicStart = nil
+            pendingPunch = nil
+            emit(.stopped(at: at, returnTo: returnTo, finishedTake: finishTake))
+        case .setLoop(let range):
+            renderer.setLoop(range)
+        }
+    }
+
+    private mutating func apply(_ command: consuming EngineCommand) {
+        switch command {
+        case .play:
+            prepareCountIn()
+            perform(transport.play())
+        case .stop:
+            perform(transport.stop())
+        case .record(let quantize):
+            if transport.state == .stopped || transport.state == .countIn {
+                prepareCountIn()
+                perform(transport.record(at: renderer.position))
+            } else if pendingPunch != nil {
+                pendingPunch = nil  // pressed again before it happened: cancelled
+            } else {
+                pendingPunch = quantizedSample(quantize)
+            }
+        case .loop(let measures):
+            if let measures, renderer.schedule.loopRange(measures: measures) == nil {
+                return refuse(.loopOutsideSong(measures))
+            }
+            loopMeasures = measures
+            applyLoop()
+        case .locate(let measure):
+            let index = measure - renderer.schedule.firstMeasureNumber
+            guard index >= 0 && index < renderer.schedule.barlines.count else {
+                return refuse(.noSuchMeasure(measure))
+            }
+            switch transport.state {
+            case .recording, .countIn:
+                return refuse(.notWhileRecording)
+            case .stopped:
+                // The new return point, until play.
+                renderer.seek(to: renderer.schedule.barlines[index])
+                transport.returnPoint = renderer.position
+            case .playing:
+                renderer.seek(to: renderer.schedule.barlines[index])
+            }
+        case .mix(let part, let mix):
+            guard part >= 0 && part < mixes.count else { return refuse(.noSuchPart(part)) }
+            mixes[part] = mix
+            applyMixes()
+        case .solo(let part, let on):
+            guard part >= 0 && part < solos.count else { return refuse(.noSuchPart(part)) }
+            solos[part] = on
+            applyMixes()
+        case .metronome(let gain):
+            metronomeGain = max(0, gain)
+            if musicStart == nil { renderer.clickGain = metronomeGain }
+        case .schedule(let schedule):
+            guard schedule.tones.count == mixes.count else {
+                retire(.schedule(schedule))
+                return refuse(.scheduleForOtherParts)
+            }
+            if transport.state == .recording || (transport.state == .countIn && transport.recordAfterCountIn) {
+                retire(.schedule(schedule))
+                return refuse(.notWhileRecording)
+            }
+            if let waiting = pendingSchedule { retire(.schedule(waiting)) }
+            let position = renderer.position
+            pendingScheduleBarline = renderer.schedule.barlines.partitionIndex { $0 >= position }
+            pendingSchedule = schedule
+            if transport.state == .stopped { switchSchedule() }
+        case .takes(let part, let takes):
+            guard part >= 0 && part < mixes.count else {
+                retire(.takes(takes))
+                return refuse(.noSuchPart(part))
+            }
+            retire(.takes(renderer.replaceTakes(part: part, takes)))
+        }
+    }
+
+    /// The loop's samples from its measures in the current schedule; the
+    /// transport's return point follows.
+    private mutating func applyLoop() {
+        let range = loopMeasures.flatMap { renderer.schedule.loopRange(measures: $0) }
+        perform(transport.setLoop(range))
+        if transport.state == .stopped { renderer.seek(to: transport.returnPoint) }
+    }
+
+    /// Sets the transport's count-in length for a start at its return
+    /// point: the measures before it at the song's own tempo, or the
+    /// schedule's count-in before the song when there are too few.
+    private mutating func prepareCountIn() {
+        let schedule = renderer.schedule
+        let measures = schedule.options.countInMeasures
+        guard measures > 0 else {
+            transport.countInSamples = 0
+            return
+        }
+        let start = transport.returnPoint
+        let index = schedule.barlines.partitionIndex { $0 >= start }
+        let from = index >= measures ? schedule.barlines[index - measures] : schedule.startSample
+        transport.countInSamples = start - from
+    }
+
+    /// The sample a command quantized to `quantize` takes effect on: the
+    /// current position, or the next click or barline at or after it.
+    private func quantizedSample(_ quantize: Quantize) -> Int64 {
+        let position = renderer.position
+        let schedule = renderer.schedule
+        switch quantize {
+        case .immediate:
+            return position
+        case .beat:
+            let index = schedule.clicks.partitionIndex { $0.sample >= position }
+            return index < schedule.clicks.count ? schedule.clicks[index].sample : schedule.endSample
+        case .bar:
+            let index = schedule.barlines.partitionIndex { $0 >= position }
+            return index < schedule.barlines.count ? schedule.barlines[index] : schedule.endSample
+        }
+    }
+
+    /// Effective gains from volume, mute and solo.
+    private mutating func applyMixes() {
+        let anySolo = solos.contains(true)
+        for part in 0..<mixes.count {
+            var mix = mixes[part]
+            if anySolo && !solos[part] { mix.muted = true }
+            if mix.muted { mix.gain = 0 }
+            renderer.setMix(part: part, mix)
+        }
+    }
+
+    private mutating func refuse(_ reason: EngineRefusal) {
+        refusedCommands += 1
+        emit(.refused(reason))
+    }
+
+    private func emit(_ event: EngineEvent) {
+        _ = link.events.push(event)
+    }
+
+    private mutating func retire(_ value: consuming EngineLink.Retired) {
+        if !link.retired.push(value) { refusedCommands += 1 }
+    }
+
+    private func publish() {
+        let schedule = renderer.schedule
+        let position = renderer.position
+        let barIndex = schedule.barlines.partitionIndex { $0 > position } - 1
+        let measure = schedule.firstMeasureNumber + barIndex
+        let barStart = barIndex >= 0 ? schedule.barlines[barIndex] : Int64.min
+        let clicksSoFar = schedule.clicks.partitionIndex { $0.sample > position }
+        let clicksBefore = schedule.clicks.partitionIndex { $0.sample >= barStart }
+        link.board.publish(
+            position: position, state: transport.state, measure: measure, beat: max(1, clicksSoFar - clicksBefore), looping: renderer.loop != nil,
+            outputPeak: outputPeak, refusedCommands: refusedCommands + link.commandsRefused
+        ) { part in (renderer.currentMIDI(part: part), renderer.peaks[part]) }
+    }
+}
+
+/// The lock-free links between the render loop and the rest of the box:
+/// commands in, events and retired values out, snapshots published.
+///
+/// Each ring has one producer and one consumer: commands are sent by one
+/// control thread (the controller that merges MIDI, foot switch and
+/// console), events and retired values are taken by one thread too.
+public final class EngineLink: Sendable {
+    /// Values the render loop has replaced, handed back so that it never
+    /// frees memory itself; `collectRetired` frees them.
+    public enum Retired: Sendable {
+        /// A replaced schedule.
+        case schedule(Schedule)
+        /// Replaced takes.
+        case takes(PartTakes)
+    }
+
+    let commands: CommandRing<EngineCommand>
+    let events: CommandRing<EngineEvent>
+    let retired: CommandRing<Retired>
+    /// The snapshot board.
+    public let board: SnapshotBoard
+    private let refused = Atomic<Int64>(0)
+
+    init(partCount: Int, capacity: Int) {
+        commands = CommandRing(capacity: capacity)
+        events = CommandRing(capacity: 4 * capacity)
+        retired = CommandRing(capacity: capacity)
+        board = SnapshotBoard(partCount: partCount)
+        // Swift instantiates generic type metadata lazily, with a malloc, on
+        // first use: use every ring once here so the render thread never does.
+        _ = commands.push(.stop)
+        _ = commands.pop()
+        _ = events.push(.looped(from: 0, to: 0))
+        _ = events.pop()
+        _ = retired.push(.takes(.none))
+        _ = retired.pop()
+    }
+
+    /// Queues a command for the next period; false (and counted) when the
+    /// queue is full. The one control thread only.
+    @discardableResult
+    public func send(_ command: EngineCommand) -> Bool {
+        if commands.push(command) { return true }
+        refused.add(1, ordering: .relaxed)
+        return false
+    }
+
+    /// The oldest event not yet taken, or nil.
+    public func nextEvent() -> EngineEvent? { events.pop() }
+
+    /// Frees what the render loop replaced. Call it from a control thread now and then.
+    public func collectRetired() {
+        while retired.pop() != nil {}
+    }
+
+    /// The latest snapshot.
+    public func snapshot() -> EngineSnapshot { board.read() }
+
+    var commandsRefused: Int64 { refused.load(ordering: .relaxed) }
+}
+
+/// Why the control side refused a change.
+public struct EngineControlError: Error, CustomStringConvertible, Equatable {
+    /// One line.
+    public var description: String
+}
+
+/// The control thread's half of the engine: turns the singer's requests
+/// into commands, compiling new schedules here (off the render thread) and
+/// refusing what cannot be done — a tempo change while takes are audible
+/// (there is no time-stretching) or a transposition under them.
+public final class EngineControl {
+    /// The links to the render loop.
+    public let link: EngineLink
+    /// The song.
+    public let score: Score
+    /// The options the current schedule was compiled with.
+    public private(set) var options: ScheduleOptions
+    private var audibleTakes: [Bool]
+
+    /// Control for an engine built from `score` with `options`.
+    public init(link: EngineLink, score: Score, options: ScheduleOptions) {
+        self.link = link
+        self.score = score
+        self.options = options
+        audibleTakes = Array(repeating: false, count: score.parts.count)
+    }
+
+    /// Sends a command; false when the render loop's queue is full.
+    @discardableResult
+    public func send(_ command: EngineCommand) -> Bool {
+        if case .takes(let part, let takes) = command, part >= 0 && part < audibleTakes.count { audibleTakes[part] = !takes.layers.isEmpty }
+        return link.send(command)
+    }
+
+    /// Plays at `scale` × the written tempo from the next barline.
+    public func setTempo(_ scale: Rational) throws(EngineControlError) {
+        guard scale.numerator > 0 else { throw EngineControlError(description: "tempo: the multiplier must be above 0") }
+        guard !audibleTakes.contains(true) || scale == options.tempoScale else {
+            throw EngineControlError(description: "tempo: takes are playing at the recorded tempo; mute or clear them first (no time-stretching)")
+        }
+        try recompile { $0.tempoScale = scale }
+    }
+
+    /// Transposes the guide tones from the next barline.
+    public func setTranspose(_ semitones: Int) throws(EngineControlError) {
+        guard (-24...24).contains(semitones) else { throw EngineControlError(description: "transpose: \(semitones) semitones is outside −24…+24") }
+        guard !audibleTakes.contains(true) || semitones == options.transpose else {
+            throw EngineControlError(description: "transpose: takes are playing in the recorded key; mute or clear them first")
+        }
+        try recompile { $0.transpose = semitones }
+    }
+
+    private func recompile(_ change: (inout ScheduleOptions) -> Void) throws(EngineControlError) {
+        var new = options
+        change(&new)
+        let schedule: Schedule
+        do { schedule = try Schedule(score: score, options: new) } catch {
+            throw EngineControlError(description: error.description)
+        }
+        guard link.send(.schedule(schedule)) else { throw EngineControlError(description: "the engine is busy; try again") }
+        options = new
+    }
+}
