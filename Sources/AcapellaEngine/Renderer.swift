@@ -60,6 +60,15 @@ public struct TakePlayback: Sendable {
         return lower..<max(lower, min(range.upperBound, held.upperBound))
     }
 
+    /// Where the take fades in and out, for fades of `fade` samples:
+    /// centred on the range's edges where the take holds the audio, else
+    /// inside what it holds. Fully audible in `fadeIn + fade ..< fadeOut − fade`.
+    func fades(_ fade: Int64) -> (fadeIn: Int64, fadeOut: Int64) {
+        let covered = coverage
+        let held = coverage(unranged: true)
+        return (max(held.lowerBound, covered.lowerBound - fade / 2), min(held.upperBound, covered.upperBound + fade / 2))
+    }
+
     /// The take's sample at song sample `song` (0 outside what it holds).
     @inline(__always)
     func sample(atSong song: Int64, in samples: UnsafeBufferPointer<Float>) -> Float {
@@ -240,6 +249,16 @@ public struct SongRenderer: ~Copyable {
             if sample < next { next = sample }
         }
         if nextClick < schedule.clicks.count, schedule.clicks[nextClick].sample < next { next = schedule.clicks[nextClick].sample }
+        // Where a take becomes or stops being fully audible (the voice
+        // beneath stops or resumes there).
+        let fade = Int64(rampSamples)
+        for part in 0..<takes.count {
+            for layer in takes[part].layers where layer.range == nil {
+                let (fadeIn, fadeOut) = layer.fades(fade)
+                if fadeIn + fade > position && fadeIn + fade < next { next = fadeIn + fade }
+                if fadeOut - fade > position && fadeOut - fade < next { next = fadeOut - fade }
+            }
+        }
         return max(next, position)
     }
 
@@ -314,25 +333,47 @@ public struct SongRenderer: ~Copyable {
     }
 
     /// One part's sound for the next `count` samples into `scratch`: its
-    /// tones, with its takes layered over them.
+    /// tones, with its takes layered over them. Beneath a full take that
+    /// is fully audible over the whole chunk nothing is rendered: the voice
+    /// waits (its notes still start and stop on their samples), which is
+    /// period-size independent because such spans begin and end on events.
     private mutating func renderPart(_ part: Int, count: Int) {
         let output = scratch.baseAddress!
-        output.update(repeating: 0, count: count)
-        voices[part].render(into: output, count: count, gain: 1)
         let fade = Int64(rampSamples)
         let chunk = position..<(position + Int64(count))
-        for layer in takes[part].layers {
-            let coverage = layer.coverage
-            guard !coverage.isEmpty else { continue }
-            // Fades centred on the range edges where the take holds the
-            // audio, else inside what it holds.
-            let held = layer.coverage(unranged: true)
-            let fadeInStart = max(held.lowerBound, coverage.lowerBound - fade / 2)
-            let fadeOutEnd = min(held.upperBound, coverage.upperBound + fade / 2)
+        let layers = takes[part].layers
+        var first = 0  // the lowest layer that shows
+        var voiceShows = true
+        // Only a full take hides the voice: under a punch-in the tones go
+        // on, so they carry on exactly as written after it.
+        for index in layers.indices.reversed() where layers[index].range == nil {
+            let (fadeIn, fadeOut) = layers[index].fades(fade)
+            if fadeIn + fade <= chunk.lowerBound && chunk.upperBound <= fadeOut - fade {
+                first = index
+                voiceShows = false
+                break
+            }
+        }
+        if voiceShows || layers[first].coverage.count < Int64(count) {
+            output.update(repeating: 0, count: count)
+        }
+        if voiceShows { voices[part].render(into: output, count: count, gain: 1) }
+        for layer in layers[first...] {
+            guard !layer.coverage.isEmpty else { continue }
+            let (fadeInStart, fadeOutEnd) = layer.fades(fade)
             guard fadeInStart < chunk.upperBound && fadeOutEnd > chunk.lowerBound else { continue }
             layer.samples.withUnsafeBufferPointer { samples in
                 if chunk.lowerBound >= fadeInStart + fade && chunk.upperBound <= fadeOutEnd - fade {
-                    for index in 0..<count { output[index] = layer.sample(atSong: position + Int64(index), in: samples) }
+                    // Fully audible: a straight copy of what the take holds here.
+                    let first = position + layer.alignmentOffsetSamples + layer.nudgeSamples
+                    let from = max(first, 0)
+                    let to = min(first + Int64(count), Int64(samples.count))
+                    if from > first { output.update(repeating: 0, count: Int(from - first)) }
+                    if to > from { (output + Int(from - first)).update(from: samples.baseAddress! + Int(from), count: Int(to - from)) }
+                    if first + Int64(count) > max(to, from) {
+                        let tail = Int(max(to, from) - first)
+                        (output + tail).update(repeating: 0, count: count - tail)
+                    }
                     return
                 }
                 for index in 0..<count {

@@ -52,13 +52,21 @@ public enum AudioFile {
         }
         var clipping = Int32(SF_TRUE)
         _ = sf_command(file, Int32(SFC_SET_CLIPPING), &clipping, Int32(MemoryLayout<Int32>.size))
-        var interleaved = [Float](repeating: 0, count: left.count * 2)
-        for index in 0..<left.count {
-            interleaved[2 * index] = left[index]
-            interleaved[2 * index + 1] = right[index]
+        // Interleaved a chunk at a time: no full-length copy.
+        let chunkFrames = 65_536
+        var interleaved = [Float](repeating: 0, count: chunkFrames * 2)
+        var start = 0
+        var error: String?
+        while start < left.count && error == nil {
+            let frames = min(chunkFrames, left.count - start)
+            for index in 0..<frames {
+                interleaved[2 * index] = left[start + index]
+                interleaved[2 * index + 1] = right[start + index]
+            }
+            let written = interleaved.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frames)) }
+            if written != sf_count_t(frames) { error = String(cString: sf_strerror(file)) }
+            start += frames
         }
-        let written = interleaved.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(left.count)) }
-        let error = written == sf_count_t(left.count) ? nil : String(cString: sf_strerror(file))
         sf_close(file)
         if let error {
             try? FileManager.default.removeItem(atPath: temporary)
@@ -98,5 +106,38 @@ public enum AudioFile {
             samples += chunk[0..<(Int(frames) * channels)]
         }
         return Decoded(samples: samples, channels: channels, sampleRate: Int(info.samplerate))
+    }
+
+    /// Reads any file libsndfile decodes as one channel (the channels
+    /// averaged), a chunk at a time into one array: how takes are loaded.
+    public static func readMono(_ path: String) throws(AudioFileError) -> (samples: [Float], sampleRate: Int) {
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+            throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
+        }
+        defer { sf_close(file) }
+        let channels = Int(info.channels)
+        let chunkFrames = 65_536
+        var chunk = [Float](repeating: 0, count: chunkFrames * channels)
+        var samples = [Float](repeating: 0, count: Int(max(0, info.frames)))
+        var done = 0
+        let scale = 1 / Float(channels)
+        while true {
+            let frames = Int(chunk.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(chunkFrames)) })
+            if frames <= 0 { break }
+            if done + frames > samples.count { samples += [Float](repeating: 0, count: done + frames - samples.count) }
+            if channels == 1 {
+                for index in 0..<frames { samples[done + index] = chunk[index] }
+            } else {
+                for frame in 0..<frames {
+                    var sum: Float = 0
+                    for channel in 0..<channels { sum += chunk[frame * channels + channel] }
+                    samples[done + frame] = sum * scale
+                }
+            }
+            done += frames
+        }
+        if done < samples.count { samples.removeLast(samples.count - done) }
+        return (samples, Int(info.samplerate))
     }
 }

@@ -1,13 +1,24 @@
 internal import CEBUR128
+import Dispatch
 import Foundation
+import Synchronization
 
 /// Loudness and true peak per EBU R128 / ITU-R BS.1770, measured with
 /// libebur128.
 public struct LoudnessMeasurement: Hashable, Sendable {
     /// Integrated loudness, LUFS.
     public var integratedLUFS: Double
-    /// Highest true peak over all channels, dBTP.
+    /// Highest true peak over all channels, dBTP (an upper bound when
+    /// `truePeakIsExact` is false).
     public var truePeakDBTP: Double
+    /// Whether `truePeakDBTP` is the measured value rather than a bound
+    /// (the measurement skips audio that provably stays below a floor).
+    public var truePeakIsExact = true
+
+    /// "-1.3 dBTP" or "≤ -7.2 dBTP".
+    public var truePeakText: String {
+        (truePeakIsExact ? "" : "≤ ") + String(format: "%.1f dBTP", truePeakDBTP)
+    }
 }
 
 /// Why a measurement failed (libebur128 refused the input).
@@ -45,36 +56,160 @@ public enum Loudness {
         return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: peak > 0 ? 20 * log10(peak) : -.infinity)
     }
 
-    /// Measures two channel arrays, fed to libebur128 in chunks (no full
-    /// interleaved copy). True peak costs a 4× oversampling pass; leave it
-    /// out when only the loudness is needed.
-    public static func measure(left: [Float], right: [Float], sampleRate: Int, truePeak: Bool = true) throws(LoudnessError) -> LoudnessMeasurement {
-        let mode = EBUR128_MODE_I.rawValue | (truePeak ? EBUR128_MODE_TRUE_PEAK.rawValue : 0)
-        var handle = ebur128_init(2, UInt(sampleRate), Int32(mode))
-        guard let state = handle else { throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)") }
-        defer { ebur128_destroy(&handle) }
+    /// Measures two channel arrays: the integrated loudness (fed to
+    /// libebur128 in chunks, no full interleaved copy) and, when asked, the
+    /// true peak — its 4× oversampling is the costly part, so each
+    /// channel's runs on its own thread beside the loudness pass, and only
+    /// where it could reach `truePeakFloorDBTP` (below the floor the result
+    /// is a bound; see `channelTruePeak`).
+    public static func measure(
+        left: [Float], right: [Float], sampleRate: Int, truePeak: Bool = true, truePeakFloorDBTP: Double = -.infinity
+    ) throws(LoudnessError) -> LoudnessMeasurement {
+        let floor = truePeakFloorDBTP.isFinite ? pow(10, truePeakFloorDBTP / 20) : 0
+        // Jobs: the loudness of each half (block lists joined afterwards),
+        // then the true peak of each channel.
+        let halves = integratedHalves(frames: left.count, sampleRate: sampleRate)
+        let jobs = halves.count + (truePeak ? 2 : 0)
+        let results = Mutex<[Result<(Double, Bool), LoudnessError>?]>(Array(repeating: nil, count: jobs))
+        let states = Mutex<[MeterState]>(Array(repeating: MeterState(pointer: nil), count: halves.count))
+        DispatchQueue.concurrentPerform(iterations: jobs) { job in
+            let result: Result<(Double, Bool), LoudnessError>
+            if job < halves.count {
+                result = Result { () throws(LoudnessError) in
+                    let state = try loudnessState(left: left, right: right, range: halves[job], sampleRate: sampleRate)
+                    states.withLock { $0[job] = MeterState(pointer: state) }
+                    return (0, true)
+                }
+            } else {
+                let channel = job - halves.count == 0 ? left : right
+                result = Result { () throws(LoudnessError) in try channelTruePeak(channel, sampleRate: sampleRate, floor: floor) }
+            }
+            results.withLock { $0[job] = result }
+        }
+        var handles = states.withLock { $0 }.map(\.pointer)
+        defer { for index in handles.indices where handles[index] != nil { ebur128_destroy(&handles[index]) } }
+        let values = results.withLock { $0 }
+        for value in values { _ = try value!.get() }
+        var loudness = 0.0
+        let status = handles.withUnsafeMutableBufferPointer { ebur128_loudness_global_multiple($0.baseAddress, $0.count, &loudness) }
+        guard status == 0 else { throw LoudnessError(description: "no integrated loudness") }
+        guard truePeak else { return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: -.infinity) }
+        let (leftPeak, leftExact) = try values[halves.count]!.get()
+        let (rightPeak, rightExact) = try values[halves.count + 1]!.get()
+        let exact = leftPeak >= rightPeak ? leftExact : rightExact
+        let peak = max(leftPeak, rightPeak)
+        return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: peak > 0 ? 20 * log10(peak) : -.infinity, truePeakIsExact: exact)
+    }
+
+    /// A libebur128 state handed from a worker thread back to the caller
+    /// (through a mutex; only one thread uses it at a time).
+    struct MeterState: @unchecked Sendable {
+        var pointer: UnsafeMutablePointer<ebur128_state>?
+    }
+
+    /// How to split `frames` for two loudness passes whose gating blocks
+    /// together are exactly the single pass's: libebur128 starts a 400 ms
+    /// block every 100 ms, so the second pass starts 300 ms before a
+    /// 100 ms-aligned split and its blocks continue the first's grid (only
+    /// its filter starts cold, a transient that dies within a few ms of a
+    /// block's 400). Short audio stays in one pass.
+    static func integratedHalves(frames: Int, sampleRate: Int) -> [Range<Int>] {
+        let step = (sampleRate + 5) / 10
+        guard frames > 40 * step else { return [0..<frames] }
+        let split = frames / 2 / step * step
+        return [0..<split, (split - 3 * step)..<frames]
+    }
+
+    /// A libebur128 state (mode I) fed `range` of a stereo pair; the caller destroys it.
+    static func loudnessState(left: [Float], right: [Float], range: Range<Int>, sampleRate: Int) throws(LoudnessError) -> UnsafeMutablePointer<ebur128_state> {
+        guard let state = ebur128_init(2, UInt(sampleRate), Int32(EBUR128_MODE_I.rawValue)) else {
+            throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)")
+        }
         let chunkFrames = 65_536
         var chunk = [Float](repeating: 0, count: chunkFrames * 2)
-        var start = 0
-        while start < left.count {
-            let frames = min(chunkFrames, left.count - start)
+        var start = range.lowerBound
+        while start < range.upperBound {
+            let frames = min(chunkFrames, range.upperBound - start)
             for index in 0..<frames {
                 chunk[2 * index] = left[start + index]
                 chunk[2 * index + 1] = right[start + index]
             }
             let added = chunk.withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, frames) }
-            guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
+            guard added == 0 else {
+                var handle: UnsafeMutablePointer<ebur128_state>? = state
+                ebur128_destroy(&handle)
+                throw LoudnessError(description: "libebur128 rejected the audio (code \(added))")
+            }
             start += frames
         }
-        var loudness = 0.0
-        guard ebur128_loudness_global(state, &loudness) == 0 else { throw LoudnessError(description: "no integrated loudness") }
-        var peak = 0.0
-        if truePeak {
-            for channel in 0..<2 {
-                var channelPeak = 0.0
-                if ebur128_true_peak(state, UInt32(channel), &channelPeak) == 0 { peak = max(peak, channelPeak) }
-            }
+        return state
+    }
+
+    /// The most libebur128's true-peak interpolator can amplify a signal:
+    /// the largest sum of |coefficients| over its polyphase branches. Its
+    /// filter (49 taps, Hann-windowed sinc, 4× below 96 kHz, 2× below
+    /// 192 kHz, none above) is rebuilt here from the same formula, so an
+    /// interpolated sample is at most this times the largest input sample
+    /// within the filter's reach.
+    static func interpolatorGainBound(sampleRate: Int) -> Double {
+        let factor = sampleRate < 96_000 ? 4 : sampleRate < 192_000 ? 2 : 1
+        guard factor > 1 else { return 1 }
+        let taps = 49
+        var branch = [Double](repeating: 0, count: factor)
+        for tap in 0..<taps {
+            let m = Double(tap) - Double(taps - 1) / 2
+            var coefficient = abs(m) > 1e-6 ? sin(m * Double.pi / Double(factor)) / (m * Double.pi / Double(factor)) : 1
+            coefficient *= 0.5 * (1 - cos(2 * Double.pi * Double(tap) / Double(taps - 1)))
+            branch[tap % factor] += abs(coefficient)
         }
-        return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: truePeak && peak > 0 ? 20 * log10(peak) : -.infinity)
+        return max(1, branch.max()!) * 1.001  // and a margin for float rounding
+    }
+
+    /// True peak of one channel, linear, and whether it is exact. Blocks
+    /// of 4096 samples whose sample peak × `interpolatorGainBound` stays
+    /// below `floor` cannot hold a true peak at or above it and are not
+    /// oversampled; runs of the other blocks go through libebur128 with 64
+    /// samples of context either side (the filter reaches 13). The result
+    /// is exact when it is at least `floor` or nothing was skipped, else
+    /// an upper bound. `floor` 0 measures everything.
+    static func channelTruePeak(_ samples: [Float], sampleRate: Int, floor: Double) throws(LoudnessError) -> (Double, Bool) {
+        let gainBound = interpolatorGainBound(sampleRate: sampleRate)
+        let block = 4_096
+        let context = 64
+        var measured = 0.0
+        var skippedBound = 0.0
+        var skipped = false
+        var runStart: Int?
+        func measureRun(_ range: Range<Int>) throws(LoudnessError) {
+            var handle = ebur128_init(1, UInt(sampleRate), Int32(EBUR128_MODE_TRUE_PEAK.rawValue))
+            guard let state = handle else { throw LoudnessError(description: "libebur128 could not start (1 channel at \(sampleRate) Hz)") }
+            defer { ebur128_destroy(&handle) }
+            let added = samples.withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress! + range.lowerBound, range.count) }
+            guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
+            var peak = 0.0
+            guard ebur128_true_peak(state, 0, &peak) == 0 else { throw LoudnessError(description: "no true peak") }
+            measured = max(measured, peak)
+        }
+        var start = 0
+        while start < samples.count {
+            let end = min(samples.count, start + block)
+            var peak: Float = 0
+            for index in start..<end { peak = max(peak, abs(samples[index])) }
+            let bound = Double(peak) * gainBound
+            if bound >= floor {
+                if runStart == nil { runStart = start }
+            } else {
+                skipped = true
+                skippedBound = max(skippedBound, bound)
+                if let first = runStart {
+                    try measureRun(max(0, first - context)..<min(samples.count, start + context))
+                    runStart = nil
+                }
+            }
+            start = end
+        }
+        if let first = runStart { try measureRun(max(0, first - context)..<samples.count) }
+        let exact = !skipped || (measured >= floor && measured >= skippedBound)
+        return (max(measured, skippedBound), exact)
     }
 }

@@ -77,12 +77,15 @@ public enum Mixdown {
 
     /// Gain to the loudness target, then the limiter to the true-peak
     /// ceiling; repeated until both hold (the limiter lowers loudness a
-    /// little, the gain then makes it up).
+    /// little, the gain then makes it up). The limiter reads the raw mix and
+    /// writes one output pair, reused on every attempt.
     /// Returns the measurement of the result.
     @discardableResult
     public static func normalize(_ stereo: inout OfflineRender.Stereo, sampleRate: Int, targetLUFS: Double, ceilingDBTP: Double) throws(MixdownError) -> LoudnessMeasurement {
+        // True peaks below the ceiling need not be exact: the measurement
+        // skips audio that provably stays under it.
         func measure(_ left: [Float], _ right: [Float], truePeak: Bool = true) throws(MixdownError) -> LoudnessMeasurement {
-            do { return try Loudness.measure(left: left, right: right, sampleRate: sampleRate, truePeak: truePeak) } catch {
+            do { return try Loudness.measure(left: left, right: right, sampleRate: sampleRate, truePeak: truePeak, truePeakFloorDBTP: ceilingDBTP) } catch {
                 throw MixdownError(description: error.description)
             }
         }
@@ -90,11 +93,17 @@ public enum Mixdown {
         guard raw.integratedLUFS.isFinite else { throw MixdownError(description: "the mix is silent") }
         var gainDB = targetLUFS - raw.integratedLUFS
         var ceilingDB = ceilingDBTP - 0.5  // sample-peak ceiling, below the true-peak one
-        for _ in 0..<6 {
+        // The limiter writes every sample: no need to zero them first.
+        var left = [Float](unsafeUninitializedCapacity: stereo.left.count) { $1 = $0.count }
+        var right = [Float](unsafeUninitializedCapacity: stereo.right.count) { $1 = $0.count }
+        for _ in 0..<8 {
             let gain = Float(pow(10, gainDB / 20))
-            var left = stereo.left.map { $0 * gain }
-            var right = stereo.right.map { $0 * gain }
-            Limiter.process(left: &left, right: &right, ceiling: Float(pow(10, ceilingDB / 20)), sampleRate: sampleRate)
+            let ceiling = Float(pow(10, ceilingDB / 20))
+            stereo.left.withUnsafeBufferPointer { inLeft in stereo.right.withUnsafeBufferPointer { inRight in
+                left.withUnsafeMutableBufferPointer { outLeft in right.withUnsafeMutableBufferPointer { outRight in
+                    Limiter.process(left: inLeft, right: inRight, gain: gain, into: outLeft, outRight, ceiling: ceiling, sampleRate: sampleRate)
+                } }
+            } }
             let result = try measure(left, right)
             let loudnessOK = abs(result.integratedLUFS - targetLUFS) <= 0.05
             let peakOK = result.truePeakDBTP <= ceilingDBTP

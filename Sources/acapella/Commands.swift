@@ -285,8 +285,8 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     let seconds = Double(stereo.left.count) / Double(options.sampleRate)
-    print(String(format: "wrote %@: %d:%04.1f, %.1f LUFS integrated, true peak %.1f dBTP", output,
-                 Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakDBTP))
+    print(String(format: "wrote %@: %d:%04.1f, %.1f LUFS integrated, true peak %@", output,
+                 Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakText))
     return 0
 }
 

@@ -1,0 +1,151 @@
+@testable import AcapellaEngine
+@testable import AcapellaProject
+import AcapellaDSP
+import AcapellaScore
+import Foundation
+import Testing
+
+/// A deterministic test signal: a few sines with bursts, loud enough to
+/// need limiting in places.
+func burstySignal(frames: Int, seed: UInt64, peak: Float) -> ([Float], [Float]) {
+    var rng = SplitMix64(seed: seed)
+    var left = [Float](repeating: 0, count: frames)
+    var right = [Float](repeating: 0, count: frames)
+    var envelope: Float = 0.2
+    for index in 0..<frames {
+        if index % 4_800 == 0 { envelope = Float(rng.next() % 1_000) / 1_000 * peak }
+        let t = Float(index) / 48_000
+        left[index] = envelope * (0.6 * sinf(2 * .pi * 220 * t) + 0.4 * sinf(2 * .pi * 11_999 * t))
+        right[index] = envelope * (0.7 * sinf(2 * .pi * 330 * t + 1) + 0.3 * sinf(2 * .pi * 12_000 * t))
+    }
+    return (left, right)
+}
+
+@Suite struct LimiterTests {
+    /// Straightforward reference: needed gain per sample, sliding minimum
+    /// by brute force, the same attack/release glide.
+    static func reference(_ left: [Float], _ right: [Float], gain inputGain: Float, ceiling: Float) -> ([Float], [Float]) {
+        let kneeStart = ceiling * 0.5
+        let span = 2 * (ceiling - kneeStart)
+        let needed = zip(left, right).map { l, r -> Float in
+            let peak = max(abs(l * inputGain), abs(r * inputGain))
+            if peak <= kneeStart { return 1 }
+            let over = peak - kneeStart
+            return (over >= span ? ceiling : kneeStart + over - over * over / (2 * span)) / peak
+        }
+        let lookahead = 240
+        var outLeft = left, outRight = right
+        var gain: Float = 1
+        for index in left.indices {
+            let goal = needed[index..<min(left.count, index + lookahead + 1)].min()!
+            if !(goal == 1 && gain == 1) {
+                gain += (goal - gain) * (goal < gain ? 1 / Float(lookahead) : 1 / Float(2_400))
+                if goal == 1 && gain > 0.999_988 { gain = 1 }
+            }
+            let applied = goal == 1 && gain == 1 ? 1 : min(gain, needed[index])
+            outLeft[index] = left[index] * inputGain * applied
+            outRight[index] = right[index] * inputGain * applied
+        }
+        return (outLeft, outRight)
+    }
+
+    static func limit(_ left: [Float], _ right: [Float], gain: Float, ceiling: Float) -> ([Float], [Float]) {
+        var outLeft = [Float](repeating: 0, count: left.count)
+        var outRight = outLeft
+        left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in
+            outLeft.withUnsafeMutableBufferPointer { ol in outRight.withUnsafeMutableBufferPointer { or in
+                Limiter.process(left: l, right: r, gain: gain, into: ol, or, ceiling: ceiling, sampleRate: 48_000)
+            } }
+        } }
+        return (outLeft, outRight)
+    }
+
+    /// The streaming limiter gives exactly the brute-force reference's
+    /// samples, never exceeds the ceiling, and leaves audio that stays
+    /// below the knee exactly at input × gain.
+    @Test func matchesTheReferenceAndHoldsTheCeiling() {
+        let (left, right) = burstySignal(frames: 96_000, seed: 3, peak: 1.6)
+        let ceiling: Float = 0.8
+        let (outLeft, outRight) = Self.limit(left, right, gain: 1.25, ceiling: ceiling)
+        let (refLeft, refRight) = Self.reference(left, right, gain: 1.25, ceiling: ceiling)
+        let same = outLeft == refLeft && outRight == refRight
+        #expect(same, "streaming limiter differs from the reference")
+        // At most the ceiling, give or take the last bit of a float product.
+        let loudest = max(outLeft.map(abs).max()!, outRight.map(abs).max()!)
+        #expect(loudest <= ceiling * (1 + 2 * Float.ulpOfOne), "\(loudest)")
+        #expect(outLeft.contains { abs($0) > ceiling * 0.9 }, "it limits, it does not just turn down")
+
+        let (quiet, quietRight) = burstySignal(frames: 48_000, seed: 4, peak: 0.3)
+        let (untouched, _) = Self.limit(quiet, quietRight, gain: 1, ceiling: ceiling)
+        let identical = untouched == quiet
+        #expect(identical, "below the knee the limiter does nothing")
+    }
+}
+
+@Suite struct TruePeakTests {
+    /// The skip-below-the-floor true peak equals the full measurement
+    /// when the peak reaches the floor, and is an upper bound otherwise;
+    /// the bound on libebur128's interpolator holds for a worst-case signal.
+    @Test func boundedTruePeakIsExactAboveTheFloor() throws {
+        // Quiet sines with one loud burst of a near-Nyquist tone whose
+        // samples miss its crests (intersample peaks well above the samples).
+        var samples = [Float](repeating: 0, count: 200_000)
+        for index in samples.indices { samples[index] = 0.05 * sinf(Float(index) * 0.03) }
+        for index in 100_000..<100_480 { samples[index] = 0.7 * sinf(Float.pi / 2 * Float(index) + .pi / 4) }
+        let (full, fullExact) = try Loudness.channelTruePeak(samples, sampleRate: 48_000, floor: 0)
+        #expect(fullExact)
+        let samplePeak = Double(samples.map(abs).max()!)
+        #expect(full > samplePeak * 1.3, "an intersample peak about 3 dB over the samples")
+        let (bounded, boundedExact) = try Loudness.channelTruePeak(samples, sampleRate: 48_000, floor: 0.5)
+        #expect(bounded == full && boundedExact)
+        // A floor above everything: a bound, at least the true value.
+        let (bound, boundIsExact) = try Loudness.channelTruePeak(samples, sampleRate: 48_000, floor: 5)
+        #expect(!boundIsExact && bound >= full && bound <= samplePeak * Loudness.interpolatorGainBound(sampleRate: 48_000))
+        #expect(Loudness.interpolatorGainBound(sampleRate: 48_000) > 1 && Loudness.interpolatorGainBound(sampleRate: 192_000) == 1)
+    }
+
+    /// Two half passes joined give the single pass's loudness.
+    @Test func halvesMatchTheSinglePass() throws {
+        let (left, right) = burstySignal(frames: 48_000 * 30, seed: 9, peak: 0.5)
+        let single = try Loudness.measure(interleaved: Array(zip(left, right).flatMap { [$0, $1] }), channels: 2, sampleRate: 48_000)
+        #expect(Loudness.integratedHalves(frames: left.count, sampleRate: 48_000).count == 2)
+        let joined = try Loudness.measure(left: left, right: right, sampleRate: 48_000)
+        #expect(abs(joined.integratedLUFS - single.integratedLUFS) < 0.001, "\(joined.integratedLUFS) vs \(single.integratedLUFS)")
+        #expect(abs(joined.truePeakDBTP - single.truePeakDBTP) < 1e-9 && joined.truePeakIsExact)
+    }
+}
+
+@Suite struct TakeRenderTests {
+    /// Takes (a full one and a punch-in) with the voice waiting beneath:
+    /// still bit-identical for any period size.
+    @Test func takesRenderIdenticallyForAnyPeriodSize() throws {
+        let score = try song("amazing-grace.acasong")
+        let schedule = try Schedule(score: score)
+        let (audio, _) = burstySignal(frames: Int(schedule.endSample) + 20_000, seed: 5, peak: 0.5)
+        var takes = score.parts.map { _ in PartTakes.none }
+        takes[0] = PartTakes([TakePlayback(samples: audio, alignmentOffsetSamples: 3_000)])
+        takes[2] = PartTakes([TakePlayback(samples: audio, alignmentOffsetSamples: 700, range: schedule.loopRange(measures: 2...4))])
+        takes[0].layers.append(TakePlayback(samples: audio, alignmentOffsetSamples: 5, range: schedule.loopRange(measures: 5...5)))
+        let mixes = score.parts.indices.map { PartMix(gain: 0.4, pan: -0.6 + 0.4 * Float($0)) }
+        let reference = OfflineRender.render(schedule, mixes: mixes, takes: takes, periodFrames: 64)
+        for period in [128, 1_000, 4_096, 1_777] {
+            let other = OfflineRender.render(schedule, mixes: mixes, takes: takes, periodFrames: period)
+            let same = other.left == reference.left && other.right == reference.right
+            #expect(same, "period \(period)")
+        }
+    }
+
+    /// Takes load as mono through libsndfile: stereo files averaged.
+    @Test func readMonoAveragesChannels() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-mono-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let left = (0..<100_000).map { Float($0 % 200) / 400 }
+        let right = left.map { -$0 / 2 }
+        try AudioFile.write(left: left, right: right, sampleRate: 44_100, to: path, bits: 24)
+        let (mono, rate) = try AudioFile.readMono(path)
+        #expect(rate == 44_100 && mono.count == 100_000)
+        let worst = zip(mono, zip(left, right)).map { abs($0 - ($1.0 + $1.1) / 2) }.max()!
+        #expect(worst < 1e-6)
+        #expect(throws: AudioFileError.self) { try AudioFile.readMono(path + ".missing") }
+    }
+}
