@@ -22,6 +22,7 @@ public struct ToneVoice: Sendable {
         var samplesSinceRenormalization = 0
         var weight2 = 0.0
         var weight3 = 0.0
+        var normalization = 1.0  // 1 / (1 + weight2 + weight3): a multiply per sample, not a divide
         var level = 0.0
         var step = 0.0  // level change per sample
         var target = 0.0
@@ -61,6 +62,7 @@ public struct ToneVoice: Sendable {
         let nyquistGuard = 0.45 * sampleRate
         slot.weight2 = 2 * frequency < nyquistGuard ? Self.harmonicWeights.second : 0
         slot.weight3 = 3 * frequency < nyquistGuard ? Self.harmonicWeights.third : 0
+        slot.normalization = 1 / (1 + slot.weight2 + slot.weight3)
         slot.target = 1
         slot.step = 1 / Double(attackSamples)
         slot.active = true
@@ -89,12 +91,23 @@ public struct ToneVoice: Sendable {
     public mutating func render(into output: UnsafeMutablePointer<Float>, count: Int, gain: Float) {
         guard isActive else { return }
         let g = Double(gain)
-        for index in 0..<count {
-            var value = 0.0
-            if sounding.active { value += Self.next(&sounding) }
-            if releasing.active { value += Self.next(&releasing) }
-            output[index] += Float(value * g)
+        // The slots live in locals (registers) for the loop.
+        var first = sounding
+        var second = releasing
+        if !second.active {
+            for index in 0..<count where first.active {
+                output[index] += Float(Self.next(&first) * g)
+            }
+        } else {
+            for index in 0..<count {
+                var value = 0.0
+                if first.active { value += Self.next(&first) }
+                if second.active { value += Self.next(&second) }
+                output[index] += Float(value * g)
+            }
         }
+        sounding = first
+        releasing = second
     }
 
     /// One sample of a slot: the phase advances first, so a note's first
@@ -127,7 +140,7 @@ public struct ToneVoice: Sendable {
             }
         }
         let wave = sine + slot.weight2 * (2 * sine * cosine) + slot.weight3 * sine * (3 - 4 * sine * sine)
-        return wave * slot.level / (1 + slot.weight2 + slot.weight3)
+        return wave * slot.level * slot.normalization
     }
 }
 

@@ -413,6 +413,24 @@ public struct SongRenderer: ~Copyable {
         let (gainLeft, gainRight) = (self.gainLeft[part], self.gainRight[part])
         var loudest: Float = 0
         if gainLeft == 0 && gainRight == 0 { index = count }
+        // Four peak trackers, so no one running maximum chains the loop.
+        var loudest1: Float = 0, loudest2: Float = 0, loudest3: Float = 0
+        while index + 4 <= count {
+            let a = scratch[index], b = scratch[index + 1], c = scratch[index + 2], d = scratch[index + 3]
+            left[index] += a * gainLeft
+            right[index] += a * gainRight
+            left[index + 1] += b * gainLeft
+            right[index + 1] += b * gainRight
+            left[index + 2] += c * gainLeft
+            right[index + 2] += c * gainRight
+            left[index + 3] += d * gainLeft
+            right[index + 3] += d * gainRight
+            loudest = max(loudest, abs(a))
+            loudest1 = max(loudest1, abs(b))
+            loudest2 = max(loudest2, abs(c))
+            loudest3 = max(loudest3, abs(d))
+            index += 4
+        }
         while index < count {
             let value = scratch[index]
             left[index] += value * gainLeft
@@ -420,6 +438,7 @@ public struct SongRenderer: ~Copyable {
             loudest = max(loudest, abs(value))
             index += 1
         }
+        loudest = max(loudest, loudest1, loudest2, loudest3)
         peaks[part] = max(peaks[part], peak, loudest * max(gainLeft, gainRight))
     }
 

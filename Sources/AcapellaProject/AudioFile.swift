@@ -32,50 +32,17 @@ public enum AudioFileFormat: String, Sendable, CaseIterable {
 public enum AudioFile {
     /// Writes stereo float audio. The file appears complete or not at all
     /// (written beside it, then renamed). `bits` applies to WAV and FLAC.
-    /// The corresponding C functions are `sf_open`, `sf_writef_float`,
-    /// `sf_close`.
     public static func write(left: [Float], right: [Float], sampleRate: Int, to path: String, bits: Int = 16) throws(AudioFileError) {
-        guard let format = AudioFileFormat(path: path) else {
-            throw AudioFileError(description: "\(path): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
-        }
-        var info = SF_INFO()
-        info.samplerate = Int32(sampleRate)
-        info.channels = 2
-        info.format = format.sndfileFormat(bits: bits)
-        guard sf_format_check(&info) != 0 else {
-            throw AudioFileError(description: "\(path): libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz")
-        }
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial"
-        guard let file = sf_open(temporary, Int32(SFM_WRITE), &info) else {
-            throw AudioFileError(description: "\(path): cannot write: \(String(cString: sf_strerror(nil)))")
-        }
-        var clipping = Int32(SF_TRUE)
-        _ = sf_command(file, Int32(SFC_SET_CLIPPING), &clipping, Int32(MemoryLayout<Int32>.size))
-        // Interleaved a chunk at a time: no full-length copy.
-        let chunkFrames = 65_536
-        var interleaved = [Float](repeating: 0, count: chunkFrames * 2)
-        var start = 0
-        var error: String?
-        while start < left.count && error == nil {
-            let frames = min(chunkFrames, left.count - start)
-            for index in 0..<frames {
-                interleaved[2 * index] = left[start + index]
-                interleaved[2 * index + 1] = right[start + index]
-            }
-            let written = interleaved.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frames)) }
-            if written != sf_count_t(frames) { error = String(cString: sf_strerror(file)) }
-            start += frames
-        }
-        sf_close(file)
-        if let error {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw AudioFileError(description: "\(path): write failed: \(error)")
-        }
-        if rename(temporary, path) != 0 {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw AudioFileError(description: "\(path): cannot move the finished file into place: \(String(cString: strerror(errno)))")
-        }
+        let writer = try AudioFileWriter(path: path, sampleRate: sampleRate, bits: bits)
+        let count = min(left.count, right.count)
+        let failure: AudioFileError? = left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in
+            do throws(AudioFileError) {
+                try writer.write(left: l.baseAddress!, right: r.baseAddress!, frames: count)
+                return nil
+            } catch { return error }
+        } }
+        if let failure { throw failure }
+        try writer.finish()
     }
 
     /// Decoded audio: interleaved floats.
@@ -139,5 +106,80 @@ public enum AudioFile {
         }
         if done < samples.count { samples.removeLast(samples.count - done) }
         return (samples, Int(info.samplerate))
+    }
+}
+
+/// A stereo audio file written a piece at a time through libsndfile: it
+/// appears under its name only when `finish` succeeds (written beside it,
+/// then renamed); dropped unfinished, the partial file is removed. The
+/// corresponding C functions are `sf_open`, `sf_writef_float`, `sf_close`.
+public final class AudioFileWriter {
+    private var file: OpaquePointer?
+    private let path: String
+    private let temporary: String
+    private var interleaved: [Float]
+
+    /// Opens `path` (format from its extension) for writing.
+    public init(path: String, sampleRate: Int, bits: Int = 16) throws(AudioFileError) {
+        guard let format = AudioFileFormat(path: path) else {
+            throw AudioFileError(description: "\(path): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
+        }
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRate)
+        info.channels = 2
+        info.format = format.sndfileFormat(bits: bits)
+        guard sf_format_check(&info) != 0 else {
+            throw AudioFileError(description: "\(path): libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        self.path = path
+        temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial"
+        interleaved = [Float](repeating: 0, count: 2 * 65_536)
+        guard let file = sf_open(temporary, Int32(SFM_WRITE), &info) else {
+            throw AudioFileError(description: "\(path): cannot write: \(String(cString: sf_strerror(nil)))")
+        }
+        self.file = file
+        var clipping = Int32(SF_TRUE)
+        _ = sf_command(file, Int32(SFC_SET_CLIPPING), &clipping, Int32(MemoryLayout<Int32>.size))
+    }
+
+    deinit {
+        if let file {
+            sf_close(file)
+            try? FileManager.default.removeItem(atPath: temporary)
+        }
+    }
+
+    /// Appends `frames` stereo frames, interleaving a chunk at a time.
+    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, frames: Int) throws(AudioFileError) {
+        guard let file else { throw AudioFileError(description: "\(path): already finished") }
+        let chunkFrames = interleaved.count / 2
+        var start = 0
+        while start < frames {
+            let count = min(chunkFrames, frames - start)
+            for index in 0..<count {
+                interleaved[2 * index] = left[start + index]
+                interleaved[2 * index + 1] = right[start + index]
+            }
+            let written = interleaved.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(count)) }
+            if written != sf_count_t(count) { throw AudioFileError(description: "\(path): write failed: \(String(cString: sf_strerror(file)))") }
+            start += count
+        }
+    }
+
+    /// Closes the file and moves it into place.
+    public func finish() throws(AudioFileError) {
+        guard let file else { return }
+        self.file = nil
+        let closed = sf_close(file)
+        guard closed == 0 else {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw AudioFileError(description: "\(path): write failed while closing (code \(closed))")
+        }
+        if rename(temporary, path) != 0 {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw AudioFileError(description: "\(path): cannot move the finished file into place: \(reason)")
+        }
     }
 }

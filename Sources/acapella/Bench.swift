@@ -12,6 +12,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "import": return try benchImport(arguments)
     case "render": return try benchRender(arguments)
     case "mix": return try benchMix(arguments)
+    case "tones": return try benchTones(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
     }
 }
@@ -126,13 +127,31 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
     let periods = try arguments.int("--periods", default: 100_000, range: 1_000...10_000_000)
     let frames = try arguments.int("--frames", default: 128, range: 16...8192)
     let rate = 48_000
-    var rng = SplitMix64(seed: 128)
     // Long enough that every period has music: periods × frames samples.
-    let measures = max(8, periods * frames / rate / 2 + 8)
-    let score = ScoreGenerator.random(using: &rng, options: .init(parts: parts, measures: measures))
-    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+    var measures = max(8, periods * frames / rate / 2 + 8)
+    var score: Score
+    var schedule: Schedule
+    repeat {
+        var rng = SplitMix64(seed: 128)
+        score = ScoreGenerator.random(using: &rng, options: .init(parts: parts, measures: measures))
+        schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+        measures += measures / 2
+    } while schedule.endSample < Int64(periods * frames)
     let mixes = score.parts.indices.map { PartMix(gain: 0.2, pan: -0.7 + Float($0) * 0.2) }
-    var renderer = SongRenderer(schedule: schedule, mixes: mixes, clickGain: 0.5, start: 0, maximumFrames: frames)
+    // Half the parts play full takes, a quarter have punch-ins over their
+    // tones every other measure, all with the metronome: every path at once.
+    let takeAudio = (0..<(periods * frames + rate)).map { sinf(Float($0) * 0.0573) * 0.3 }
+    var takes = score.parts.map { _ in PartTakes.none }
+    for part in score.parts.indices where part % 2 == 0 {
+        takes[part] = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: Int64(100 + part))])
+    }
+    for part in score.parts.indices where part % 4 == 1 {
+        takes[part] = PartTakes(stride(from: 2, to: min(measures, schedule.barlines.count - 1), by: 2).compactMap { measure in
+            schedule.loopRange(measures: measure...measure).map { TakePlayback(samples: takeAudio, alignmentOffsetSamples: 0, range: $0) }
+        })
+    }
+    var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
+    core.link.send(.play)
     let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
     let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
     defer { left.deallocate(); right.deallocate() }
@@ -140,8 +159,12 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
     let clock = ContinuousClock()
     for index in 0..<periods {
         let start = clock.now
-        renderer.render(left: left, right: right, frames: frames)
+        core.process(left: left, right: right, frames: frames)
         times[index] = seconds(clock.now - start)
+    }
+    let end = core.link.snapshot()
+    guard end.state == .playing, end.position == Int64(periods * frames) else {
+        throw CLIError("bench render: the engine stopped early (\(end.state) at \(end.position)); the figures would flatter it")
     }
     times.sort()
     let budget = Double(frames) / Double(rate)
@@ -149,7 +172,7 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
         let time = times[min(times.count - 1, Int(Double(times.count) * quantile))]
         return String(format: "%7.2f µs = %5.2f %%", time * 1e6, time / budget * 100)
     }
-    print("bench render: \(parts) parts + clicks, \(periods) periods of \(frames) frames at \(rate) Hz (budget \(String(format: "%.0f", budget * 1e6)) µs)")
+    print("bench render: \(parts) parts (half on full takes, a quarter with punch-ins) + clicks through the engine, \(periods) periods of \(frames) frames at \(rate) Hz (budget \(String(format: "%.0f", budget * 1e6)) µs)")
     print("  median  \(share(0.5))")
     print("  p99     \(share(0.99))")
     print("  p99.9   \(share(0.999))")
@@ -162,14 +185,7 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
 func benchMix(_ arguments: ParsedArguments) throws -> Int32 {
     let repeats = try arguments.int("--repeat", default: 3, range: 1...20)
     let rate = 48_000
-    // A generated 4-part score lengthened until it lasts at least 3 minutes.
-    var measures = 40
-    var score: Score
-    repeat {
-        var rng = SplitMix64(seed: 180)
-        score = ScoreGenerator.random(using: &rng, options: .init(parts: 4, measures: measures))
-        measures += 10
-    } while (try TimeMap(tempos: score.tempos, sampleRate: rate).sample(atTick: score.endTick)) < Int64(180 * rate)
+    let score = try threeMinuteScore(rate: rate)
     let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
     let folder = NSTemporaryDirectory() + "acapella-bench-mix-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -206,19 +222,7 @@ func benchMix(_ arguments: ParsedArguments) throws -> Int32 {
     print(String(format: "  acapella  %8.1f ms   decode + render + limiter + two-pass loudness (%.1f LUFS, true peak %@) + write", best * 1000,
                  result?.integratedLUFS ?? .nan, result?.truePeakText ?? "?"))
 
-    var soxBest = Double.infinity
-    for _ in 0..<repeats {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sox", "-m"] + takePaths + ["-b", "24", folder + "/sox.wav"]
-        process.standardError = FileHandle.nullDevice
-        let start = clock.now
-        do { try process.run() } catch { break }
-        process.waitUntilExit()
-        if process.terminationStatus != 0 { break }
-        soxBest = min(soxBest, seconds(clock.now - start))
-    }
-    guard soxBest.isFinite else {
+    guard let soxBest = bestPeerTime(["sox", "-m"] + takePaths + ["-b", "24", folder + "/sox.wav"], repeats: repeats) else {
         print("  sox -m    not run (install Debian's sox for the side-by-side figure)")
         return 0
     }
@@ -235,4 +239,84 @@ func loadTakes(_ paths: [String]) throws -> [PartTakes] {
         results.withLock { $0[index] = result }
     }
     return try results.withLock { $0 }.map { PartTakes([TakePlayback(samples: try $0!.get(), alignmentOffsetSamples: 4_800)]) }
+}
+
+/// A generated 4-part score lengthened until it lasts at least 3 minutes.
+func threeMinuteScore(rate: Int) throws -> Score {
+    var measures = 40
+    var score: Score
+    repeat {
+        var rng = SplitMix64(seed: 180)
+        score = ScoreGenerator.random(using: &rng, options: .init(parts: 4, measures: measures))
+        measures += 10
+    } while (try TimeMap(tempos: score.tempos, sampleRate: rate).sample(atTick: score.endTick)) < Int64(180 * rate)
+    return score
+}
+
+/// Guide tones of a 3-minute 4-part song rendered to a 16-bit WAV, against
+/// `fluidsynth -F` rendering the same notes from a MIDI file with a General
+/// MIDI soundfont (reverb and chorus off), side by side.
+func benchTones(_ arguments: ParsedArguments) throws -> Int32 {
+    let repeats = try arguments.int("--repeat", default: 3, range: 1...20)
+    let rate = 48_000
+    let score = try threeMinuteScore(rate: rate)
+    let folder = NSTemporaryDirectory() + "acapella-bench-tones-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let notes = score.parts.reduce(0) { $0 + $1.notes.filter { $0.pitch != nil }.count }
+    let length = Double(try TimeMap(tempos: score.tempos, sampleRate: rate).sample(atTick: score.endTick)) / Double(rate)
+    print(String(format: "bench tones: 4 parts, %d notes, %.0f s, to a 16-bit WAV at 48 kHz", notes, length))
+
+    let clock = ContinuousClock()
+    var best = Double.infinity
+    for _ in 0..<repeats {
+        let time = try clock.measure {
+            let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+            let mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.6 + 0.4 * Float($0)) }
+            let writer = try AudioFileWriter(path: folder + "/tones.wav", sampleRate: rate, bits: 16)
+            try OfflineRender.stream(schedule, mixes: mixes, periodFrames: 4_096) { (left, right, frames) throws(AudioFileError) in
+                try writer.write(left: left, right: right, frames: frames)
+            }
+            try writer.finish()
+        }
+        best = min(best, seconds(time))
+    }
+    print(String(format: "  acapella    %8.1f ms   compile + render + write, streamed", best * 1000))
+
+    let midi = folder + "/tones.mid"
+    try Data(MIDIExport.standardMIDIFile(score)).write(to: URL(fileURLWithPath: midi))
+    let soundfonts = ["/usr/share/sounds/sf2/FluidR3_GM.sf2", "/usr/share/sounds/sf2/default-GM.sf2"]
+    guard let soundfont = soundfonts.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+        print("  fluidsynth  not run (install Debian's fluidsynth and fluid-soundfont-gm for the side-by-side figure)")
+        return 0
+    }
+    let fluidsynth = ["fluidsynth", "-n", "-i", "-q", "-R", "0", "-C", "0", "-r", "48000", "-T", "wav", "-O", "s16", "-F", folder + "/fluidsynth.wav", soundfont, midi]
+    guard let peerBest = bestPeerTime(fluidsynth, repeats: repeats) else {
+        print("  fluidsynth  not run (install Debian's fluidsynth and fluid-soundfont-gm for the side-by-side figure)")
+        return 0
+    }
+    let written = (try? FileManager.default.attributesOfItem(atPath: folder + "/fluidsynth.wav")[.size] as? Int) ?? 0
+    print(String(format: "  fluidsynth  %8.1f ms   -F from MIDI, FluidR3 GM, reverb and chorus off (%.0f s written)", peerBest * 1000, Double(written) / 4 / 48_000))
+    print(String(format: "  ratio       %8.1f× faster than fluidsynth", peerBest / best))
+    return 0
+}
+
+/// The best wall time of a peer command over `repeats` runs, or nil when it
+/// is not installed or fails.
+func bestPeerTime(_ command: [String], repeats: Int) -> Double? {
+    let clock = ContinuousClock()
+    var best = Double.infinity
+    for _ in 0..<repeats {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let start = clock.now
+        do { try process.run() } catch { return nil }
+        process.waitUntilExit()
+        if process.terminationStatus != 0 { return nil }
+        best = min(best, seconds(clock.now - start))
+    }
+    return best
 }
