@@ -60,16 +60,22 @@ let package = Package(
             dependencies: ["AcapellaScore", "CZip"],
             swiftSettings: strictSwift),
 
-        // MARK: I/O edge.
+        // MARK: I/O edge: the audio device interface, the simulated room.
         .target(
             name: "AcapellaDevices",
-            dependencies: ["CALSA", "CSndFile", "CGPIOD"],
+            dependencies: ["AcapellaEngine", "AcapellaScore", "CALSA", "CSndFile", "CGPIOD"],
+            swiftSettings: strictSwift),
+
+        // MARK: The box: device + engine + recorder + project, put together.
+        .target(
+            name: "AcapellaBox",
+            dependencies: ["AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore"],
             swiftSettings: strictSwift),
 
         // MARK: The executable.
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices"],
+            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -101,6 +107,10 @@ let package = Package(
         .testTarget(
             name: "AcapellaEngineTests",
             dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaProject", "AcapellaScore", "CEBUR128"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "AcapellaBoxTests",
+            dependencies: ["AcapellaBox", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

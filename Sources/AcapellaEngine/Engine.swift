@@ -22,6 +22,10 @@ public enum EngineCommand: Sendable {
     /// The record button: from stopped, count in and record; while
     /// playing, punch in; while recording, punch out — on the quantized sample.
     case record(Quantize)
+    /// Record a measure range: play from `prerollMeasures` before it
+    /// (armed: the pre-roll is written to the take too), record the range,
+    /// keep writing a short post-roll, then stop by itself.
+    case punch(measures: ClosedRange<Int>, prerollMeasures: Int)
     /// Loop over a measure range (nil: off).
     case loop(ClosedRange<Int>?)
     /// Move to a measure's barline (while stopped: the new return point).
@@ -101,6 +105,20 @@ public struct EngineCore: ~Copyable {
     var loopMeasures: ClosedRange<Int>?
     /// The song sample where a quantized punch (record toggle) happens.
     var pendingPunch: Int64?
+    /// The punch-out of a measure-range punch.
+    var pendingPunchOut: Int64?
+    /// Where a measure-range punch stops the transport (after its post-roll).
+    var autoStop: Int64?
+    /// Armed outside recording (a punch range's pre-roll) until the punch.
+    var armedForPunch = false
+    /// After a punch-out the take keeps being written until this song sample.
+    var postRollEnd: Int64?
+    /// Capture tagging, when a recorder listens.
+    var tagger: CaptureTagger?
+    /// The device frame of the next period (counted here when the caller
+    /// does not give one) and of the first.
+    var nextDeviceFrame: Int64 = 0
+    var firstDeviceFrame: Int64?
     /// The sample where the count-in hands over to the music.
     var musicStart: Int64?
     /// A schedule waiting for the barline `index` (old schedule's numbering).
@@ -142,11 +160,50 @@ public struct EngineCore: ~Copyable {
         link.collectRetired()
     }
 
+    /// Length of the post-roll written after a punch-out (20 ms: the
+    /// take's crossfade needs 5 ms past the range).
+    public var postRollSamples: Int64 { Int64(2 * renderer.rampSamples) }
+
+    /// Starts tagging captured frames for a recorder: each captured frame
+    /// goes into `ring` with the song sample the output played
+    /// `latencyFrames` earlier. Allocates; call it before the first period.
+    public mutating func attachCapture(ring: BulkRing<CapturedFrame>, latencyFrames: Int) {
+        tagger = CaptureTagger(ring: ring, latencyFrames: latencyFrames, maximumFrames: renderer.maximumFrames)
+    }
+
+    /// What output device frame `frame` played, while it is still in the
+    /// capture history (nil without a recorder attached or when too old).
+    public func outputMark(frame: Int64) -> FrameMark? {
+        tagger?.mark(frame: frame) ?? nil
+    }
+
+    /// What the current moment counts as for a take.
+    private var currentMarkKind: FrameMark.Kind {
+        switch transport.state {
+        case .stopped: return .none
+        case .recording: return .recording
+        case .countIn: return transport.recordAfterCountIn ? .armed : .playing
+        case .playing:
+            if armedForPunch || pendingPunch != nil { return .armed }
+            if let end = postRollEnd, renderer.position < end { return .armed }
+            return .playing
+        }
+    }
+
     /// Renders one period into `left` and `right` (overwritten): applies
     /// queued commands, renders with every transport event on its exact
     /// sample, publishes a snapshot. Render-thread safe: no allocation, no
     /// lock, no log, no I/O.
     public mutating func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
+        process(input: nil, left: left, right: right, frames: frames, deviceFrame: nextDeviceFrame)
+    }
+
+    /// One period of a duplex device: as above, and the captured `input`
+    /// (when a recorder is attached) tagged and handed to the capture ring.
+    /// `deviceFrame` is the device's frame counter at the period's first
+    /// frame; a jump since the last period is an xrun. Render-thread safe.
+    public mutating func process(input: UnsafePointer<Float>?, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int, deviceFrame: Int64) {
+        if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
         var applied = 0
         while applied < Self.commandsPerPeriod, let command = link.commands.pop() {
             apply(command)
@@ -159,13 +216,18 @@ public struct EngineCore: ~Copyable {
             let remaining = frames - done
             if transport.state == .stopped {
                 renderer.renderTails(left: left + done, right: right + done, frames: remaining)
+                tagger?.record(frame: deviceFrame + Int64(done), count: remaining, mark: .none)
                 break
             }
             let count = Int(nextTransportEvent(before: renderer.position + Int64(remaining)) - renderer.position)
             if count == 0 { continue }
+            let mark = FrameMark(songSample: renderer.position, kind: currentMarkKind)
+            tagger?.record(frame: deviceFrame + Int64(done), count: count, mark: mark)
             renderer.render(left: left + done, right: right + done, frames: count)
             done += count
         }
+        if let input { tagger?.capture(input, frame: deviceFrame, count: frames, firstFrame: firstDeviceFrame ?? deviceFrame) }
+        nextDeviceFrame = deviceFrame + Int64(frames)
         var peak: Float = 0
         for index in 0..<frames { peak = max(peak, abs(left[index]), abs(right[index])) }
         outputPeak = peak
@@ -177,6 +239,9 @@ public struct EngineCore: ~Copyable {
         let position = renderer.position
         var next = limit
         if let punch = pendingPunch, punch > position { next = min(next, punch) }
+        if let punch = pendingPunchOut, punch > position { next = min(next, punch) }
+        if let stop = autoStop, stop > position { next = min(next, stop) }
+        if let end = postRollEnd, end > position { next = min(next, end) }
         if let music = musicStart, music > position { next = min(next, music) }
         if pendingSchedule != nil, scheduleSwitchSample > position { next = min(next, scheduleSwitchSample) }
         if let loop = renderer.loop, position < loop.upperBound {
@@ -213,7 +278,16 @@ public struct EngineCore: ~Copyable {
         }
         if let punch = pendingPunch, position == punch {
             pendingPunch = nil
+            armedForPunch = false
             perform(transport.record(at: position))
+        }
+        if let punch = pendingPunchOut, position == punch {
+            pendingPunchOut = nil
+            if transport.state == .recording { perform(transport.record(at: position)) }
+        }
+        if let stop = autoStop, position == stop {
+            autoStop = nil
+            perform(transport.stop())
         }
         if pendingSchedule != nil, position == scheduleSwitchSample {
             switchSchedule()
@@ -268,6 +342,7 @@ public struct EngineCore: ~Copyable {
             if renderer.position != at { renderer.seek(to: at) }
             emit(.recordingStarted(at: at))
         case .endRecording(let at):
+            postRollEnd = at + postRollSamples
             emit(.recordingStopped(at: at))
         case .stop(let returnTo, let finishTake):
             let at = renderer.position
@@ -277,6 +352,10 @@ public struct EngineCore: ~Copyable {
             renderer.clickGain = metronomeGain
             musicStart = nil
             pendingPunch = nil
+            pendingPunchOut = nil
+            autoStop = nil
+            armedForPunch = false
+            postRollEnd = nil
             emit(.stopped(at: at, returnTo: returnTo, finishedTake: finishTake))
         case .setLoop(let range):
             renderer.setLoop(range)
@@ -299,6 +378,19 @@ public struct EngineCore: ~Copyable {
             } else {
                 pendingPunch = quantizedSample(quantize)
             }
+        case .punch(let measures, let preroll):
+            let schedule = renderer.schedule
+            guard transport.state == .stopped else { return refuse(.notWhileRecording) }
+            guard let range = schedule.loopRange(measures: measures) else { return refuse(.loopOutsideSong(measures)) }
+            let startIndex = max(0, measures.lowerBound - max(0, preroll) - schedule.firstMeasureNumber)
+            transport.returnPoint = min(schedule.barlines[startIndex], range.lowerBound)
+            transport.countInSamples = 0
+            armedForPunch = true
+            pendingPunch = range.lowerBound
+            pendingPunchOut = range.upperBound
+            autoStop = range.upperBound + postRollSamples
+            perform(transport.play())
+            if transport.returnPoint == range.lowerBound { handleEventsAtPosition() }
         case .loop(let measures):
             if let measures, renderer.schedule.loopRange(measures: measures) == nil {
                 return refuse(.loopOutsideSong(measures))

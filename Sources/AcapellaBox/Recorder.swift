@@ -1,0 +1,191 @@
+public import AcapellaEngine
+public import AcapellaProject
+import Foundation
+import Synchronization
+
+/// The writer thread's half of recording: takes tagged capture frames off
+/// the ring and turns them into take files, keeping the invariant *take
+/// frame f holds song sample f − alignmentOffsetSamples*:
+///
+/// - the first armed frame opens a take; its song sample fixes the offset;
+/// - a frame whose song sample is ahead of the file's next frame (capture
+///   lost to an overrun or an xrun) is preceded by silence, and the song
+///   samples it skipped are logged as a dropout;
+/// - a frame whose song sample goes back (a loop pass) starts a new take;
+/// - frames the device never played (xrun gaps) are skipped;
+/// - the first frame no longer armed closes the take.
+///
+/// Files are written through `TakeFileWriter` (header and fsync every
+/// 0.25 s); a full disk ends the take, keeps what was written and lets
+/// the box run on.
+public final class Recorder: @unchecked Sendable {
+    // @unchecked: everything below except the atomics is touched only by
+    // the writer thread between `start` and `finish`, and by the caller
+    // after `finish` has joined it.
+    /// The capture ring the engine fills.
+    public let ring: BulkRing<CapturedFrame>
+    let project: Project
+    let part: String
+    let options: ScheduleOptions
+    let failAfterFrames: Int64?
+    private var current: OpenTake?
+    /// Takes finished (kept, in the manifest), oldest first.
+    public private(set) var finished: [TakeRecord] = []
+    /// Problems met (one line each: disk full, …).
+    public private(set) var problems: [String] = []
+    private let stopRequested = Atomic<Bool>(false)
+    private let received = Atomic<Int64>(0)
+    private let done = DispatchSemaphore(value: 0)
+
+    struct OpenTake {
+        var writer: TakeFileWriter?
+        var record: TakeRecord
+        var offset: Int64
+        var position: Int64 = 0
+        var lastSong: Int64
+        var recordingStart: Int64?
+        var recordingEnd: Int64?
+        var pending: [Float] = []
+    }
+
+    /// A recorder of `part` into `project`. `failAfterFrames` injects a
+    /// full disk (tests).
+    public init(project: Project, part: String, options: ScheduleOptions, ringSeconds: Int = 4, failAfterFrames: Int64? = nil) {
+        ring = BulkRing(capacity: ringSeconds * options.sampleRate)
+        self.project = project
+        self.part = part
+        self.options = options
+        self.failAfterFrames = failAfterFrames
+    }
+
+    /// Armed frames received from the ring so far (any thread).
+    public var receivedFrames: Int64 { received.load(ordering: .relaxed) }
+
+    /// Starts the writer thread.
+    public func start() {
+        let thread = Thread { [self] in
+            var buffer = [CapturedFrame](repeating: CapturedFrame(value: 0, mark: .none), count: 4_096)
+            while true {
+                let stopping = stopRequested.load(ordering: .acquiring)
+                let count = buffer.withUnsafeMutableBufferPointer { ring.pop(into: $0.baseAddress!, maximum: $0.count) }
+                for index in 0..<count { take(buffer[index]) }
+                if count == 0 {
+                    if stopping { break }
+                    flushPending()
+                    usleep(2_000)
+                }
+            }
+            close()
+            done.signal()
+        }
+        thread.name = "acapella-recorder"
+        thread.start()
+    }
+
+    /// Drains the ring, closes the open take and stops the thread; returns
+    /// once everything is on disk.
+    public func finish() {
+        stopRequested.store(true, ordering: .releasing)
+        done.wait()
+    }
+
+    private func take(_ frame: CapturedFrame) {
+        switch frame.mark.kind {
+        case .gap:
+            return
+        case .none, .playing:
+            if current != nil { close() }
+            return
+        case .armed, .recording:
+            break
+        }
+        received.add(1, ordering: .relaxed)
+        let song = frame.mark.songSample
+        if let open = current, song <= open.lastSong { close() }  // a loop pass ends: the next take begins
+        if current == nil { open(at: song) }
+        guard var open = current else { return }
+        current = nil
+        let target = song + open.offset
+        if target > open.position {
+            // Capture lost before this frame: silence keeps its place.
+            open.record.dropouts.append([open.lastSong + 1, song])
+            flush(&open)
+            do { try open.writer?.writeSilence(Int(target - open.position)) } catch { fail(&open, error) }
+            open.position = target
+        }
+        if frame.mark.kind == .recording {
+            open.recordingStart = open.recordingStart ?? song
+            open.recordingEnd = song + 1
+        }
+        open.pending.append(frame.value)
+        open.position += 1
+        open.lastSong = song
+        if open.pending.count >= 4_096 { flush(&open) }
+        current = open
+    }
+
+    private func open(at song: Int64) {
+        var record = project.newTake(part: part, options: options)
+        record.alignmentOffsetSamples = -song
+        let path = project.path + "/" + record.file
+        do {
+            let writer = try TakeFileWriter(path: path, sampleRate: options.sampleRate, failAfterFrames: failAfterFrames)
+            try project.store(record)
+            current = OpenTake(writer: writer, record: record, offset: -song, lastSong: song - 1)
+        } catch let error as FileError {
+            problems.append(error.description)
+            current = OpenTake(writer: nil, record: record, offset: -song, lastSong: song - 1)
+        } catch {
+            problems.append("\(record.file): \(error)")
+            current = OpenTake(writer: nil, record: record, offset: -song, lastSong: song - 1)
+        }
+    }
+
+    private func flush(_ open: inout OpenTake) {
+        guard !open.pending.isEmpty else { return }
+        let samples = open.pending
+        open.pending.removeAll(keepingCapacity: true)
+        do {
+            try samples.withUnsafeBufferPointer { (buffer) throws(FileError) in try open.writer?.write(buffer.baseAddress!, count: buffer.count) }
+        } catch { fail(&open, error) }
+    }
+
+    private func flushPending() {
+        guard var open = current else { return }
+        current = nil
+        flush(&open)
+        current = open
+    }
+
+    private func fail(_ open: inout OpenTake, _ error: FileError) {
+        problems.append(error.description)
+        open.record.note = "stopped early: \(error.description)"
+        open.writer = nil  // the writer closed the file after the short write
+    }
+
+    /// Ends the open take: file finished, record kept and made active.
+    private func close() {
+        guard var open = current else { return }
+        current = nil
+        flush(&open)
+        do { try open.writer?.finish() } catch { fail(&open, error) }
+        var record = open.record
+        record.frames = TakeFile.frameCount(project.path + "/" + record.file) ?? open.position
+        if let start = open.recordingStart, let end = open.recordingEnd {
+            // From the song's start it is a full take; later, a punch-in over its range.
+            record.range = start <= 0 ? nil : [start, end]
+            record.state = "kept"
+        } else {
+            record.state = "discarded"
+            record.note = record.note ?? "stopped before anything was recorded (during the count-in or pre-roll)"
+        }
+        do {
+            try project.store(record)
+            if record.state == "kept" { try project.activate(record.id) }
+            finished.append(project.manifest.takes.first { $0.id == record.id } ?? record)
+        } catch {
+            problems.append(error.description)
+            finished.append(record)
+        }
+    }
+}

@@ -1,0 +1,170 @@
+public import AcapellaDevices
+import AcapellaEngine
+public import AcapellaProject
+import AcapellaScore
+import Foundation
+import Synchronization
+
+/// What `RecordingSession.record` should do.
+public struct RecordingRequest: Sendable {
+    /// The part to record.
+    public var part: String
+    /// A measure range to punch in (with a measure of pre-roll), or nil:
+    /// the whole song after a count-in.
+    public var measures: ClosedRange<Int>?
+    /// Count-in measures for a whole-song take.
+    public var countInMeasures = 1
+    /// The room's singer (simulated room only): sings `part`.
+    public var singer: SingerSettings? = SingerSettings()
+    /// Fault injection: a full disk after this many frames of a take.
+    public var diskFullAfterFrames: Int64?
+
+    /// A request to record `part`.
+    public init(part: String) {
+        self.part = part
+    }
+}
+
+/// How the simulated room's singer sings.
+public struct SingerSettings: Sendable {
+    /// Cents sharp (+) or flat (−).
+    public var detuneCents = 0.0
+    /// Vibrato depth, cents.
+    public var vibratoCents = 30.0
+    /// Samples late (negative: early).
+    public var timingErrorSamples: Int64 = 0
+    /// Breath noise amplitude.
+    public var noise: Float = 0.005
+
+    /// Defaults: in tune, 30 cents of vibrato, on time.
+    public init() {}
+}
+
+/// The outcome of a recording.
+public struct RecordingResult: Sendable {
+    /// Takes written, oldest first.
+    public var takes: [TakeRecord]
+    /// Problems (disk full, device lost…), one line each.
+    public var problems: [String]
+    /// Capture frames dropped because the writer fell behind.
+    public var overrunFrames: Int
+}
+
+/// Holds the engine for the render thread. `@unchecked Sendable`: the
+/// core is touched only by the thread running the device loop, after the
+/// caller has handed it over and until that thread ends.
+final class EngineBox: @unchecked Sendable {
+    var core: EngineCore
+    init(_ core: consuming EngineCore) { self.core = core }
+}
+
+/// Holds a device for its thread (same hand-over rule as `EngineBox`).
+final class DeviceBox: @unchecked Sendable {
+    let device: any AudioDevice
+    init(_ device: any AudioDevice) { self.device = device }
+}
+
+/// Records one part of a project through a device: the engine on the
+/// device's thread, the recorder on its own, this (control) thread sending
+/// the commands and watching the events.
+public enum RecordingSession {
+    /// Records and returns when the take is on disk. `progress` is called
+    /// on the calling thread about every 50 ms with the frames received.
+    public static func record(
+        project: Project, request: RecordingRequest, device: any AudioDevice, progress: ((Int64) -> Void)? = nil
+    ) throws(ProjectError) -> RecordingResult {
+        let score = project.score
+        guard let partIndex = score.parts.firstIndex(where: { $0.name.lowercased() == request.part.lowercased() }) else {
+            throw ProjectError(description: "no part named '\(request.part)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
+        }
+        let partName = score.parts[partIndex].name
+        guard device.sampleRate == project.manifest.sampleRate else {
+            throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
+        }
+        let options = ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: request.measures == nil ? request.countInMeasures : 0)
+        let schedule: Schedule
+        do { schedule = try Schedule(score: score, options: options) } catch { throw ProjectError(description: error.description) }
+        if let measures = request.measures, schedule.loopRange(measures: measures) == nil {
+            throw ProjectError(description: "measures \(measures.lowerBound)-\(measures.upperBound) are not all in the song (measures \(schedule.firstMeasureNumber)–\(schedule.firstMeasureNumber + schedule.barlines.count - 1))")
+        }
+        // Recording forces "all other parts" monitoring: the part's own guide is muted.
+        var mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.6 + 1.2 * Float($0) / Float(max(1, score.parts.count - 1))) }
+        mixes[partIndex].muted = true
+        let (takes, _) = try project.activeTakes(for: options)
+        var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.2, maximumFrames: device.periodFrames)
+        let recorder = Recorder(project: project, part: partName, options: options, failAfterFrames: request.diskFullAfterFrames)
+        core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
+        let link = core.link
+        var singer: SyntheticSinger?
+        if let settings = request.singer {
+            var voice = SyntheticSinger(tones: schedule.tones[partIndex], sampleRate: device.sampleRate)
+            voice.detuneCents = settings.detuneCents
+            voice.vibratoCents = settings.vibratoCents
+            voice.timingErrorSamples = settings.timingErrorSamples
+            voice.noise = settings.noise
+            singer = voice
+        }
+        if let room = device as? SimulatedRoom {
+            let ring = recorder.ring
+            room.backpressure = { ring.waitingCount < ring.capacityCount / 2 }
+        }
+        let engine = EngineBox(core)
+        let deviceBox = DeviceBox(device)
+        let keepRunning = Atomic<Bool>(true)
+        let deviceFailure = Mutex<String?>(nil)
+        let deviceDone = DispatchSemaphore(value: 0)
+        let roomSinger = singer
+        recorder.start()
+        if let measures = request.measures {
+            link.send(.punch(measures: measures, prerollMeasures: 1))
+        } else {
+            link.send(.record(.immediate))
+        }
+        let thread = Thread {
+            do throws(DeviceError) {
+                try deviceBox.device.run(keepRunning: { keepRunning.load(ordering: .relaxed) }) { buffers in
+                    engine.core.process(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames, deviceFrame: buffers.deviceFrame)
+                    if let roomSinger, let voice = buffers.roomVoice {
+                        for index in 0..<buffers.frames {
+                            guard let mark = engine.core.outputMark(frame: buffers.deviceFrame + Int64(index)) else { continue }
+                            if mark.kind == .playing || mark.kind == .armed || mark.kind == .recording {
+                                voice[index] = roomSinger.sample(atSong: mark.songSample)
+                            }
+                        }
+                    }
+                }
+            } catch {
+                deviceFailure.withLock { $0 = error.description }
+            }
+            deviceDone.signal()
+        }
+        thread.name = "acapella-render"
+        thread.start()
+        // The control loop: wait for the transport to stop by itself (song
+        // end or the punch's auto stop), or for the device to fail.
+        var stopped = false
+        while !stopped {
+            if deviceDone.wait(timeout: .now() + .milliseconds(50)) == .success {
+                deviceDone.signal()
+                break
+            }
+            while let event = link.nextEvent() {
+                if case .stopped = event { stopped = true }
+            }
+            link.collectRetired()
+            progress?(recorder.receivedFrames)
+        }
+        // Let the round trip's last frames reach the microphone, then stop.
+        if stopped {
+            let tail = Int(device.roundTripFrames) + 2 * device.periodFrames
+            let waitUntil = DispatchTime.now() + .milliseconds(max(20, tail * 1000 / device.sampleRate * 2))
+            _ = deviceDone.wait(timeout: waitUntil)
+        }
+        keepRunning.store(false, ordering: .relaxed)
+        deviceDone.wait()
+        recorder.finish()
+        var problems = recorder.problems
+        if let failure = deviceFailure.withLock({ $0 }) { problems.append(failure + "; the take is kept up to that moment") }
+        return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount)
+    }
+}

@@ -1,0 +1,60 @@
+/// A device problem, said in one line.
+public struct DeviceError: Error, CustomStringConvertible, Equatable {
+    /// What kind of problem.
+    public enum Kind: Sendable, Equatable {
+        /// The device went away (USB unplug, injected loss).
+        case lost
+        /// The device cannot be used as asked.
+        case configuration
+    }
+
+    /// What kind.
+    public var kind: Kind
+    /// What happened.
+    public var description: String
+
+    /// An error.
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+/// One period of a duplex device: what was captured, and where to render.
+public struct PeriodBuffers {
+    /// The microphone, mono, `frames` samples.
+    public let input: UnsafePointer<Float>
+    /// Playback left, to fill.
+    public let left: UnsafeMutablePointer<Float>
+    /// Playback right, to fill.
+    public let right: UnsafeMutablePointer<Float>
+    /// Frames in the period.
+    public let frames: Int
+    /// The device's frame counter at the period's first frame: capture and
+    /// playback share it (linked streams). A jump since the last period is
+    /// an xrun.
+    public let deviceFrame: Int64
+    /// A sound source in the room that the microphone hears with the
+    /// playback (the simulated room's singer), zeroed; nil on real devices.
+    public let roomVoice: UnsafeMutablePointer<Float>?
+}
+
+/// Linked capture and playback on one frame clock, period by period: the
+/// ALSA device and the simulated room implement it.
+public protocol AudioDevice: AnyObject {
+    /// Samples per second.
+    var sampleRate: Int { get }
+    /// Frames per period.
+    var periodFrames: Int { get }
+    /// Output-to-input round trip in frames (the device's reported delay
+    /// plus the calibration trim): a sound played at device frame `p` is
+    /// captured at frame `p + roundTripFrames`.
+    var roundTripFrames: Double { get }
+    /// A name for messages ("simulated room (317.4-frame round trip)").
+    var name: String { get }
+
+    /// Runs the period loop on the calling thread (the render thread) until
+    /// `keepRunning` says no. `period` is called once per period and must
+    /// be render-thread safe. Throws when the device is lost.
+    func run(keepRunning: () -> Bool, period: (PeriodBuffers) -> Void) throws(DeviceError)
+}

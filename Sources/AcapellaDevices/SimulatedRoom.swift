@@ -1,0 +1,232 @@
+public import AcapellaEngine
+import AcapellaScore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A practice room without a sound card: the box's playback comes back
+/// into the microphone after a round trip of any length (whole and
+/// fractional frames, by a windowed-sinc fractional delay), with the
+/// room's singer and a little noise. Paced in real time (the live box) or
+/// free-running (tests); faults injected on purpose: xruns and device loss.
+public final class SimulatedRoom: AudioDevice {
+    /// How the room keeps time.
+    public enum Pacing: Sendable, Equatable {
+        /// As fast as the callback allows.
+        case freeRunning
+        /// Like a sound card, `speed` times real time (1 = real time).
+        case realTime(speed: Double)
+    }
+
+    /// Room settings.
+    public struct Options: Sendable {
+        /// Samples per second.
+        public var sampleRate = 48_000
+        /// Frames per period.
+        public var periodFrames = 128
+        /// Round trip, frames (at least a period plus 8).
+        public var latencyFrames = 317.4
+        /// How loud the playback is at the microphone.
+        public var bleed: Float = 0.5
+        /// Noise at the microphone (amplitude).
+        public var noise: Float = 0.000_5
+        /// Pacing.
+        public var pacing = Pacing.freeRunning
+        /// Injected xruns: period index → frames lost in both directions.
+        public var xruns: [Int: Int] = [:]
+        /// Injected device loss at this period.
+        public var loseDeviceAtPeriod: Int?
+        /// Seed for the noise.
+        public var seed: UInt64 = 1
+
+        /// Defaults: 48 kHz, 128-frame periods, 317.4-frame round trip, free-running.
+        public init() {}
+
+        /// Parses `sim` or `sim:latency=317.4,period=128,speed=1,bleed=0.5` (a `--device` value).
+        public init(parsing text: String) throws(DeviceError) {
+            guard text == "sim" || text.hasPrefix("sim:") else { throw DeviceError(.configuration, "unknown device '\(text)'; use sim or sim:latency=FRAMES,period=FRAMES,speed=X") }
+            for item in text.dropFirst(4).split(separator: ",") where !item.isEmpty {
+                let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+                guard pair.count == 2, let value = Double(pair[1]), value.isFinite else {
+                    throw DeviceError(.configuration, "device option '\(item)' is not NAME=NUMBER")
+                }
+                switch pair[0] {
+                case "latency": latencyFrames = value
+                case "period": periodFrames = Int(value)
+                case "rate": sampleRate = Int(value)
+                case "bleed": bleed = Float(value)
+                case "noise": noise = Float(value)
+                case "speed": pacing = value > 0 ? .realTime(speed: value) : .freeRunning
+                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, period, rate, bleed, noise, speed")
+                }
+            }
+            guard (16...8_192).contains(periodFrames) else { throw DeviceError(.configuration, "period \(periodFrames) frames is outside 16…8192") }
+            guard (8_000...192_000).contains(sampleRate) else { throw DeviceError(.configuration, "rate \(sampleRate) Hz is outside 8000…192000") }
+        }
+    }
+
+    /// The settings.
+    public let options: Options
+    public var sampleRate: Int { options.sampleRate }
+    public var periodFrames: Int { options.periodFrames }
+    public var roundTripFrames: Double { options.latencyFrames }
+    public var name: String {
+        let pace: String
+        switch options.pacing {
+        case .freeRunning: pace = "free-running"
+        case .realTime(let speed): pace = speed == 1 ? "real time" : "\(speed)× real time"
+        }
+        return "simulated room (\(options.latencyFrames)-frame round trip, \(options.periodFrames)-frame periods, \(pace))"
+    }
+
+    /// Free-running only: asked before each period whether the rest of the
+    /// box has caught up (a recorder's ring not too full); the room waits
+    /// until it has. Real time never waits for anyone.
+    public var backpressure: (@Sendable () -> Bool)?
+
+    /// Half the fractional-delay filter's length.
+    static let halfTaps = 8
+    private let wholeDelay: Int
+    private let taps: [Float]
+    /// What reached the microphone's position, by device frame (a ring).
+    private var acoustic: [Float]
+    private let mask: Int
+
+    /// A room. Throws when the round trip is shorter than the device could
+    /// ever be (a period plus the filter's reach).
+    public init(_ options: Options = Options()) throws(DeviceError) {
+        let latency = options.latencyFrames
+        guard latency.isFinite, latency >= Double(options.periodFrames + Self.halfTaps) else {
+            throw DeviceError(.configuration, "a round trip of \(latency) frames is shorter than one period plus \(Self.halfTaps) frames")
+        }
+        self.options = options
+        let whole = Int(latency.rounded(.down))
+        let fraction = latency - Double(whole)
+        wholeDelay = whole
+        // y[c] = Σ x[c − D + j] · sinc(j + φ) · window(j + φ), j = −8…7:
+        // a linear-phase filter centred on a delay of D + φ.
+        taps = (-Self.halfTaps..<Self.halfTaps).map { j in
+            let u = Double(j) + fraction
+            let sinc = abs(u) < 1e-12 ? 1 : sin(Double.pi * u) / (Double.pi * u)
+            let window = abs(u) < Double(Self.halfTaps) ? 0.5 * (1 + cos(Double.pi * u / Double(Self.halfTaps))) : 0
+            return Float(sinc * window)
+        }
+        var size = 1
+        while size < whole + options.periodFrames + 4 * Self.halfTaps { size *= 2 }
+        acoustic = [Float](repeating: 0, count: size)
+        mask = size - 1
+    }
+
+    public func run(keepRunning: () -> Bool, period: (PeriodBuffers) -> Void) throws(DeviceError) {
+        let frames = options.periodFrames
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let voice = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        defer {
+            input.deallocate()
+            left.deallocate()
+            right.deallocate()
+            voice.deallocate()
+        }
+        var noise = SplitMix64(seed: options.seed)
+        var frame: Int64 = 0
+        var index = 0
+        let clock = ContinuousClock()
+        let start = clock.now
+        while keepRunning() {
+            if options.pacing == .freeRunning, let ready = backpressure {
+                while !ready() && keepRunning() { usleep(500) }
+            }
+            if let lost = options.xruns[index], lost > 0 {
+                // Nothing played, nothing captured: the frames are gone.
+                for offset in 0..<Int64(lost) { acoustic[Int((frame + offset) & Int64(mask))] = 0 }
+                frame += Int64(lost)
+            }
+            if index == options.loseDeviceAtPeriod { throw DeviceError(.lost, "\(name): the device went away") }
+            for sample in 0..<frames {
+                let c = frame + Int64(sample)
+                var value: Float = 0
+                for (tap, weight) in taps.enumerated() {
+                    let source = c - Int64(wholeDelay) + Int64(tap - Self.halfTaps)
+                    if source >= 0 { value += acoustic[Int(source & Int64(mask))] * weight }
+                }
+                let random = Float(noise.next() >> 40) / Float(1 << 24) * 2 - 1
+                input[sample] = value + options.noise * random
+            }
+            left.update(repeating: 0, count: frames)
+            right.update(repeating: 0, count: frames)
+            voice.update(repeating: 0, count: frames)
+            period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: frame, roomVoice: voice))
+            for sample in 0..<frames {
+                acoustic[Int((frame + Int64(sample)) & Int64(mask))] = options.bleed * (left[sample] + right[sample]) / 2 + voice[sample]
+            }
+            frame += Int64(frames)
+            index += 1
+            if case .realTime(let speed) = options.pacing {
+                // The simulated sound card's clock: wait for the period's deadline.
+                let due = start + .seconds(Double(frame) / Double(options.sampleRate) / speed)
+                let wait = clock.now.duration(to: due)
+                if wait > .zero {
+                    let (seconds, attoseconds) = wait.components
+                    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+                    nanosleep(&request, nil)
+                }
+            }
+        }
+    }
+}
+
+/// The room's singer: sings one part of the score in time with what they
+/// hear, a little out of tune, with vibrato, a timing error and breath
+/// noise. Every sample is a pure function of the song sample, so tests can
+/// compute exactly what was sung.
+public struct SyntheticSinger: Sendable {
+    /// The notes sung (the part's tones at the engine rate).
+    public let tones: [ToneEvent]
+    /// Samples per second.
+    public let sampleRate: Int
+    /// Sharp (+) or flat (−), cents.
+    public var detuneCents = 0.0
+    /// Vibrato depth, cents, and rate, Hz.
+    public var vibratoCents = 30.0
+    public var vibratoHz = 5.5
+    /// How late the singer is, samples (negative: early).
+    public var timingErrorSamples: Int64 = 0
+    /// Breath noise (amplitude).
+    public var noise: Float = 0.005
+    /// Loudness.
+    public var level: Float = 0.5
+
+    /// A singer for `tones`.
+    public init(tones: [ToneEvent], sampleRate: Int) {
+        self.tones = tones
+        self.sampleRate = sampleRate
+    }
+
+    /// What the singer sings at song sample `song`.
+    public func sample(atSong song: Int64) -> Float {
+        let s = song - timingErrorSamples
+        let index = tones.partitionIndex { $0.endSample > s }
+        var value: Float = 0
+        if index < tones.count, tones[index].startSample <= s {
+            let tone = tones[index]
+            let rate = Double(sampleRate)
+            let t = Double(s - tone.startSample) / rate
+            let frequency = tone.frequency * pow(2, detuneCents / 1200)
+            // Vibrato as phase modulation: index = frequency deviation / rate.
+            let deviation = frequency * (pow(2, vibratoCents / 1200) - 1)
+            let phase = 2 * Double.pi * frequency * t + deviation / vibratoHz * sin(2 * Double.pi * vibratoHz * Double(s) / rate)
+            // 10 ms in, 10 ms out, inside the note.
+            let ramp = 0.01 * rate
+            let envelope = min(1, Double(s - tone.startSample) / ramp, Double(tone.endSample - s) / ramp)
+            var wave = sin(phase)
+            if 2 * frequency < 0.45 * rate { wave += 0.3 * sin(2 * phase) }
+            if 3 * frequency < 0.45 * rate { wave += 0.15 * sin(3 * phase) }
+            value = Float(wave / 1.45 * envelope) * level
+        }
+        var hash = SplitMix64(seed: UInt64(bitPattern: song) &* 0x9E37_79B9)
+        return value + noise * (Float(hash.next() >> 40) / Float(1 << 24) * 2 - 1)
+    }
+}

@@ -1,0 +1,86 @@
+@testable import AcapellaBox
+import AcapellaDevices
+import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import Foundation
+import Testing
+
+let songsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Songs")
+
+func songText(_ name: String) throws -> String {
+    try String(contentsOf: songsDirectory.appendingPathComponent(name), encoding: .utf8)
+}
+
+/// A fresh project in a temporary folder.
+func temporaryProject(_ song: String) throws -> Project {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-test-\(UUID().uuidString).acaproj").path
+    return try Project.create(at: path, songText: try songText(song))
+}
+
+/// The lag (in samples, within ±maximumLag) at which `b` best matches `a`.
+func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int64>, maximumLag: Int64) -> Int64 {
+    var best: (lag: Int64, score: Double) = (0, -.infinity)
+    for lag in -maximumLag...maximumLag {
+        var sum = 0.0
+        for s in range { sum += Double(a(s)) * Double(b(s + lag)) }
+        if sum > best.score { best = (lag, sum) }
+    }
+    return best.lag
+}
+
+@Suite(.serialized) struct RecordingTests {
+    /// The Alto recorded in a room with a 317.4-frame round trip while the
+    /// room's singer sings it: the take, read through its alignment, lines
+    /// up with what was sung and with the other parts' playback it picked
+    /// up, within a sample; the mix plays it in time.
+    @Test func takeLandsWhereTheSingerSang() throws {
+        let project = try temporaryProject("amazing-grace.acasong")
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        var options = SimulatedRoom.Options()
+        options.latencyFrames = 317.4
+        let room = try SimulatedRoom(options)
+        let result = try RecordingSession.record(project: project, request: RecordingRequest(part: "Alto"), device: room)
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        #expect(result.takes.count == 1)
+        let take = try #require(result.takes.first)
+        #expect(take.state == "kept" && take.active && take.range == nil && take.part == "Alto")
+        let schedule = try Schedule(score: project.score)
+        // The take holds the count-in (one 3/4 measure before the pickup) and the whole song.
+        #expect(take.alignmentOffsetSamples > 0 && take.frames >= schedule.endSample + take.alignmentOffsetSamples, "\(take)")
+        let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
+        func taken(_ song: Int64) -> Float {
+            let frame = song + take.alignmentOffsetSamples
+            return frame >= 0 && frame < Int64(samples.count) ? samples[Int(frame)] : 0
+        }
+        let singer = SyntheticSinger(tones: schedule.tones[1], sampleRate: 48_000)
+        let window: Range<Int64> = 200_000..<300_000
+        let lag = bestLag({ singer.sample(atSong: $0) }, taken, over: window, maximumLag: 40)
+        #expect(abs(lag) <= 1, "the take is \(lag) samples off the singer")
+        // The playback it picked up (the other parts) is in time too.
+        var others = score(project).parts.indices.map { PartMix(gain: 0.3, pan: -0.6 + 1.2 * Float($0) / 3) }
+        others[1].muted = true
+        let playback = OfflineRender.render(schedule, mixes: others)
+        func heard(_ song: Int64) -> Float {
+            let index = Int(song - playback.firstSample)
+            return index >= 0 && index < playback.left.count ? (playback.left[index] + playback.right[index]) / 2 : 0
+        }
+        let bleedLag = bestLag(heard, taken, over: window, maximumLag: 40)
+        #expect(abs(bleedLag) <= 1, "the picked-up playback is \(bleedLag) samples off")
+        print("alignment in a 317.4-frame room: singer \(lag) samples, picked-up playback \(bleedLag) samples")
+
+        // Mixed: the Alto (its take) against the song timeline, exactly where the take says.
+        let (takes, mismatched) = try project.activeTakes(for: schedule.options)
+        #expect(mismatched.isEmpty && takes[1].layers.count == 1)
+        var solo = project.score.parts.map { _ in PartMix(gain: 1, pan: -1, muted: true) }
+        solo[1].muted = false
+        let mixed = OfflineRender.render(schedule, mixes: solo, takes: takes)
+        func mixedAt(_ song: Int64) -> Float { mixed.left[Int(song - mixed.firstSample)] }
+        #expect(bestLag({ singer.sample(atSong: $0) }, mixedAt, over: window, maximumLag: 40) == lag)
+        let sameSamples = window.allSatisfy { mixedAt($0) == taken($0) }
+        #expect(sameSamples, "the mix plays the take sample for sample through its alignment")
+    }
+
+    func score(_ project: Project) -> Score { project.score }
+}
