@@ -114,7 +114,36 @@ expect "mix bad tempo" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x
 expect "mix without output" 2 "$acapella" mix Songs/amazing-grace.acasong && check "output message" contains "$err" "mix needs -o OUT"
 check "no partial file left behind" bash -c "! ls -a '$work' | grep -q partial"
 
-for command in check import mix dump format info bench version; do
+# Projects: new, record in the simulated room, list, mix, and the errors.
+project="$work/demo.acaproj"
+expect "new project" 0 "$acapella" new "$project" --song Songs/amazing-grace.acasong &&
+  check "new says created" contains "$out" "created $project" &&
+  check "project has a manifest" test -s "$project/manifest.json"
+expect "new over an existing project" 1 "$acapella" new "$project" --song Songs/amazing-grace.acasong && check "exists message" contains "$err" "already exists"
+expect "new without .acaproj" 2 "$acapella" new "$work/demo" --song Songs/amazing-grace.acasong
+expect "record the Alto" 0 "$acapella" record "$project" --part alto --device sim:latency=317.4 &&
+  check "record says simulated" contains "$err" "simulated room" &&
+  check "record lists the take" contains "$out" "take 1  Alto  kept, active" &&
+  check "take file written" test -s "$project/takes/alto-1.wav"
+expect "punch the Tenor" 0 "$acapella" record "$project" --part Tenor --range 5-8 && check "punch range listed" contains "$out" "punch 520000..<1000000"
+expect "record unknown part" 1 "$acapella" record "$project" --part Descant && check "record part message" contains "$err" "no part named 'Descant'"
+expect "record bad range" 1 "$acapella" record "$project" --part Alto --range 40-50 && check "range message" contains "$err" "are not all in the song"
+expect "record bad device" 2 "$acapella" record "$project" --part Alto --device alsa:hw0 && check "device message" contains "$err" "unknown device"
+expect "record too short a round trip" 2 "$acapella" record "$project" --part Alto --device sim:latency=10 && check "latency message" contains "$err" "shorter than one period"
+expect "takes list" 0 "$acapella" takes "$project" && check "two takes listed" contains "$out" "take 2  Tenor"
+expect "takes nudge" 0 "$acapella" takes "$project" nudge 2 -12 && check "nudge shown" contains "$out" "nudge -12"
+expect "takes bad id" 1 "$acapella" takes "$project" activate 99 && check "bad id message" contains "$err" "no take 99"
+expect "mix the project" 0 "$acapella" mix "$project" -o "$work/project.wav" && check "project mix loudness" contains "$out" "-16.0 LUFS integrated"
+expect "mix at another tempo leaves takes out" 0 "$acapella" mix "$project" -o "$work/slow.wav" --tempo 0.9 &&
+  check "mismatch named" contains "$err" "take 1 (Alto) was recorded at tempo 1"
+expect "takes undo" 0 "$acapella" takes "$project" undo && check "undo says discarded" contains "$err" "take 2 (Tenor) discarded"
+printf '{"format":"acaproj","vers' > "$project/manifest.json"
+expect "damaged manifest reopens" 0 "$acapella" takes "$project" &&
+  check "damage reported" contains "$err" "manifest.json: not valid JSON" &&
+  check "takes survive" contains "$out" "take 1  Alto  kept, active"
+expect "missing project" 1 "$acapella" takes "$work/nothing.acaproj" && check "missing project message" contains "$err" "no such project"
+
+for command in check import mix dump format info bench version new record takes; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

@@ -222,7 +222,9 @@ public final class Project {
     public func activate(_ id: Int) throws(ProjectError) {
         guard let index = manifest.takes.firstIndex(where: { $0.id == id }) else { throw ProjectError(description: "no take \(id)") }
         let take = manifest.takes[index]
-        guard take.state != "discarded" else { throw ProjectError(description: "take \(id) is discarded") }
+        guard take.state != "recording" else { throw ProjectError(description: "take \(id) is still being recorded") }
+        // Activating a discarded take brings it back: nothing is ever deleted.
+        if take.state == "discarded" { manifest.takes[index].state = "kept" }
         if !take.isPunch {
             for other in manifest.takes.indices where manifest.takes[other].part == take.part && !manifest.takes[other].isPunch {
                 manifest.takes[other].active = false
@@ -230,6 +232,20 @@ public final class Project {
         }
         manifest.takes[index].active = true
         try store(manifest.takes[index])
+    }
+
+    /// Undoes the newest take: it is discarded and the part's previous
+    /// full take, if any, plays again. Returns the take undone.
+    @discardableResult
+    public func undoLastTake() throws(ProjectError) -> TakeRecord {
+        guard let newest = manifest.takes.last(where: { $0.state != "discarded" && $0.state != "recording" }) else {
+            throw ProjectError(description: "no take to undo")
+        }
+        try update(newest.id) { $0.state = "discarded"; $0.active = false }
+        if !newest.isPunch, let previous = manifest.takes.last(where: { $0.part == newest.part && !$0.isPunch && $0.id != newest.id && $0.state != "discarded" && $0.state != "recording" }) {
+            try activate(previous.id)
+        }
+        return newest
     }
 
     /// Changes a take's field and stores it.

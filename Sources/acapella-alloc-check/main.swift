@@ -40,6 +40,13 @@ takes[3] = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 3
 takes[5] = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 9_000, range: schedule.loopRange(measures: 4...5))])
 var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
 let link = core.link
+// A recorder listens: captured frames are tagged and pushed to its ring.
+let captureRing = BulkRing<CapturedFrame>(capacity: 48_000)
+core.attachCapture(ring: captureRing, latencyFrames: 317)
+let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+input.initialize(repeating: 0.25, count: frames)
+let drained = UnsafeMutablePointer<CapturedFrame>.allocate(capacity: 48_000)
+var deviceFrame: Int64 = 0
 let newTakes = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 100)])
 
 // A short loop (the wrap is a seek, many times over), started through the count-in.
@@ -47,6 +54,7 @@ link.send(.loop(3...5))
 link.send(.play)
 var periods = 0
 var events = 0
+var capturedFrames = 0
 acapella_alloc_reset()
 while periods < 10_000 {
     switch periods % 1_000 {
@@ -59,9 +67,12 @@ while periods < 10_000 {
     case 900: link.send(.schedule(periods % 2_000 == 900 ? slower : schedule))
     default: break
     }
+    if periods % 997 == 500 { deviceFrame += 77 }  // an xrun now and then
     acapella_alloc_begin()
-    core.process(left: left, right: right, frames: frames)
+    core.process(input: input, left: left, right: right, frames: frames, deviceFrame: deviceFrame)
     _ = acapella_alloc_end()
+    deviceFrame += Int64(frames)
+    capturedFrames += captureRing.pop(into: drained, maximum: 48_000)
     while link.nextEvent() != nil { events += 1 }
     link.collectRetired()
     periods += 1
@@ -69,8 +80,8 @@ while periods < 10_000 {
 let allocations = acapella_alloc_end()
 let frees = acapella_alloc_frees()
 let snapshot = link.snapshot()
-print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, clicks, count-in, loop, \(events) engine events from live commands); now at measure \(snapshot.measureBeat), \(snapshot.state)")
-guard snapshot.serial == Int64(periods), events >= 10 else {
+print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged, xruns); now at measure \(snapshot.measureBeat), \(snapshot.state)")
+guard snapshot.serial == Int64(periods), events >= 10, capturedFrames == periods * frames else {
     print("alloc-check: the engine did not run as driven (serial \(snapshot.serial), \(events) events)")
     exit(2)
 }

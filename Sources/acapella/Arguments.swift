@@ -87,7 +87,8 @@ extension Subcommand {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+            // A negative number ("nudge 3 -12") is a value, not an option.
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" || Double(argument) != nil {
                 parsed.positionals.append(argument)
                 continue
             }

@@ -23,8 +23,33 @@ let commands: [Subcommand] = [
         details: "The report (stderr) has one line per kind of thing skipped or changed, with a count and\nthe first measure. Repeats are kept as a single pass, as written.",
         run: runImport),
     Subcommand(
-        name: "mix", summary: "render a song's tones to a loudness-normalized audio file",
-        positionals: "SONG", positionalCount: 1...1,
+        name: "new", summary: "create a project (NAME.acaproj) from a song",
+        positionals: "NAME.acaproj", positionalCount: 1...1,
+        options: [OptionSpec(names: ["--song"], valueName: "SONG", help: "the song: .acasong or MusicXML (required)")],
+        details: "The project is a folder: manifest.json, score.acasong and takes/. See the README for the manifest.",
+        run: runNew),
+    Subcommand(
+        name: "record", summary: "record a part of a project (non-interactive: plays, records, stops by itself)",
+        positionals: "PROJECT", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part to record (required)"),
+            OptionSpec(names: ["--range"], valueName: "A-B", help: "punch in over measures A to B (one measure of pre-roll); default: the whole song"),
+            OptionSpec(names: ["--device"], valueName: "DEVICE", help: "sim[:latency=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default sim)"),
+            OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
+            OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
+            OptionSpec(names: ["--progress"], valueName: nil, help: "print 'captured N' lines while recording"),
+        ],
+        details: "The simulated room feeds the playback back into the microphone after the round trip, with a\nsinger singing the part. The take lands in PROJECT/takes/ and becomes the part's active take.",
+        run: runRecord),
+    Subcommand(
+        name: "takes", summary: "list or change a project's takes",
+        positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,
+        options: [],
+        details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; recover reopens the\nproject, repairing takes left by a crash and rebuilding a damaged manifest.",
+        run: runTakes),
+    Subcommand(
+        name: "mix", summary: "render a song or project to a loudness-normalized audio file",
+        positionals: "SONG_OR_PROJECT", positionalCount: 1...1,
         options: [
             OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus or .mp3 (required)"),
             OptionSpec(names: ["--lufs"], valueName: "LUFS", help: "integrated loudness target (default -16)"),
@@ -34,7 +59,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones up or down (default 0)"),
             OptionSpec(names: ["--bits"], valueName: "16|24", help: "sample size for .wav and .flac (default 16)"),
         ],
-        details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. Projects with recorded takes arrive with the recording work.",
+        details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named.",
         run: runMix),
     Subcommand(
         name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
@@ -265,12 +290,30 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     let bits = try arguments.int("--bits", default: 16, range: 16...24)
     guard bits == 16 || bits == 24 else { throw CLIError("--bits expects 16 or 24") }
 
-    let score = try loadScore(arguments.positionals[0])
+    let source = arguments.positionals[0]
+    let score: Score
+    var takes: [PartTakes]?
+    if source.hasSuffix(".acaproj") || source.hasSuffix(".acaproj/") {
+        let project = try openProject(source)
+        score = project.score
+        let schedule = ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose)
+        do {
+            let (active, mismatched) = try project.activeTakes(for: schedule)
+            for take in mismatched {
+                writeError("\(source): take \(take.id) (\(take.part)) was recorded at tempo \(take.tempoScale), transpose \(take.transpose): not played in this mix")
+            }
+            takes = active
+        } catch {
+            throw CLIError(error.description, exitCode: 1)
+        }
+    } else {
+        score = try loadScore(source)
+    }
     let showProgress = isatty(STDERR_FILENO) != 0
     let stereo: OfflineRender.Stereo
     let measured: LoudnessMeasurement
     do {
-        (stereo, measured) = try Mixdown.mix(score, options: options) { fraction in
+        (stereo, measured) = try Mixdown.mix(score, options: options, takes: takes) { fraction in
             if showProgress { drawProgress(fraction, label: "rendering") }
         }
     } catch {

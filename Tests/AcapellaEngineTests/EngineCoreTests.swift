@@ -277,6 +277,55 @@ func leftMixes(_ count: Int, muted: Bool = false) -> [PartMix] {
     }
 }
 
+@Suite struct CaptureTaggingTests {
+    /// A measure-range punch: played from a measure of pre-roll, recording
+    /// on the range's barlines exactly, a post-roll, then a stop; every
+    /// captured frame is tagged with the song sample played one round trip
+    /// earlier and whether it was armed or recording.
+    @Test(arguments: [128, 333])
+    func punchRangeTagsCapturedFrames(period: Int) throws {
+        let schedule = try Schedule(score: try song("amazing-grace.acasong"))
+        var core = EngineCore(schedule: schedule, mixes: leftMixes(4), maximumFrames: period)
+        let ring = BulkRing<CapturedFrame>(capacity: 4_000_000)
+        let latency = 300
+        core.attachCapture(ring: ring, latencyFrames: latency)
+        let link = core.link
+        link.send(.punch(measures: 3...4, prerollMeasures: 1))
+        let range = schedule.loopRange(measures: 3...4)!
+        let start = schedule.barlines[schedule.barlines.firstIndex(of: range.lowerBound)! - 1]
+        let total = Int(range.upperBound - start) + 10_000
+        let input = [Float](repeating: 0, count: period)
+        var events: [EngineEvent] = []
+        var frame: Int64 = 0
+        var left = [Float](repeating: 0, count: period), right = left
+        while frame < Int64(total) {
+            input.withUnsafeBufferPointer { i in left.withUnsafeMutableBufferPointer { l in right.withUnsafeMutableBufferPointer { r in
+                core.process(input: i.baseAddress!, left: l.baseAddress!, right: r.baseAddress!, frames: period, deviceFrame: frame)
+            } } }
+            while let event = link.nextEvent() { events.append(event) }
+            frame += Int64(period)
+        }
+        let postRoll = core.postRollSamples
+        #expect(events == [.playing(at: start), .recordingStarted(at: range.lowerBound), .recordingStopped(at: range.upperBound),
+                           .stopped(at: range.upperBound + postRoll, returnTo: start, finishedTake: false)])
+        var frames = [CapturedFrame](repeating: CapturedFrame(value: 0, mark: .none), count: Int(frame))
+        let count = frames.withUnsafeMutableBufferPointer { ring.pop(into: $0.baseAddress!, maximum: $0.count) }
+        #expect(count == Int(frame))
+        // Capture frame c heard output frame c − 300, which played song sample start + (c − 300).
+        var mismatches = 0
+        for (c, captured) in frames.enumerated() {
+            let heard = Int64(c - latency)
+            let song = start + heard
+            let expected: FrameMark.Kind
+            if heard < 0 || song >= range.upperBound + postRoll { expected = .none }
+            else if song < range.lowerBound || song >= range.upperBound { expected = .armed }
+            else { expected = .recording }
+            if captured.mark.kind != expected || (expected != .none && captured.mark.songSample != song) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+    }
+}
+
 @Suite struct TakeLayerTests {
     /// A punch-in layered over a full take: the full take outside the
     /// range, the punch inside, and a linear 10 ms crossfade centred on

@@ -1,0 +1,119 @@
+import AcapellaBox
+import AcapellaDevices
+import AcapellaProject
+import AcapellaScore
+import Foundation
+
+/// Opens a project, printing what the opening repaired.
+func openProject(_ path: String) throws -> Project {
+    let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+    do {
+        let (project, report) = try Project.open(trimmed)
+        for line in report { writeError("\(trimmed): \(line)") }
+        return project
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+}
+
+func runNew(_ arguments: ParsedArguments) throws -> Int32 {
+    let path = arguments.positionals[0]
+    guard path.hasSuffix(".acaproj") else { throw CLIError("a project's name ends in .acaproj, not '\(path)'") }
+    guard let song = arguments.value("--song") else { throw CLIError("new needs --song SONG") }
+    let score = try loadScore(song)
+    do {
+        let project = try Project.create(at: path, songText: Acasong.serialize(score))
+        print("created \(project.path): \(score.title ?? song), parts \(score.parts.map(\.name).joined(separator: ", "))")
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    return 0
+}
+
+func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
+    guard let part = arguments.value("--part") else { throw CLIError("record needs --part NAME") }
+    var request = RecordingRequest(part: part)
+    if let range = arguments.value("--range") {
+        let pieces = range.split(separator: "-").map { Int($0) }
+        guard pieces.count == 2, let first = pieces[0], let last = pieces[1], first >= 0, first <= last else {
+            throw CLIError("--range expects measures like 5-8, not '\(range)'")
+        }
+        request.measures = first...last
+    }
+    request.countInMeasures = try arguments.int("--count-in", default: 1, range: 0...4)
+    switch arguments.value("--singer") ?? "on" {
+    case "on": break
+    case "off": request.singer = nil
+    case let other: throw CLIError("--singer expects on or off, not '\(other)'")
+    }
+    let room: SimulatedRoom
+    do {
+        room = try SimulatedRoom(SimulatedRoom.Options(parsing: arguments.value("--device") ?? "sim"))
+    } catch {
+        throw CLIError("--device: \(error.description)")
+    }
+    let project = try openProject(arguments.positionals[0])
+    writeError("recording \(part) on the \(room.name); no sound card is used")
+    let showProgress = arguments.flags.contains("--progress")
+    let result: RecordingResult
+    do {
+        result = try RecordingSession.record(project: project, request: request, device: room) { frames in
+            if showProgress { FileHandle.standardOutput.write(Data("captured \(frames)\n".utf8)) }
+        }
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    for problem in result.problems { writeError("\(project.path): \(problem)") }
+    if result.overrunFrames > 0 { writeError("\(project.path): \(result.overrunFrames) captured frames were lost (the disk fell behind); see the take's dropouts") }
+    for take in result.takes { print(describe(take, rate: project.manifest.sampleRate)) }
+    if result.takes.isEmpty { writeError("\(project.path): no take was recorded") }
+    return result.problems.isEmpty && !result.takes.isEmpty ? 0 : 1
+}
+
+/// One line per take: id, part, state, length, range, alignment, dropouts.
+func describe(_ take: TakeRecord, rate: Int) -> String {
+    let seconds = Double(take.frames) / Double(rate)
+    var text = String(format: "take %d  %@  %@%@  %.2f s", take.id, take.part, take.state, take.active ? ", active" : "", seconds)
+    if let range = take.range, range.count == 2 { text += "  punch \(range[0])..<\(range[1])" } else { text += "  full" }
+    text += "  offset \(take.alignmentOffsetSamples)"
+    if take.nudgeSamples != 0 { text += " nudge \(take.nudgeSamples)" }
+    if !take.dropouts.isEmpty { text += "  \(take.dropouts.count) dropout\(take.dropouts.count == 1 ? "" : "s")" }
+    text += "  \(take.file)"
+    if let note = take.note { text += "  (\(note))" }
+    return text
+}
+
+func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
+    let project = try openProject(arguments.positionals[0])
+    let action = arguments.positionals.count > 1 ? arguments.positionals[1] : "list"
+    func id(_ index: Int) throws -> Int {
+        guard arguments.positionals.count > index, let value = Int(arguments.positionals[index]) else {
+            throw CLIError("takes \(action) needs a take id (see 'acapella takes PROJECT list')")
+        }
+        return value
+    }
+    do {
+        switch action {
+        case "undo":
+            let undone = try project.undoLastTake()
+            writeError("take \(undone.id) (\(undone.part)) discarded")
+        case "list", "recover":
+            guard arguments.positionals.count <= 2 else { throw CLIError("takes \(action) takes no more arguments") }
+        case "activate", "delete":
+            guard arguments.positionals.count == 3 else { throw CLIError("takes \(action) needs exactly one take id") }
+            if action == "activate" { try project.activate(try id(2)) } else { try project.update(try id(2)) { $0.state = "discarded"; $0.active = false } }
+        case "nudge":
+            guard arguments.positionals.count == 4, let samples = Int64(arguments.positionals[3]), abs(samples) <= 48_000 else {
+                throw CLIError("takes nudge needs ID and ±SAMPLES (within ±48000), e.g. 'nudge 3 -12'")
+            }
+            try project.update(try id(2)) { $0.nudgeSamples += samples }
+        default:
+            throw CLIError("unknown takes action '\(action)'; use list, activate, nudge, delete, undo or recover")
+        }
+    } catch let error as ProjectError {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    if project.manifest.takes.isEmpty { print("no takes yet") }
+    for take in project.manifest.takes { print(describe(take, rate: project.manifest.sampleRate)) }
+    return 0
+}
