@@ -126,6 +126,10 @@ expect "record the Alto" 0 "$acapella" record "$project" --part alto --device si
   check "record lists the take" contains "$out" "take 1  Alto  kept, active" &&
   check "take file written" test -s "$project/takes/alto-1.wav"
 expect "punch the Tenor" 0 "$acapella" record "$project" --part Tenor --range 5-8 && check "punch range listed" contains "$out" "punch 520000..<1000000"
+expect "loop recording" 0 "$acapella" record "$project" --part Bass --range 3-4 --loop 2 &&
+  check "second pass plays" contains "$out" "take 4  Bass  kept, active" &&
+  check "first pass kept, hidden" contains "$out" "take 3  Bass  kept  "
+expect "loop without range" 2 "$acapella" record "$project" --part Bass --loop 2 && check "loop message" contains "$err" "--loop needs --range"
 expect "record unknown part" 1 "$acapella" record "$project" --part Descant && check "record part message" contains "$err" "no part named 'Descant'"
 expect "record bad range" 1 "$acapella" record "$project" --part Alto --range 40-50 && check "range message" contains "$err" "are not all in the song"
 expect "record bad device" 2 "$acapella" record "$project" --part Alto --device alsa:hw0 && check "device message" contains "$err" "unknown device"
@@ -136,7 +140,8 @@ expect "takes bad id" 1 "$acapella" takes "$project" activate 99 && check "bad i
 expect "mix the project" 0 "$acapella" mix "$project" -o "$work/project.wav" && check "project mix loudness" contains "$out" "-16.0 LUFS integrated"
 expect "mix at another tempo leaves takes out" 0 "$acapella" mix "$project" -o "$work/slow.wav" --tempo 0.9 &&
   check "mismatch named" contains "$err" "take 1 (Alto) was recorded at tempo 1"
-expect "takes undo" 0 "$acapella" takes "$project" undo && check "undo says discarded" contains "$err" "take 2 (Tenor) discarded"
+expect "takes undo" 0 "$acapella" takes "$project" undo && check "undo says discarded" contains "$err" "take 4 (Bass) discarded" &&
+  check "the previous pass plays again" contains "$out" "take 3  Bass  kept, active"
 printf '{"format":"acaproj","vers' > "$project/manifest.json"
 expect "damaged manifest reopens" 0 "$acapella" takes "$project" &&
   check "damage reported" contains "$err" "manifest.json: not valid JSON" &&

@@ -12,8 +12,11 @@ public struct RecordingRequest: Sendable {
     /// A measure range to punch in (with a measure of pre-roll), or nil:
     /// the whole song after a count-in.
     public var measures: ClosedRange<Int>?
-    /// Count-in measures for a whole-song take.
+    /// Count-in measures for a whole-song take or a loop.
     public var countInMeasures = 1
+    /// Loop recording: loop over `measures` for this many passes, one take
+    /// each (the last one plays).
+    public var loopPasses: Int?
     /// The room's singer (simulated room only): sings `part`.
     public var singer: SingerSettings? = SingerSettings()
     /// Fault injection: a full disk after this many frames of a take.
@@ -81,7 +84,8 @@ public enum RecordingSession {
         guard device.sampleRate == project.manifest.sampleRate else {
             throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
         }
-        let options = ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: request.measures == nil ? request.countInMeasures : 0)
+        let looping = request.loopPasses != nil && request.measures != nil
+        let options = ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: request.measures == nil || looping ? request.countInMeasures : 0)
         let schedule: Schedule
         do { schedule = try Schedule(score: score, options: options) } catch { throw ProjectError(description: error.description) }
         if let measures = request.measures, schedule.loopRange(measures: measures) == nil {
@@ -115,7 +119,11 @@ public enum RecordingSession {
         let deviceDone = DispatchSemaphore(value: 0)
         let roomSinger = singer
         recorder.start()
-        if let measures = request.measures {
+        if let measures = request.measures, let passes = request.loopPasses {
+            link.send(.loop(measures))
+            link.send(.stopAfterPasses(passes))
+            link.send(.record(.immediate))
+        } else if let measures = request.measures {
             link.send(.punch(measures: measures, prerollMeasures: 1))
         } else {
             link.send(.record(.immediate))

@@ -28,6 +28,9 @@ public enum EngineCommand: Sendable {
     case punch(measures: ClosedRange<Int>, prerollMeasures: Int)
     /// Loop over a measure range (nil: off).
     case loop(ClosedRange<Int>?)
+    /// Stop at the loop's end after this many more wraps (loop recording:
+    /// one take per pass); nil: loop until stopped.
+    case stopAfterPasses(Int?)
     /// Move to a measure's barline (while stopped: the new return point).
     case locate(measure: Int)
     /// A part's volume, pan and mute; glides there over ~10 ms.
@@ -125,6 +128,8 @@ public struct EngineCore: ~Copyable {
     var pendingSchedule: Schedule?
     var pendingScheduleBarline = 0
     var refusedCommands: Int64 = 0
+    /// Passes left before the loop's end stops the transport.
+    var passesLeft: Int?
     var outputPeak: Float = 0
     /// The metronome's gain outside the count-in.
     var metronomeGain: Float
@@ -262,7 +267,14 @@ public struct EngineCore: ~Copyable {
     /// end of the song.
     private mutating func handleEventsAtPosition() {
         var position = renderer.position
+        if let loop = renderer.loop, position == loop.upperBound, transport.state != .stopped, let left = passesLeft, left <= 1 {
+            // The last pass asked for: stop on the loop's end instead of wrapping.
+            passesLeft = nil
+            perform(transport.stop())
+            return
+        }
         if let loop = renderer.loop, position == loop.upperBound, transport.state != .stopped {
+            if let left = passesLeft { passesLeft = left - 1 }
             // The renderer wraps on its next sample; say so now.
             renderer.seek(to: loop.lowerBound)
             emit(.looped(from: position, to: loop.lowerBound))
@@ -391,6 +403,8 @@ public struct EngineCore: ~Copyable {
             autoStop = range.upperBound + postRollSamples
             perform(transport.play())
             if transport.returnPoint == range.lowerBound { handleEventsAtPosition() }
+        case .stopAfterPasses(let passes):
+            passesLeft = passes.map { max(1, $0) }
         case .loop(let measures):
             if let measures, renderer.schedule.loopRange(measures: measures) == nil {
                 return refuse(.loopOutsideSong(measures))

@@ -231,18 +231,31 @@ public final class Project {
             }
         }
         manifest.takes[index].active = true
+        if let range = take.range, range.count == 2 {
+            // A punch-in hides older punch-ins of the part it covers entirely
+            // (the last pass of a loop is the one that plays).
+            for other in manifest.takes.indices where other != index && manifest.takes[other].part == take.part && manifest.takes[other].active {
+                if let inner = manifest.takes[other].range, inner.count == 2, inner[0] >= range[0], inner[1] <= range[1] {
+                    manifest.takes[other].active = false
+                    try writeSidecar(manifest.takes[other])
+                }
+            }
+        }
         try store(manifest.takes[index])
     }
 
     /// Undoes the newest take: it is discarded and the part's previous
-    /// full take, if any, plays again. Returns the take undone.
+    /// take of the same kind, if any, plays again. Returns the take undone.
     @discardableResult
     public func undoLastTake() throws(ProjectError) -> TakeRecord {
         guard let newest = manifest.takes.last(where: { $0.state != "discarded" && $0.state != "recording" }) else {
             throw ProjectError(description: "no take to undo")
         }
         try update(newest.id) { $0.state = "discarded"; $0.active = false }
-        if !newest.isPunch, let previous = manifest.takes.last(where: { $0.part == newest.part && !$0.isPunch && $0.id != newest.id && $0.state != "discarded" && $0.state != "recording" }) {
+        // The part's previous take of the same kind (full, or a punch-in over the same range) plays again.
+        if let previous = manifest.takes.last(where: {
+            $0.part == newest.part && $0.id != newest.id && $0.range == newest.range && $0.state != "discarded" && $0.state != "recording"
+        }) {
             try activate(previous.id)
         }
         return newest

@@ -34,6 +34,7 @@ let commands: [Subcommand] = [
         options: [
             OptionSpec(names: ["--part"], valueName: "NAME", help: "the part to record (required)"),
             OptionSpec(names: ["--range"], valueName: "A-B", help: "punch in over measures A to B (one measure of pre-roll); default: the whole song"),
+            OptionSpec(names: ["--loop"], valueName: "N", help: "loop recording: N passes over --range after a count-in, one take each"),
             OptionSpec(names: ["--device"], valueName: "DEVICE", help: "sim[:latency=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default sim)"),
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),

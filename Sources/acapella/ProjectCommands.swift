@@ -41,6 +41,10 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
         request.measures = first...last
     }
     request.countInMeasures = try arguments.int("--count-in", default: 1, range: 0...4)
+    if arguments.value("--loop") != nil {
+        guard request.measures != nil else { throw CLIError("--loop needs --range A-B: the measures to loop") }
+        request.loopPasses = try arguments.int("--loop", default: 1, range: 1...50)
+    }
     switch arguments.value("--singer") ?? "on" {
     case "on": break
     case "off": request.singer = nil
@@ -65,7 +69,7 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     }
     for problem in result.problems { writeError("\(project.path): \(problem)") }
     if result.overrunFrames > 0 { writeError("\(project.path): \(result.overrunFrames) captured frames were lost (the disk fell behind); see the take's dropouts") }
-    for take in result.takes { print(describe(take, rate: project.manifest.sampleRate)) }
+    for take in result.takes { print(describe(project.manifest.takes.first { $0.id == take.id } ?? take, rate: project.manifest.sampleRate)) }
     if result.takes.isEmpty { writeError("\(project.path): no take was recorded") }
     return result.problems.isEmpty && !result.takes.isEmpty ? 0 : 1
 }

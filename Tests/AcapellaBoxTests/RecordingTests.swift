@@ -83,4 +83,33 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
     }
 
     func score(_ project: Project) -> Score { project.score }
+
+    /// Loop recording: three passes over measures 3–4 after a count-in,
+    /// one take per pass, each in time with the singer; the last plays.
+    @Test func loopPassesBecomeTakes() throws {
+        let project = try temporaryProject("amazing-grace.acasong")
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        var request = RecordingRequest(part: "Bass")
+        request.measures = 3...4
+        request.loopPasses = 3
+        let result = try RecordingSession.record(project: project, request: request, device: try SimulatedRoom())
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        let schedule = try Schedule(score: project.score)
+        let range = try #require(schedule.loopRange(measures: 3...4))
+        let takes = project.manifest.takes
+        #expect(takes.count == 3 && takes.allSatisfy { $0.range == [range.lowerBound, range.upperBound] && $0.state == "kept" })
+        #expect(takes.map(\.active) == [false, false, true], "the last pass plays")
+        let singer = SyntheticSinger(tones: schedule.tones[3], sampleRate: 48_000)
+        for take in takes {
+            let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
+            #expect(samples.count >= Int(range.count))
+            let lag = bestLag({ singer.sample(atSong: $0) }, { song in
+                let frame = song + take.alignmentOffsetSamples
+                return frame >= 0 && frame < Int64(samples.count) ? samples[Int(frame)] : 0
+            }, over: (range.lowerBound + 1_000)..<(range.lowerBound + 60_000), maximumLag: 40)
+            #expect(abs(lag) <= 1, "take \(take.id) is \(lag) samples off")
+        }
+        let (active, _) = try project.activeTakes(for: schedule.options)
+        #expect(active[3].layers.count == 1)
+    }
 }
