@@ -35,6 +35,9 @@ let package = Package(
         .systemLibrary(
             name: "CEBUR128", pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(
+            name: "CFFTW", pkgConfig: "fftw3f",
+            providers: [.apt(["libfftw3-dev"])]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
@@ -63,7 +66,7 @@ let package = Package(
         // MARK: I/O edge: the audio device interface, the simulated room.
         .target(
             name: "AcapellaDevices",
-            dependencies: ["AcapellaEngine", "AcapellaScore", "CALSA", "CSndFile", "CGPIOD"],
+            dependencies: ["AcapellaEngine", "AcapellaScore", "CALSA", "CSndFile", "CGPIOD", "CFFTW"],
             swiftSettings: strictSwift),
 
         // MARK: The box: device + engine + recorder + project, put together.

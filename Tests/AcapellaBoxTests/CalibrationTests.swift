@@ -1,0 +1,66 @@
+@testable import AcapellaDevices
+import Foundation
+import Testing
+
+/// A room that is only a loopback: the playback comes back after `latency`
+/// frames, scaled by `gain`, with uniform noise of amplitude `noise`.
+func loopbackRoom(latency: Double, gain: Float = 1, noise: Float = 0, period: Int = 64) throws -> SimulatedRoom {
+    var options = SimulatedRoom.Options()
+    options.latencyFrames = latency
+    options.periodFrames = period
+    options.bleed = gain
+    options.noise = noise
+    return try SimulatedRoom(options)
+}
+
+@Suite struct CalibrationTests {
+    /// Whole and fractional round trips, clean and with noise 30 dB below
+    /// the signal: estimated within ±0.1 frame.
+    @Test(arguments: [(17.0, 8), (240.5, 64), (1031.27, 128), (317.4, 128)])
+    func roundTripsAreMeasuredToATenthOfAFrame(latency: Double, period: Int) throws {
+        for noise: Float in [0, 0.0194] {  // 0.0194 uniform ≈ −30 dB under the sweep's RMS
+            let result = try Calibration.measure(device: try loopbackRoom(latency: latency, noise: noise, period: period))
+            #expect(abs(result.roundTripFrames - latency) <= 0.1, "latency \(latency), noise \(noise): measured \(result.roundTripFrames)")
+            print(String(format: "calibration: %.2f frames measured as %.3f (noise %.4f, clarity %.0f dB, FFT %d)", latency, result.roundTripFrames, noise, result.clarityDB, result.fftSize))
+        }
+    }
+
+    /// Noise 30 dB above the signal: either still within ±0.1, or refused
+    /// with a reason — never a wrong number.
+    @Test func drowningNoiseIsMeasuredOrRefused() throws {
+        do {
+            let result = try Calibration.measure(device: try loopbackRoom(latency: 240.5, gain: 0.02, noise: 0.35))
+            #expect(abs(result.roundTripFrames - 240.5) <= 0.1, "measured \(result.roundTripFrames)")
+        } catch let error as CalibrationError {
+            #expect(error.description.contains("noise") || error.description.contains("nothing came back"), "\(error)")
+        }
+    }
+
+    @Test func invertedPolarityIsRefused() throws {
+        #expect(throws: CalibrationError.self) { try Calibration.measure(device: try loopbackRoom(latency: 240.5, gain: -1)) }
+        do { _ = try Calibration.measure(device: try loopbackRoom(latency: 240.5, gain: -1)) } catch let error as CalibrationError {
+            #expect(error.description.contains("polarity inverted"))
+        }
+    }
+
+    @Test func aQuietSignalIsRefused() throws {
+        do {
+            _ = try Calibration.measure(device: try loopbackRoom(latency: 240.5, gain: 0.000_01))
+            Issue.record("a signal at −100 dB was accepted")
+        } catch let error as CalibrationError {
+            #expect(error.description.contains("nothing came back"), "\(error)")
+        }
+    }
+
+    @Test func twoEqualEchoesAreRefused() throws {
+        let signal = Calibration.testSignal(sampleRate: 48_000)
+        var recorded = [Float](repeating: 0, count: signal.count + 4_000)
+        for (index, value) in signal.enumerated() {
+            recorded[index + 300] += value
+            recorded[index + 2_300] += 0.9 * value
+        }
+        #expect(throws: CalibrationError(description: "several echoes of similar strength came back: use a cable, or hold the headphones right at the microphone")) {
+            try Calibration.estimate(played: signal, recorded: recorded, maximumFrames: 3_000)
+        }
+    }
+}
