@@ -1,0 +1,418 @@
+internal import CALSA
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a libasound call said, in Swift terms (STYLE.md habit 1: one
+/// helper for every C call). Negative codes become values or errors.
+enum ALSAOutcome: Equatable {
+    /// Success, with the call's non-negative result.
+    case ok(Int)
+    /// Try again (−EAGAIN).
+    case wouldBlock
+    /// An xrun (−EPIPE) or a suspend (−ESTRPIPE): recover and go on.
+    case xrun
+    /// The device is gone (−ENODEV, −EBADFD, −ENXIO, −EIO).
+    case lost(Int32)
+    /// Any other failure.
+    case failed(Int32)
+}
+
+/// Classifies a libasound return value; EINTR is the caller's to retry.
+func alsaOutcome(_ code: Int) -> ALSAOutcome {
+    if code >= 0 { return .ok(code) }
+    switch Int32(-code) {
+    case EAGAIN: return .wouldBlock
+    case EPIPE, ESTRPIPE: return .xrun
+    case ENODEV, EBADFD, ENXIO, EIO: return .lost(Int32(-code))
+    default: return .failed(Int32(-code))
+    }
+}
+
+/// Runs a libasound call that returns a status: EINTR retried, a negative
+/// code thrown as a `DeviceError` naming the call and the device.
+@discardableResult
+func alsaCall(_ name: String, device: String, _ call: () -> Int32) throws(DeviceError) -> Int32 {
+    while true {
+        let code = call()
+        if code >= 0 { return code }
+        if -code == EINTR { continue }
+        let kind: DeviceError.Kind = [ENODEV, EBADFD, ENXIO, EIO].contains(-code) ? .lost : .configuration
+        throw DeviceError(kind, "\(device): \(name) failed: \(String(cString: snd_strerror(code)))")
+    }
+}
+
+/// The PCM operations the period loop needs: the real libasound stream, or
+/// a stand-in that forces xruns and device loss (STYLE.md habit 3).
+protocol PCMStream: AnyObject {
+    /// Reads up to `frames` interleaved frames (capture). Returns frames or a negative errno.
+    func read(_ buffer: UnsafeMutableRawPointer, frames: Int) -> Int
+    /// Writes `frames` interleaved frames (playback). Returns frames or a negative errno.
+    func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int
+    /// `snd_pcm_prepare`.
+    func prepare() -> Int32
+    /// `snd_pcm_start`.
+    func start() -> Int32
+    /// `snd_pcm_drop`.
+    func drop() -> Int32
+}
+
+/// A libasound PCM handle.
+final class ALSAStream: PCMStream {
+    let handle: OpaquePointer
+    init(_ handle: OpaquePointer) { self.handle = handle }
+    deinit { snd_pcm_close(handle) }
+    func read(_ buffer: UnsafeMutableRawPointer, frames: Int) -> Int { Int(snd_pcm_readi(handle, buffer, snd_pcm_uframes_t(frames))) }
+    func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int { Int(snd_pcm_writei(handle, buffer, snd_pcm_uframes_t(frames))) }
+    func prepare() -> Int32 { snd_pcm_prepare(handle) }
+    func start() -> Int32 { snd_pcm_start(handle) }
+    func drop() -> Int32 { snd_pcm_drop(handle) }
+}
+
+/// Sample formats the device negotiates, best first; converted at the edge.
+enum SampleFormat: String, CaseIterable, Sendable {
+    case float = "FLOAT_LE"
+    case s32 = "S32_LE"
+    case s24 = "S24_LE"
+    case s16 = "S16_LE"
+
+    var alsa: snd_pcm_format_t {
+        switch self {
+        case .float: SND_PCM_FORMAT_FLOAT_LE
+        case .s32: SND_PCM_FORMAT_S32_LE
+        case .s24: SND_PCM_FORMAT_S24_LE
+        case .s16: SND_PCM_FORMAT_S16_LE
+        }
+    }
+
+    var bytes: Int { self == .s16 ? 2 : 4 }
+
+    /// Sample `index` of `buffer` as a float in −1…1.
+    @inline(__always)
+    func load(_ buffer: UnsafeRawPointer, _ index: Int) -> Float {
+        switch self {
+        case .float: return buffer.load(fromByteOffset: 4 * index, as: Float.self)
+        case .s32: return Float(buffer.load(fromByteOffset: 4 * index, as: Int32.self)) / 2_147_483_648
+        case .s24: return Float((buffer.load(fromByteOffset: 4 * index, as: Int32.self) << 8) >> 8) / 8_388_608
+        case .s16: return Float(buffer.load(fromByteOffset: 2 * index, as: Int16.self)) / 32_768
+        }
+    }
+
+    /// Stores a float, clipped, as sample `index` of `buffer`.
+    @inline(__always)
+    func store(_ value: Float, _ buffer: UnsafeMutableRawPointer, _ index: Int) {
+        let clipped = max(-1, min(1, value))
+        switch self {
+        case .float: buffer.storeBytes(of: value, toByteOffset: 4 * index, as: Float.self)
+        case .s32: buffer.storeBytes(of: Int32(clamping: Int64((Double(clipped) * 2_147_483_647).rounded())), toByteOffset: 4 * index, as: Int32.self)
+        case .s24: buffer.storeBytes(of: Int32((clipped * 8_388_607).rounded()), toByteOffset: 4 * index, as: Int32.self)
+        case .s16: buffer.storeBytes(of: Int16((clipped * 32_767).rounded()), toByteOffset: 2 * index, as: Int16.self)
+        }
+    }
+}
+
+/// A sound card through ALSA: capture and playback opened on the same card,
+/// linked so they start together on one frame clock.
+public final class ALSADevice: AudioDevice {
+    /// What to open.
+    public struct Options: Sendable, Equatable {
+        /// PCM name for playback (`hw:CARD=Device,DEV=0`, `plughw:1`, `default`).
+        public var playback = "default"
+        /// PCM name for capture.
+        public var capture = "default"
+        /// Samples per second.
+        public var sampleRate = 48_000
+        /// Frames per period.
+        public var periodFrames = 128
+        /// Periods in the buffer.
+        public var periods = 3
+        /// A libasound configuration (text) to open the names in, instead of
+        /// the system's (tests use the `file` and `null` plugins this way).
+        public var configuration: String?
+        /// Ask for SCHED_FIFO and locked memory on the device's thread.
+        public var realTime = true
+
+        /// The defaults: `default` both ways, 48 kHz, 3 × 128 frames.
+        public init() {}
+
+        /// Parses `alsa`, `alsa:NAME` or `alsa:NAME@period=256,periods=3,rate=44100`.
+        public init(parsing text: String) throws(DeviceError) {
+            guard text == "alsa" || text.hasPrefix("alsa:") else { throw DeviceError(.configuration, "unknown device '\(text)'") }
+            var rest = text.dropFirst(5)
+            if let at = rest.firstIndex(of: "@") {
+                for item in rest[rest.index(after: at)...].split(separator: ",") {
+                    let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard pair.count == 2, let value = Int(pair[1]) else { throw DeviceError(.configuration, "device option '\(item)' is not NAME=NUMBER") }
+                    switch pair[0] {
+                    case "period": periodFrames = value
+                    case "periods": periods = value
+                    case "rate": sampleRate = value
+                    default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: period, periods, rate")
+                    }
+                }
+                rest = rest[..<at]
+            }
+            if !rest.isEmpty {
+                playback = String(rest)
+                capture = String(rest)
+            }
+            guard (16...8_192).contains(periodFrames), (2...16).contains(periods), (8_000...192_000).contains(sampleRate) else {
+                throw DeviceError(.configuration, "period 16…8192 frames, periods 2…16, rate 8000…192000 Hz")
+            }
+        }
+    }
+
+    public let sampleRate: Int
+    public let periodFrames: Int
+    public var roundTripFrames: Double { reportedRoundTripFrames + calibrationTrimFrames }
+    /// What the device itself says the round trip is (`snd_pcm_delay` of
+    /// both streams once started, measured at open).
+    public private(set) var reportedRoundTripFrames: Double
+    /// The calibration's correction for this route (0 until calibrated).
+    public var calibrationTrimFrames = 0.0
+    public var name: String { "ALSA \(options.playback == options.capture ? options.playback : options.playback + " / " + options.capture)" }
+    /// The route calibrations are stored under.
+    public var route: String { "alsa:\(options.playback)|\(options.capture)|\(sampleRate)|\(periodFrames)|\(bufferFrames)" }
+    /// Negotiated formats and channel counts, for messages.
+    public var formatDescription: String { "\(playbackFormat.rawValue) × \(playbackChannels) out, \(captureFormat.rawValue) × \(captureChannels) in" }
+    /// Warnings from starting the real-time thread (empty when it got SCHED_FIFO and locked memory).
+    public private(set) var realTimeWarnings: [String] = []
+
+    let options: Options
+    let playbackStream: any PCMStream
+    let captureStream: any PCMStream
+    let playbackFormat: SampleFormat
+    let captureFormat: SampleFormat
+    let playbackChannels: Int
+    let captureChannels: Int
+    let bufferFrames: Int
+    /// Whether `snd_pcm_link` tied the streams (plugins may refuse; they are then started together by hand).
+    public let linked: Bool
+
+    /// Opens and configures both streams.
+    public init(_ options: Options) throws(DeviceError) {
+        acapella_alsa_silence_errors()
+        var config: OpaquePointer?
+        if let text = options.configuration {
+            config = try Self.loadConfiguration(text)
+        }
+        defer { if let config { snd_config_delete(config) } }
+        let playback = try Self.open(options.playback, stream: SND_PCM_STREAM_PLAYBACK, config: config)
+        let capture = try Self.open(options.capture, stream: SND_PCM_STREAM_CAPTURE, config: config)
+        let playbackSetup = try Self.configure(playback, name: options.playback, options: options, channels: [2, 1])
+        let captureSetup = try Self.configure(capture, name: options.capture, options: options, channels: [1, 2])
+        self.options = options
+        sampleRate = options.sampleRate
+        periodFrames = options.periodFrames
+        playbackStream = ALSAStream(playback)
+        captureStream = ALSAStream(capture)
+        playbackFormat = playbackSetup.format
+        captureFormat = captureSetup.format
+        playbackChannels = playbackSetup.channels
+        captureChannels = captureSetup.channels
+        bufferFrames = playbackSetup.bufferFrames
+        linked = snd_pcm_link(capture, playback) == 0
+        // Until calibrated: what is queued for playback plus one period of capture.
+        reportedRoundTripFrames = Double(playbackSetup.bufferFrames + options.periodFrames)
+    }
+
+    /// A device over stand-in streams (tests of the period loop's recovery).
+    init(testing options: Options, playback: any PCMStream, capture: any PCMStream) {
+        self.options = options
+        sampleRate = options.sampleRate
+        periodFrames = options.periodFrames
+        playbackStream = playback
+        captureStream = capture
+        playbackFormat = .float
+        captureFormat = .float
+        playbackChannels = 2
+        captureChannels = 1
+        bufferFrames = options.periodFrames * options.periods
+        linked = true
+        reportedRoundTripFrames = Double(bufferFrames + options.periodFrames)
+    }
+
+    static func loadConfiguration(_ text: String) throws(DeviceError) -> OpaquePointer {
+        var config: OpaquePointer?
+        var input: OpaquePointer?
+        try alsaCall("snd_config_top", device: "configuration") { snd_config_top(&config) }
+        let bytes = Array(text.utf8)
+        let opened = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { snd_input_buffer_open(&input, $0.baseAddress, $0.count) }
+        }
+        guard opened == 0, let input else {
+            snd_config_delete(config)
+            throw DeviceError(.configuration, "configuration: snd_input_buffer_open failed")
+        }
+        let loaded = snd_config_load(config, input)
+        snd_input_close(input)
+        guard loaded == 0 else {
+            snd_config_delete(config)
+            throw DeviceError(.configuration, "configuration: not valid ALSA configuration: \(String(cString: snd_strerror(loaded)))")
+        }
+        return config!
+    }
+
+    static func open(_ name: String, stream: snd_pcm_stream_t, config: OpaquePointer?) throws(DeviceError) -> OpaquePointer {
+        var handle: OpaquePointer?
+        let direction = stream == SND_PCM_STREAM_PLAYBACK ? "playback" : "capture"
+        try alsaCall("snd_pcm_open (\(direction))", device: name) {
+            if let config { return snd_pcm_open_lconf(&handle, name, stream, 0, config) }
+            return snd_pcm_open(&handle, name, stream, 0)
+        }
+        return handle!
+    }
+
+    /// Negotiates access, format (best first), channels, rate, period and
+    /// buffer; installs the parameters and the software parameters.
+    static func configure(_ pcm: OpaquePointer, name: String, options: Options, channels: [Int]) throws(DeviceError) -> (format: SampleFormat, channels: Int, bufferFrames: Int) {
+        var params: OpaquePointer?
+        try alsaCall("snd_pcm_hw_params_malloc", device: name) { snd_pcm_hw_params_malloc(&params) }
+        defer { snd_pcm_hw_params_free(params) }
+        try alsaCall("snd_pcm_hw_params_any", device: name) { snd_pcm_hw_params_any(pcm, params) }
+        try alsaCall("snd_pcm_hw_params_set_access", device: name) { snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED) }
+        guard let format = SampleFormat.allCases.first(where: { snd_pcm_hw_params_test_format(pcm, params, $0.alsa) == 0 }) else {
+            throw DeviceError(.configuration, "\(name): none of the sample formats FLOAT, S32, S24, S16 is supported")
+        }
+        try alsaCall("snd_pcm_hw_params_set_format", device: name) { snd_pcm_hw_params_set_format(pcm, params, format.alsa) }
+        guard let count = channels.first(where: { snd_pcm_hw_params_test_channels(pcm, params, UInt32($0)) == 0 }) else {
+            throw DeviceError(.configuration, "\(name): takes neither \(channels.map(String.init).joined(separator: " nor ")) channels")
+        }
+        try alsaCall("snd_pcm_hw_params_set_channels", device: name) { snd_pcm_hw_params_set_channels(pcm, params, UInt32(count)) }
+        try alsaCall("snd_pcm_hw_params_set_rate (\(options.sampleRate) Hz)", device: name) { snd_pcm_hw_params_set_rate(pcm, params, UInt32(options.sampleRate), 0) }
+        var period = snd_pcm_uframes_t(options.periodFrames)
+        var direction: Int32 = 0
+        try alsaCall("snd_pcm_hw_params_set_period_size_near", device: name) { snd_pcm_hw_params_set_period_size_near(pcm, params, &period, &direction) }
+        guard Int(period) == options.periodFrames else {
+            throw DeviceError(.configuration, "\(name): a \(options.periodFrames)-frame period is not possible (nearest \(period))")
+        }
+        var buffer = snd_pcm_uframes_t(options.periodFrames * options.periods)
+        try alsaCall("snd_pcm_hw_params_set_buffer_size_near", device: name) { snd_pcm_hw_params_set_buffer_size_near(pcm, params, &buffer) }
+        try alsaCall("snd_pcm_hw_params", device: name) { snd_pcm_hw_params(pcm, params) }
+        var software: OpaquePointer?
+        try alsaCall("snd_pcm_sw_params_malloc", device: name) { snd_pcm_sw_params_malloc(&software) }
+        defer { snd_pcm_sw_params_free(software) }
+        try alsaCall("snd_pcm_sw_params_current", device: name) { snd_pcm_sw_params_current(pcm, software) }
+        // Started explicitly (and together, when linked), never by a threshold.
+        try alsaCall("snd_pcm_sw_params_set_start_threshold", device: name) { snd_pcm_sw_params_set_start_threshold(pcm, software, snd_pcm_uframes_t(Int32.max)) }
+        try alsaCall("snd_pcm_sw_params_set_avail_min", device: name) { snd_pcm_sw_params_set_avail_min(pcm, software, period) }
+        try alsaCall("snd_pcm_sw_params", device: name) { snd_pcm_sw_params(pcm, software) }
+        return (format, count, Int(buffer))
+    }
+
+    /// Asks for SCHED_FIFO and locked memory; says what to change when refused.
+    func becomeRealTime() -> [String] {
+        var warnings: [String] = []
+        var parameter = sched_param()
+        parameter.sched_priority = 70
+        let scheduled = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter)
+        if scheduled != 0 {
+            warnings.append("the audio thread runs at normal priority (SCHED_FIFO refused: \(String(cString: strerror(scheduled)))); allow it with 'rtprio 95' for the user in /etc/security/limits.d/ or LimitRTPRIO= in the service")
+        }
+        if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 {
+            warnings.append("memory is not locked (mlockall: \(String(cString: strerror(errno)))); allow it with 'memlock unlimited' or LimitMEMLOCK=infinity")
+        }
+        return warnings
+    }
+
+    public func run(keepRunning: () -> Bool, period: (PeriodBuffers) -> Void) throws(DeviceError) {
+        realTimeWarnings = options.realTime ? becomeRealTime() : []
+        let frames = periodFrames
+        let captureRaw = UnsafeMutableRawPointer.allocate(byteCount: frames * captureChannels * captureFormat.bytes, alignment: 16)
+        let playbackRaw = UnsafeMutableRawPointer.allocate(byteCount: frames * playbackChannels * playbackFormat.bytes, alignment: 16)
+        let silence = UnsafeMutableRawPointer.allocate(byteCount: bufferFrames * playbackChannels * playbackFormat.bytes, alignment: 16)
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        defer {
+            captureRaw.deallocate()
+            playbackRaw.deallocate()
+            silence.deallocate()
+            input.deallocate()
+            left.deallocate()
+            right.deallocate()
+        }
+        silence.initializeMemory(as: UInt8.self, repeating: 0, count: bufferFrames * playbackChannels * playbackFormat.bytes)
+        var deviceFrame: Int64 = 0
+        try startStreams(silence: silence)
+        while keepRunning() {
+            // Capture one period (blocking: the device's clock paces the loop).
+            var got = 0
+            var xrun = false
+            while got < frames {
+                let result = captureStream.read(captureRaw + got * captureChannels * captureFormat.bytes, frames: frames - got)
+                switch alsaOutcome(result) {
+                case .ok(let count): got += count
+                case .wouldBlock: continue
+                case .xrun: xrun = true
+                case .lost(let code): throw DeviceError(.lost, "\(name): capture lost (\(String(cString: snd_strerror(-code))))")
+                case .failed(let code):
+                    if code == EINTR { continue }
+                    throw DeviceError(.configuration, "\(name): snd_pcm_readi failed: \(String(cString: snd_strerror(-code)))")
+                }
+                if xrun { break }
+            }
+            if xrun {
+                // Frames were lost both ways: restart and move the clock on
+                // by what the buffer held, so the engine marks the gap.
+                try recover(silence: silence)
+                deviceFrame += Int64(bufferFrames + frames)
+                continue
+            }
+            for index in 0..<frames {
+                var sum: Float = 0
+                for channel in 0..<captureChannels { sum += captureFormat.load(captureRaw, index * captureChannels + channel) }
+                input[index] = sum / Float(captureChannels)
+            }
+            left.update(repeating: 0, count: frames)
+            right.update(repeating: 0, count: frames)
+            period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: deviceFrame, roomVoice: nil))
+            for index in 0..<frames {
+                if playbackChannels == 1 {
+                    playbackFormat.store((left[index] + right[index]) / 2, playbackRaw, index)
+                } else {
+                    playbackFormat.store(left[index], playbackRaw, index * playbackChannels)
+                    playbackFormat.store(right[index], playbackRaw, index * playbackChannels + 1)
+                }
+            }
+            var written = 0
+            while written < frames {
+                let result = playbackStream.write(playbackRaw + written * playbackChannels * playbackFormat.bytes, frames: frames - written)
+                switch alsaOutcome(result) {
+                case .ok(let count): written += count
+                case .wouldBlock: continue
+                case .xrun:
+                    try recover(silence: silence)
+                    deviceFrame += Int64(bufferFrames)
+                    written = frames
+                case .lost(let code): throw DeviceError(.lost, "\(name): playback lost (\(String(cString: snd_strerror(-code))))")
+                case .failed(let code):
+                    if code == EINTR { continue }
+                    throw DeviceError(.configuration, "\(name): snd_pcm_writei failed: \(String(cString: snd_strerror(-code)))")
+                }
+            }
+            deviceFrame += Int64(frames)
+        }
+        _ = playbackStream.drop()
+        _ = captureStream.drop()
+    }
+
+    /// Prepares both streams, queues a buffer of silence for playback and
+    /// starts them (together when linked).
+    private func startStreams(silence: UnsafeMutableRawPointer) throws(DeviceError) {
+        try alsaCall("snd_pcm_prepare (playback)", device: options.playback) { playbackStream.prepare() }
+        if !linked { try alsaCall("snd_pcm_prepare (capture)", device: options.capture) { captureStream.prepare() } }
+        let queued = playbackStream.write(silence, frames: bufferFrames - periodFrames)
+        if case .lost = alsaOutcome(queued) { throw DeviceError(.lost, "\(name): playback lost while starting") }
+        try alsaCall("snd_pcm_start", device: options.playback) { playbackStream.start() }
+        if !linked { try alsaCall("snd_pcm_start (capture)", device: options.capture) { captureStream.start() } }
+    }
+
+    private func recover(silence: UnsafeMutableRawPointer) throws(DeviceError) {
+        _ = playbackStream.drop()
+        _ = captureStream.drop()
+        try startStreams(silence: silence)
+    }
+}

@@ -1,0 +1,141 @@
+@testable import AcapellaDevices
+import AcapellaEngine
+import AcapellaScore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A libasound configuration with two PCMs and no sound card: playback
+/// through the `file` plugin into `path` (raw interleaved samples) on top of
+/// `null`, capture from `null` (silence).
+func pluginConfiguration(file path: String) -> String {
+    """
+    pcm.acapella_out {
+        type file
+        slave.pcm { type null }
+        file "\(path)"
+        format "raw"
+    }
+    pcm.acapella_in {
+        type null
+    }
+    """
+}
+
+/// Holds the engine for a device callback (closures cannot capture a
+/// noncopyable value).
+final class CoreBox {
+    var core: EngineCore
+    init(_ core: consuming EngineCore) { self.core = core }
+}
+
+/// Stand-in streams: silence in, frames counted out, and failures on cue.
+final class ScriptedStream: PCMStream {
+    var reads = 0
+    var writes = 0
+    var prepares = 0
+    /// Read number → the errno to fail it with.
+    var failReads: [Int: Int32] = [:]
+    func read(_ buffer: UnsafeMutableRawPointer, frames: Int) -> Int {
+        reads += 1
+        if let code = failReads[reads] { return -Int(code) }
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: frames * 4)
+        return frames
+    }
+    func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int {
+        writes += 1
+        return frames
+    }
+    func prepare() -> Int32 { prepares += 1; return 0 }
+    func start() -> Int32 { 0 }
+    func drop() -> Int32 { 0 }
+}
+
+@Suite struct ALSATests {
+    /// The real libasound path with no sound card: open, negotiate, start,
+    /// read and write periods; a song played through ALSA into a file is
+    /// the offline render sample for sample (after the buffer of silence
+    /// queued at start).
+    @Test func songThroughTheFilePluginEqualsTheOfflineRender() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-alsa-\(UUID().uuidString).raw").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var options = ALSADevice.Options()
+        options.playback = "acapella_out"
+        options.capture = "acapella_in"
+        options.configuration = pluginConfiguration(file: path)
+        options.realTime = false  // not in the test runner's process
+        let device = try ALSADevice(options)
+        #expect(device.formatDescription == "FLOAT_LE × 2 out, FLOAT_LE × 1 in")
+        let score = try Acasong.parse(try songText("simple-harmony.acasong"))
+        let schedule = try Schedule(score: score)
+        let mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.5 + Float($0)) }
+        let engine = CoreBox(EngineCore(schedule: schedule, mixes: mixes, maximumFrames: device.periodFrames))
+        engine.core.link.send(.play)
+        let periods = 400
+        var done = 0
+        var frames: [Int64] = []
+        try device.run(keepRunning: { done < periods }) { buffers in
+            frames.append(buffers.deviceFrame)
+            engine.core.process(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames, deviceFrame: buffers.deviceFrame)
+            done += 1
+        }
+        #expect(frames == (0..<Int64(periods)).map { $0 * 128 }, "one frame clock, no gaps")
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let lead = 2 * 128  // the buffer (3 periods) less one, queued as silence at start
+        #expect(samples.count == 2 * (lead + periods * 128), "\(samples.count) samples in the file")
+        #expect(samples[0..<(2 * lead)].allSatisfy { $0 == 0 })
+        let reference = OfflineRender.render(schedule, mixes: mixes, periodFrames: 128)
+        var mismatches = 0
+        for frame in 0..<(periods * 128) {
+            if samples[2 * (lead + frame)] != reference.left[frame] || samples[2 * (lead + frame) + 1] != reference.right[frame] { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+        #expect(reference.left[0..<(periods * 128)].contains { $0 != 0 })
+    }
+
+    @Test func badNamesAndConfigurationsAreClearErrors() throws {
+        var options = ALSADevice.Options()
+        options.playback = "no_such_pcm"
+        options.capture = "no_such_pcm"
+        options.configuration = pluginConfiguration(file: "/tmp/unused.raw")
+        #expect(throws: DeviceError.self) { try ALSADevice(options) }
+        do { _ = try ALSADevice(options) } catch {
+            #expect(error.description.hasPrefix("no_such_pcm: snd_pcm_open (playback) failed"), "\(error)")
+        }
+        options.configuration = "pcm.broken { type"
+        do { _ = try ALSADevice(options) } catch {
+            #expect(error.description.contains("not valid ALSA configuration"), "\(error)")
+        }
+        #expect(throws: DeviceError.self) { try ALSADevice.Options(parsing: "alsa:hw:0@period=3") }
+        let parsed = try ALSADevice.Options(parsing: "alsa:hw:CARD=USB,DEV=0@period=256,periods=2")
+        #expect(parsed.playback == "hw:CARD=USB,DEV=0" && parsed.periodFrames == 256 && parsed.periods == 2)
+    }
+
+    /// Through the stand-in layer: an xrun restarts both streams and moves
+    /// the frame clock on (the engine sees a gap); a vanished device ends
+    /// the loop with a `lost` error.
+    @Test func xrunsRecoverAndLossIsReported() throws {
+        var options = ALSADevice.Options()
+        options.periodFrames = 64
+        options.realTime = false
+        let capture = ScriptedStream()
+        let playback = ScriptedStream()
+        capture.failReads = [5: EPIPE, 9: EPIPE, 14: ENODEV]
+        let device = ALSADevice(testing: options, playback: playback, capture: capture)
+        var frames: [Int64] = []
+        do {
+            try device.run(keepRunning: { true }) { buffers in frames.append(buffers.deviceFrame) }
+            Issue.record("the loop did not stop on a lost device")
+        } catch {
+            #expect(error.kind == .lost && error.description.contains("capture lost"), "\(error)")
+        }
+        // Periods 1–4, an xrun, 6–8, an xrun, 10–13, then the loss.
+        let jump = Int64(device.bufferFrames + 64)
+        #expect(frames == [0, 64, 128, 192, 256 + jump, 320 + jump, 384 + jump, 448 + 2 * jump, 512 + 2 * jump, 576 + 2 * jump, 640 + 2 * jump])
+        #expect(playback.prepares == 3, "prepared at start and after each xrun")
+    }
+}
