@@ -115,6 +115,7 @@ expect "mix without output" 2 "$acapella" mix Songs/amazing-grace.acasong && che
 check "no partial file left behind" bash -c "! ls -a '$work' | grep -q partial"
 
 # Projects: new, record in the simulated room, list, mix, and the errors.
+export ACAPELLA_DATA_DIR="$work/data"
 project="$work/demo.acaproj"
 expect "new project" 0 "$acapella" new "$project" --song Songs/amazing-grace.acasong &&
   check "new says created" contains "$out" "created $project" &&
@@ -132,7 +133,8 @@ expect "loop recording" 0 "$acapella" record "$project" --part Bass --range 3-4 
 expect "loop without range" 2 "$acapella" record "$project" --part Bass --loop 2 && check "loop message" contains "$err" "--loop needs --range"
 expect "record unknown part" 1 "$acapella" record "$project" --part Descant && check "record part message" contains "$err" "no part named 'Descant'"
 expect "record bad range" 1 "$acapella" record "$project" --part Alto --range 40-50 && check "range message" contains "$err" "are not all in the song"
-expect "record bad device" 2 "$acapella" record "$project" --part Alto --device alsa:hw0 && check "device message" contains "$err" "unknown device"
+expect "record bad device" 2 "$acapella" record "$project" --part Alto --device frob && check "device message" contains "$err" "unknown device 'frob'"
+expect "record on a missing card" 1 "$acapella" record "$project" --part Alto --device alsa:hw0 && check "card open message" contains "$err" "hw0: snd_pcm_open (playback) failed"
 expect "record too short a round trip" 2 "$acapella" record "$project" --part Alto --device sim:latency=10 && check "latency message" contains "$err" "shorter than one period"
 expect "takes list" 0 "$acapella" takes "$project" && check "two takes listed" contains "$out" "take 2  Tenor"
 expect "takes nudge" 0 "$acapella" takes "$project" nudge 2 -12 && check "nudge shown" contains "$out" "nudge -12"
@@ -148,7 +150,16 @@ expect "damaged manifest reopens" 0 "$acapella" takes "$project" &&
   check "takes survive" contains "$out" "take 1  Alto  kept, active"
 expect "missing project" 1 "$acapella" takes "$work/nothing.acaproj" && check "missing project message" contains "$err" "no such project"
 
-for command in check import mix dump format info bench version new record takes; do
+expect "devices" 0 "$acapella" devices && check "devices lists GPIO" contains "$out" "GPIO chips:"
+expect "calibrate the room" 0 "$acapella" calibrate --device sim:latency=240.5,reported=200 &&
+  check "calibration measured" contains "$out" "round trip 240.50 frames" &&
+  check "trim stored" contains "$out" "trim +40.50 frames stored in $work/data/calibration.json"
+expect "calibrate a missing card" 1 "$acapella" calibrate --device alsa:hw:7 && check "card message" contains "$err" "hw:7: snd_pcm_open (playback) failed"
+expect "calibrate bad words" 2 "$acapella" calibrate --device sim:latency=abc && check "words message" contains "$err" "is not NAME=NUMBER"
+expect "record with the calibration" 0 "$acapella" record "$project" --part Soprano --device sim:latency=240.5,reported=200 &&
+  check "calibration recorded" contains "$(cat "$project/manifest.json")" "200.00 frames reported + 40.50 calibrated trim"
+
+for command in check import mix dump format info bench version new record takes devices calibrate; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

@@ -28,6 +28,8 @@ public final class Recorder: @unchecked Sendable {
     let part: String
     let options: ScheduleOptions
     let failAfterFrames: Int64?
+    /// Written into each take's record: the round trip its alignment used.
+    let calibration: String?
     private var current: OpenTake?
     /// Takes finished (kept, in the manifest), oldest first.
     public private(set) var finished: [TakeRecord] = []
@@ -50,7 +52,8 @@ public final class Recorder: @unchecked Sendable {
 
     /// A recorder of `part` into `project`. `failAfterFrames` injects a
     /// full disk (tests).
-    public init(project: Project, part: String, options: ScheduleOptions, ringSeconds: Int = 4, failAfterFrames: Int64? = nil) {
+    public init(project: Project, part: String, options: ScheduleOptions, calibration: String? = nil, ringSeconds: Int = 4, failAfterFrames: Int64? = nil) {
+        self.calibration = calibration
         ring = BulkRing(capacity: ringSeconds * options.sampleRate)
         self.project = project
         self.part = part
@@ -127,6 +130,7 @@ public final class Recorder: @unchecked Sendable {
     private func open(at song: Int64) {
         var record = project.newTake(part: part, options: options)
         record.alignmentOffsetSamples = -song
+        record.calibration = calibration
         let path = project.path + "/" + record.file
         do {
             let writer = try TakeFileWriter(path: path, sampleRate: options.sampleRate, failAfterFrames: failAfterFrames)

@@ -21,6 +21,8 @@ public struct RecordingRequest: Sendable {
     public var singer: SingerSettings? = SingerSettings()
     /// Fault injection: a full disk after this many frames of a take.
     public var diskFullAfterFrames: Int64?
+    /// Where calibrations are looked up (nil: the data directory's store).
+    public var calibrationStore: String?
 
     /// A request to record `part`.
     public init(part: String) {
@@ -96,7 +98,18 @@ public enum RecordingSession {
         mixes[partIndex].muted = true
         let (takes, _) = try project.activeTakes(for: options)
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.2, maximumFrames: device.periodFrames)
-        let recorder = Recorder(project: project, part: partName, options: options, failAfterFrames: request.diskFullAfterFrames)
+        // The stored calibration for this route, else the device's own figure.
+        let store: CalibrationStore
+        if let path = request.calibrationStore { store = try CalibrationStore(path: path) } else { store = try CalibrationStore() }
+        let calibrationText: String
+        if let calibration = store.calibration(for: device.route) {
+            device.calibrationTrimFrames = calibration.trimFrames
+            calibrationText = String(format: "%@: %.2f frames reported + %.2f calibrated trim (%@)", device.route, device.reportedRoundTripFrames, calibration.trimFrames, calibration.date)
+        } else {
+            device.calibrationTrimFrames = 0
+            calibrationText = String(format: "%@: %.2f frames as reported, not calibrated", device.route, device.reportedRoundTripFrames)
+        }
+        let recorder = Recorder(project: project, part: partName, options: options, calibration: calibrationText, failAfterFrames: request.diskFullAfterFrames)
         core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
         let link = core.link
         var singer: SyntheticSinger?

@@ -166,6 +166,7 @@ public final class ALSADevice: AudioDevice {
 
     public let sampleRate: Int
     public let periodFrames: Int
+    // MARK: AudioDevice
     public var roundTripFrames: Double { reportedRoundTripFrames + calibrationTrimFrames }
     /// What the device itself says the round trip is (`snd_pcm_delay` of
     /// both streams once started, measured at open).

@@ -52,6 +52,14 @@ public protocol AudioDevice: AnyObject {
     var roundTripFrames: Double { get }
     /// A name for messages ("simulated room (317.4-frame round trip)").
     var name: String { get }
+    /// What the device itself reports for the round trip, frames.
+    var reportedRoundTripFrames: Double { get }
+    /// The calibration's correction for this route (0 until calibrated):
+    /// `roundTripFrames` is `reportedRoundTripFrames` plus this.
+    var calibrationTrimFrames: Double { get set }
+    /// The route calibrations are stored under (card, device, rate,
+    /// period, buffer).
+    var route: String { get }
 
     /// Runs the period loop on the calling thread (the render thread) until
     /// `keepRunning` says no. `period` is called once per period and must

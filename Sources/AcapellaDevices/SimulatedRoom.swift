@@ -27,6 +27,9 @@ public final class SimulatedRoom: AudioDevice {
         public var periodFrames = 128
         /// Round trip, frames (at least a period plus 8).
         public var latencyFrames = 317.4
+        /// What the room reports as its round trip (nil: the truth), so a
+        /// calibration has something to correct.
+        public var reportedLatencyFrames: Double?
         /// How loud the playback is at the microphone.
         public var bleed: Float = 0.5
         /// Noise at the microphone (amplitude).
@@ -53,12 +56,13 @@ public final class SimulatedRoom: AudioDevice {
                 }
                 switch pair[0] {
                 case "latency": latencyFrames = value
+                case "reported": reportedLatencyFrames = value
                 case "period": periodFrames = Int(value)
                 case "rate": sampleRate = Int(value)
                 case "bleed": bleed = Float(value)
                 case "noise": noise = Float(value)
                 case "speed": pacing = value > 0 ? .realTime(speed: value) : .freeRunning
-                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, period, rate, bleed, noise, speed")
+                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed")
                 }
             }
             guard (16...8_192).contains(periodFrames) else { throw DeviceError(.configuration, "period \(periodFrames) frames is outside 16…8192") }
@@ -70,7 +74,10 @@ public final class SimulatedRoom: AudioDevice {
     public let options: Options
     public var sampleRate: Int { options.sampleRate }
     public var periodFrames: Int { options.periodFrames }
-    public var roundTripFrames: Double { options.latencyFrames }
+    public var roundTripFrames: Double { reportedRoundTripFrames + calibrationTrimFrames }
+    public var reportedRoundTripFrames: Double { options.reportedLatencyFrames ?? options.latencyFrames }
+    public var calibrationTrimFrames = 0.0
+    public var route: String { "sim:latency=\(options.latencyFrames),reported=\(reportedRoundTripFrames),rate=\(options.sampleRate),period=\(options.periodFrames)" }
     public var name: String {
         let pace: String
         switch options.pacing {

@@ -35,6 +35,8 @@ public struct TakeRecord: Codable, Hashable, Sendable {
     public var dropouts: [[Int64]]
     /// Why it ended, when not by a normal stop ("disk full", …).
     public var note: String?
+    /// The round trip its alignment used: the device route and calibration.
+    public var calibration: String?
 
     /// A punch-in (it has a range) rather than a full take.
     public var isPunch: Bool { range != nil }
@@ -214,7 +216,7 @@ public final class Project {
         return TakeRecord(
             id: id, part: part, file: "takes/\(slug)-\(id).wav", alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil,
             tempoScale: options.tempoScale.description, transpose: options.transpose, sampleRate: options.sampleRate,
-            state: "recording", active: false, frames: 0, dropouts: [], note: nil)
+            state: "recording", active: false, frames: 0, dropouts: [], note: nil, calibration: nil)
     }
 
     /// Makes a kept take the one that plays: a full take replaces the
@@ -292,7 +294,7 @@ public final class Project {
                 take = TakeRecord(
                     id: id, part: part, file: file, alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil, tempoScale: "1", transpose: 0,
                     sampleRate: manifest.sampleRate, state: "recovered", active: false, frames: TakeFile.frameCount(path + "/" + file) ?? 0, dropouts: [],
-                    note: "found without its sidecar: alignment unknown (offset 0); nudge it")
+                    note: "found without its sidecar: alignment unknown (offset 0); nudge it", calibration: nil)
                 report.append("\(file): a take file with no record; added as take \(id) (\(part)), alignment unknown")
             }
             if manifest.takes.contains(where: { $0.id == take.id }) { take.id = (manifest.takes.map(\.id).max() ?? 0) + 1 }

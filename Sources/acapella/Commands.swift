@@ -35,13 +35,25 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--part"], valueName: "NAME", help: "the part to record (required)"),
             OptionSpec(names: ["--range"], valueName: "A-B", help: "punch in over measures A to B (one measure of pre-roll); default: the whole song"),
             OptionSpec(names: ["--loop"], valueName: "N", help: "loop recording: N passes over --range after a count-in, one take each"),
-            OptionSpec(names: ["--device"], valueName: "DEVICE", help: "sim[:latency=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default sim)"),
+            OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,…] or sim[:latency=FRAMES,reported=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default: the first card, else sim)"),
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
             OptionSpec(names: ["--progress"], valueName: nil, help: "print 'captured N' lines while recording"),
         ],
         details: "The simulated room feeds the playback back into the microphone after the round trip, with a\nsinger singing the part. The take lands in PROJECT/takes/ and becomes the part's active take.",
         run: runRecord),
+    Subcommand(
+        name: "devices", summary: "list sound cards with what each PCM device can do, MIDI ports and GPIO chips",
+        positionals: "", positionalCount: 0...0, options: [], details: "", run: runDevices),
+    Subcommand(
+        name: "calibrate", summary: "measure the output-to-input round trip and store it for the device's route",
+        positionals: "", positionalCount: 0...0,
+        options: [
+            OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,periods=N,rate=HZ] or sim[:latency=…,reported=…] (default: the first card, else sim)"),
+            OptionSpec(names: ["--store"], valueName: "FILE", help: "the calibration store (default: calibration.json in the data directory)"),
+        ],
+        details: "Plays a 1 s sweep and records it through a loopback (a cable, or headphones held to the\nmicrophone), cross-correlates, and stores the trim over the device's own figure for this route\n(card, device, rate, period, buffer). Recording uses it; each take records which it used.\nThe data directory is $ACAPELLA_DATA_DIR, else $XDG_DATA_HOME/acapella, else ~/.local/share/acapella.",
+        run: runCalibrate),
     Subcommand(
         name: "takes", summary: "list or change a project's takes",
         positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,

@@ -50,18 +50,13 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     case "off": request.singer = nil
     case let other: throw CLIError("--singer expects on or off, not '\(other)'")
     }
-    let room: SimulatedRoom
-    do {
-        room = try SimulatedRoom(SimulatedRoom.Options(parsing: arguments.value("--device") ?? "sim"))
-    } catch {
-        throw CLIError("--device: \(error.description)")
-    }
+    let device = try openDevice(arguments.value("--device"))
     let project = try openProject(arguments.positionals[0])
-    writeError("recording \(part) on the \(room.name); no sound card is used")
+    writeError("recording \(part) on the \(device.name)\(device is SimulatedRoom ? "; no sound card is used" : "")")
     let showProgress = arguments.flags.contains("--progress")
     let result: RecordingResult
     do {
-        result = try RecordingSession.record(project: project, request: request, device: room) { frames in
+        result = try RecordingSession.record(project: project, request: request, device: device) { frames in
             if showProgress { FileHandle.standardOutput.write(Data("captured \(frames)\n".utf8)) }
         }
     } catch {
@@ -119,5 +114,64 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if project.manifest.takes.isEmpty { print("no takes yet") }
     for take in project.manifest.takes { print(describe(take, rate: project.manifest.sampleRate)) }
+    return 0
+}
+
+/// The device named by `--device`: `sim[:…]`, `alsa[:NAME][@…]`, or by
+/// default the first sound card, or the simulated room when there is none
+/// (and it says so).
+func openDevice(_ text: String?) throws -> any AudioDevice {
+    let choice: String
+    if let text {
+        choice = text
+    } else if DeviceInventory.scan().cards.isEmpty {
+        writeError("no sound card found: using the simulated room")
+        choice = "sim"
+    } else {
+        choice = "alsa"
+    }
+    // Bad words are usage errors (2); a device that will not open is a failure (1).
+    if choice.hasPrefix("sim") {
+        let options: SimulatedRoom.Options
+        do { options = try SimulatedRoom.Options(parsing: choice) } catch { throw CLIError("--device: \(error.description)") }
+        do { return try SimulatedRoom(options) } catch { throw CLIError("--device: \(error.description)") }
+    }
+    if choice.hasPrefix("alsa") {
+        let options: ALSADevice.Options
+        do { options = try ALSADevice.Options(parsing: choice) } catch { throw CLIError("--device: \(error.description)") }
+        do { return try ALSADevice(options) } catch { throw CLIError("--device: \(error.description)", exitCode: 1) }
+    }
+    throw CLIError("--device: unknown device '\(choice)'; use sim[:latency=FRAMES,…] or alsa[:NAME][@period=N,periods=N,rate=HZ]")
+}
+
+func runDevices(_ arguments: ParsedArguments) throws -> Int32 {
+    print(DeviceInventory.scan().report)
+    return 0
+}
+
+func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
+    let device = try openDevice(arguments.value("--device"))
+    var store: CalibrationStore
+    do { store = try CalibrationStore(path: arguments.value("--store") ?? CalibrationStore.dataDirectory + "/calibration.json") } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    writeError("calibrating \(device.name): connect the output to the input (a cable, or headphones held to the microphone)")
+    let clock = ContinuousClock()
+    let started = clock.now
+    let result: CalibrationResult
+    do { result = try Calibration.measure(device: device) } catch {
+        throw CLIError("calibration refused: \(error.description)", exitCode: 1)
+    }
+    let elapsed = clock.now - started
+    let trim = result.roundTripFrames - device.reportedRoundTripFrames
+    let date = ISO8601DateFormatter().string(from: Date())
+    do {
+        try store.store(RouteCalibration(measuredFrames: result.roundTripFrames, reportedFrames: device.reportedRoundTripFrames, trimFrames: trim, date: date), for: device.route)
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    print(String(format: "round trip %.2f frames (%.3f ms) on %@; the device reports %.2f, trim %+.2f frames stored in %@", result.roundTripFrames,
+                 result.roundTripFrames * 1000 / Double(device.sampleRate), device.route, device.reportedRoundTripFrames, trim, store.path))
+    print(String(format: "signal %.0f dB over the background; %d-point FFT; %.2f s", result.clarityDB, result.fftSize, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
     return 0
 }

@@ -84,6 +84,43 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
 
     func score(_ project: Project) -> Score { project.score }
 
+    /// A room that under-reports its round trip by 17.4 frames: recorded
+    /// as reported, the take is 17 samples late; calibrated, the stored
+    /// trim puts it back within a sample, and the take says which
+    /// calibration it used.
+    @Test func calibrationTrimAlignsTheTake() throws {
+        let storePath = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-calibration-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: storePath) }
+        var options = SimulatedRoom.Options()
+        options.latencyFrames = 317.4
+        options.reportedLatencyFrames = 300
+        func recordAlto() throws -> (lag: Int64, take: TakeRecord) {
+            let project = try temporaryProject("simple-harmony.acasong")
+            defer { try? FileManager.default.removeItem(atPath: project.path) }
+            var request = RecordingRequest(part: "Soprano")
+            request.calibrationStore = storePath
+            let result = try RecordingSession.record(project: project, request: request, device: try SimulatedRoom(options))
+            let take = try #require(result.takes.first)
+            let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
+            let singer = SyntheticSinger(tones: try Schedule(score: project.score).tones[0], sampleRate: 48_000)
+            let lag = bestLag({ singer.sample(atSong: $0) }, { song in
+                let frame = song + take.alignmentOffsetSamples
+                return frame >= 0 && frame < Int64(samples.count) ? samples[Int(frame)] : 0
+            }, over: 50_000..<150_000, maximumLag: 40)
+            return (lag, take)
+        }
+        let uncalibrated = try recordAlto()
+        #expect(uncalibrated.lag == 17 || uncalibrated.lag == 18, "as reported: \(uncalibrated.lag)")
+        #expect(uncalibrated.take.calibration?.contains("not calibrated") == true)
+        let measured = try Calibration.measure(device: try SimulatedRoom(options))
+        var store = try CalibrationStore(path: storePath)
+        let room = try SimulatedRoom(options)
+        try store.store(RouteCalibration(measuredFrames: measured.roundTripFrames, reportedFrames: 300, trimFrames: measured.roundTripFrames - 300, date: "test"), for: room.route)
+        let calibrated = try recordAlto()
+        #expect(abs(calibrated.lag) <= 1, "calibrated: \(calibrated.lag)")
+        #expect(calibrated.take.calibration?.contains("calibrated trim") == true, "\(calibrated.take.calibration ?? "none")")
+    }
+
     /// Loop recording: three passes over measures 3–4 after a count-in,
     /// one take per pass, each in time with the singer; the last plays.
     @Test func loopPassesBecomeTakes() throws {
