@@ -185,6 +185,7 @@ public enum RecordingSession {
         deviceDone.wait()
         recorder.finish()
         var problems = recorder.problems
+        if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
         if let failure = deviceFailure.withLock({ $0 }) { problems.append(failure + "; the take is kept up to that moment") }
         return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount)
     }

@@ -215,8 +215,7 @@ public final class ALSADevice: AudioDevice {
         captureChannels = captureSetup.channels
         bufferFrames = playbackSetup.bufferFrames
         linked = snd_pcm_link(capture, playback) == 0
-        // Until calibrated: what is queued for playback plus one period of capture.
-        reportedRoundTripFrames = Double(playbackSetup.bufferFrames + options.periodFrames)
+        reportedRoundTripFrames = Self.reportedDelay(playback: playback, capture: capture, setup: playbackSetup, options: options)
     }
 
     /// A device over stand-in streams (tests of the period loop's recovery).
@@ -233,6 +232,27 @@ public final class ALSADevice: AudioDevice {
         bufferFrames = options.periodFrames * options.periods
         linked = true
         reportedRoundTripFrames = Double(bufferFrames + options.periodFrames)
+    }
+
+    /// The device's own round-trip figure: `snd_pcm_delay` of the playback
+    /// stream with the start-up silence queued (what a sample waits before
+    /// it is heard), plus the capture stream's delay, plus the period the
+    /// capture side is read in. The corresponding C functions are
+    /// `snd_pcm_prepare`, `snd_pcm_writei`, `snd_pcm_delay`, `snd_pcm_drop`.
+    static func reportedDelay(playback: OpaquePointer, capture: OpaquePointer, setup: (format: SampleFormat, channels: Int, bufferFrames: Int), options: Options) -> Double {
+        let queued = setup.bufferFrames - options.periodFrames
+        var fallback = Double(queued + options.periodFrames)
+        guard snd_pcm_prepare(playback) == 0 else { return fallback }
+        let silence = [UInt8](repeating: 0, count: max(1, queued * setup.channels * setup.format.bytes))
+        _ = silence.withUnsafeBufferPointer { snd_pcm_writei(playback, $0.baseAddress, snd_pcm_uframes_t(queued)) }
+        var playbackDelay: snd_pcm_sframes_t = 0
+        var captureDelay: snd_pcm_sframes_t = 0
+        if snd_pcm_delay(playback, &playbackDelay) == 0, playbackDelay >= 0 {
+            if snd_pcm_delay(capture, &captureDelay) != 0 || captureDelay < 0 { captureDelay = 0 }
+            fallback = Double(Int(playbackDelay) + Int(captureDelay) + options.periodFrames)
+        }
+        snd_pcm_drop(playback)
+        return fallback
     }
 
     static func loadConfiguration(_ text: String) throws(DeviceError) -> OpaquePointer {

@@ -1,3 +1,4 @@
+import AcapellaDevices
 import AcapellaEngine
 import AcapellaMusicXML
 import AcapellaProject
@@ -13,6 +14,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "render": return try benchRender(arguments)
     case "mix": return try benchMix(arguments)
     case "tones": return try benchTones(arguments)
+    case "calibrate": return try benchCalibrate(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
     }
 }
@@ -319,4 +321,52 @@ func bestPeerTime(_ command: [String], repeats: Int) -> Double? {
         best = min(best, seconds(clock.now - start))
     }
     return best
+}
+
+/// A calibration in the simulated room (317.4-frame round trip, noise 30 dB
+/// down): the whole run, the cross-correlation alone with its FFT size, and
+/// the same correlation done directly in the time domain side by side.
+func benchCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
+    let repeats = try arguments.int("--repeat", default: 3, range: 1...20)
+    var options = SimulatedRoom.Options()
+    options.latencyFrames = 317.4
+    options.bleed = 1
+    options.noise = 0.0194
+    let clock = ContinuousClock()
+    var best = Double.infinity
+    var result: CalibrationResult?
+    for _ in 0..<repeats {
+        let room = try SimulatedRoom(options)
+        let time = try clock.measure { result = try Calibration.measure(device: room) }
+        best = min(best, seconds(time))
+    }
+    guard let result else { return 1 }
+    print(String(format: "bench calibrate: 1 s sweep, simulated room, 317.4-frame round trip, noise 30 dB down → measured %.3f frames", result.roundTripFrames))
+    print(String(format: "  whole calibration   %8.1f ms   (the room free-running: play, record, correlate)", best * 1000))
+    // The correlation alone, on the same lengths.
+    let signal = Calibration.testSignal(sampleRate: 48_000)
+    let maximum = 24_000
+    var played = [Float](repeating: 0, count: signal.count + maximum)
+    for index in signal.indices { played[index] = signal[index] }
+    var recorded = [Float](repeating: 0, count: played.count)
+    for index in signal.indices { recorded[index + 317] = signal[index] }
+    var fftBest = Double.infinity
+    for _ in 0..<repeats { fftBest = min(fftBest, seconds(try clock.measure { _ = try Calibration.estimate(played: played, recorded: recorded, maximumFrames: maximum) })) }
+    print(String(format: "  FFT correlation     %8.1f ms   (%d-point real FFTs, FFTW single precision, plus the sub-sample search)", fftBest * 1000, result.fftSize))
+    var directBest = Double.infinity
+    var sink: Float = 0
+    for _ in 0..<max(1, repeats / 3) {
+        directBest = min(directBest, seconds(clock.measure {
+            played.withUnsafeBufferPointer { p in recorded.withUnsafeBufferPointer { r in
+                for lag in 0...maximum {
+                    var sum: Float = 0
+                    for index in 0..<signal.count { sum += p[index] * r[index + lag] }
+                    sink = max(sink, sum)
+                }
+            } }
+        }))
+    }
+    print(String(format: "  direct correlation  %8.1f ms   (%d lags × %d samples, time domain; peak %.0f)", directBest * 1000, maximum + 1, signal.count, sink))
+    print(String(format: "  ratio               %8.1f× faster with the FFT", directBest / fftBest))
+    return 0
 }

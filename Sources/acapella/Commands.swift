@@ -101,7 +101,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--periods"], valueName: "N", help: "periods for 'render' (default 100000)"),
             OptionSpec(names: ["--frames"], valueName: "N", help: "period size for 'render' (default 128)"),
         ],
-        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed\n  render  worst-case time of one period (8 parts: tones, takes, punch-ins, clicks) as a share of the period's duration\n  mix     mixdown of a 3-minute 4-part song from 4 take files; sox -m on the same files side by side\n  tones   guide tones of a 3-minute 4-part song to WAV; fluidsynth -F on the same notes as MIDI side by side",
+        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed\n  render  worst-case time of one period (8 parts: tones, takes, punch-ins, clicks) as a share of the period's duration\n  mix     mixdown of a 3-minute 4-part song from 4 take files; sox -m on the same files side by side\n  tones   guide tones of a 3-minute 4-part song to WAV; fluidsynth -F on the same notes as MIDI side by side\n  calibrate  a calibration in the simulated room; the FFT correlation beside a direct one",
         run: runBench),
     Subcommand(
         name: "version", summary: "print the versions of acapella and its libraries",

@@ -69,6 +69,10 @@ final class ScriptedStream: PCMStream {
         options.realTime = false  // not in the test runner's process
         let device = try ALSADevice(options)
         #expect(device.formatDescription == "FLOAT_LE × 2 out, FLOAT_LE × 1 in")
+        // snd_pcm_delay with the start-up silence queued, plus a period of
+        // capture: the null plugin swallows what is queued at once (delay 0).
+        #expect(device.reportedRoundTripFrames == 128, "\(device.reportedRoundTripFrames)")
+        #expect(device.route == "alsa:acapella_out|acapella_in|48000|128|384")
         let score = try Acasong.parse(try songText("simple-harmony.acasong"))
         let schedule = try Schedule(score: score)
         let mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.5 + Float($0)) }
@@ -85,7 +89,9 @@ final class ScriptedStream: PCMStream {
         #expect(frames == (0..<Int64(periods)).map { $0 * 128 }, "one frame clock, no gaps")
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        let lead = 2 * 128  // the buffer (3 periods) less one, queued as silence at start
+        // Silence first: the buffer (3 periods) less one, queued twice —
+        // once when the device measured its delay at open, once at start.
+        let lead = 2 * (2 * 128)
         #expect(samples.count == 2 * (lead + periods * 128), "\(samples.count) samples in the file")
         #expect(samples[0..<(2 * lead)].allSatisfy { $0 == 0 })
         let reference = OfflineRender.render(schedule, mixes: mixes, periodFrames: 128)
@@ -137,5 +143,38 @@ final class ScriptedStream: PCMStream {
         let jump = Int64(device.bufferFrames + 64)
         #expect(frames == [0, 64, 128, 192, 256 + jump, 320 + jump, 384 + jump, 448 + 2 * jump, 512 + 2 * jump, 576 + 2 * jump, 640 + 2 * jump])
         #expect(playback.prepares == 3, "prepared at start and after each xrun")
+    }
+
+    /// A device unplugged mid-run: the loss is reported, the device is
+    /// reopened when it comes back (two failed tries later), and periods
+    /// carry on with the frame clock still counting up — no restart.
+    @Test func aLostDeviceIsReopenedWhenItReturns() throws {
+        var options = ALSADevice.Options()
+        options.periodFrames = 64
+        options.realTime = false
+        var attempts = 0
+        let supervisor = DeviceSupervisor(retryMilliseconds: 5) { () throws(DeviceError) -> any AudioDevice in
+            attempts += 1
+            switch attempts {
+            case 1:
+                let capture = ScriptedStream()
+                capture.failReads = [4: ENODEV]
+                return ALSADevice(testing: options, playback: ScriptedStream(), capture: capture)
+            case 2, 3:
+                throw DeviceError(.lost, "hw:USB: No such device")
+            default:
+                return ALSADevice(testing: options, playback: ScriptedStream(), capture: ScriptedStream())
+            }
+        }
+        var frames: [Int64] = []
+        var events: [DeviceSupervisor.Event] = []
+        try supervisor.run(keepRunning: { frames.count < 8 }, period: { frames.append($0.deviceFrame) }, onEvent: { events.append($0) })
+        #expect(attempts == 4)
+        #expect(events.count == 2)
+        if case .lost(let message) = events.first { #expect(message.contains("capture lost")) } else { Issue.record("no loss reported") }
+        #expect(events.last == .reopened("ALSA default"))
+        #expect(frames.count == 8 && frames[0..<3] == [0, 64, 128])
+        #expect(zip(frames.dropFirst(), frames).allSatisfy { $0 > $1 }, "the clock only counts up: \(frames)")
+        #expect(frames[3] >= 192 + 3 * 48_000 * 5 / 1_000, "the time away shows as a gap")
     }
 }
