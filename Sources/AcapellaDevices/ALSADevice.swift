@@ -106,9 +106,10 @@ enum SampleFormat: String, CaseIterable, Sendable {
         let clipped = max(-1, min(1, value))
         switch self {
         case .float: buffer.storeBytes(of: value, toByteOffset: 4 * index, as: Float.self)
-        case .s32: buffer.storeBytes(of: Int32(clamping: Int64((Double(clipped) * 2_147_483_647).rounded())), toByteOffset: 4 * index, as: Int32.self)
-        case .s24: buffer.storeBytes(of: Int32((clipped * 8_388_607).rounded()), toByteOffset: 4 * index, as: Int32.self)
-        case .s16: buffer.storeBytes(of: Int16((clipped * 32_767).rounded()), toByteOffset: 2 * index, as: Int16.self)
+        // One scale both ways (2^(bits−1)); +1.0 clamps to the largest code.
+        case .s32: buffer.storeBytes(of: Int32(clamping: Int64((Double(clipped) * 2_147_483_648).rounded())), toByteOffset: 4 * index, as: Int32.self)
+        case .s24: buffer.storeBytes(of: min(8_388_607, Int32((clipped * 8_388_608).rounded())), toByteOffset: 4 * index, as: Int32.self)
+        case .s16: buffer.storeBytes(of: Int16(clamping: Int32((clipped * 32_768).rounded())), toByteOffset: 2 * index, as: Int16.self)
         }
     }
 }

@@ -177,4 +177,21 @@ final class ScriptedStream: PCMStream {
         #expect(zip(frames.dropFirst(), frames).allSatisfy { $0 > $1 }, "the clock only counts up: \(frames)")
         #expect(frames[3] >= 192 + 3 * 48_000 * 5 / 1_000, "the time away shows as a gap")
     }
+
+    /// Conversion at the edge: each format stores and loads full scale,
+    /// silence and a small value to within its resolution, and clips.
+    @Test(arguments: SampleFormat.allCases)
+    func sampleFormatsRoundTrip(format: SampleFormat) {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 16)
+        defer { buffer.deallocate() }
+        let resolution: Float = format == .s16 ? 1 / 32_768 : format == .s24 ? 1 / 8_388_608 : 1e-7
+        for (index, value) in [Float(0), 0.5, -0.5, 0.000_123, 0.999, -1].enumerated() {
+            format.store(value, buffer, index)
+            #expect(abs(format.load(buffer, index) - value) <= resolution, "\(format) \(value)")
+        }
+        if format != .float {
+            format.store(1.7, buffer, 0)
+            #expect(abs(format.load(buffer, 0) - 1) <= resolution, "clipped")
+        }
+    }
 }
