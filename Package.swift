@@ -69,10 +69,16 @@ let package = Package(
             dependencies: ["AcapellaEngine", "AcapellaScore", "CALSA", "CSndFile", "CGPIOD", "CFFTW"],
             swiftSettings: strictSwift),
 
+        // MARK: Hands-free control: actions, MIDI decoding, foot-switch gestures, bindings.
+        .target(
+            name: "AcapellaControl",
+            dependencies: ["AcapellaEngine"],
+            swiftSettings: strictSwift),
+
         // MARK: The box: device + engine + recorder + project, put together.
         .target(
             name: "AcapellaBox",
-            dependencies: ["AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore"],
+            dependencies: ["AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl"],
             swiftSettings: strictSwift),
 
         // MARK: The executable.
@@ -114,6 +120,10 @@ let package = Package(
         .testTarget(
             name: "AcapellaBoxTests",
             dependencies: ["AcapellaBox", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "AcapellaControlTests",
+            dependencies: ["AcapellaControl", "AcapellaEngine", "AcapellaScore"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

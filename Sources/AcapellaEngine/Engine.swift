@@ -664,3 +664,22 @@ public final class EngineControl {
         options = new
     }
 }
+
+extension EngineCommand: Equatable {
+    /// Commands compare by what they ask; a schedule or takes payload never
+    /// compares equal (nothing needs to compare them).
+    public static func == (lhs: EngineCommand, rhs: EngineCommand) -> Bool {
+        switch (lhs, rhs) {
+        case (.play, .play), (.stop, .stop): return true
+        case (.record(let a), .record(let b)): return a == b
+        case (.loop(let a), .loop(let b)): return a == b
+        case (.locate(let a), .locate(let b)): return a == b
+        case (.metronome(let a), .metronome(let b)): return a == b
+        case (.solo(let a, let b), .solo(let c, let d)): return a == c && b == d
+        case (.mix(let a, let b), .mix(let c, let d)): return a == c && b == d
+        case (.punch(let a, let b), .punch(let c, let d)): return a == c && b == d
+        case (.stopAfterPasses(let a), .stopAfterPasses(let b)): return a == b
+        default: return false
+        }
+    }
+}

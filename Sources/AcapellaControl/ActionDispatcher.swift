@@ -1,0 +1,71 @@
+public import AcapellaEngine
+
+/// Turns actions into engine commands, given what the engine last
+/// published. Actions that belong to the box rather than the engine (part
+/// and song selection, takes, tempo, calibration, shutdown) come back as
+/// `.box` for the box to carry out. A value type: tested without threads.
+public struct ActionDispatcher: Sendable {
+    /// What a dispatched action becomes.
+    public enum Outcome: Equatable, Sendable {
+        /// Commands for the engine, in order.
+        case engine([EngineCommand])
+        /// The box's to carry out.
+        case box(ControlAction)
+        /// Nothing applies in this state (a punch-out while not recording…).
+        case ignored
+    }
+
+    /// Where punches land.
+    public var quantize: Quantize
+    /// Metronome gain when on.
+    public var metronomeGain: Float = 0.4
+    var metronomeOn = false
+    var loopStart: Int?
+    var loopEnd: Int?
+
+    /// A dispatcher punching on `quantize` (the next barline by default).
+    public init(quantize: Quantize = .bar) {
+        self.quantize = quantize
+    }
+
+    /// What `action` means now.
+    public mutating func dispatch(_ action: ControlAction, snapshot: EngineSnapshot) -> Outcome {
+        let state = snapshot.state
+        switch action {
+        case .playPause:
+            guard state != .stopped else { return .engine([.play]) }
+            // Pause: stop, and resume from the start of this measure.
+            return .engine([.stop, .locate(measure: max(snapshot.measure, 0))])
+        case .stop:
+            return state == .stopped ? .ignored : .engine([.stop])
+        case .record:
+            return .engine([.record(quantize)])
+        case .punchIn:
+            return state == .playing || state == .stopped ? .engine([.record(quantize)]) : .ignored
+        case .punchOut:
+            return state == .recording ? .engine([.record(quantize)]) : .ignored
+        case .loop:
+            if snapshot.looping { return .engine([.loop(nil)]) }
+            guard let start = loopStart else { return .ignored }
+            return .engine([.loop(start...max(start, loopEnd ?? start))])
+        case .loopStartHere:
+            loopStart = snapshot.measure
+            if let end = loopEnd, end < snapshot.measure { loopEnd = nil }
+            return .ignored
+        case .loopEndHere:
+            loopEnd = snapshot.measure
+            guard let start = loopStart, start <= snapshot.measure else { return .ignored }
+            return .engine([.loop(start...snapshot.measure)])
+        case .previousMeasure:
+            return .engine([.locate(measure: snapshot.measure - 1)])
+        case .nextMeasure:
+            return .engine([.locate(measure: snapshot.measure + 1)])
+        case .metronome:
+            metronomeOn.toggle()
+            return .engine([.metronome(metronomeOn ? metronomeGain : 0)])
+        case .previousPart, .nextPart, .previousSong, .nextSong, .tempoUp, .tempoDown, .countIn, .mutePart, .soloPart,
+             .keepTake, .discardTake, .undoTake, .giveMeMyNote, .calibrate, .shutdown:
+            return .box(action)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+/// Everything the singer can ask of the box hands-free (SPEC §8). One
+/// enum: MIDI, foot switches and console keys all end up here.
+public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
+    case playPause = "play-pause"
+    case stop
+    case record
+    case punchIn = "punch-in"
+    case punchOut = "punch-out"
+    case loop
+    case loopStartHere = "loop-start-here"
+    case loopEndHere = "loop-end-here"
+    case previousMeasure = "previous-measure"
+    case nextMeasure = "next-measure"
+    case previousPart = "previous-part"
+    case nextPart = "next-part"
+    case previousSong = "previous-song"
+    case nextSong = "next-song"
+    case tempoUp = "tempo-up"
+    case tempoDown = "tempo-down"
+    case metronome
+    case countIn = "count-in"
+    case mutePart = "mute-part"
+    case soloPart = "solo-part"
+    case keepTake = "keep-take"
+    case discardTake = "discard-take"
+    case undoTake = "undo-take"
+    case giveMeMyNote = "give-me-my-note"
+    case calibrate
+    case shutdown
+
+    /// "play-pause, stop, …" for messages.
+    public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+}
+
+/// What a MIDI event is bound to.
+public struct MIDIBinding: Hashable, Sendable {
+    /// What kind of event.
+    public enum Event: Hashable, Sendable {
+        /// A note-on of this note.
+        case note(Int)
+        /// A control change of this controller crossing the threshold upwards.
+        case controlChange(Int)
+        /// A program change to this program.
+        case program(Int)
+    }
+
+    /// The event.
+    public var event: Event
+    /// Channel 1…16, or nil: any.
+    public var channel: Int?
+    /// The action.
+    public var action: ControlAction
+
+    /// A binding.
+    public init(event: Event, channel: Int? = nil, action: ControlAction) {
+        self.event = event
+        self.channel = channel
+        self.action = action
+    }
+}
+
+/// Turns decoded MIDI into actions: bound notes and programs, controllers
+/// on their rising edge through the threshold (a sustain-pedal foot switch
+/// on CC 64 gives one action per press, however many values it sends), and
+/// MIDI Machine Control when enabled.
+public struct MIDIInterpreter: Sendable {
+    /// The bindings, first match wins.
+    public var bindings: [MIDIBinding]
+    /// A controller value at or above this is "down".
+    public var threshold: Int
+    /// Obey MMC.
+    public var machineControl: Bool
+    /// This box's MMC device id (0x7F commands are obeyed too).
+    public var machineControlDevice: Int
+    var down: Set<Int> = []  // channel × 128 + controller currently at or above the threshold
+
+    /// An interpreter.
+    public init(bindings: [MIDIBinding], threshold: Int = 64, machineControl: Bool = true, machineControlDevice: Int = 0x7F) {
+        self.bindings = bindings
+        self.threshold = threshold
+        self.machineControl = machineControl
+        self.machineControlDevice = machineControlDevice
+    }
+
+    /// The action a message asks for, if any.
+    public mutating func action(for message: MIDIMessage) -> ControlAction? {
+        switch message {
+        case .noteOn(let channel, let note, _):
+            return match(.note(note), channel: channel)
+        case .controlChange(let channel, let controller, let value):
+            let key = channel * 128 + controller
+            if value >= threshold {
+                if down.contains(key) { return nil }
+                down.insert(key)
+                return match(.controlChange(controller), channel: channel)
+            }
+            down.remove(key)
+            return nil
+        case .programChange(let channel, let program):
+            return match(.program(program), channel: channel)
+        case .systemExclusive(let bytes):
+            guard machineControl, let command = MMCCommand.parse(bytes), command.isFor(device: machineControlDevice) else { return nil }
+            switch command.kind {
+            case .stop: return .stop
+            case .play, .deferredPlay, .pause: return .playPause
+            case .recordStrobe: return .punchIn
+            case .recordExit: return .punchOut
+            case .locate: return nil  // positions are the engine's; locate arrives with the box's song navigation
+            }
+        case .noteOff, .realtime:
+            return nil
+        }
+    }
+
+    func match(_ event: MIDIBinding.Event, channel: Int) -> ControlAction? {
+        bindings.first { $0.event == event && ($0.channel == nil || $0.channel == channel) }?.action
+    }
+}

@@ -1,0 +1,265 @@
+@testable import AcapellaControl
+@testable import AcapellaEngine
+import AcapellaScore
+import Foundation
+import Testing
+
+@Suite struct MIDIDecoderTests {
+    @Test func runningStatusRealtimeAndSplitSysex() {
+        var decoder = MIDIDecoder()
+        // Note on, then running status with a realtime clock in the middle, velocity 0 = off.
+        #expect(decoder.feed([0x90, 60, 100, 62, 0xF8, 90, 60, 0]) == [
+            .noteOn(channel: 1, note: 60, velocity: 100), .realtime(0xF8), .noteOn(channel: 1, note: 62, velocity: 90), .noteOff(channel: 1, note: 60),
+        ])
+        // CC on channel 16, program change (one data byte) with running status.
+        #expect(decoder.feed([0xBF, 64, 127, 64, 0, 0xC2, 5, 6]) == [
+            .controlChange(channel: 16, controller: 64, value: 127), .controlChange(channel: 16, controller: 64, value: 0),
+            .programChange(channel: 3, program: 5), .programChange(channel: 3, program: 6),
+        ])
+        // An MMC play split over three reads, a timing clock inside it.
+        #expect(decoder.feed([0xF0, 0x7F]).isEmpty)
+        #expect(decoder.feed([0x7F, 0xF8, 0x06]) == [.realtime(0xF8)])
+        #expect(decoder.feed([0x02, 0xF7]) == [.systemExclusive([0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7])])
+        // System common cancels running status: the data bytes after it are ignored.
+        #expect(decoder.feed([0x90, 60, 100, 0xF3, 1, 61, 100]) == [.noteOn(channel: 1, note: 60, velocity: 100)])
+        // Stray data with no status: ignored; an unterminated sysex is dropped when a status arrives.
+        var fresh = MIDIDecoder()
+        #expect(fresh.feed([1, 2, 3, 0xF0, 1, 2, 0x80, 60, 0]) == [.noteOff(channel: 1, note: 60)])
+    }
+
+    @Test func machineControl() {
+        #expect(MMCCommand.parse([0xF0, 0x7F, 0x7F, 0x06, 0x01, 0xF7]) == MMCCommand(device: 0x7F, kind: .stop))
+        #expect(MMCCommand.parse([0xF0, 0x7F, 0x10, 0x06, 0x06, 0xF7]) == MMCCommand(device: 0x10, kind: .recordStrobe))
+        #expect(MMCCommand.parse([0xF0, 0x7F, 0x7F, 0x06, 0x44, 0x06, 0x01, 0x21, 2, 3, 4, 0, 0xF7])
+            == MMCCommand(device: 0x7F, kind: .locate(hours: 1, minutes: 2, seconds: 3, frames: 4)))
+        #expect(MMCCommand.parse([0xF0, 0x7E, 0x7F, 0x06, 0x01, 0xF7]) == nil, "a non-realtime universal sysex")
+        #expect(MMCCommand.parse([0xF0, 0x7F, 0x7F, 0x06, 0x55, 0xF7]) == nil)
+        #expect(MMCCommand(device: 0x10, kind: .stop).isFor(device: 0x10) && !MMCCommand(device: 0x10, kind: .stop).isFor(device: 0x11))
+    }
+
+    /// Any bytes: no trap, and every message is well-formed (channels 1–16,
+    /// data 0–127, sysex framed and bounded).
+    @Test func randomBytesNeverBreakTheDecoder() {
+        var rng = SplitMix64(seed: 77)
+        var decoder = MIDIDecoder()
+        var messages = 0
+        for _ in 0..<200_000 {
+            // Biased towards status bytes and sysex so every path is hit.
+            let roll = rng.next() % 10
+            let byte: UInt8 = roll == 0 ? 0xF0 : roll == 1 ? 0xF7 : UInt8(truncatingIfNeeded: rng.next())
+            guard let message = decoder.feed(byte) else { continue }
+            messages += 1
+            switch message {
+            case .noteOn(let c, let n, let v): #expect((1...16).contains(c) && (0...127).contains(n) && (1...127).contains(v))
+            case .noteOff(let c, let n): #expect((1...16).contains(c) && (0...127).contains(n))
+            case .controlChange(let c, let n, let v): #expect((1...16).contains(c) && (0...127).contains(n) && (0...127).contains(v))
+            case .programChange(let c, let p): #expect((1...16).contains(c) && (0...127).contains(p))
+            case .systemExclusive(let bytes): #expect(bytes.first == 0xF0 && bytes.last == 0xF7 && bytes.count <= MIDIDecoder.maximumSysexBytes + 1)
+            case .realtime(let b): #expect(b >= 0xF8)
+            }
+        }
+        #expect(messages > 10_000)
+    }
+}
+
+@Suite struct InterpreterTests {
+    @Test func controllersActOnTheRisingEdge() {
+        var midi = MIDIInterpreter(bindings: [
+            MIDIBinding(event: .controlChange(64), action: .punchIn),
+            MIDIBinding(event: .note(36), channel: 10, action: .record),
+            MIDIBinding(event: .program(3), action: .nextSong),
+        ])
+        // A pedal sending a ramp of values: one action per press.
+        let ramp = [0, 20, 70, 100, 127, 127, 90, 30, 0, 80, 127, 10].map { MIDIMessage.controlChange(channel: 1, controller: 64, value: $0) }
+        #expect(ramp.compactMap { midi.action(for: $0) } == [.punchIn, .punchIn])
+        #expect(midi.action(for: .noteOn(channel: 10, note: 36, velocity: 1)) == .record)
+        #expect(midi.action(for: .noteOn(channel: 9, note: 36, velocity: 100)) == nil, "bound to channel 10 only")
+        #expect(midi.action(for: .programChange(channel: 4, program: 3)) == .nextSong)
+        #expect(midi.action(for: .systemExclusive([0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7])) == .playPause)
+        midi.machineControl = false
+        #expect(midi.action(for: .systemExclusive([0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7])) == nil)
+    }
+}
+
+@Suite struct GestureTests {
+    static let ms: Int64 = 1_000_000
+
+    /// Edges of one press with contact bounce: `bounce` ms of chatter on
+    /// each transition, ending on the new level.
+    static func press(at start: Int64, holdFor: Int64, bounce: Int64, rng: inout SplitMix64) -> [(Bool, Int64)] {
+        var edges: [(Bool, Int64)] = []
+        func chatter(to level: Bool, at time: Int64) {
+            var t = time
+            var current = level
+            edges.append((current, t))
+            let end = time + bounce * ms
+            while true {
+                t += Int64(rng.next() % 3 + 1) * ms / 2
+                if t >= end { break }
+                current.toggle()
+                edges.append((current, t))
+            }
+            if current != level { edges.append((level, end)) }
+        }
+        chatter(to: true, at: start)
+        chatter(to: false, at: start + holdFor * ms)
+        return edges
+    }
+
+    /// 1,000 presses, each bouncing for 1–20 ms on press and release:
+    /// exactly 1,000 taps (with a double tap bound, so each tap waits out
+    /// its window).
+    @Test func aThousandBouncyPressesAreAThousandTaps() {
+        var rng = SplitMix64(seed: 1_000)
+        var recognizer = GestureRecognizer(settings: GestureSettings(tap: .punchIn, hold: .stop, doubleTap: .discardTake))
+        var actions: [ControlAction] = []
+        var time: Int64 = 0
+        for _ in 0..<1_000 {
+            let bounce = Int64(rng.next() % 20 + 1)
+            let holdFor = Int64(80 + rng.next() % 300)
+            for (level, at) in Self.press(at: time, holdFor: holdFor, bounce: bounce, rng: &rng) { actions += recognizer.edge(pressed: level, at: at) }
+            time += (holdFor + 900) * Self.ms
+            actions += recognizer.advance(to: time - 100 * Self.ms)
+        }
+        #expect(actions.count == 1_000 && actions.allSatisfy { $0 == .punchIn }, "\(actions.count) actions")
+    }
+
+    @Test func tapsHoldsAndDoubleTapsAtTheirBoundaries() {
+        let ms = Self.ms
+        let settings = GestureSettings(tap: .punchIn, hold: .stop, doubleTap: .discardTake)
+        // A hold fires at exactly 600 ms, while still pressed; the release then does nothing.
+        var hold = GestureRecognizer(settings: settings)
+        #expect(hold.edge(pressed: true, at: 0).isEmpty)
+        #expect(hold.advance(to: 600 * ms - 1).isEmpty)
+        #expect(hold.advance(to: 600 * ms) == [.stop])
+        #expect(hold.edge(pressed: false, at: 700 * ms).isEmpty && hold.advance(to: 2_000 * ms).isEmpty)
+        // 599 ms is still a tap, decided when the double-tap window closes (350 ms after release).
+        var tap = GestureRecognizer(settings: settings)
+        _ = tap.edge(pressed: true, at: 0)
+        #expect(tap.edge(pressed: false, at: 599 * ms).isEmpty)
+        #expect(tap.nextDeadline == 949 * ms)
+        #expect(tap.advance(to: 949 * ms - 1).isEmpty)
+        #expect(tap.advance(to: 949 * ms) == [.punchIn])
+        // A second press 349 ms after the release: a double tap, on that press.
+        var double = GestureRecognizer(settings: settings)
+        _ = double.edge(pressed: true, at: 0)
+        _ = double.edge(pressed: false, at: 100 * ms)
+        #expect(double.edge(pressed: true, at: 449 * ms) == [.discardTake])
+        #expect(double.edge(pressed: false, at: 500 * ms).isEmpty && double.advance(to: 3_000 * ms).isEmpty)
+        // At 350 ms it is too late: a tap, then a new press.
+        var late = GestureRecognizer(settings: settings)
+        _ = late.edge(pressed: true, at: 0)
+        _ = late.edge(pressed: false, at: 100 * ms)
+        #expect(late.edge(pressed: true, at: 450 * ms) == [.punchIn])
+        // With no double tap and no hold bound, the tap fires on the press itself.
+        var instant = GestureRecognizer(settings: GestureSettings(tap: .record))
+        #expect(instant.edge(pressed: true, at: 5 * ms) == [.record])
+        #expect(instant.edge(pressed: false, at: 50 * ms).isEmpty)
+        // A bounce that settles back released within the debounce: nothing.
+        var glitch = GestureRecognizer(settings: GestureSettings(tap: .record))
+        #expect(glitch.edge(pressed: true, at: 0) == [.record])
+        #expect(glitch.edge(pressed: false, at: 10 * ms).isEmpty)
+        #expect(glitch.edge(pressed: true, at: 12 * ms).isEmpty)
+        #expect(glitch.advance(to: 40 * ms).isEmpty, "settled pressed: no second tap")
+    }
+}
+
+@Suite struct ControlConfigTests {
+    static let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Config/controls.json").path
+
+    @Test func theShippedDefaultsLoad() throws {
+        let config = try ControlConfig.load(Self.shipped)
+        #expect(config.footSwitches.count == 1)
+        let pedal = try #require(config.footSwitches.first)
+        #expect(pedal.line == "17" && pedal.activeLow && pedal.bias == "pull-up")
+        #expect(pedal.gestures.tap == .punchIn && pedal.gestures.hold == .stop && pedal.gestures.doubleTap == .discardTake)
+        #expect(config.midi.bindings.contains(MIDIBinding(event: .controlChange(64), action: .punchIn)))
+        #expect(config.midi.machineControl && config.punchQuantize == "bar")
+    }
+
+    @Test(arguments: [
+        (#"{"midi": {"bindings": [{"event": "cc", "controller": 64, "action": "frob"}]}}"#, "c.json: midi.bindings[0].action: unknown action 'frob'; known: play-pause, stop,"),
+        (#"{"midi": {"bindings": [{"event": "cc", "action": "stop"}]}}"#, "c.json: midi.bindings[0].controller: missing"),
+        (#"{"midi": {"bindings": [{"event": "cc", "controller": 200, "action": "stop"}]}}"#, "c.json: midi.bindings[0].controller: expected a whole number from 0 to 127"),
+        (#"{"midi": {"ccThreshold": true}}"#, "c.json: midi.ccThreshold: expected a whole number from 1 to 127"),
+        (#"{"footSwitches": [{"chip": "gpiochip0", "tap": "stop"}]}"#, "c.json: footSwitches[0].line: missing (e.g. 17 or \"GPIO17\")"),
+        (#"{"footSwitches": [{"chip": "gpiochip0", "line": 17}]}"#, "c.json: footSwitches[0]: binds no action (tap, hold or doubleTap)"),
+        (#"{"footSwitches": [{"chip": "gpiochip0", "line": 17, "tap": "stop", "bias": "up"}]}"#, "c.json: footSwitches[0].bias: expected \"pull-up\", \"pull-down\" or \"none\""),
+        (#"{"footswitches": []}"#, "c.json: footswitches: unknown key; known: midi, footSwitches, punchQuantize, comment"),
+        (#"{"punchQuantize": "soon"}"#, "c.json: punchQuantize: expected \"immediate\", \"beat\" or \"bar\""),
+        (#"{"midi": "#, "c.json: not valid JSON"),
+    ])
+    func wrongConfigsSayWhere(text: String, message: String) {
+        do {
+            _ = try ControlConfig.parse(Data(text.utf8), file: "c.json")
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(message), "\(error.description)")
+        }
+    }
+}
+
+@Suite struct DispatchTests {
+    /// A CC 64 pedal press, from raw bytes to the engine: applied in the
+    /// next period, recording starts on exactly the next barline's sample.
+    @Test(arguments: [128, 500])
+    func aPedalPunchLandsOnTheNextBarline(period: Int) throws {
+        let score = try Acasong.parse(String(contentsOf: ControlConfigTests.shipped.replacingOccurrences(of: "Config/controls.json", with: "Songs/simple-harmony.acasong").asFileURL, encoding: .utf8))
+        let schedule = try Schedule(score: score)
+        var core = EngineCore(schedule: schedule, mixes: score.parts.map { _ in PartMix() }, maximumFrames: period)
+        let link = core.link
+        var decoder = MIDIDecoder()
+        var midi = MIDIInterpreter(bindings: [MIDIBinding(event: .controlChange(64), action: .punchIn)])
+        var dispatcher = ActionDispatcher(quantize: .bar)
+        link.send(.play)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: period)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: period)
+        defer { left.deallocate(); right.deallocate() }
+        var events: [EngineEvent] = []
+        var pressedAt: Int64?
+        var appliedBy: Int64?
+        for index in 0..<(Int(schedule.barlines[2]) / period + 2) {
+            if index == Int(schedule.barlines[1]) / period + 3 {
+                // The pedal goes down (with a ramp of values) while playing measure 2.
+                for message in decoder.feed([0xB0, 64, 90, 64, 127, 64, 127]) {
+                    if let action = midi.action(for: message), case .engine(let commands) = dispatcher.dispatch(action, snapshot: link.snapshot()) {
+                        for command in commands { link.send(command) }
+                    }
+                }
+                pressedAt = link.snapshot().position
+            }
+            core.process(left: left, right: right, frames: period)
+            if pressedAt != nil && appliedBy == nil { appliedBy = core.renderer.position }
+            while let event = link.nextEvent() { events.append(event) }
+        }
+        let press = try #require(pressedAt)
+        #expect(appliedBy! - press == Int64(period), "applied within the next period")
+        let barline = schedule.barlines.first { $0 >= press }!
+        #expect(events.filter { if case .recordingStarted = $0 { true } else { false } } == [.recordingStarted(at: barline)])
+    }
+
+    @Test func actionsBecomeCommandsOrBoxWork() {
+        var dispatcher = ActionDispatcher(quantize: .beat)
+        var snapshot = EngineSnapshot(serial: 1, position: 0, state: .stopped, measure: 3, beat: 1, looping: false, currentMIDI: [], partPeaks: [], outputPeak: 0, refusedCommands: 0)
+        #expect(dispatcher.dispatch(.playPause, snapshot: snapshot) == .engine([.play]))
+        #expect(dispatcher.dispatch(.punchOut, snapshot: snapshot) == .ignored)
+        snapshot.state = .playing
+        #expect(dispatcher.dispatch(.playPause, snapshot: snapshot) == .engine([.stop, .locate(measure: 3)]))
+        #expect(dispatcher.dispatch(.punchIn, snapshot: snapshot) == .engine([.record(.beat)]))
+        #expect(dispatcher.dispatch(.loopStartHere, snapshot: snapshot) == .ignored)
+        snapshot.measure = 5
+        #expect(dispatcher.dispatch(.loopEndHere, snapshot: snapshot) == .engine([.loop(3...5)]))
+        snapshot.looping = true
+        #expect(dispatcher.dispatch(.loop, snapshot: snapshot) == .engine([.loop(nil)]))
+        #expect(dispatcher.dispatch(.nextMeasure, snapshot: snapshot) == .engine([.locate(measure: 6)]))
+        #expect(dispatcher.dispatch(.metronome, snapshot: snapshot) == .engine([.metronome(0.4)]))
+        #expect(dispatcher.dispatch(.metronome, snapshot: snapshot) == .engine([.metronome(0)]))
+        #expect(dispatcher.dispatch(.nextPart, snapshot: snapshot) == .box(.nextPart))
+        #expect(dispatcher.dispatch(.undoTake, snapshot: snapshot) == .box(.undoTake))
+    }
+}
+
+extension String {
+    var asFileURL: URL { URL(fileURLWithPath: self) }
+}
