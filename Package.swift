@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "acapella-fuzz-parser", targets: ["AcapellaFuzzParser"]),
         .executable(name: "acapella-fuzz-importer", targets: ["AcapellaFuzzImporter"]),
         .executable(name: "acapella-alloc-check", targets: ["acapella-alloc-check"]),
+        .executable(name: "acapella-fuzz-midi", targets: ["AcapellaFuzzMIDI"]),
     ],
     targets: [
         // MARK: C libraries from Debian, found through pkg-config.
@@ -84,7 +85,7 @@ let package = Package(
         // MARK: The executable.
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox"],
+            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -92,12 +93,18 @@ let package = Package(
         // libFuzzer supplies main(), so this target is parsed as a library.
         .executableTarget(
             name: "AcapellaFuzzParser",
-            dependencies: ["AcapellaScore"],
+            dependencies: ["AcapellaScore", "AcapellaFuzzSupport"],
+            swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        .target(name: "AcapellaFuzzSupport", swiftSettings: strictSwift),
+        .executableTarget(
+            name: "AcapellaFuzzImporter",
+            dependencies: ["AcapellaMusicXML", "AcapellaFuzzSupport"],
             swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
 
         .executableTarget(
-            name: "AcapellaFuzzImporter",
-            dependencies: ["AcapellaMusicXML"],
+            name: "AcapellaFuzzMIDI",
+            dependencies: ["AcapellaControl", "AcapellaFuzzSupport"],
             swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
 
         // Interposes malloc to count the render thread's allocations; only

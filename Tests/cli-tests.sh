@@ -150,7 +150,13 @@ expect "damaged manifest reopens" 0 "$acapella" takes "$project" &&
   check "takes survive" contains "$out" "take 1  Alto  kept, active"
 expect "missing project" 1 "$acapella" takes "$work/nothing.acaproj" && check "missing project message" contains "$err" "no such project"
 
-expect "devices" 0 "$acapella" devices && check "devices lists GPIO" contains "$out" "GPIO chips:"
+expect "devices" 0 "$acapella" devices && check "devices lists GPIO" contains "$out" "GPIO chips" && check "devices lists MIDI" contains "$out" "MIDI ports"
+if [ ! -e /dev/snd/seq ]; then
+  expect "midi-learn without a sequencer" 1 "$acapella" midi-learn punch-in --timeout 1 && check "sequencer message" contains "$err" "MIDI: no ALSA sequencer"
+fi
+expect "midi-learn unknown action" 2 "$acapella" midi-learn frob && check "action message" contains "$err" "unknown action 'frob'; actions: play-pause"
+printf '{"midi": {"bindings": [{"event": "cc", "action": "stop"}]}}' > "$work/bad-controls.json"
+expect "midi-learn on a wrong config" 1 "$acapella" midi-learn stop --config "$work/bad-controls.json" && check "config message" contains "$err" "bad-controls.json: midi.bindings[0].controller: missing"
 expect "calibrate the room" 0 "$acapella" calibrate --device sim:latency=240.5,reported=200 &&
   check "calibration measured" contains "$out" "round trip 240.50 frames" &&
   check "trim stored" contains "$out" "trim +40.50 frames stored in $work/data/calibration.json"
@@ -159,7 +165,7 @@ expect "calibrate bad words" 2 "$acapella" calibrate --device sim:latency=abc &&
 expect "record with the calibration" 0 "$acapella" record "$project" --part Soprano --device sim:latency=240.5,reported=200 &&
   check "calibration recorded" contains "$(cat "$project/manifest.json")" "200.00 frames reported + 40.50 calibrated trim"
 
-for command in check import mix dump format info bench version new record takes devices calibrate; do
+for command in check import mix dump format info bench version new record takes devices calibrate midi-learn; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

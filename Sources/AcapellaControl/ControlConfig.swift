@@ -36,6 +36,8 @@ public struct ControlConfig: Sendable {
     public var footSwitches: [FootSwitchConfig]
     /// Where punch in/out lands: immediate, beat or bar.
     public var punchQuantize: String
+    /// Lights on a controller (empty: none).
+    public var feedback = MIDIFeedback(lights: [])
 
     /// Parses a configuration; every problem names the file and the key.
     public static func parse(_ data: Data, file: String) throws(ControlConfigError) -> ControlConfig {
@@ -71,9 +73,10 @@ public struct ControlConfig: Sendable {
         var machineControl = true
         var machineControlDevice = 0x7F
         var sources: [String]?
+        var lights: [MIDIFeedback.Light] = []
         if let midiValue = root["midi"] {
             guard let midi = midiValue as? [String: Any] else { throw fail("midi", "expected an object") }
-            let knownMIDI = ["connect", "ccThreshold", "mmc", "mmcDevice", "bindings"]
+            let knownMIDI = ["connect", "ccThreshold", "mmc", "mmcDevice", "bindings", "feedback"]
             if let stray = midi.keys.sorted().first(where: { !knownMIDI.contains($0) }) { throw fail("midi.\(stray)", "unknown key; known: \(knownMIDI.joined(separator: ", "))") }
             if let connect = midi["connect"] {
                 if let all = connect as? String, all == "all" { sources = nil } else if let names = connect as? [String] { sources = names } else {
@@ -86,6 +89,20 @@ public struct ControlConfig: Sendable {
                 machineControl = flag
             }
             machineControlDevice = try integer(midi["mmcDevice"], "midi.mmcDevice", 0...127) ?? 0x7F
+            if let list = midi["feedback"] {
+                guard let items = list as? [Any] else { throw fail("midi.feedback", "expected a list") }
+                for (index, item) in items.enumerated() {
+                    let key = "midi.feedback[\(index)]"
+                    guard let entry = item as? [String: Any] else { throw fail(key, "expected an object") }
+                    guard let state = entry["state"] as? String, ["playing", "recording", "count-in", "looping"].contains(state) else {
+                        throw fail(key + ".state", "expected \"playing\", \"recording\", \"count-in\" or \"looping\"")
+                    }
+                    let note = try integer(entry["note"], key + ".note", 0...127)
+                    let controller = try integer(entry["controller"], key + ".controller", 0...127)
+                    guard (note == nil) != (controller == nil) else { throw fail(key, "give a note or a controller (one of them)") }
+                    lights.append(MIDIFeedback.Light(state: state, note: note, controller: controller, channel: try integer(entry["channel"], key + ".channel", 1...16) ?? 1))
+                }
+            }
             if let list = midi["bindings"] {
                 guard let items = list as? [Any] else { throw fail("midi.bindings", "expected a list") }
                 for (index, item) in items.enumerated() {
@@ -150,12 +167,44 @@ public struct ControlConfig: Sendable {
         return ControlConfig(
             midiSources: sources,
             midi: MIDIInterpreter(bindings: bindings, threshold: threshold, machineControl: machineControl, machineControlDevice: machineControlDevice),
-            footSwitches: switches, punchQuantize: quantize)
+            footSwitches: switches, punchQuantize: quantize, feedback: MIDIFeedback(lights: lights))
     }
 
     /// Reads and parses a file.
     public static func load(_ path: String) throws(ControlConfigError) -> ControlConfig {
         guard let data = FileManager.default.contents(atPath: path) else { throw ControlConfigError(description: "\(path): cannot read the file") }
         return try parse(data, file: path)
+    }
+}
+
+extension ControlConfig {
+    /// The configuration text with `binding` learned: it replaces any
+    /// binding of the same event (and channel), everything else is kept as
+    /// it was. Checked by parsing the result.
+    public static func learning(_ binding: MIDIBinding, into data: Data, file: String) throws(ControlConfigError) -> Data {
+        _ = try parse(data, file: file)
+        guard var root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw ControlConfigError(description: "\(file): not valid JSON") }
+        var midi = root["midi"] as? [String: Any] ?? [:]
+        var bindings = midi["bindings"] as? [[String: Any]] ?? []
+        var entry: [String: Any] = ["action": binding.action.rawValue]
+        switch binding.event {
+        case .note(let note): entry["event"] = "note"; entry["note"] = note
+        case .controlChange(let controller): entry["event"] = "cc"; entry["controller"] = controller
+        case .program(let program): entry["event"] = "program"; entry["program"] = program
+        }
+        if let channel = binding.channel { entry["channel"] = channel }
+        bindings.removeAll { existing in
+            existing["event"] as? String == entry["event"] as? String && existing["note"] as? Int == entry["note"] as? Int
+                && existing["controller"] as? Int == entry["controller"] as? Int && existing["program"] as? Int == entry["program"] as? Int
+                && existing["channel"] as? Int == entry["channel"] as? Int
+        }
+        bindings.append(entry)
+        midi["bindings"] = bindings
+        root["midi"] = midi
+        guard let result = try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys]) else {
+            throw ControlConfigError(description: "\(file): cannot write the configuration")
+        }
+        _ = try parse(result, file: file)
+        return result + Data([10])
     }
 }

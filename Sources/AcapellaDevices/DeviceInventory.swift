@@ -44,8 +44,10 @@ public struct DeviceInventory: Sendable {
 
     /// Sound cards found.
     public var cards: [Card]
-    /// GPIO chips (`/dev/gpiochip*`).
-    public var gpioChips: [String]
+    /// GPIO chips (`/dev/gpiochip*`) with their lines.
+    public var gpioChips: [GPIOChipInfo]
+    /// MIDI ports, or why there are none.
+    public var midiPorts: Result<[MIDIPort], DeviceError>
 
     /// Looks around. The corresponding C functions are `snd_card_next`,
     /// `snd_ctl_open`, `snd_ctl_card_info`, `snd_ctl_pcm_next_device`,
@@ -90,8 +92,7 @@ public struct DeviceInventory: Sendable {
             }
             cards.append(Card(index: Int(index), id: id, name: name, devices: devices))
         }
-        let chips = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("gpiochip") }.sorted().map { "/dev/" + $0 }
-        return DeviceInventory(cards: cards, gpioChips: chips)
+        return DeviceInventory(cards: cards, gpioChips: GPIOSwitch.chips(), midiPorts: MIDIInput.listPorts())
     }
 
     static func capabilities(_ name: String, stream: snd_pcm_stream_t) -> Result<Stream, DeviceError> {
@@ -138,8 +139,22 @@ public struct DeviceInventory: Sendable {
                 }
             }
         }
-        lines.append("MIDI ports: none found (MIDI control arrives with the control work)")
-        lines.append("GPIO chips: " + (gpioChips.isEmpty ? "none" : gpioChips.joined(separator: ", ")))
+        switch midiPorts {
+        case .success(let ports) where ports.isEmpty: lines.append("MIDI ports: none")
+        case .success(let ports):
+            lines.append("MIDI ports:")
+            lines += ports.map { "  \($0.description)" }
+        case .failure(let error): lines.append("MIDI ports: none (\(error.description))")
+        }
+        if gpioChips.isEmpty {
+            lines.append("GPIO chips: none")
+        } else {
+            lines.append("GPIO chips:")
+            for chip in gpioChips {
+                let named = chip.lines.enumerated().filter { !$0.element.isEmpty }.map { "\($0.offset)=\($0.element)" }
+                lines.append("  \(chip.name) [\(chip.label)], \(chip.lines.count) lines\(named.isEmpty ? "" : ": " + named.joined(separator: " "))")
+            }
+        }
         return lines.joined(separator: "\n")
     }
 }

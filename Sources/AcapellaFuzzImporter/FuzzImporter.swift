@@ -7,7 +7,6 @@
 // Built normally it replays the files named on the command line.
 import AcapellaMusicXML
 import AcapellaScore
-import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzImporter(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -26,17 +25,10 @@ func checkImporter(_ bytes: [UInt8]) {
 }
 
 #if !FUZZING
+import AcapellaFuzzSupport
+
 @main
 struct ReplayDriver {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                print("\(path): cannot read")
-                continue
-            }
-            checkImporter([UInt8](data))
-            print("\(path): ok")
-        }
-    }
+    static func main() { replayFiles(checkImporter) }
 }
 #endif

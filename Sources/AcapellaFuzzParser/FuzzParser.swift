@@ -7,9 +7,6 @@
 // Built normally (without FUZZING) it is a replay driver: it runs the same
 // check on each file named on the command line, to reproduce a crash.
 import AcapellaScore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -32,31 +29,10 @@ func checkParser(_ bytes: [UInt8]) {
 }
 
 #if !FUZZING
+import AcapellaFuzzSupport
+
 @main
 struct ReplayDriver {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let file = fopenBytes(path) else {
-                print("\(path): cannot read")
-                continue
-            }
-            checkParser(file)
-            print("\(path): ok")
-        }
-    }
-
-    /// Reads a file without Foundation (this target stays dependency-free).
-    static func fopenBytes(_ path: String) -> [UInt8]? {
-        guard let handle = fopen(path, "rb") else { return nil }
-        defer { fclose(handle) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, handle)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
-        return bytes
-    }
+    static func main() { replayFiles(checkParser) }
 }
 #endif

@@ -1,3 +1,4 @@
+import AcapellaControl
 import AcapellaDevices
 import AcapellaEngine
 import AcapellaMusicXML
@@ -54,6 +55,15 @@ let commands: [Subcommand] = [
         ],
         details: "Plays a 1 s sweep and records it through a loopback (a cable, or headphones held to the\nmicrophone), cross-correlates, and stores the trim over the device's own figure for this route\n(card, device, rate, period, buffer). Recording uses it; each take records which it used.\nThe data directory is $ACAPELLA_DATA_DIR, else $XDG_DATA_HOME/acapella, else ~/.local/share/acapella.",
         run: runCalibrate),
+    Subcommand(
+        name: "midi-learn", summary: "bind the next MIDI event (note, controller press, program change) to an action",
+        positionals: "ACTION", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--config"], valueName: "FILE", help: "the controls file to change (default: controls.json in the data directory, started from the shipped defaults)"),
+            OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "how long to wait for the event (default 30)"),
+        ],
+        details: "Actions: " + ControlAction.names + ".\nThe file is rewritten atomically; other bindings of the same event are replaced.",
+        run: runMIDILearn),
     Subcommand(
         name: "takes", summary: "list or change a project's takes",
         positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,

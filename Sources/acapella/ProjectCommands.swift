@@ -1,4 +1,5 @@
 import AcapellaBox
+import AcapellaControl
 import AcapellaDevices
 import AcapellaProject
 import AcapellaScore
@@ -174,4 +175,74 @@ func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
                  result.roundTripFrames * 1000 / Double(device.sampleRate), device.route, device.reportedRoundTripFrames, trim, store.path))
     print(String(format: "signal %.0f dB over the background; %d-point FFT; %.2f s", result.clarityDB, result.fftSize, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
     return 0
+}
+
+/// Where the shipped control defaults are: beside the executable's package
+/// (`Config/controls.json`), or installed under `share/acapella`.
+func shippedControlsPath() -> String? {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    let candidates = [
+        executable.appendingPathComponent("../../Config/controls.json").path,
+        executable.appendingPathComponent("../share/acapella/controls.json").path,
+        FileManager.default.currentDirectoryPath + "/Config/controls.json",
+    ]
+    return candidates.first { FileManager.default.fileExists(atPath: $0) }
+}
+
+func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
+    guard let action = ControlAction(rawValue: arguments.positionals[0]) else {
+        throw CLIError("unknown action '\(arguments.positionals[0])'; actions: \(ControlAction.names)")
+    }
+    let seconds = try arguments.int("--timeout", default: 30, range: 1...600)
+    let path = arguments.value("--config") ?? CalibrationStore.dataDirectory + "/controls.json"
+    // The file to change: the user's, else a copy of the shipped defaults.
+    let existing: Data
+    if let data = FileManager.default.contents(atPath: path) {
+        existing = data
+    } else if let shipped = shippedControlsPath(), let data = FileManager.default.contents(atPath: shipped) {
+        existing = data
+    } else {
+        existing = Data("{}".utf8)
+    }
+    let config: ControlConfig
+    do { config = try ControlConfig.parse(existing, file: path) } catch { throw CLIError(error.description, exitCode: 1) }
+    let input: MIDIInput
+    do { input = try MIDIInput(sources: config.midiSources) } catch { throw CLIError(error.description, exitCode: 1) }
+    writeError("press, play or turn the control for \(action.rawValue) (listening on \(input.connected.isEmpty ? "no port yet; connect one" : input.connected.map(\.description).joined(separator: ", ")))")
+    var decoder = MIDIDecoder()
+    var interpreter = MIDIInterpreter(bindings: [], threshold: config.midi.threshold, machineControl: false)
+    let deadline = Date().addingTimeInterval(Double(seconds))
+    while Date() < deadline {
+        for message in decoder.feed(input.read(timeoutMilliseconds: 200)) {
+            let binding: MIDIBinding
+            switch message {
+            case .noteOn(let channel, let note, _): binding = MIDIBinding(event: .note(note), channel: channel, action: action)
+            case .programChange(let channel, let program): binding = MIDIBinding(event: .program(program), channel: channel, action: action)
+            case .controlChange(let channel, let controller, _):
+                // Only a press (the rising edge through the threshold) counts.
+                interpreter.bindings = [MIDIBinding(event: .controlChange(controller), action: action)]
+                guard interpreter.action(for: message) != nil else { continue }
+                binding = MIDIBinding(event: .controlChange(controller), channel: channel, action: action)
+            default: continue
+            }
+            do {
+                let updated = try ControlConfig.learning(binding, into: existing, file: path)
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try AtomicFile.write(Array(updated), to: path)
+            } catch let error as ControlConfigError {
+                throw CLIError(error.description, exitCode: 1)
+            } catch let error as FileError {
+                throw CLIError(error.description, exitCode: 1)
+            }
+            let what: String
+            switch binding.event {
+            case .note(let note): what = "note \(note)"
+            case .controlChange(let controller): what = "controller \(controller)"
+            case .program(let program): what = "program \(program)"
+            }
+            print("bound \(what) on channel \(binding.channel ?? 0) to \(action.rawValue) in \(path)")
+            return 0
+        }
+    }
+    throw CLIError("no MIDI event in \(seconds) s; nothing changed", exitCode: 1)
 }

@@ -263,3 +263,36 @@ import Testing
 extension String {
     var asFileURL: URL { URL(fileURLWithPath: self) }
 }
+
+@Suite struct LearningAndFeedbackTests {
+    /// Learning a binding replaces the same event's binding, keeps the rest
+    /// of the file, and the result parses.
+    @Test func learningRewritesOneBinding() throws {
+        let original = try Data(contentsOf: URL(fileURLWithPath: ControlConfigTests.shipped))
+        let before = try ControlConfig.parse(original, file: "controls.json")
+        let learned = try ControlConfig.learning(MIDIBinding(event: .note(38), channel: 10, action: .undoTake), into: original, file: "controls.json")
+        let after = try ControlConfig.parse(learned, file: "controls.json")
+        #expect(after.midi.bindings.count == before.midi.bindings.count, "replaced, not added")
+        var interpreter = after.midi
+        #expect(interpreter.action(for: .noteOn(channel: 10, note: 38, velocity: 100)) == .undoTake)
+        #expect(after.footSwitches == before.footSwitches)
+        let added = try ControlConfig.learning(MIDIBinding(event: .program(9), action: .nextSong), into: learned, file: "controls.json")
+        #expect(try ControlConfig.parse(added, file: "controls.json").midi.bindings.count == before.midi.bindings.count + 1)
+    }
+
+    @Test func feedbackLightsFollowTheState() throws {
+        let config = try ControlConfig.parse(Data(#"{"midi": {"feedback": [{"state": "recording", "note": 38, "channel": 10}, {"state": "playing", "controller": 20}]}}"#.utf8), file: "c.json")
+        let feedback = config.feedback
+        #expect(feedback.messages(from: [], to: ["playing"]) == [0xB0, 20, 127])
+        #expect(feedback.messages(from: ["playing"], to: ["playing", "recording"]) == [0x99, 38, 127])
+        #expect(feedback.messages(from: ["playing", "recording"], to: []) == [0x89, 38, 0, 0xB0, 20, 0])
+        #expect(throws: ControlConfigError.self) { try ControlConfig.parse(Data(#"{"midi": {"feedback": [{"state": "recording"}]}}"#.utf8), file: "c.json") }
+    }
+
+    @Test func consoleKeysAreDistinctAndListed() {
+        let keys = ConsoleKeys.bindings.map(\.key)
+        #expect(Set(keys).count == keys.count)
+        #expect(ConsoleKeys.action(for: " ") == .playPause && ConsoleKeys.action(for: "r") == .record && ConsoleKeys.action(for: "?") == nil)
+        #expect(ConsoleKeys.help.contains("space  play-pause"))
+    }
+}
