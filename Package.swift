@@ -67,7 +67,13 @@ let package = Package(
         // MARK: I/O edge: the audio device interface, the simulated room.
         .target(
             name: "AcapellaDevices",
-            dependencies: ["AcapellaEngine", "AcapellaScore", "CALSA", "CSndFile", "CGPIOD", "CFFTW"],
+            dependencies: ["AcapellaEngine", "AcapellaScore", "AcapellaAnalysis", "CALSA", "CSndFile", "CGPIOD", "CFFTW"],
+            swiftSettings: strictSwift),
+
+        // MARK: Analysis: the YIN pitch detector (FFTW), the shared FFTW planner lock.
+        .target(
+            name: "AcapellaAnalysis",
+            dependencies: ["CFFTW"],
             swiftSettings: strictSwift),
 
         // MARK: Hands-free control: actions, MIDI decoding, foot-switch gestures, bindings.
@@ -131,6 +137,10 @@ let package = Package(
         .testTarget(
             name: "AcapellaControlTests",
             dependencies: ["AcapellaControl", "AcapellaEngine", "AcapellaScore"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "AcapellaAnalysisTests",
+            dependencies: ["AcapellaAnalysis", "AcapellaProject"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

@@ -1,10 +1,6 @@
 internal import CFFTW
 import Foundation
-import Synchronization
-
-/// FFTW's planner is not thread-safe (only `fftwf_execute` is): plans are
-/// made and destroyed under this lock.
-let fftwPlanner = Mutex<Void>(())
+import AcapellaAnalysis
 
 /// Why a calibration was refused, said so the singer can fix it.
 public struct CalibrationError: Error, CustomStringConvertible, Equatable {

@@ -1,0 +1,44 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Pitch accuracy against a truth track (MIREX-style): over the frames the
+/// truth calls voiced, how often the estimate is voiced and within 50 cents,
+/// and how far off it is.
+public struct PitchMetrics: Sendable, CustomStringConvertible {
+    /// Voiced truth frames compared.
+    public var frames: Int
+    /// Raw pitch accuracy: voiced and within 50 cents.
+    public var rawPitchAccuracy: Double
+    /// Median absolute error, cents (voiced estimates).
+    public var medianCents: Double
+    /// 95th percentile absolute error, cents.
+    public var p95Cents: Double
+    /// Share of frames more than 50 cents off or unvoiced.
+    public var grossErrorShare: Double
+
+    /// Compares estimates with truth frequencies (0 = unvoiced), frame by frame.
+    public init(estimates: [PitchEstimate], truth: [Double]) {
+        var errors: [Double] = []
+        var good = 0
+        var voicedTruth = 0
+        for (index, reference) in truth.enumerated() where reference > 0 {
+            voicedTruth += 1
+            guard index < estimates.count, estimates[index].voiced, estimates[index].frequency > 0 else { continue }
+            let cents = abs(1_200 * log2(estimates[index].frequency / reference))
+            errors.append(cents)
+            if cents <= 50 { good += 1 }
+        }
+        errors.sort()
+        frames = voicedTruth
+        rawPitchAccuracy = voicedTruth == 0 ? 1 : Double(good) / Double(voicedTruth)
+        medianCents = errors.isEmpty ? 0 : errors[errors.count / 2]
+        p95Cents = errors.isEmpty ? 0 : errors[min(errors.count - 1, Int(Double(errors.count) * 0.95))]
+        grossErrorShare = voicedTruth == 0 ? 0 : Double(voicedTruth - good) / Double(voicedTruth)
+    }
+
+    public var description: String {
+        String(format: "%d voiced frames: raw pitch accuracy %.4f, median %.2f cents, p95 %.2f cents, %.2f %% more than 50 cents off", frames, rawPitchAccuracy, medianCents, p95Cents, grossErrorShare * 100)
+    }
+}
