@@ -91,7 +91,7 @@ let package = Package(
         // MARK: The executable.
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl"],
+            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with

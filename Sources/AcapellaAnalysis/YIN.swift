@@ -14,6 +14,14 @@ public struct PitchEstimate: Hashable, Sendable {
     public var aperiodicity: Double
     /// Voiced: periodic enough and loud enough.
     public var voiced: Bool
+    /// An estimate.
+    public init(centreSample: Int64, frequency: Double, aperiodicity: Double, voiced: Bool) {
+        self.centreSample = centreSample
+        self.frequency = frequency
+        self.aperiodicity = aperiodicity
+        self.voiced = voiced
+    }
+
     /// 1 − aperiodicity, clamped (0 when unvoiced).
     public var confidence: Double { voiced ? max(0, min(1, 1 - aperiodicity)) : 0 }
 }

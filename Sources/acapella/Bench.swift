@@ -1,3 +1,4 @@
+import AcapellaAnalysis
 import AcapellaDevices
 import AcapellaEngine
 import AcapellaMusicXML
@@ -15,6 +16,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "mix": return try benchMix(arguments)
     case "tones": return try benchTones(arguments)
     case "calibrate": return try benchCalibrate(arguments)
+    case "pitch": return try benchPitch(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
     }
 }
@@ -368,5 +370,66 @@ func benchCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
     }
     print(String(format: "  direct correlation  %8.1f ms   (%d lags × %d samples, time domain; peak %.0f)", directBest * 1000, maximum + 1, signal.count, sink))
     print(String(format: "  ratio               %8.1f× faster with the FFT", directBest / fftBest))
+    return 0
+}
+
+/// YIN on the shared voice files against aubio's YIN (`aubiopitch -p yin
+/// -B 2048 -H 512`), side by side: time and the accuracy figures for both
+/// (aubio's times moved back 1,024 samples to its windows' centres).
+func benchPitch(_ arguments: ParsedArguments) throws -> Int32 {
+    let repeats = try arguments.int("--repeat", default: 3, range: 1...20)
+    let directory = arguments.value("--dir") ?? "../shared/data/voice"
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".wav") }.sorted()
+    guard !names.isEmpty else { throw CLIError("no .wav files in \(directory)", exitCode: 1) }
+    let clock = ContinuousClock()
+    for name in names {
+        let path = directory + "/" + name
+        let truthPath = path.replacingOccurrences(of: ".wav", with: ".f0.csv")
+        let reference = ((try? String(contentsOfFile: truthPath, encoding: .utf8)) ?? "").split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
+        var ours: [PitchEstimate] = []
+        var best = Double.infinity
+        var audioSeconds = 0.0
+        for _ in 0..<repeats {
+            let time = try clock.measure {
+                let decoded = try AudioFile.readMono(path)
+                audioSeconds = Double(decoded.samples.count) / Double(decoded.sampleRate)
+                ours = YINDetector(sampleRate: decoded.sampleRate).track(decoded.samples, hop: 512)
+            }
+            best = min(best, seconds(time))
+        }
+        print(String(format: "bench pitch: %@ (%.1f s)", name, audioSeconds))
+        print(String(format: "  acapella YIN  %7.1f ms  (%.0f× real time, decode included)  %@", best * 1000, audioSeconds / best, PitchMetrics(estimates: ours, truth: reference).description))
+        // aubio, the same file, the same window and hop.
+        var aubioBest = Double.infinity
+        var output = ""
+        for _ in 0..<repeats {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["aubiopitch", "-i", path, "-p", "yin", "-B", "2048", "-H", "512"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            let start = clock.now
+            do { try process.run() } catch { break }
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { break }
+            aubioBest = min(aubioBest, seconds(clock.now - start))
+            output = String(decoding: data, as: UTF8.self)
+        }
+        guard aubioBest.isFinite else {
+            print("  aubio YIN     not run (install Debian's aubio-tools for the side-by-side figure)")
+            continue
+        }
+        // aubio stamps a window 1,024 samples after its centre: estimate j belongs to truth frame j − 2.
+        let values = output.split(separator: "\n").compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+        var aubio = [PitchEstimate](repeating: PitchEstimate(centreSample: 0, frequency: 0, aperiodicity: 1, voiced: false), count: reference.count)
+        for (index, value) in values.enumerated() where index - 2 >= 0 && index - 2 < aubio.count {
+            aubio[index - 2] = PitchEstimate(centreSample: Int64((index - 2) * 512), frequency: value, aperiodicity: 0, voiced: value > 0)
+        }
+        print(String(format: "  aubio YIN     %7.1f ms  (%.0f× real time, process included)  %@", aubioBest * 1000, audioSeconds / aubioBest, PitchMetrics(estimates: aubio, truth: reference).description))
+        print(String(format: "  ratio         %7.1f× faster than aubio's YIN", aubioBest / best))
+    }
     return 0
 }

@@ -65,6 +65,18 @@ let commands: [Subcommand] = [
         details: "Actions: " + ControlAction.names + ".\nThe file is rewritten atomically; other bindings of the same event are replaced.",
         run: runMIDILearn),
     Subcommand(
+        name: "pitch", summary: "track the pitch of a recording (YIN) and print it as CSV",
+        positionals: "FILE", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--song"], valueName: "SONG", help: "the song the recording sings (cents against its notes)"),
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part sung (with --song)"),
+            OptionSpec(names: ["--offset"], valueName: "N", help: "file frame N + s holds song sample s (a take's alignment; default 0)"),
+            OptionSpec(names: ["--truth"], valueName: "CSV", help: "a truth track (time,f0 per hop): print the accuracy figures instead"),
+            OptionSpec(names: ["--hop"], valueName: "N", help: "samples between estimates (default 512 at 48 kHz)"),
+        ],
+        details: "Each line is stamped at the centre of the audio the estimate used. Unvoiced frames print 0 Hz.",
+        run: runPitch),
+    Subcommand(
         name: "takes", summary: "list or change a project's takes",
         positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,
         options: [],
@@ -107,11 +119,11 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--parts"], valueName: "N", help: "parts in the generated score (default 8)"),
             OptionSpec(names: ["--measures"], valueName: "N", help: "measures in the generated score (default 10000)"),
             OptionSpec(names: ["--repeat"], valueName: "N", help: "timed repetitions; the best is reported (default 5)"),
-            OptionSpec(names: ["--dir"], valueName: "DIR", help: "MusicXML folder for 'import' (default ../shared/data/musicxml)"),
+            OptionSpec(names: ["--dir"], valueName: "DIR", help: "data folder for 'import' (MusicXML) and 'pitch' (voice files)"),
             OptionSpec(names: ["--periods"], valueName: "N", help: "periods for 'render' (default 100000)"),
             OptionSpec(names: ["--frames"], valueName: "N", help: "period size for 'render' (default 128)"),
         ],
-        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed\n  render  worst-case time of one period (8 parts: tones, takes, punch-ins, clicks) as a share of the period's duration\n  mix     mixdown of a 3-minute 4-part song from 4 take files; sox -m on the same files side by side\n  tones   guide tones of a 3-minute 4-part song to WAV; fluidsynth -F on the same notes as MIDI side by side\n  calibrate  a calibration in the simulated room; the FFT correlation beside a direct one",
+        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed\n  render  worst-case time of one period (8 parts: tones, takes, punch-ins, clicks) as a share of the period's duration\n  mix     mixdown of a 3-minute 4-part song from 4 take files; sox -m on the same files side by side\n  tones   guide tones of a 3-minute 4-part song to WAV; fluidsynth -F on the same notes as MIDI side by side\n  calibrate  a calibration in the simulated room; the FFT correlation beside a direct one\n  pitch   YIN on the voice files in --dir (default ../shared/data/voice); aubio's YIN side by side",
         run: runBench),
     Subcommand(
         name: "version", summary: "print the versions of acapella and its libraries",

@@ -1,0 +1,66 @@
+import AcapellaAnalysis
+import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import Foundation
+
+/// `acapella pitch FILE.wav [--song SONG --part NAME --offset N] [--truth CSV] [--hop N]`:
+/// YIN over a file, as CSV (time, Hz, cents, note, confidence); with a
+/// song and part, the expected note narrows the search and the cents are
+/// against it; with a truth CSV, the accuracy figures.
+func runPitch(_ arguments: ParsedArguments) throws -> Int32 {
+    let path = arguments.positionals[0]
+    let decoded: (samples: [Float], sampleRate: Int)
+    do { decoded = try AudioFile.readMono(path) } catch { throw CLIError(error.description, exitCode: 1) }
+    let hop = try arguments.int("--hop", default: 512 * decoded.sampleRate / 48_000, range: 16...8_192)
+    var expectedNote: ((Int64) -> Int?)?
+    if let song = arguments.value("--song") {
+        guard let partName = arguments.value("--part") else { throw CLIError("--song needs --part NAME") }
+        let score = try loadScore(song)
+        guard let part = score.parts.firstIndex(where: { $0.name.lowercased() == partName.lowercased() }) else {
+            throw CLIError("no part named '\(partName)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "), exitCode: 1)
+        }
+        let schedule: Schedule
+        do { schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: decoded.sampleRate)) } catch { throw CLIError(error.description, exitCode: 1) }
+        let offset = Int64(try arguments.int("--offset", default: 0, range: -100_000_000...100_000_000))
+        let tones = schedule.tones[part]
+        // File frame f holds song sample f − offset (a take's alignment).
+        expectedNote = { frame in
+            let song = frame - offset
+            let index = tones.partitionIndex { $0.endSample > song }
+            return index < tones.count && tones[index].startSample <= song ? tones[index].midi : nil
+        }
+    } else if arguments.value("--part") != nil || arguments.value("--offset") != nil {
+        throw CLIError("--part and --offset need --song")
+    }
+    let detector = YINDetector(sampleRate: decoded.sampleRate)
+    let estimates = detector.track(decoded.samples, hop: hop) { frame in
+        expectedNote?(frame).map { 440 * pow(2, Double($0 - 69) / 12) }
+    }
+    if let truthPath = arguments.value("--truth") {
+        guard let text = try? String(contentsOfFile: truthPath, encoding: .utf8) else { throw CLIError("\(truthPath): cannot read", exitCode: 1) }
+        let reference = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
+        print(PitchMetrics(estimates: estimates, truth: reference))
+        return 0
+    }
+    print("time_s,f0_hz,cents,note,confidence")
+    for estimate in estimates {
+        let time = String(format: "%.6f", Double(estimate.centreSample) / Double(decoded.sampleRate))
+        guard estimate.voiced else {
+            print("\(time),0,,,0")
+            continue
+        }
+        let note: String
+        let cents: Double
+        if let expected = expectedNote?(estimate.centreSample) {
+            note = NoteName.name(expected)
+            cents = NoteName.cents(estimate.frequency, from: expected)
+        } else {
+            let nearest = NoteName.nearest(estimate.frequency)
+            note = nearest.name
+            cents = nearest.cents
+        }
+        print(String(format: "%@,%.3f,%+.1f,%@,%.3f", time, estimate.frequency, cents, note, estimate.confidence))
+    }
+    return 0
+}
