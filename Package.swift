@@ -85,7 +85,7 @@ let package = Package(
         // MARK: The box: device + engine + recorder + project, put together.
         .target(
             name: "AcapellaBox",
-            dependencies: ["AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl"],
+            dependencies: ["AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
         // MARK: The executable.

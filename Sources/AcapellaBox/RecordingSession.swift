@@ -23,6 +23,8 @@ public struct RecordingRequest: Sendable {
     public var diskFullAfterFrames: Int64?
     /// Where calibrations are looked up (nil: the data directory's store).
     public var calibrationStore: String?
+    /// Run the pitch needle meanwhile and keep its readings (every ~50 ms).
+    public var trackPitch = false
 
     /// A request to record `part`.
     public init(part: String) {
@@ -53,6 +55,8 @@ public struct RecordingResult: Sendable {
     public var problems: [String]
     /// Capture frames dropped because the writer fell behind.
     public var overrunFrames: Int
+    /// The needle's readings, when asked for.
+    public var pitchReadings: [PitchReading] = []
 }
 
 /// Holds the engine for the render thread. `@unchecked Sendable`: the
@@ -111,6 +115,9 @@ public enum RecordingSession {
         }
         let recorder = Recorder(project: project, part: partName, options: options, calibration: calibrationText, failAfterFrames: request.diskFullAfterFrames)
         core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
+        let tracker = request.trackPitch ? PitchTracker(tones: schedule.tones[partIndex], sampleRate: device.sampleRate) : nil
+        if let tracker { core.attachAnalysis(ring: tracker.ring) }
+        var readings: [PitchReading] = []
         let link = core.link
         var singer: SyntheticSinger?
         if let settings = request.singer {
@@ -132,6 +139,7 @@ public enum RecordingSession {
         let deviceDone = DispatchSemaphore(value: 0)
         let roomSinger = singer
         recorder.start()
+        tracker?.start()
         if let measures = request.measures, let passes = request.loopPasses {
             link.send(.loop(measures))
             link.send(.stopAfterPasses(passes))
@@ -174,6 +182,7 @@ public enum RecordingSession {
             }
             link.collectRetired()
             progress?(recorder.receivedFrames)
+            if let reading = tracker?.reading, reading.songSample != readings.last?.songSample { readings.append(reading) }
         }
         // Let the round trip's last frames reach the microphone, then stop.
         if stopped {
@@ -184,9 +193,10 @@ public enum RecordingSession {
         keepRunning.store(false, ordering: .relaxed)
         deviceDone.wait()
         recorder.finish()
+        tracker?.stop()
         var problems = recorder.problems
         if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
         if let failure = deviceFailure.withLock({ $0 }) { problems.append(failure + "; the take is kept up to that moment") }
-        return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount)
+        return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount, pitchReadings: readings)
     }
 }

@@ -113,6 +113,8 @@ public final class BulkRing<Element: BitwiseCopyable>: @unchecked Sendable {
 /// one round trip (`latencyFrames`) earlier.
 struct CaptureTagger: ~Copyable {
     let ring: BulkRing<CapturedFrame>
+    /// A second consumer (the pitch tracker), fed the same frames.
+    var analysisRing: BulkRing<CapturedFrame>?
     let latencyFrames: Int64
     let history: UnsafeMutablePointer<FrameMark>
     let mask: Int
@@ -167,5 +169,6 @@ struct CaptureTagger: ~Copyable {
             scratch[index] = CapturedFrame(value: input[index], mark: mark)
         }
         ring.push(scratch, count: count)
+        analysisRing?.push(scratch, count: count)
     }
 }

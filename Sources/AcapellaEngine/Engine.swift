@@ -176,6 +176,12 @@ public struct EngineCore: ~Copyable {
         tagger = CaptureTagger(ring: ring, latencyFrames: latencyFrames, maximumFrames: renderer.maximumFrames)
     }
 
+    /// Also hands every tagged captured frame to `ring` (the pitch
+    /// tracker's). Call after `attachCapture`, before the first period.
+    public mutating func attachAnalysis(ring: BulkRing<CapturedFrame>) {
+        tagger?.analysisRing = ring
+    }
+
     /// What output device frame `frame` played, while it is still in the
     /// capture history (nil without a recorder attached or when too old).
     public func outputMark(frame: Int64) -> FrameMark? {

@@ -84,6 +84,27 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
 
     func score(_ project: Project) -> Score { project.score }
 
+    /// The needle while recording: a singer 20 cents sharp reads about +20
+    /// cents against the part's notes, off the render thread.
+    @Test func theNeedleShowsTheSingersDetuning() throws {
+        let project = try temporaryProject("amazing-grace.acasong")
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        var request = RecordingRequest(part: "Alto")
+        var singer = SingerSettings()
+        singer.detuneCents = 20
+        singer.vibratoCents = 0
+        request.singer = singer
+        request.trackPitch = true
+        var options = SimulatedRoom.Options()
+        options.pacing = .realTime(speed: 8)  // so the control loop samples the needle as it goes
+        let result = try RecordingSession.record(project: project, request: request, device: try SimulatedRoom(options))
+        let sung = result.pitchReadings.compactMap(\.cents)
+        #expect(sung.count >= 20, "\(result.pitchReadings.count) readings, \(sung.count) with a pitch")
+        let median = sung.sorted()[sung.count / 2]
+        #expect(abs(median - 20) <= 4, "median \(median) cents")
+        #expect(result.pitchReadings.contains { $0.expectedMIDI != nil && $0.sungNote != nil })
+    }
+
     /// A room that under-reports its round trip by 17.4 frames: recorded
     /// as reported, the take is 17 samples late; calibrated, the stored
     /// trim puts it back within a sample, and the take says which

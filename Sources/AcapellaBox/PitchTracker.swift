@@ -1,0 +1,113 @@
+import AcapellaAnalysis
+public import AcapellaEngine
+import Foundation
+import Synchronization
+
+/// What the needle shows: the latest pitch reading.
+public struct PitchReading: Hashable, Sendable {
+    /// The song sample the reading belongs to (the centre of its window,
+    /// mapped through the round trip like the take).
+    public var songSample: Int64
+    /// The note the part has there (MIDI), nil: a rest.
+    public var expectedMIDI: Int?
+    /// Sung frequency, Hz (0: no voice).
+    public var frequency: Double
+    /// Cents against the expected note (nil when either is missing).
+    public var cents: Double?
+    /// The nearest note to what is sung ("F#4").
+    public var sungNote: String?
+    /// 0…1.
+    public var confidence: Double
+}
+
+/// The live pitch needle, off the render thread (STYLE.md habit 10): the
+/// render loop hands tagged captured frames to a ring; this thread keeps a
+/// window of the newest, runs score-informed YIN every hop, and publishes
+/// the latest reading for the readouts. The score is looked up at the song
+/// sample each captured frame was tagged with — the same mapping the take
+/// uses — so the needle compares the voice with the note it was sung against.
+public final class PitchTracker: @unchecked Sendable {
+    // @unchecked: `latest` is behind a mutex; everything else is touched
+    // only by the tracker thread between `start` and `stop`.
+    /// The ring the engine feeds (`EngineCore.attachAnalysis`).
+    public let ring: BulkRing<CapturedFrame>
+    let detector: YINDetector
+    let tones: [ToneEvent]
+    let hop: Int
+    private let latest = Mutex<PitchReading?>(nil)
+    private let stopping = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// A tracker for a part's tones at `sampleRate`.
+    public init(tones: [ToneEvent], sampleRate: Int) {
+        ring = BulkRing(capacity: sampleRate)
+        detector = YINDetector(sampleRate: sampleRate)
+        self.tones = tones
+        hop = 512 * sampleRate / 48_000
+    }
+
+    /// The newest reading (any thread), nil before the first.
+    public var reading: PitchReading? { latest.withLock { $0 } }
+
+    /// The part's note at a song sample.
+    func expectedMIDI(at song: Int64) -> Int? {
+        let index = tones.partitionIndex { $0.endSample > song }
+        return index < tones.count && tones[index].startSample <= song ? tones[index].midi : nil
+    }
+
+    /// Analyses what is in the ring now (the thread's loop body; tests call it directly).
+    func drain(window: inout [CapturedFrame], sinceLast: inout Int) {
+        var buffer = [CapturedFrame](repeating: CapturedFrame(value: 0, mark: .none), count: 4_096)
+        while true {
+            let count = buffer.withUnsafeMutableBufferPointer { ring.pop(into: $0.baseAddress!, maximum: $0.count) }
+            if count == 0 { return }
+            for frame in buffer[0..<count] {
+                window.append(frame)
+                sinceLast += 1
+                if window.count > detector.window { window.removeFirst(window.count - detector.window) }
+                if sinceLast >= hop && window.count == detector.window {
+                    sinceLast = 0
+                    analyse(window)
+                }
+            }
+        }
+    }
+
+    private func analyse(_ window: [CapturedFrame]) {
+        let centre = window[window.count / 2].mark
+        let playing = centre.kind == .playing || centre.kind == .armed || centre.kind == .recording
+        let expected = playing ? expectedMIDI(at: centre.songSample) : nil
+        let frequencyExpected = expected.map { 440 * pow(2, Double($0 - 69) / 12) }
+        let estimate = window.map(\.value).withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
+        var reading = PitchReading(songSample: centre.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0)
+        if estimate.voiced {
+            reading.frequency = estimate.frequency
+            reading.confidence = estimate.confidence
+            reading.sungNote = NoteName.nearest(estimate.frequency).name
+            if let expected { reading.cents = NoteName.cents(estimate.frequency, from: expected) }
+        }
+        latest.withLock { $0 = reading }
+    }
+
+    /// Starts the tracker thread.
+    public func start() {
+        let thread = Thread { [self] in
+            var window: [CapturedFrame] = []
+            window.reserveCapacity(detector.window + 4_096)
+            var sinceLast = 0
+            while !stopping.load(ordering: .relaxed) {
+                drain(window: &window, sinceLast: &sinceLast)
+                usleep(5_000)
+            }
+            done.signal()
+        }
+        thread.name = "acapella-pitch"
+        thread.start()
+    }
+
+    /// Stops the thread.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        done.wait()
+    }
+}
