@@ -165,7 +165,12 @@ expect "calibrate bad words" 2 "$acapella" calibrate --device sim:latency=abc &&
 expect "record with the calibration" 0 "$acapella" record "$project" --part Soprano --device sim:latency=240.5,reported=200 &&
   check "calibration recorded" contains "$(cat "$project/manifest.json")" "200.00 frames reported + 40.50 calibrated trim"
 
-for command in check import mix dump format info bench version new record takes devices calibrate midi-learn; do
+expect "the box runs and quits" 0 "$acapella" run --data "$work/box" --seconds 2 --play --device sim:speed=4 &&
+  check "box says ready" contains "$err" "ready: Amazing Grace, recording part Alto" &&
+  check "box made the project" test -s "$work/box/projects/amazing-grace.acaproj/manifest.json"
+expect "the box with a bad song" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
+
+for command in check import mix dump format info bench version new record takes devices calibrate midi-learn run; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

@@ -18,6 +18,8 @@ public struct PitchReading: Hashable, Sendable {
     public var sungNote: String?
     /// 0…1.
     public var confidence: Double
+    /// Loudest input sample in the window (linear), for the level meter.
+    public var inputPeak: Float = 0
 }
 
 /// The live pitch needle, off the render thread (STYLE.md habit 10): the
@@ -79,7 +81,8 @@ public final class PitchTracker: @unchecked Sendable {
         let expected = playing ? expectedMIDI(at: centre.songSample) : nil
         let frequencyExpected = expected.map { 440 * pow(2, Double($0 - 69) / 12) }
         let estimate = window.map(\.value).withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
-        var reading = PitchReading(songSample: centre.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0)
+        var reading = PitchReading(songSample: centre.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0,
+                                   inputPeak: window.reduce(0) { max($0, abs($1.value)) })
         if estimate.voiced {
             reading.frequency = estimate.frequency
             reading.confidence = estimate.confidence

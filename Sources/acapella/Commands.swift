@@ -77,6 +77,20 @@ let commands: [Subcommand] = [
         details: "Each line is stamped at the centre of the audio the estimate used. Unvoiced frames print 0 Hz.",
         run: runPitch),
     Subcommand(
+        name: "run", summary: "the box: play, record and rehearse hands-free (console keys, MIDI, foot switch)",
+        positionals: "", positionalCount: 0...0,
+        options: [
+            OptionSpec(names: ["--song"], valueName: "NAME|PATH", help: "the song to start with (default: the first in the library)"),
+            OptionSpec(names: ["--part"], valueName: "N", help: "the part to record, by number (default 2)"),
+            OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME] or sim[:…] (default: the first card, else the simulated room in real time)"),
+            OptionSpec(names: ["--data"], valueName: "DIR", help: "where projects are kept (default: the data directory)"),
+            OptionSpec(names: ["--controls"], valueName: "FILE", help: "the controls file (default: controls.json in the data directory, else the shipped one)"),
+            OptionSpec(names: ["--seconds"], valueName: "S", help: "quit after S seconds (demos, tests)"),
+            OptionSpec(names: ["--play"], valueName: nil, help: "start playing at once"),
+        ],
+        details: "Keys: space play/pause, r record, s stop, p/o punch in/out, < > part, { } song, d discard, u undo, ? help,\nQ quit. Without a sound card the simulated room plays and a synthetic singer sings the part.",
+        run: runBox),
+    Subcommand(
         name: "takes", summary: "list or change a project's takes",
         positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,
         options: [],

@@ -180,12 +180,20 @@ func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
 /// Where the shipped control defaults are: beside the executable's package
 /// (`Config/controls.json`), or installed under `share/acapella`.
 func shippedControlsPath() -> String? {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    let candidates = [
-        executable.appendingPathComponent("../../Config/controls.json").path,
-        executable.appendingPathComponent("../share/acapella/controls.json").path,
-        FileManager.default.currentDirectoryPath + "/Config/controls.json",
-    ]
+    shippedPath("Config/controls.json", installed: "share/acapella/controls.json")
+}
+
+/// A file the repository ships, found from the executable (a build tree
+/// puts it a few levels under the repository; an install under
+/// `PREFIX/bin` beside `PREFIX/share/acapella`), else the current directory.
+func shippedPath(_ relative: String, installed: String) -> String? {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    var candidates: [String] = [directory.appendingPathComponent("../" + installed).standardized.path]
+    for _ in 0..<5 {
+        directory = directory.deletingLastPathComponent()
+        candidates.append(directory.appendingPathComponent(relative).path)
+    }
+    candidates.append(FileManager.default.currentDirectoryPath + "/" + relative)
     return candidates.first { FileManager.default.fileExists(atPath: $0) }
 }
 
@@ -245,4 +253,56 @@ func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
         }
     }
     throw CLIError("no MIDI event in \(seconds) s; nothing changed", exitCode: 1)
+}
+
+func runBox(_ arguments: ParsedArguments) throws -> Int32 {
+    // Songs: --song NAME|PATH, else the library beside the executable (or ./Songs).
+    let library = shippedPath("Songs", installed: "share/acapella/songs")
+    var songs = library.map { folder in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { folder + "/" + $0 } } ?? []
+    var index = 0
+    if let wanted = arguments.value("--song") {
+        if FileManager.default.fileExists(atPath: wanted) {
+            songs.insert(wanted, at: 0)
+        } else if let found = songs.firstIndex(where: { ($0 as NSString).lastPathComponent.lowercased().hasPrefix(wanted.lowercased()) }) {
+            index = found
+        } else {
+            throw CLIError("no song '\(wanted)' (a path, or the start of a file name in the library)")
+        }
+    }
+    guard !songs.isEmpty else { throw CLIError("no songs: give --song PATH, or run from the repository (Songs/)", exitCode: 1) }
+    var options = BoxOptions(songs: songs, dataDirectory: arguments.value("--data") ?? CalibrationStore.dataDirectory)
+    options.songIndex = index
+    options.partIndex = max(0, try arguments.int("--part", default: 2, range: 1...64) - 1)
+    if let seconds = arguments.value("--seconds") {
+        guard let value = Double(seconds), value > 0 else { throw CLIError("--seconds expects a positive number, not '\(seconds)'") }
+        options.seconds = value
+    }
+    options.autoplay = arguments.flags.contains("--play")
+    let controlsPath = arguments.value("--controls") ?? CalibrationStore.dataDirectory + "/controls.json"
+    let controls: ControlConfig
+    do {
+        if FileManager.default.fileExists(atPath: controlsPath) {
+            controls = try ControlConfig.load(controlsPath)
+        } else if let shipped = shippedControlsPath() {
+            controls = try ControlConfig.load(shipped)
+        } else {
+            controls = try ControlConfig.parse(Data("{}".utf8), file: "(none)")
+        }
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    // Real time for the room when someone is listening; free-running in tests.
+    var device = arguments.value("--device")
+    if device == nil && DeviceInventory.scan().cards.isEmpty {
+        device = "sim:speed=1"
+    }
+    let chosen = device
+    do {
+        try Box.run(options: options, controls: controls, openDevice: { try openDevice(chosen) }, log: { writeError("acapella: \($0)") })
+    } catch let error as CLIError {
+        throw error
+    } catch {
+        throw CLIError("\(error)", exitCode: 1)
+    }
+    return 0
 }
