@@ -108,30 +108,9 @@ public enum Box {
         let link = core.link
         let singer = device is SimulatedRoom ? SyntheticSinger(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate) : nil
         let engine = EngineBox(core)
-        let deviceBox = DeviceBox(device)
-        let keepRunning = Atomic<Bool>(true)
-        let failure = Mutex<String?>(nil)
-        let deviceDone = DispatchSemaphore(value: 0)
         recorder.start()
         tracker.start()
-        let thread = Thread {
-            do throws(DeviceError) {
-                try deviceBox.device.run(keepRunning: { keepRunning.load(ordering: .relaxed) }) { buffers in
-                    engine.core.process(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames, deviceFrame: buffers.deviceFrame)
-                    if let singer, let voice = buffers.roomVoice {
-                        for index in 0..<buffers.frames {
-                            guard let mark = engine.core.outputMark(frame: buffers.deviceFrame + Int64(index)), mark.kind != .none, mark.kind != .gap else { continue }
-                            voice[index] = singer.sample(atSong: mark.songSample)
-                        }
-                    }
-                }
-            } catch {
-                failure.withLock { $0 = error.description }
-            }
-            deviceDone.signal()
-        }
-        thread.name = "acapella-render"
-        thread.start()
+        let render = RenderThread(device: DeviceBox(device), engine: engine, singer: singer)
         log("ready: \(score.title ?? stem), recording part \(part.name) (\(options.partIndex + 1) of \(score.parts.count)); project \(projectPath)")
         if options.autoplay { link.send(.play) }
 
@@ -140,10 +119,9 @@ public enum Box {
         var showHelp = false
         let tempo = Double(score.tempos.first?.tempo.milliBPM ?? 120_000) / 1_000
         sessionLoop: while boxStopSignal == 0 {
-            if deviceDone.wait(timeout: .now()) == .success {
-                deviceDone.signal()
-                if let message = failure.withLock({ $0 }) { log(message + "; the take so far is kept") }
-                continueAfter = failure.withLock({ $0 }) != nil  // a lost device: reopen and carry on
+            if render.hasEnded {
+                if let message = render.failure { log(message + "; the take so far is kept") }
+                continueAfter = render.failure != nil  // a lost device: reopen and carry on
                 break
             }
             var actions = hub.poll(timeoutMilliseconds: console == nil ? 50 : 0)
@@ -205,8 +183,7 @@ public enum Box {
         // and the needle.
         link.send(.stop)
         usleep(useconds_t(max(50_000, Int(device.roundTripFrames) * 3 * 1_000_000 / device.sampleRate)))
-        keepRunning.store(false, ordering: .relaxed)
-        deviceDone.wait()
+        render.stop()
         recorder.finish()
         tracker.stop()
         for take in recorder.finished { log("take \(take.id) (\(take.part)) \(take.state): \(String(format: "%.1f", Double(take.frames) / Double(project.manifest.sampleRate))) s, \(take.file)") }

@@ -133,10 +133,6 @@ public enum RecordingSession {
             room.backpressure = { ring.waitingCount < ring.capacityCount / 2 }
         }
         let engine = EngineBox(core)
-        let deviceBox = DeviceBox(device)
-        let keepRunning = Atomic<Bool>(true)
-        let deviceFailure = Mutex<String?>(nil)
-        let deviceDone = DispatchSemaphore(value: 0)
         let roomSinger = singer
         recorder.start()
         tracker?.start()
@@ -149,34 +145,12 @@ public enum RecordingSession {
         } else {
             link.send(.record(.immediate))
         }
-        let thread = Thread {
-            do throws(DeviceError) {
-                try deviceBox.device.run(keepRunning: { keepRunning.load(ordering: .relaxed) }) { buffers in
-                    engine.core.process(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames, deviceFrame: buffers.deviceFrame)
-                    if let roomSinger, let voice = buffers.roomVoice {
-                        for index in 0..<buffers.frames {
-                            guard let mark = engine.core.outputMark(frame: buffers.deviceFrame + Int64(index)) else { continue }
-                            if mark.kind == .playing || mark.kind == .armed || mark.kind == .recording {
-                                voice[index] = roomSinger.sample(atSong: mark.songSample)
-                            }
-                        }
-                    }
-                }
-            } catch {
-                deviceFailure.withLock { $0 = error.description }
-            }
-            deviceDone.signal()
-        }
-        thread.name = "acapella-render"
-        thread.start()
+        let render = RenderThread(device: DeviceBox(device), engine: engine, singer: roomSinger)
         // The control loop: wait for the transport to stop by itself (song
         // end or the punch's auto stop), or for the device to fail.
         var stopped = false
         while !stopped {
-            if deviceDone.wait(timeout: .now() + .milliseconds(50)) == .success {
-                deviceDone.signal()
-                break
-            }
+            if render.wait(milliseconds: 50) { break }
             while let event = link.nextEvent() {
                 if case .stopped = event { stopped = true }
             }
@@ -187,16 +161,14 @@ public enum RecordingSession {
         // Let the round trip's last frames reach the microphone, then stop.
         if stopped {
             let tail = Int(device.roundTripFrames) + 2 * device.periodFrames
-            let waitUntil = DispatchTime.now() + .milliseconds(max(20, tail * 1000 / device.sampleRate * 2))
-            _ = deviceDone.wait(timeout: waitUntil)
+            _ = render.wait(milliseconds: max(20, tail * 1000 / device.sampleRate * 2))
         }
-        keepRunning.store(false, ordering: .relaxed)
-        deviceDone.wait()
+        render.stop()
         recorder.finish()
         tracker?.stop()
         var problems = recorder.problems
         if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
-        if let failure = deviceFailure.withLock({ $0 }) { problems.append(failure + "; the take is kept up to that moment") }
+        if let failure = render.failure { problems.append(failure + "; the take is kept up to that moment") }
         return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount, pitchReadings: readings)
     }
 }

