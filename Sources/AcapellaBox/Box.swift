@@ -33,6 +33,8 @@ public struct BoxOptions: Sendable {
     public var seconds: Double?
     /// Start playing at once (demos without a keyboard).
     public var autoplay = false
+    /// Quit when the transport stops after playing (no keyboard attached).
+    public var quitWhenStopped = false
 
     /// Options.
     public init(songs: [String], dataDirectory: String) {
@@ -118,6 +120,7 @@ public enum Box {
         var continueAfter = false
         var showHelp = false
         let tempo = Double(score.tempos.first?.tempo.milliBPM ?? 120_000) / 1_000
+        var hasPlayed = false
         sessionLoop: while boxStopSignal == 0 {
             if render.hasEnded {
                 if let message = render.failure { log(message + "; the take so far is kept") }
@@ -132,6 +135,8 @@ public enum Box {
             }
             if let seconds = options.seconds, Date().timeIntervalSince(started) >= seconds { break }
             let snapshot = link.snapshot()
+            if snapshot.state != .stopped { hasPlayed = true }
+            if options.quitWhenStopped && hasPlayed && snapshot.state == .stopped { break }
             for action in actions {
                 switch dispatcher.dispatch(action, snapshot: snapshot) {
                 case .engine(let commands): for command in commands { link.send(command) }

@@ -278,6 +278,12 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
         options.seconds = value
     }
     options.autoplay = arguments.flags.contains("--play")
+    if isatty(STDIN_FILENO) == 0 && options.seconds == nil {
+        // No keyboard to say Q: play the song through once, then stop.
+        options.autoplay = true
+        options.quitWhenStopped = true
+        writeError("acapella: no terminal attached: playing the song once through, then quitting")
+    }
     let controlsPath = arguments.value("--controls") ?? CalibrationStore.dataDirectory + "/controls.json"
     let controls: ControlConfig
     do {
