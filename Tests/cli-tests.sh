@@ -170,6 +170,25 @@ expect "the box runs and quits" 0 "$acapella" run --data "$work/box" --seconds 2
   check "box made the project" test -s "$work/box/projects/amazing-grace.acaproj/manifest.json"
 expect "the box with a bad song" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
 
+# The installer, into a throwaway root; the unit passes systemd's checks.
+stage="$work/stage"
+expect "install into a throwaway root" 0 env DESTDIR="$stage" deploy/install --no-build --no-system &&
+  check "binary installed" test -x "$stage/usr/local/bin/acapella" &&
+  check "songs installed" test -s "$stage/usr/local/share/acapella/songs/amazing-grace.acasong" &&
+  check "controls installed" test -s "$stage/usr/local/share/acapella/controls.json" &&
+  check "unit installed" test -s "$stage/etc/systemd/system/acapella.service" &&
+  check "limits installed" contains "$(cat "$stage/etc/security/limits.d/acapella.conf")" "rtprio 95"
+if command -v systemd-analyze >/dev/null 2>&1; then
+  # Checked as it would run from the staged binary (verify also checks that ExecStart exists).
+  mkdir -p "$work/unit"
+  sed "s#/usr/local/bin/acapella#$stage/usr/local/bin/acapella#" "$stage/etc/systemd/system/acapella.service" > "$work/unit/acapella.service"
+  expect "systemd accepts the unit" 0 systemd-analyze verify --man=no "$work/unit/acapella.service"
+fi
+expect "the installed box finds its songs" 0 "$stage/usr/local/bin/acapella" run --data "$work/box2" --seconds 1 --device sim:speed=4 &&
+  check "installed box ready" contains "$err" "ready: Amazing Grace"
+expect "uninstall from the throwaway root" 0 env DESTDIR="$stage" deploy/install --uninstall --no-system &&
+  check "binary removed" test ! -e "$stage/usr/local/bin/acapella"
+
 for command in check import mix dump format info bench version new record takes devices calibrate midi-learn run; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
