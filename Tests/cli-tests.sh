@@ -168,6 +168,8 @@ expect "record with the calibration" 0 "$acapella" record "$project" --part Sopr
 expect "the box runs and quits" 0 "$acapella" run --data "$work/box" --seconds 2 --play --device sim:speed=4 &&
   check "box says ready" contains "$err" "ready: Amazing Grace, recording part Alto" &&
   check "box made the project" test -s "$work/box/projects/amazing-grace.acaproj/manifest.json"
+printf '{"countIn": 9}' > "$work/bad-settings.json"
+expect "the box with bad settings" 1 "$acapella" run --config "$work/bad-settings.json" --seconds 1 && check "settings message" contains "$err" "bad-settings.json: countIn: expected a whole number from 0 to 4"
 expect "the box with a bad song" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
 
 # The installer, into a throwaway root; the unit passes systemd's checks.
@@ -176,6 +178,7 @@ expect "install into a throwaway root" 0 env DESTDIR="$stage" deploy/install --n
   check "binary installed" test -x "$stage/usr/local/bin/acapella" &&
   check "songs installed" test -s "$stage/usr/local/share/acapella/songs/amazing-grace.acasong" &&
   check "controls installed" test -s "$stage/usr/local/share/acapella/controls.json" &&
+  check "settings installed" test -s "$stage/usr/local/share/acapella/acapella.json" &&
   check "unit installed" test -s "$stage/etc/systemd/system/acapella.service" &&
   check "limits installed" contains "$(cat "$stage/etc/security/limits.d/acapella.conf")" "rtprio 95"
 if command -v systemd-analyze >/dev/null 2>&1; then

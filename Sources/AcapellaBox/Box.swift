@@ -35,6 +35,15 @@ public struct BoxOptions: Sendable {
     public var autoplay = false
     /// Quit when the transport stops after playing (no keyboard attached).
     public var quitWhenStopped = false
+    /// Count-in measures before a take.
+    public var countIn = 1
+    /// The metronome while playing.
+    public var metronome = false
+    /// Draw the console readout (when a terminal is attached).
+    public var consoleReadout = true
+    /// LCDd's address (nil: no LCD).
+    public var lcdHost: String? = "127.0.0.1"
+    public var lcdPort: UInt16 = 13_666
 
     /// Options.
     public init(songs: [String], dataDirectory: String) {
@@ -64,10 +73,10 @@ public enum Box {
         for warning in hub.warnings { log(warning) }
         for input in hub.inputs { log("control: \(input)") }
         let console = ConsoleInput()
-        let display = console == nil ? nil : ConsoleDisplay()
+        let display = console == nil || !options.consoleReadout ? nil : ConsoleDisplay()
         defer { display?.finish() }
-        let lcd = LCDClient()
-        if (try? lcd.connect()) == nil { log("LCD: no LCDd at 127.0.0.1:13666; the box runs on without the display") }
+        let lcd = options.lcdHost.map { LCDClient(host: $0, port: options.lcdPort) }
+        if let lcd, (try? lcd.connect()) == nil { log("LCD: no LCDd at \(lcd.host):\(lcd.port); the box runs on without the display") }
         let started = Date()
         while boxStopSignal == 0 {
             let device = try openDevice()
@@ -79,7 +88,7 @@ public enum Box {
 
     /// One song and part; returns whether another session should follow.
     static func session(
-        options: inout BoxOptions, device: any AudioDevice, hub: ControlHub, console: ConsoleInput?, display: ConsoleDisplay?, lcd: LCDClient,
+        options: inout BoxOptions, device: any AudioDevice, hub: ControlHub, console: ConsoleInput?, display: ConsoleDisplay?, lcd: LCDClient?,
         controls: ControlConfig, started: Date, log: Log
     ) throws -> Bool {
         let songPath = options.songs[options.songIndex]
@@ -98,11 +107,11 @@ public enum Box {
         }
         options.partIndex = min(options.partIndex, score.parts.count - 1)
         let part = score.parts[options.partIndex]
-        let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: 1))
+        let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: options.countIn))
         var mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.6 + 1.2 * Float($0) / Float(max(1, score.parts.count - 1))) }
         mixes[options.partIndex].muted = true  // the singer's own part: they sing it
         let (takes, _) = try project.activeTakes(for: schedule.options)
-        var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0, maximumFrames: device.periodFrames)
+        var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.metronome ? 0.3 : 0, maximumFrames: device.periodFrames)
         let recorder = Recorder(project: project, part: part.name, options: schedule.options, calibration: "\(device.route): \(device.roundTripFrames) frames")
         core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
         let tracker = PitchTracker(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate)
@@ -181,7 +190,7 @@ public enum Box {
                 note: reading?.expectedMIDI.map(NoteName.name), cents: reading?.cents,
                 lyric: showHelp ? ConsoleKeys.help.split(separator: "\n").prefix(3).joined(separator: " ") : "")
             display?.draw(readout)
-            lcd.show(Readout.lcd(readout, columns: lcd.columns > 0 ? lcd.columns : 16, rows: lcd.rows > 0 ? lcd.rows : 2))
+            if let lcd { lcd.show(Readout.lcd(readout, columns: lcd.columns > 0 ? lcd.columns : 16, rows: lcd.rows > 0 ? lcd.rows : 2)) }
         }
         // Finish: stop the transport (a take in progress is finished), let
         // the round trip's last frames arrive, stop the device, the recorder

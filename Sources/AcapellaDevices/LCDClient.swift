@@ -12,8 +12,9 @@ public final class LCDClient {
     /// Display size `LCDd` reported.
     public private(set) var columns = 0
     public private(set) var rows = 0
-    let host: String
-    let port: UInt16
+    /// Where LCDd is.
+    public let host: String
+    public let port: UInt16
     private var socket: Int32 = -1
     private var lastAttempt: ContinuousClock.Instant?
 

@@ -85,6 +85,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME] or sim[:…] (default: the first card, else the simulated room in real time)"),
             OptionSpec(names: ["--data"], valueName: "DIR", help: "where projects are kept (default: the data directory)"),
             OptionSpec(names: ["--controls"], valueName: "FILE", help: "the controls file (default: controls.json in the data directory, else the shipped one)"),
+            OptionSpec(names: ["--config"], valueName: "FILE", help: "settings (default: /etc/acapella/acapella.json, else the shipped Config/acapella.json)"),
             OptionSpec(names: ["--seconds"], valueName: "S", help: "quit after S seconds (demos, tests)"),
             OptionSpec(names: ["--play"], valueName: nil, help: "start playing at once"),
         ],

@@ -256,11 +256,18 @@ func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
 }
 
 func runBox(_ arguments: ParsedArguments) throws -> Int32 {
+    // Settings: --config, else /etc/acapella/acapella.json, else the shipped defaults.
+    let settingsPath = arguments.value("--config") ?? (FileManager.default.fileExists(atPath: "/etc/acapella/acapella.json") ? "/etc/acapella/acapella.json" : shippedPath("Config/acapella.json", installed: "share/acapella/acapella.json"))
+    var settings = BoxConfig()
+    if let settingsPath {
+        guard let data = FileManager.default.contents(atPath: settingsPath) else { throw CLIError("\(settingsPath): cannot read the settings", exitCode: 1) }
+        do { settings = try BoxConfig.parse(data, file: settingsPath) } catch { throw CLIError(error.description, exitCode: 1) }
+    }
     // Songs: --song NAME|PATH, else the library beside the executable (or ./Songs).
     let library = shippedPath("Songs", installed: "share/acapella/songs")
     var songs = library.map { folder in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { folder + "/" + $0 } } ?? []
     var index = 0
-    if let wanted = arguments.value("--song") {
+    if let wanted = arguments.value("--song") ?? settings.song {
         if FileManager.default.fileExists(atPath: wanted) {
             songs.insert(wanted, at: 0)
         } else if let found = songs.firstIndex(where: { ($0 as NSString).lastPathComponent.lowercased().hasPrefix(wanted.lowercased()) }) {
@@ -270,9 +277,14 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
         }
     }
     guard !songs.isEmpty else { throw CLIError("no songs: give --song PATH, or run from the repository (Songs/)", exitCode: 1) }
-    var options = BoxOptions(songs: songs, dataDirectory: arguments.value("--data") ?? CalibrationStore.dataDirectory)
+    var options = BoxOptions(songs: songs, dataDirectory: arguments.value("--data") ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
     options.songIndex = index
-    options.partIndex = max(0, try arguments.int("--part", default: 2, range: 1...64) - 1)
+    options.partIndex = max(0, try arguments.int("--part", default: settings.part, range: 1...64) - 1)
+    options.countIn = settings.countIn
+    options.metronome = settings.metronome
+    options.consoleReadout = settings.consoleReadout
+    options.lcdHost = settings.lcdHost
+    options.lcdPort = UInt16(settings.lcdPort)
     if let seconds = arguments.value("--seconds") {
         guard let value = Double(seconds), value > 0 else { throw CLIError("--seconds expects a positive number, not '\(seconds)'") }
         options.seconds = value
@@ -285,7 +297,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
         writeError("acapella: no terminal attached: playing the song once through, then quitting")
     }
     let controlsPath = arguments.value("--controls") ?? CalibrationStore.dataDirectory + "/controls.json"
-    let controls: ControlConfig
+    var controls: ControlConfig
     do {
         if FileManager.default.fileExists(atPath: controlsPath) {
             controls = try ControlConfig.load(controlsPath)
@@ -297,8 +309,9 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     } catch {
         throw CLIError(error.description, exitCode: 1)
     }
+    if let quantize = settings.quantize { controls.punchQuantize = quantize }
     // Real time for the room when someone is listening; free-running in tests.
-    var device = arguments.value("--device")
+    var device = arguments.value("--device") ?? settings.device
     if device == nil && DeviceInventory.scan().cards.isEmpty {
         device = "sim:speed=1"
     }

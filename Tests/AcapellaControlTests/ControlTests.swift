@@ -296,3 +296,35 @@ extension String {
         #expect(ConsoleKeys.help.contains("space  play-pause"))
     }
 }
+
+@Suite struct BoxConfigTests {
+    @Test func theShippedSettingsLoad() throws {
+        let path = ControlConfigTests.shipped.replacingOccurrences(of: "controls.json", with: "acapella.json")
+        let config = try BoxConfig.parse(try Data(contentsOf: URL(fileURLWithPath: path)), file: "acapella.json")
+        #expect(config.countIn == 1 && !config.metronome && config.quantize == "bar" && config.part == 2)
+        #expect(config.consoleReadout && config.lcdHost == "127.0.0.1" && config.lcdPort == 13_666 && config.device == nil)
+    }
+
+    @Test(arguments: [
+        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, readouts, comment"),
+        (#"{"countIn": 9}"#, "a.json: countIn: expected a whole number from 0 to 4"),
+        (#"{"metronome": "yes"}"#, "a.json: metronome: expected true or false"),
+        (#"{"device": "hw:0"}"#, "a.json: device: expected \"alsa\", \"alsa:NAME\", \"sim\" or \"sim:…\", not 'hw:0'"),
+        (#"{"readouts": {"lcd": "localhost"}}"#, "a.json: readouts.lcd: expected \"HOST:PORT\" or false"),
+        (#"{"readouts": {"tv": true}}"#, "a.json: readouts.tv: unknown key; known: console, lcd"),
+        (#"[1, 2]"#, "a.json: not a JSON object (truncated or damaged?)"),
+    ])
+    func wrongSettingsSayWhere(text: String, message: String) {
+        do {
+            _ = try BoxConfig.parse(Data(text.utf8), file: "a.json")
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test func lcdCanBeTurnedOff() throws {
+        let config = try BoxConfig.parse(Data(#"{"readouts": {"lcd": false, "console": false}}"#.utf8), file: "a.json")
+        #expect(config.lcdHost == nil && !config.consoleReadout)
+    }
+}
