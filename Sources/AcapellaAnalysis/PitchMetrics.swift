@@ -18,6 +18,14 @@ public struct PitchMetrics: Sendable, CustomStringConvertible {
     /// Share of frames more than 50 cents off or unvoiced.
     public var grossErrorShare: Double
 
+    /// A truth track's frequencies from its CSV text (`time,f0` per hop,
+    /// `#` comment lines, 0 = unvoiced).
+    public static func truth(csv text: String) -> [Double] {
+        text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            line.split(separator: ",").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        }
+    }
+
     /// Compares estimates with truth frequencies (0 = unvoiced), frame by frame.
     public init(estimates: [PitchEstimate], truth: [Double]) {
         var errors: [Double] = []

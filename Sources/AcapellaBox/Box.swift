@@ -108,7 +108,7 @@ public enum Box {
         options.partIndex = min(options.partIndex, score.parts.count - 1)
         let part = score.parts[options.partIndex]
         let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: options.countIn))
-        var mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.6 + 1.2 * Float($0) / Float(max(1, score.parts.count - 1))) }
+        var mixes = PartMix.spread(count: score.parts.count)
         mixes[options.partIndex].muted = true  // the singer's own part: they sing it
         let (takes, _) = try project.activeTakes(for: schedule.options)
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.metronome ? 0.3 : 0, maximumFrames: device.periodFrames)

@@ -66,17 +66,18 @@ public final class PitchTracker: @unchecked Sendable {
             for frame in buffer[0..<count] {
                 window.append(frame)
                 sinceLast += 1
-                if window.count > detector.window { window.removeFirst(window.count - detector.window) }
-                if sinceLast >= hop && window.count == detector.window {
+                // Trimmed in bulk (a shift per frame would move the whole window 48,000 times a second).
+                if window.count >= 2 * detector.window { window.removeFirst(window.count - detector.window) }
+                if sinceLast >= hop && window.count >= detector.window {
                     sinceLast = 0
-                    analyse(window)
+                    analyse(window[(window.count - detector.window)...])
                 }
             }
         }
     }
 
-    private func analyse(_ window: [CapturedFrame]) {
-        let centre = window[window.count / 2].mark
+    private func analyse(_ window: ArraySlice<CapturedFrame>) {
+        let centre = window[window.startIndex + window.count / 2].mark
         let playing = centre.kind == .playing || centre.kind == .armed || centre.kind == .recording
         let expected = playing ? expectedMIDI(at: centre.songSample) : nil
         let frequencyExpected = expected.map { 440 * pow(2, Double($0 - 69) / 12) }
@@ -96,7 +97,7 @@ public final class PitchTracker: @unchecked Sendable {
     public func start() {
         let thread = Thread { [self] in
             var window: [CapturedFrame] = []
-            window.reserveCapacity(detector.window + 4_096)
+            window.reserveCapacity(2 * detector.window)
             var sinceLast = 0
             while !stopping.load(ordering: .relaxed) {
                 drain(window: &window, sinceLast: &sinceLast)

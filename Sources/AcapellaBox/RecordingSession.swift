@@ -98,7 +98,7 @@ public enum RecordingSession {
             throw ProjectError(description: "measures \(measures.lowerBound)-\(measures.upperBound) are not all in the song (measures \(schedule.firstMeasureNumber)–\(schedule.firstMeasureNumber + schedule.barlines.count - 1))")
         }
         // Recording forces "all other parts" monitoring: the part's own guide is muted.
-        var mixes = score.parts.indices.map { PartMix(gain: 0.3, pan: -0.6 + 1.2 * Float($0) / Float(max(1, score.parts.count - 1))) }
+        var mixes = PartMix.spread(count: score.parts.count)
         mixes[partIndex].muted = true
         let (takes, _) = try project.activeTakes(for: options)
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.2, maximumFrames: device.periodFrames)

@@ -17,6 +17,12 @@ public struct PartMix: Hashable, Sendable {
         self.muted = muted
     }
 
+    /// `count` parts at `gain`, spread evenly from −0.6 (left) to +0.6
+    /// (right) in score order; a single part in the centre.
+    public static func spread(count: Int, gain: Float = 0.3) -> [PartMix] {
+        (0..<count).map { PartMix(gain: gain, pan: count == 1 ? 0 : -0.6 + 1.2 * Float($0) / Float(count - 1)) }
+    }
+
     /// Equal-power left and right gains (both 0 when muted).
     var stereoGains: (left: Float, right: Float) {
         if muted { return (0, 0) }
@@ -232,11 +238,6 @@ public struct SongRenderer: ~Copyable {
             nextTone[part] = schedule.tones[part].partitionIndex { $0.endSample > sample }
         }
         nextClick = schedule.clicks.partitionIndex { $0.sample >= sample }
-    }
-
-    /// Releases every sounding note (stop). Render-thread safe.
-    public mutating func releaseAll() {
-        seek(to: position)
     }
 
     /// The next sample at or after `position` where something starts or

@@ -58,26 +58,21 @@ public enum AudioFile {
     /// Reads any file libsndfile decodes. The corresponding C functions are
     /// `sf_open` and `sf_readf_float`.
     public static func read(_ path: String) throws(AudioFileError) -> Decoded {
-        var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
-        }
-        defer { sf_close(file) }
-        let channels = Int(info.channels)
         var samples: [Float] = []
-        samples.reserveCapacity(Int(max(0, info.frames)) * channels)
-        var chunk = [Float](repeating: 0, count: 65_536 * channels)
-        while true {
-            let frames = chunk.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, 65_536) }
-            if frames <= 0 { break }
-            samples += chunk[0..<(Int(frames) * channels)]
+        let (channels, sampleRate) = try decode(path) { chunk, _, channels, frameHint in
+            if samples.isEmpty { samples.reserveCapacity(frameHint * channels) }
+            samples += chunk
         }
-        return Decoded(samples: samples, channels: channels, sampleRate: Int(info.samplerate))
+        return Decoded(samples: samples, channels: channels, sampleRate: sampleRate)
     }
 
-    /// Reads any file libsndfile decodes as one channel (the channels
-    /// averaged), a chunk at a time into one array: how takes are loaded.
-    public static func readMono(_ path: String) throws(AudioFileError) -> (samples: [Float], sampleRate: Int) {
+    /// Opens `path` and hands its interleaved audio to `body` a chunk at a
+    /// time (chunk, frames in it, channels, the header's frame count);
+    /// returns channels and rate. The corresponding C functions are
+    /// `sf_open`, `sf_readf_float` and `sf_close`.
+    private static func decode(
+        _ path: String, _ body: (ArraySlice<Float>, Int, Int, Int) -> Void
+    ) throws(AudioFileError) -> (channels: Int, sampleRate: Int) {
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
@@ -86,26 +81,37 @@ public enum AudioFile {
         let channels = Int(info.channels)
         let chunkFrames = 65_536
         var chunk = [Float](repeating: 0, count: chunkFrames * channels)
-        var samples = [Float](repeating: 0, count: Int(max(0, info.frames)))
-        var done = 0
-        let scale = 1 / Float(channels)
         while true {
             let frames = Int(chunk.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(chunkFrames)) })
             if frames <= 0 { break }
+            body(chunk[0..<(frames * channels)], frames, channels, Int(max(0, info.frames)))
+        }
+        return (channels, Int(info.samplerate))
+    }
+
+    /// Reads any file libsndfile decodes as one channel (the channels
+    /// averaged), a chunk at a time into one array: how takes are loaded.
+    public static func readMono(_ path: String) throws(AudioFileError) -> (samples: [Float], sampleRate: Int) {
+        var samples: [Float] = []
+        var done = 0
+        let (_, sampleRate) = try decode(path) { chunk, frames, channels, frameHint in
+            if samples.isEmpty { samples = [Float](repeating: 0, count: max(frameHint, frames)) }
             if done + frames > samples.count { samples += [Float](repeating: 0, count: done + frames - samples.count) }
+            let base = chunk.startIndex
             if channels == 1 {
-                for index in 0..<frames { samples[done + index] = chunk[index] }
+                for index in 0..<frames { samples[done + index] = chunk[base + index] }
             } else {
+                let scale = 1 / Float(channels)
                 for frame in 0..<frames {
                     var sum: Float = 0
-                    for channel in 0..<channels { sum += chunk[frame * channels + channel] }
+                    for channel in 0..<channels { sum += chunk[base + frame * channels + channel] }
                     samples[done + frame] = sum * scale
                 }
             }
             done += frames
         }
         if done < samples.count { samples.removeLast(samples.count - done) }
-        return (samples, Int(info.samplerate))
+        return (samples, sampleRate)
     }
 }
 

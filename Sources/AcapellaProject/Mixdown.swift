@@ -40,9 +40,7 @@ public enum Mixdown {
     /// chosen part centred and the others quieter.
     public static func partMixes(for score: Score, options: MixdownOptions) throws(MixdownError) -> [PartMix] {
         let count = score.parts.count
-        var mixes = score.parts.indices.map { index in
-            PartMix(gain: 0.3, pan: count == 1 ? 0 : -0.6 + 1.2 * Float(index) / Float(count - 1))
-        }
+        var mixes = PartMix.spread(count: count)
         if let practice = options.practicePart {
             guard let chosen = score.parts.firstIndex(where: { $0.name.lowercased() == practice.lowercased() }) else {
                 throw MixdownError(description: "no part named '\(practice)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))

@@ -385,8 +385,7 @@ func benchPitch(_ arguments: ParsedArguments) throws -> Int32 {
     for name in names {
         let path = directory + "/" + name
         let truthPath = path.replacingOccurrences(of: ".wav", with: ".f0.csv")
-        let reference = ((try? String(contentsOfFile: truthPath, encoding: .utf8)) ?? "").split(separator: "\n").filter { !$0.hasPrefix("#") }
-            .compactMap { $0.split(separator: ",").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
+        let reference = PitchMetrics.truth(csv: (try? String(contentsOfFile: truthPath, encoding: .utf8)) ?? "")
         var ours: [PitchEstimate] = []
         var best = Double.infinity
         var audioSeconds = 0.0

@@ -39,7 +39,7 @@ func runPitch(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if let truthPath = arguments.value("--truth") {
         guard let text = try? String(contentsOfFile: truthPath, encoding: .utf8) else { throw CLIError("\(truthPath): cannot read", exitCode: 1) }
-        let reference = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
+        let reference = PitchMetrics.truth(csv: text)
         print(PitchMetrics(estimates: estimates, truth: reference))
         return 0
     }

@@ -8,10 +8,7 @@ let voiceData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().dele
 
 /// A truth CSV: one f0 per 512-sample hop (0 = unvoiced).
 func truth(_ name: String) throws -> [Double] {
-    let text = try String(contentsOfFile: voiceData + "/" + name + ".f0.csv", encoding: .utf8)
-    return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
-        line.split(separator: ",").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-    }
+    PitchMetrics.truth(csv: try String(contentsOfFile: voiceData + "/" + name + ".f0.csv", encoding: .utf8))
 }
 
 @Suite struct PitchAccuracyTests {
