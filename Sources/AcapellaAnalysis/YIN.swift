@@ -35,7 +35,11 @@ public struct PitchEstimate: Hashable, Sendable {
 /// The difference function comes from FFTs (FFTW single precision,
 /// O(N log N)) instead of the O(N²) loop: d(τ) = e(0) + e(τ) − 2·r(τ), with
 /// the autocorrelation r from one forward transform of the frame, one of
-/// its first half and one inverse, and the energies e from running sums.
+/// its first `integration` samples and one inverse, and the energies e from
+/// running sums. The transform is the smallest planned size (the window,
+/// or a half or quarter of it) that holds the integration plus the largest
+/// lag searched: a circular correlation of that size wraps nothing those
+/// lags read.
 ///
 /// Create, process, destroy (STYLE.md habit 12): `init` allocates and plans;
 /// `estimate` neither allocates nor fails.
@@ -53,17 +57,16 @@ public final class YINDetector {
     /// Below this RMS a frame is silence.
     public var silenceRMS: Float = 0.000_5
 
-    private let size: Int
     private let input: UnsafeMutablePointer<Float>
     private let spectrumFull: UnsafeMutablePointer<fftwf_complex>
     private let spectrumHalf: UnsafeMutablePointer<fftwf_complex>
     private let correlation: UnsafeMutablePointer<Float>
     private let difference: UnsafeMutablePointer<Double>
     private let rawDifference: UnsafeMutablePointer<Double>
-    private let forwardFull: OpaquePointer
-    private let forwardHalf: OpaquePointer
-    private let backward: OpaquePointer
     private let prefix: UnsafeMutablePointer<Double>
+    /// Transform sizes, largest (the window) first, with their three plans.
+    private let sizes: [Int]
+    private let plans: [(forwardFull: OpaquePointer, forwardHalf: OpaquePointer, backward: OpaquePointer)]
 
     /// A detector for `sampleRate`; the window defaults to 2048 at 48 kHz,
     /// scaled (to a power of two) for other rates.
@@ -77,7 +80,7 @@ public final class YINDetector {
         self.sampleRate = sampleRate
         self.window = window ?? length
         maximumLag = self.window / 2
-        size = 2 * self.window
+        let size = self.window
         input = fftwf_alloc_real(size)!
         spectrumFull = fftwf_alloc_complex(size / 2 + 1)!
         spectrumHalf = fftwf_alloc_complex(size / 2 + 1)!
@@ -85,22 +88,24 @@ public final class YINDetector {
         difference = .allocate(capacity: maximumLag + 1)
         rawDifference = .allocate(capacity: maximumLag + 1)
         prefix = .allocate(capacity: self.window + 1)
-        let count = Int32(size)
+        let sizes = [size, size / 2, size / 4].filter { $0 >= 64 }
+        self.sizes = sizes
         let (full, half, output, real) = (spectrumFull, spectrumHalf, correlation, input)
-        let plans = fftwPlanner.withLock { _ in
-            [fftwf_plan_dft_r2c_1d(count, real, full, UInt32(FFTW_MEASURE)),
-             fftwf_plan_dft_r2c_1d(count, real, half, UInt32(FFTW_MEASURE)),
-             fftwf_plan_dft_c2r_1d(count, full, output, UInt32(FFTW_MEASURE))].map { UInt(bitPattern: $0) }
+        let made = fftwPlanner.withLock { _ in
+            sizes.map { size in
+                let count = Int32(size)
+                return [fftwf_plan_dft_r2c_1d(count, real, full, UInt32(FFTW_MEASURE)),
+                        fftwf_plan_dft_r2c_1d(count, real, half, UInt32(FFTW_MEASURE)),
+                        fftwf_plan_dft_c2r_1d(count, full, output, UInt32(FFTW_MEASURE))].map { UInt(bitPattern: $0) }
+            }
         }
-        forwardFull = OpaquePointer(bitPattern: plans[0])!
-        forwardHalf = OpaquePointer(bitPattern: plans[1])!
-        backward = OpaquePointer(bitPattern: plans[2])!
+        plans = made.map { (OpaquePointer(bitPattern: $0[0])!, OpaquePointer(bitPattern: $0[1])!, OpaquePointer(bitPattern: $0[2])!) }
     }
 
     deinit {
-        let plans = [forwardFull, forwardHalf, backward].map { UInt(bitPattern: $0) }
+        let all = plans.flatMap { [$0.forwardFull, $0.forwardHalf, $0.backward] }.map { UInt(bitPattern: $0) }
         fftwPlanner.withLock { _ in
-            for plan in plans { fftwf_destroy_plan(OpaquePointer(bitPattern: plan)) }
+            for plan in all { fftwf_destroy_plan(OpaquePointer(bitPattern: plan)) }
         }
         fftwf_free(input)
         fftwf_free(spectrumFull)
@@ -122,8 +127,22 @@ public final class YINDetector {
     /// The estimate with an integration length of `integration` samples and
     /// the search limited to `expected` ÷ `spread` … × `spread`.
     func estimate(_ frame: UnsafePointer<Float>, centre: Int64, expected: Double?, integration: Int, spread: Double) -> PitchEstimate {
-        let n = window
         let half = integration  // the integration length
+        var lowLag = 2
+        var highLag = maximumLag - 1
+        if let expected, expected > 0 {
+            lowLag = max(2, Int((Double(sampleRate) / (expected * spread)).rounded(.down)))
+            highLag = min(maximumLag - 1, Int((Double(sampleRate) / (expected / spread)).rounded(.up)))
+        }
+        let unvoiced = PitchEstimate(centreSample: centre, frequency: 0, aperiodicity: 1, voiced: false)
+        guard lowLag < highLag else { return unvoiced }
+        // d(τ) up to one past the search (for the parabola), from the
+        // smallest transform that holds the data those lags read.
+        let lastLag = min(maximumLag - 1, highLag + 1)
+        let level = sizes.lastIndex { $0 >= half + lastLag } ?? 0
+        let size = sizes[level]
+        let plan = plans[level]
+        let n = size
         // The mean goes first: a DC offset is not a pitch.
         var mean: Float = 0
         for index in 0..<n { mean += frame[index] }
@@ -136,13 +155,11 @@ public final class YINDetector {
             energy += value * value
             prefix[index + 1] = energy
         }
-        let unvoiced = PitchEstimate(centreSample: centre, frequency: 0, aperiodicity: 1, voiced: false)
         guard Float((energy / Double(n)).squareRoot()) >= silenceRMS else { return unvoiced }
-        // r(τ) = Σ_{j<half} x[j]·x[j+τ]: correlate the first half with the frame.
-        (input + n).update(repeating: 0, count: size - n)
-        fftwf_execute(forwardFull)
+        // r(τ) = Σ_{j<half} x[j]·x[j+τ]: correlate the integration span with the frame.
+        fftwf_execute(plan.forwardFull)
         (input + half).update(repeating: 0, count: size - half)
-        fftwf_execute(forwardHalf)
+        fftwf_execute(plan.forwardHalf)
         let full = spectrumFull
         let halfSpectrum = spectrumHalf
         for bin in 0...(size / 2) {
@@ -152,26 +169,19 @@ public final class YINDetector {
             full[bin].0 = hr * fr + hi * fi
             full[bin].1 = hr * fi - hi * fr
         }
-        fftwf_execute(backward)
+        fftwf_execute(plan.backward)
         let scale = 1 / Double(size)
         let e0 = prefix[half] - prefix[0]
         // Cumulative mean normalized difference, d'(τ).
         var running = 0.0
         difference[0] = 1
-        var lowLag = 2
-        var highLag = maximumLag - 1
-        if let expected, expected > 0 {
-            lowLag = max(2, Int((Double(sampleRate) / (expected * spread)).rounded(.down)))
-            highLag = min(maximumLag - 1, Int((Double(sampleRate) / (expected / spread)).rounded(.up)))
-        }
-        for lag in 1..<maximumLag {
+        for lag in 1...lastLag {
             let energyLag = prefix[lag + half] - prefix[lag]
             let d = max(0, e0 + energyLag - 2 * Double(correlation[lag]) * scale)
             rawDifference[lag] = d
             running += d
             difference[lag] = running > 0 ? d * Double(lag) / running : 1
         }
-        guard lowLag < highLag else { return unvoiced }
         // The first dip under the threshold, followed to its minimum; else the lowest point.
         var chosen = -1
         var lag = lowLag
@@ -191,7 +201,7 @@ public final class YINDetector {
         // Parabolic refinement through the neighbours, on the raw
         // difference (the normalization's running mean would bias it).
         var refined = Double(chosen)
-        if chosen > 1 && chosen < maximumLag - 1 {
+        if chosen > 1 && chosen < lastLag {
             let (a, b, c) = (rawDifference[chosen - 1], rawDifference[chosen], rawDifference[chosen + 1])
             let denominator = a - 2 * b + c
             if denominator > 0 { refined += 0.5 * (a - c) / denominator }
@@ -230,10 +240,13 @@ public final class YINDetector {
                 // Again over a few periods only, centred on the frame, the
                 // search kept near what the long window found: a moving
                 // pitch (vibrato, a slide) is read where it is, not averaged.
+                // Unless the short reading is ragged (a burst of jitter or
+                // breath at an onset) and the long one steadier: then the
+                // long one is nearer the sung pitch.
                 let found = Double(sampleRate) / result.frequency
                 let short = min(half, max(256, Int(3 * found)))
                 let again = analyse(lag: found, integration: short, expected: result.frequency, spread: 1.414)
-                if again.voiced { result = again }
+                if again.voiced && (again.aperiodicity <= 0.05 || again.aperiodicity < result.aperiodicity) { result = again }
                 lag = Double(sampleRate) / result.frequency
             }
             results.append(result)
@@ -243,7 +256,7 @@ public final class YINDetector {
     }
 
     /// A lone estimate far (over half a semitone) from both neighbours, which
-    /// agree with each other, takes their pitch: single-frame slips of the
+    /// agree with each other, and less periodic than both, takes their pitch: single-frame slips of the
     /// lag search at a consonant or a breath. Whole notes, however short,
     /// span several frames and are left alone.
     static func removingOutliers(_ estimates: [PitchEstimate]) -> [PitchEstimate] {
@@ -254,7 +267,8 @@ public final class YINDetector {
             let (before, here, after) = (estimates[index - 1], estimates[index], estimates[index + 1])
             guard before.voiced, after.voiced, cents(before.frequency, after.frequency) < 50 else { continue }
             let neighbours = (before.frequency * after.frequency).squareRoot()
-            if !here.voiced || cents(here.frequency, neighbours) > 50 {
+            let doubtful = !here.voiced || here.aperiodicity > max(before.aperiodicity, after.aperiodicity)
+            if doubtful && (!here.voiced || cents(here.frequency, neighbours) > 50) {
                 cleaned[index].frequency = neighbours
                 cleaned[index].voiced = true
                 cleaned[index].aperiodicity = max(before.aperiodicity, after.aperiodicity)

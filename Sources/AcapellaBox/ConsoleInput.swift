@@ -24,20 +24,21 @@ public final class ConsoleInput {
 
     deinit { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
 
-    /// The actions of the keys pressed within `timeoutMilliseconds`; `?`
-    /// comes back as `help`.
-    public func poll(timeoutMilliseconds: Int32) -> (actions: [ControlAction], help: Bool) {
+    /// The keys pressed within `timeoutMilliseconds`: their actions, `?`
+    /// (help) and `q` (quit: the take in progress is finished first).
+    public func poll(timeoutMilliseconds: Int32) -> (actions: [ControlAction], help: Bool, quit: Bool) {
         var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-        guard Glibc.poll(&descriptor, 1, timeoutMilliseconds) > 0 else { return ([], false) }
+        guard Glibc.poll(&descriptor, 1, timeoutMilliseconds) > 0 else { return ([], false, false) }
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = read(STDIN_FILENO, &buffer, buffer.count)
-        guard count > 0 else { return ([], false) }
+        guard count > 0 else { return ([], false, false) }
         var actions: [ControlAction] = []
         var help = false
+        var quit = false
         for byte in buffer[0..<count] {
             let key = Character(Unicode.Scalar(byte))
-            if key == "?" { help = true } else if let action = ConsoleKeys.action(for: key) { actions.append(action) }
+            if key == "?" { help = true } else if key == "q" { quit = true } else if let action = ConsoleKeys.action(for: key) { actions.append(action) }
         }
-        return (actions, help)
+        return (actions, help, quit)
     }
 }

@@ -76,13 +76,22 @@ public final class PitchTracker: @unchecked Sendable {
         }
     }
 
+    /// The lag last found (samples): YIN reads the first `window − maximumLag`
+    /// samples and as many again one lag later, so its data is centred
+    /// (integration + lag) / 2 into the window, not in its middle.
+    private var lastLag: Double?
+
     private func analyse(_ window: ArraySlice<CapturedFrame>) {
-        let centre = window[window.startIndex + window.count / 2].mark
+        let integration = detector.window - detector.maximumLag
+        func mark(lag: Double) -> FrameMark { window[window.startIndex + (integration + Int(lag.rounded())) / 2].mark }
+        let centre = mark(lag: lastLag ?? Double(detector.maximumLag) / 2)
         let playing = centre.kind == .playing || centre.kind == .armed || centre.kind == .recording
         let expected = playing ? expectedMIDI(at: centre.songSample) : nil
         let frequencyExpected = expected.map { 440 * pow(2, Double($0 - 69) / 12) }
         let estimate = window.map(\.value).withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
-        var reading = PitchReading(songSample: centre.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0,
+        lastLag = estimate.voiced ? Double(detector.sampleRate) / estimate.frequency : nil
+        let stamp = lastLag.map { mark(lag: $0) } ?? centre
+        var reading = PitchReading(songSample: stamp.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0,
                                    inputPeak: window.reduce(0) { max($0, abs($1.value)) })
         if estimate.voiced {
             reading.frequency = estimate.frequency

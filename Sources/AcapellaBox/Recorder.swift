@@ -31,8 +31,13 @@ public final class Recorder: @unchecked Sendable {
     /// Written into each take's record: the round trip its alignment used.
     let calibration: String?
     private var current: OpenTake?
-    /// Takes finished (kept, in the manifest), oldest first.
+    /// Takes finished (kept, in the manifest), oldest first. Read it after
+    /// `finish`; while recording, `withProject` sees them.
     public private(set) var finished: [TakeRecord] = []
+    /// Guards `project` and `finishedCount`: the writer thread stores takes
+    /// while the control thread reads the manifest and keeps or discards.
+    private let projectLock = NSLock()
+    private var finishedCount = 0
     /// Problems met (one line each: disk full, …).
     public private(set) var problems: [String] = []
     private let stopRequested = Atomic<Bool>(false)
@@ -59,6 +64,14 @@ public final class Recorder: @unchecked Sendable {
         self.part = part
         self.options = options
         self.failAfterFrames = failAfterFrames
+    }
+
+    /// The project and how many takes this recorder has finished, while
+    /// the writer thread leaves both alone (any thread).
+    public func withProject<T>(_ body: (Project, Int) throws -> T) rethrows -> T {
+        projectLock.lock()
+        defer { projectLock.unlock() }
+        return try body(project, finishedCount)
     }
 
     /// Armed frames received from the ring so far (any thread).
@@ -128,6 +141,8 @@ public final class Recorder: @unchecked Sendable {
     }
 
     private func open(at song: Int64) {
+        projectLock.lock()
+        defer { projectLock.unlock() }
         var record = project.newTake(part: part, options: options)
         record.alignmentOffsetSamples = -song
         record.calibration = calibration
@@ -183,6 +198,8 @@ public final class Recorder: @unchecked Sendable {
             record.state = "discarded"
             record.note = record.note ?? "stopped before anything was recorded (during the count-in or pre-roll)"
         }
+        projectLock.lock()
+        defer { projectLock.unlock() }
         do {
             try project.store(record)
             if record.state == "kept" { try project.activate(record.id) }
@@ -191,5 +208,6 @@ public final class Recorder: @unchecked Sendable {
             problems.append(error.description)
             finished.append(record)
         }
+        finishedCount = finished.count
     }
 }

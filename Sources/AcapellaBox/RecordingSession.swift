@@ -105,14 +105,7 @@ public enum RecordingSession {
         // The stored calibration for this route, else the device's own figure.
         let store: CalibrationStore
         if let path = request.calibrationStore { store = try CalibrationStore(path: path) } else { store = try CalibrationStore() }
-        let calibrationText: String
-        if let calibration = store.calibration(for: device.route) {
-            device.calibrationTrimFrames = calibration.trimFrames
-            calibrationText = String(format: "%@: %.2f frames reported + %.2f calibrated trim (%@)", device.route, device.reportedRoundTripFrames, calibration.trimFrames, calibration.date)
-        } else {
-            device.calibrationTrimFrames = 0
-            calibrationText = String(format: "%@: %.2f frames as reported, not calibrated", device.route, device.reportedRoundTripFrames)
-        }
+        let calibrationText = CalibrationStore.applying(store, to: device)
         let recorder = Recorder(project: project, part: partName, options: options, calibration: calibrationText, failAfterFrames: request.diskFullAfterFrames)
         core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
         let tracker = request.trackPitch ? PitchTracker(tones: schedule.tones[partIndex], sampleRate: device.sampleRate) : nil
@@ -170,5 +163,18 @@ public enum RecordingSession {
         if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
         if let failure = render.failure { problems.append(failure + "; the take is kept up to that moment") }
         return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount, pitchReadings: readings)
+    }
+}
+
+extension CalibrationStore {
+    /// Sets the device's trim from `store` for its route (0 when the route
+    /// was never calibrated); returns the line recorded with each take.
+    static func applying(_ store: CalibrationStore, to device: any AudioDevice) -> String {
+        if let calibration = store.calibration(for: device.route) {
+            device.calibrationTrimFrames = calibration.trimFrames
+            return String(format: "%@: %.2f frames reported + %.2f calibrated trim (%@)", device.route, device.reportedRoundTripFrames, calibration.trimFrames, calibration.date)
+        }
+        device.calibrationTrimFrames = 0
+        return String(format: "%@: %.2f frames as reported, not calibrated", device.route, device.reportedRoundTripFrames)
     }
 }

@@ -20,8 +20,10 @@ public struct ActionDispatcher: Sendable {
     /// Metronome gain when on.
     public var metronomeGain: Float = 0.4
     var metronomeOn = false
-    var loopStart: Int?
-    var loopEnd: Int?
+    /// The loop being set up with loop-start-here / loop-end-here (measures).
+    public private(set) var loopStart: Int?
+    /// Its end.
+    public private(set) var loopEnd: Int?
 
     /// A dispatcher punching on `quantize` (the next barline by default).
     public init(quantize: Quantize = .bar) {

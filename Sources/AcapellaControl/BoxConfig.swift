@@ -28,7 +28,12 @@ public struct BoxConfig: Hashable, Sendable {
     /// The defaults.
     public init() {}
 
-    static let keys = ["device", "dataDirectory", "countIn", "metronome", "quantize", "part", "song", "readouts", "comment"]
+    /// What the safe-shutdown action runs once everything is on disk (nil:
+    /// only quit). `"powerOff": true` is `systemctl poweroff`; a list of
+    /// strings is a command of your own.
+    public var powerOffCommand: [String]?
+
+    static let keys = ["device", "dataDirectory", "countIn", "metronome", "quantize", "part", "song", "readouts", "powerOff", "comment"]
 
     /// Parses a settings file.
     public static func parse(_ data: Data, file: String) throws(ControlConfigError) -> BoxConfig {
@@ -65,6 +70,15 @@ public struct BoxConfig: Hashable, Sendable {
             config.quantize = quantize
         }
         config.part = try number("part", 1...64) ?? 2
+        if let value = root["powerOff"] {
+            if isJSONBoolean(value), let flag = value as? Bool {
+                config.powerOffCommand = flag ? ["systemctl", "poweroff"] : nil
+            } else if let command = value as? [String], !command.isEmpty, !command[0].isEmpty {
+                config.powerOffCommand = command
+            } else {
+                throw fail("powerOff", "expected true, false or a command as a list of strings")
+            }
+        }
         config.song = try text("song")
         if let value = root["readouts"] {
             guard let readouts = value as? [String: Any] else { throw fail("readouts", "expected an object with console and lcd") }

@@ -80,6 +80,7 @@ public enum Readout {
         case "recording": "REC"
         case "count-in": "COUNT"
         case "playing": "PLAY"
+        case "review": "TAKE?"
         default: "STOP"
         }
     }
@@ -108,7 +109,7 @@ public enum Readout {
             fit("  " + readout.lyric, width),
         ]
         while lines.count < height - 1 { lines.append(fit("", width)) }
-        lines.append(fit("space play  r record  s stop  ? keys  Q quit", width))
+        lines.append(fit("space play  r record  s stop  ? keys  q quit", width))
         return lines
     }
 

@@ -44,6 +44,9 @@ public enum EngineCommand: Sendable {
     case schedule(Schedule)
     /// New takes for a part.
     case takes(part: Int, PartTakes)
+    /// "Give me my note": a reference tone at `frequency` Hz for `samples`,
+    /// at once, whatever the transport is doing (nothing else changes).
+    case reference(frequency: Double, samples: Int)
 }
 
 /// What the render loop reports back, each with its exact song sample.
@@ -440,6 +443,8 @@ public struct EngineCore: ~Copyable {
             guard part >= 0 && part < solos.count else { return refuse(.noSuchPart(part)) }
             solos[part] = on
             applyMixes()
+        case .reference(let frequency, let samples):
+            renderer.playReference(frequency: frequency, samples: samples)
         case .metronome(let gain):
             metronomeGain = max(0, gain)
             if musicStart == nil { renderer.clickGain = metronomeGain }
@@ -659,6 +664,13 @@ public final class EngineControl {
         try recompile { $0.transpose = semitones }
     }
 
+    /// Count-in measures before play and record (0: none); takes effect
+    /// at the next start.
+    public func setCountIn(_ measures: Int) throws(EngineControlError) {
+        guard (0...4).contains(measures) else { throw EngineControlError(description: "count-in: \(measures) measures is outside 0…4") }
+        try recompile { $0.countInMeasures = measures }
+    }
+
     private func recompile(_ change: (inout ScheduleOptions) -> Void) throws(EngineControlError) {
         var new = options
         change(&new)
@@ -685,6 +697,7 @@ extension EngineCommand: Equatable {
         case (.mix(let a, let b), .mix(let c, let d)): return a == c && b == d
         case (.punch(let a, let b), .punch(let c, let d)): return a == c && b == d
         case (.stopAfterPasses(let a), .stopAfterPasses(let b)): return a == b
+        case (.reference(let a, let b), .reference(let c, let d)): return a == c && b == d
         default: return false
         }
     }

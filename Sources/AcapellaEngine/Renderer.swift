@@ -131,6 +131,12 @@ public struct SongRenderer: ~Copyable {
     /// Peak level of each part since `resetPeaks` (after gain).
     public private(set) var peaks: [Float]
     var clickVoice: ClickVoice
+    /// "Give me my note": a reference tone outside the song, centred,
+    /// sounding for `referenceRemaining` more samples, then released.
+    var referenceVoice: ToneVoice
+    var referenceRemaining = 0
+    /// The reference tone's gain.
+    public var referenceGain: Float = 0.5
     var nextTone: [Int]
     var toneSounding: [Bool]
     var nextClick: Int
@@ -163,6 +169,7 @@ public struct SongRenderer: ~Copyable {
         self.maximumFrames = maximumFrames
         self.voices = Array(repeating: ToneVoice(sampleRate: rate), count: partCount)
         self.clickVoice = ClickVoice(sampleRate: rate)
+        self.referenceVoice = ToneVoice(sampleRate: rate)
         self.position = startPosition
         self.nextTone = firstTones
         self.toneSounding = Array(repeating: false, count: partCount)
@@ -313,6 +320,7 @@ public struct SongRenderer: ~Copyable {
                 mixPart(part, into: left + done, right + done, count: count)
             }
             mixClicks(into: left + done, right + done, count: count)
+            mixReference(into: left + done, right + done, count: count)
             done += count
             position += Int64(count)
         }
@@ -331,6 +339,33 @@ public struct SongRenderer: ~Copyable {
             mixPart(part, into: left, right, count: frames)
         }
         mixClicks(into: left, right, count: frames)
+        mixReference(into: left, right, count: frames)
+    }
+
+    /// Sounds a reference tone at `frequency` for `samples`, whatever the
+    /// transport does (it is not part of the song). Render-thread safe.
+    public mutating func playReference(frequency: Double, samples: Int) {
+        referenceVoice.noteOn(frequency: frequency)
+        referenceRemaining = max(1, samples)
+    }
+
+    private mutating func mixReference(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int) {
+        guard referenceVoice.isActive else { return }
+        let buffer = scratch.baseAddress!
+        buffer.update(repeating: 0, count: count)
+        var done = 0
+        if referenceRemaining > 0 {
+            done = min(referenceRemaining, count)
+            referenceVoice.render(into: buffer, count: done, gain: referenceGain)
+            referenceRemaining -= done
+            if referenceRemaining == 0 { referenceVoice.noteOff() }
+        }
+        if done < count { referenceVoice.render(into: buffer + done, count: count - done, gain: referenceGain) }
+        let centre: Float = 0.707_106_77  // equal power, centred
+        for index in 0..<count {
+            left[index] += buffer[index] * centre
+            right[index] += buffer[index] * centre
+        }
     }
 
     /// One part's sound for the next `count` samples into `scratch`: its

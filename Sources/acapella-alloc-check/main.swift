@@ -1,7 +1,7 @@
 // Runs the engine's render path for 10,000 periods of an 8-part song —
 // tones, a full take, a punch-in take, clicks, a count-in, a loop, and
 // every kind of live command (punches on barlines, mix glides, solo,
-// metronome, a tempo change swapping the schedule, new takes) — and counts
+// metronome, a tempo change swapping the schedule, new takes, a reference tone) — and counts
 // the heap allocations and frees the render thread makes meanwhile: both
 // must be zero (STYLE.md habit 7). Only `process` is counted; sending
 // commands and freeing retired values is the control thread's work. A
@@ -65,6 +65,7 @@ while periods < 10_000 {
     case 700: link.send(.metronome(periods % 2_000 == 700 ? 0 : 0.5))
     case 800: link.send(.takes(part: 6, periods % 2_000 == 800 ? newTakes : .none))
     case 900: link.send(.schedule(periods % 2_000 == 900 ? slower : schedule))
+    case 950: link.send(.reference(frequency: 293.66, samples: 24_000))  // give me my note
     default: break
     }
     if periods % 997 == 500 { deviceFrame += 77 }  // an xrun now and then

@@ -276,8 +276,20 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
             throw CLIError("no song '\(wanted)' (a path, or the start of a file name in the library)")
         }
     }
+    var projectPaths: [String: String] = [:]
+    if let project = arguments.value("--project") {
+        let song = project + "/score.acasong"
+        guard FileManager.default.fileExists(atPath: project + "/manifest.json") || FileManager.default.fileExists(atPath: song) else {
+            throw CLIError("\(project): not a project (make one with: acapella new \(project) --song SONG)", exitCode: 1)
+        }
+        songs.insert(song, at: 0)
+        projectPaths[song] = project
+        index = 0
+    }
     guard !songs.isEmpty else { throw CLIError("no songs: give --song PATH, or run from the repository (Songs/)", exitCode: 1) }
     var options = BoxOptions(songs: songs, dataDirectory: arguments.value("--data") ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
+    options.projectPaths = projectPaths
+    options.powerOffCommand = settings.powerOffCommand
     options.songIndex = index
     options.partIndex = max(0, try arguments.int("--part", default: settings.part, range: 1...64) - 1)
     options.countIn = settings.countIn

@@ -19,7 +19,7 @@ import Testing
             "input ###################..... -12.3 dB ",
             "                                        ",
             "  was blind, but now I see              ",
-            "space play  r record  s stop  ? keys  Q ",
+            "space play  r record  s stop  ? keys  q ",
         ])
         let wide = Readout.console(Self.stopped, width: 60, height: 12)
         #expect(wide.count == 12 && wide.allSatisfy { $0.count == 60 })

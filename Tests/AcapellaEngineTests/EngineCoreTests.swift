@@ -373,3 +373,27 @@ func leftMixes(_ count: Int, muted: Bool = false) -> [PartMix] {
         #expect(identicalAfter)
     }
 }
+
+@Suite struct ReferenceToneTests {
+    /// "Give me my note" while stopped: the tone sounds at once, centred
+    /// (left = right), at its frequency (zero crossings over its steady
+    /// part), for its length, then dies away; nothing else moves.
+    @Test func referenceToneWhileStopped() throws {
+        let schedule = try Schedule(score: try song("simple-harmony.acasong"))
+        var core = EngineCore(schedule: schedule, mixes: leftMixes(2), maximumFrames: 256)
+        let link = core.link
+        let run = drive(&core, total: 24_000, period: 256) { done in
+            if done == 0 { link.send(.reference(frequency: 293.66, samples: 9_600)) }
+        }
+        #expect(run.left == run.right, "centred")
+        let steady = Array(run.left[2_400..<9_600])
+        var crossings = 0
+        for index in 1..<steady.count where (steady[index - 1] < 0) != (steady[index] < 0) { crossings += 1 }
+        // 293.66 Hz over 0.15 s: ≈ 88 cycles; the harmonics add no crossings.
+        #expect(abs(Double(crossings) / 2 / 0.15 - 293.66) < 8, "\(crossings) zero crossings")
+        #expect(steady.map(abs).max()! > 0.2)
+        #expect(run.left[20_000...].allSatisfy { $0 == 0 }, "released and silent after")
+        #expect(link.snapshot().state == .stopped)
+        #expect(run.events.isEmpty, "\(run.events)")
+    }
+}

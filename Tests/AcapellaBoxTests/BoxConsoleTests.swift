@@ -1,0 +1,181 @@
+@testable import AcapellaBox
+import AcapellaDevices
+import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The box under a real terminal: `acapella run` in a tmux pane (a
+/// pseudo-terminal, as over SSH), keys typed into it, its readout read
+/// back from the screen. tmux comes from deploy/test-packages.txt.
+final class BoxTerminal {
+    let socket = "acapella-test-\(UUID().uuidString.prefix(8))"
+    let data: String
+    var log: String { (try? String(contentsOfFile: data + "/log", encoding: .utf8)) ?? "" }
+
+    /// Starts the box in an 80×24 pane on the simulated room at `speed`× real time.
+    init(speed: Int, extra: [String] = []) throws {
+        data = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-box-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        let settings = #"{ "countIn": 1, "part": 2, "readouts": { "console": true, "lcd": false } }"#
+        try settings.write(toFile: data + "/acapella.json", atomically: true, encoding: .utf8)
+        let executable = try acapellaExecutable()
+        let arguments = ["run", "--data", data, "--config", data + "/acapella.json", "--song", songsDirectory.appendingPathComponent("amazing-grace.acasong").path,
+                         "--device", "sim:speed=\(speed)"] + extra
+        // The pid for signals, the exit status and the terminal's settings after the box has gone.
+        let script = "echo $$ > \(data)/pid; ACAPELLA_DATA_DIR=\(data) exec \(executable) \(arguments.joined(separator: " ")) 2> \(data)/log"
+        let command = "sh -c '\(script)'; echo $? > \(data)/status; stty -a > \(data)/stty; sleep 30"
+        try tmux(["new-session", "-d", "-s", "box", "-x", "80", "-y", "24", command])
+    }
+
+    deinit {
+        _ = try? tmux(["kill-server"])
+        try? FileManager.default.removeItem(atPath: data)
+    }
+
+    /// Runs tmux on this terminal's own server and returns what it printed.
+    /// Spawned and reaped here rather than through `Process`: the server
+    /// tmux forks keeps the descriptors it was started with, and `Process`
+    /// waits for those to close, which would be never.
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> String {
+        let path = data + "/tmux-out"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = (["tmux", "-L", socket] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        // A clean signal mask: test threads block signals, and the pane
+        // would inherit that through the server (SIGTERM would never arrive).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var pid = pid_t()
+        guard posix_spawnp(&pid, "tmux", &actions, &attributes, argv, environ) == 0 else {
+            struct NoTmux: Error, CustomStringConvertible { var description = "tmux will not start (deploy/test-packages.txt installs it)" }
+            throw NoTmux()
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    /// What the pane shows now.
+    func screen() -> String { (try? tmux(["capture-pane", "-p", "-t", "box"])) ?? "" }
+
+    /// Types `keys` (literally).
+    func type(_ keys: String) throws { try tmux(["send-keys", "-t", "box", "-l", keys]) }
+
+    /// Waits (≤ `seconds`) until `condition` holds for the screen and log.
+    @discardableResult
+    func wait(_ what: String, seconds: Double = 20, _ condition: (_ screen: String, _ log: String) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition(screen(), log) { return true }
+            usleep(40_000)
+        }
+        Issue.record("timed out waiting for \(what); screen:\n\(screen())\nlog:\n\(log)")
+        return false
+    }
+
+    /// The box's exit status once it has gone.
+    func exitStatus(seconds: Double = 20) -> Int? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: data + "/status", encoding: .utf8), let status = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                usleep(200_000)  // stty runs next
+                return status
+            }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    var pid: pid_t? { (try? String(contentsOfFile: data + "/pid", encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) } }
+}
+
+@Suite(.serialized) struct BoxConsoleTests {
+    /// Hands-free on the console, as a singer would: locate to measure 1,
+    /// record (count-in, then the Alto from measure 1), punch out during
+    /// measure 4 (it lands on the barline of 5), stop, keep, quit. The
+    /// project then holds one kept, active Alto take over exactly measures
+    /// 1–4 that lines up with what the room's singer sang within a sample,
+    /// and the terminal is back as it was.
+    @Test func recordMeasuresOneToFourThenKeep() throws {
+        let box = try BoxTerminal(speed: 3)
+        #expect(box.wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP  bar 0.1") })
+        try box.type(".")
+        #expect(box.wait("measure 1") { screen, _ in screen.contains("STOP  bar 1.1") })
+        try box.type("r")
+        #expect(box.wait("the count-in") { screen, _ in screen.contains("COUNT") || screen.contains("REC ") })
+        #expect(box.wait("measure 4 recording") { screen, _ in screen.contains("REC   bar 4.") })
+        try box.type("o")
+        #expect(box.wait("the punch-out at the barline") { screen, _ in screen.contains("PLAY  bar 5.") })
+        try box.type("s")
+        #expect(box.wait("the take under review") { screen, log in screen.contains("TAKE?") && log.contains("take 1 recorded") })
+        #expect(box.screen().contains("space hears it with the others, k keeps, d discards"))
+        try box.type("k")
+        #expect(box.wait("kept") { _, log in log.contains("take 1 kept") })
+        try box.type("q")
+        #expect(box.exitStatus() == 0, "\(box.log)")
+        let stty = try String(contentsOfFile: box.data + "/stty", encoding: .utf8)
+        #expect(stty.contains(" icanon") && stty.contains(" echo ") && !stty.contains("-icanon"), "the terminal is put back: \(stty)")
+
+        let (project, report) = try Project.open(box.data + "/projects/amazing-grace.acaproj")
+        #expect(report.isEmpty, "\(report)")
+        let takes = project.manifest.takes
+        #expect(takes.count == 1, "\(takes)")
+        let take = try #require(takes.first)
+        let schedule = try Schedule(score: project.score, options: ScheduleOptions(countInMeasures: 1))
+        let measures = try #require(schedule.loopRange(measures: 1...4))
+        #expect(take.part == "Alto" && take.state == "kept" && take.active)
+        #expect(take.range == [measures.lowerBound, measures.upperBound], "take over \(String(describing: take.range)), measures 1–4 are \(measures)")
+        let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
+        #expect(Int64(samples.count) == take.frames)
+        func taken(_ song: Int64) -> Float {
+            let frame = song + take.alignmentOffsetSamples
+            return frame >= 0 && frame < Int64(samples.count) ? samples[Int(frame)] : 0
+        }
+        let singer = SyntheticSinger(tones: schedule.tones[1], sampleRate: 48_000)
+        let window = (measures.lowerBound + 20_000)..<(measures.lowerBound + 80_000)
+        let lag = bestLag({ singer.sample(atSong: $0) }, taken, over: window, maximumLag: 40)
+        #expect(abs(lag) <= 1, "the take is \(lag) samples off the singer")
+        print("box on the console: take \(take.id) over \(measures), \(lag) samples off the singer")
+    }
+
+    /// SIGTERM while recording: the box finishes the take, writes the
+    /// manifest and exits 0; the project opens with nothing to repair and
+    /// the take's file holds what the manifest says.
+    @Test func sigtermDuringATakeLeavesAValidTake() throws {
+        let box = try BoxTerminal(speed: 3)
+        #expect(box.wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP") })
+        try box.type("r")
+        #expect(box.wait("recording in measure 3") { screen, _ in screen.contains("REC   bar 3.") })
+        let pid = try #require(box.pid)
+        #expect(kill(pid, SIGTERM) == 0)
+        #expect(box.exitStatus() == 0, "\(box.log)")
+        #expect(box.log.contains("take 1 (Alto) kept"), "\(box.log)")
+        let stty = try String(contentsOfFile: box.data + "/stty", encoding: .utf8)
+        #expect(!stty.contains("-icanon") && !stty.contains("-echo "), "the terminal is put back after a signal: \(stty)")
+        let (project, report) = try Project.open(box.data + "/projects/amazing-grace.acaproj")
+        #expect(report.isEmpty, "\(report)")
+        let take = try #require(project.manifest.takes.first)
+        #expect(take.state == "kept" && take.active, "\(take)")
+        let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
+        #expect(Int64(samples.count) == take.frames)
+        // Count-in (2.5 s) + pickup and two measures at least.
+        #expect(Double(take.frames) / 48_000 > 5.5, "\(take.frames) frames")
+    }
+}
