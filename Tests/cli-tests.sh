@@ -171,6 +171,13 @@ expect "the box runs and quits" 0 "$acapella" run --data "$work/box" --seconds 2
 printf '{"countIn": 9}' > "$work/bad-settings.json"
 expect "the box with bad settings" 1 "$acapella" run --config "$work/bad-settings.json" --seconds 1 && check "settings message" contains "$err" "bad-settings.json: countIn: expected a whole number from 0 to 4"
 expect "the box with a bad song" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
+expect "the box with an unwritable data directory" 1 "$acapella" run --data "$work/out/data" --seconds 1 --device sim:speed=4 &&
+  check "data directory message" contains "$err" "$work/out/data/projects: cannot create the projects folder ($work/out/data: Not a directory)"
+mkdir -p "$work/lonely" && cp "$acapella" "$work/lonely/acapella"
+expect "the box without its song library" 1 bash -c "cd '$work/lonely' && ./acapella run --data '$work/box' --seconds 1" &&
+  check "no songs message" contains "$err" "no songs: give --song PATH"
+expect "the box with a missing project" 1 "$acapella" run --project "$work/nothing.acaproj" --data "$work/box" --seconds 1 &&
+  check "missing project message" contains "$err" "nothing.acaproj: not a project"
 
 # The installer, into a throwaway root; the unit passes systemd's checks.
 stage="$work/stage"

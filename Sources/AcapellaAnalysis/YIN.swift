@@ -69,8 +69,12 @@ public final class YINDetector {
     private let plans: [(forwardFull: OpaquePointer, forwardHalf: OpaquePointer, backward: OpaquePointer)]
 
     /// A detector for `sampleRate`; the window defaults to 2048 at 48 kHz,
-    /// scaled (to a power of two) for other rates.
-    public init(sampleRate: Int, window: Int? = nil) {
+    /// scaled (to a power of two) for other rates. `measured` plans the
+    /// transforms by timing candidates (FFTW_MEASURE: fastest to run, but
+    /// planning takes most of a second in a fresh process); otherwise FFTW
+    /// estimates (instant, a little slower to run) — the live needle's
+    /// choice, where start-up matters and ~94 frames a second cost nothing.
+    public init(sampleRate: Int, window: Int? = nil, measured: Bool = true) {
         var length = 2_048
         if window == nil {
             let wanted = 2_048.0 * Double(sampleRate) / 48_000
@@ -91,12 +95,13 @@ public final class YINDetector {
         let sizes = [size, size / 2, size / 4].filter { $0 >= 64 }
         self.sizes = sizes
         let (full, half, output, real) = (spectrumFull, spectrumHalf, correlation, input)
+        let flags = UInt32(measured ? FFTW_MEASURE : FFTW_ESTIMATE)
         let made = fftwPlanner.withLock { _ in
             sizes.map { size in
                 let count = Int32(size)
-                return [fftwf_plan_dft_r2c_1d(count, real, full, UInt32(FFTW_MEASURE)),
-                        fftwf_plan_dft_r2c_1d(count, real, half, UInt32(FFTW_MEASURE)),
-                        fftwf_plan_dft_c2r_1d(count, full, output, UInt32(FFTW_MEASURE))].map { UInt(bitPattern: $0) }
+                return [fftwf_plan_dft_r2c_1d(count, real, full, flags),
+                        fftwf_plan_dft_r2c_1d(count, real, half, flags),
+                        fftwf_plan_dft_c2r_1d(count, full, output, flags)].map { UInt(bitPattern: $0) }
             }
         }
         plans = made.map { (OpaquePointer(bitPattern: $0[0])!, OpaquePointer(bitPattern: $0[1])!, OpaquePointer(bitPattern: $0[2])!) }

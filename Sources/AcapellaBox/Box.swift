@@ -117,6 +117,7 @@ public enum Box {
             if device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
             if end == .calibrate {
                 calibrate(device: device, options: options, log: log)
+                end = .next
                 continue
             }
             end = try session(options: &options, device: device, hub: hub, console: console, display: display, lcd: lcd, controls: controls, started: started, log: log)
@@ -182,10 +183,13 @@ public enum Box {
             for line in report { log("\(projectPath): \(line)") }
             project = opened
         } else {
-            do {
-                try FileManager.default.createDirectory(atPath: options.dataDirectory + "/projects", withIntermediateDirectories: true)
-            } catch {
-                throw ProjectError(description: "\(options.dataDirectory)/projects: cannot create the projects folder (\((error as NSError).localizedDescription))")
+            let folder = options.dataDirectory + "/projects"
+            var made = folder.hasPrefix("/") ? "" : "."
+            for component in folder.split(separator: "/") {
+                made += "/" + component
+                if mkdir(made, 0o755) != 0 && errno != EEXIST {
+                    throw ProjectError(description: "\(folder): cannot create the projects folder (\(made): \(String(cString: strerror(errno))))")
+                }
             }
             project = try Project.create(at: projectPath, songText: text, sampleRate: device.sampleRate)
         }
@@ -347,6 +351,7 @@ public enum Box {
                         let measures = (control.options.countInMeasures + 1) % 3
                         do {
                             try control.setCountIn(measures)
+                            options.countIn = measures  // for the next song or part too
                             say(measures == 0 ? "no count-in" : "count-in: \(measures) measure\(measures == 1 ? "" : "s")")
                         } catch {
                             say(error.description)

@@ -17,6 +17,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "tones": return try benchTones(arguments)
     case "calibrate": return try benchCalibrate(arguments)
     case "pitch": return try benchPitch(arguments)
+    case "box": return try benchBox(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
     }
 }
@@ -246,12 +247,12 @@ func loadTakes(_ paths: [String]) throws -> [PartTakes] {
 }
 
 /// A generated 4-part score lengthened until it lasts at least 3 minutes.
-func threeMinuteScore(rate: Int) throws -> Score {
+func threeMinuteScore(rate: Int, parts: Int = 4) throws -> Score {
     var measures = 40
     var score: Score
     repeat {
         var rng = SplitMix64(seed: 180)
-        score = ScoreGenerator.random(using: &rng, options: .init(parts: 4, measures: measures))
+        score = ScoreGenerator.random(using: &rng, options: .init(parts: parts, measures: measures))
         measures += 10
     } while (try TimeMap(tempos: score.tempos, sampleRate: rate).sample(atTick: score.endTick)) < Int64(180 * rate)
     return score
@@ -435,5 +436,96 @@ func benchPitch(_ arguments: ParsedArguments) throws -> Int32 {
         print(String(format: "  aubio YIN     %7.1f ms  (%.0f× real time, process included)  %@", aubioBest * 1000, audioSeconds / aubioBest, PitchMetrics(estimates: aubio, truth: reference).description))
         print(String(format: "  ratio         %7.1f× faster than aubio's YIN", aubioBest / best))
     }
+    return 0
+}
+
+/// The box as a process: start-up (process start to "ready": device open,
+/// song parsed, project opened, engine running), the median of `--repeat`
+/// runs; and the resident size of a box rehearsing an 8-part, 3-minute
+/// project with a full take on every part, against the issue's budget of
+/// 40 MB + 1.1 × the decoded take data.
+func benchBox(_ arguments: ParsedArguments) throws -> Int32 {
+    let repeats = try arguments.int("--repeat", default: 10, range: 1...50)
+    let rate = 48_000
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+    let folder = NSTemporaryDirectory() + "acapella-bench-box-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let settings = folder + "/acapella.json"
+    try #"{ "readouts": { "console": false, "lcd": false } }"#.write(toFile: settings, atomically: true, encoding: .utf8)
+    guard let song = shippedPath("Songs/amazing-grace.acasong", installed: "share/acapella/songs/amazing-grace.acasong") else {
+        throw CLIError("bench box: the song library is not here (run from the repository)", exitCode: 1)
+    }
+
+    /// Starts the box; returns seconds to its "ready" line and its resident
+    /// size (kB) `settle` seconds after it (nil: not asked).
+    func startBox(_ extra: [String], settle: Double?) throws -> (ready: Double, residentKB: Int?) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["run", "--config", settings, "--data", folder + "/data", "--device", "sim:speed=1", "--seconds", String((settle ?? 0) + 5)] + extra
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let clock = ContinuousClock()
+        let start = clock.now
+        try process.run()
+        var text = ""
+        var ready: Double?
+        while ready == nil {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            if text.contains("acapella: ready: ") { ready = seconds(clock.now - start) }
+        }
+        var resident: Int?
+        if let settle, ready != nil {
+            usleep(useconds_t(settle * 1_000_000))
+            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            resident = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { line in
+                line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
+            }
+            kill(process.processIdentifier, SIGTERM)
+        }
+        _ = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard let ready else { throw CLIError("bench box: the box never said ready:\n\(text)", exitCode: 1) }
+        return (ready, resident)
+    }
+
+    var times: [Double] = []
+    for _ in 0..<repeats { times.append(try startBox(["--song", song], settle: nil).ready) }
+    times.sort()
+    let median = times[times.count / 2]
+    print("bench box: start-up, process start to \"ready\" (device open, song parsed, project opened, engine running), \(repeats) runs")
+    print(String(format: "  median %6.1f ms   fastest %6.1f ms   slowest %6.1f ms   goal ≤ 500 ms: %@", median * 1000, times[0] * 1000,
+                 times[times.count - 1] * 1000, median <= 0.5 ? "met" : "NOT met"))
+
+    // An 8-part, 3-minute project with a full take on every part.
+    let score = try threeMinuteScore(rate: rate, parts: 8)
+    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+    let project = try Project.create(at: folder + "/eight.acaproj", songText: Acasong.serialize(score), sampleRate: rate)
+    let frames = Int(schedule.endSample)
+    var tone = [Float](repeating: 0, count: frames)
+    for (part, name) in score.parts.map(\.name).enumerated() {
+        let step = 2 * Double.pi * 110 * Double(part + 1) / Double(rate)
+        for index in 0..<frames { tone[index] = Float(0.2 * sin(step * Double(index))) }
+        var record = project.newTake(part: name, options: schedule.options)
+        let writer = try TakeFileWriter(path: project.path + "/" + record.file, sampleRate: rate)
+        try tone.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: frames) }
+        try writer.finish()
+        record.frames = Int64(frames)
+        record.state = "kept"
+        try project.store(record)
+        try project.activate(record.id)
+    }
+    let decodedMB = Double(8 * frames * MemoryLayout<Float>.size) / 1_048_576
+    let (ready, measured) = try startBox(["--project", project.path], settle: 2)
+    guard let resident = measured else { throw CLIError("bench box: could not read the box's resident size from /proc", exitCode: 1) }
+    let residentMB = Double(resident) / 1_024
+    let budget = 40 + 1.1 * decodedMB
+    print(String(format: "bench box: memory, 8 parts × %.0f s with a full take each (%.1f MB of decoded takes), ready in %.0f ms", Double(frames) / Double(rate), decodedMB, ready * 1000))
+    print(String(format: "  resident %6.1f MB   budget 40 MB + 1.1 × %.1f MB = %.1f MB: %@ (%.1f MB besides the takes)", residentMB, decodedMB, budget,
+                 residentMB <= budget ? "met" : "NOT met", residentMB - decodedMB))
     return 0
 }

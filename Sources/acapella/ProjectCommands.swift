@@ -289,6 +289,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     guard !songs.isEmpty else { throw CLIError("no songs: give --song PATH, or run from the repository (Songs/)", exitCode: 1) }
     var options = BoxOptions(songs: songs, dataDirectory: arguments.value("--data") ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
     options.projectPaths = projectPaths
+    options.calibrationStore = options.dataDirectory + "/calibration.json"
     options.powerOffCommand = settings.powerOffCommand
     options.songIndex = index
     options.partIndex = max(0, try arguments.int("--part", default: settings.part, range: 1...64) - 1)
@@ -308,7 +309,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
         options.quitWhenStopped = true
         writeError("acapella: no terminal attached: playing the song once through, then quitting")
     }
-    let controlsPath = arguments.value("--controls") ?? CalibrationStore.dataDirectory + "/controls.json"
+    let controlsPath = arguments.value("--controls") ?? options.dataDirectory + "/controls.json"
     var controls: ControlConfig
     do {
         if FileManager.default.fileExists(atPath: controlsPath) {

@@ -19,10 +19,11 @@ final class BoxTerminal {
     var log: String { (try? String(contentsOfFile: data + "/log", encoding: .utf8)) ?? "" }
 
     /// Starts the box in an 80×24 pane on the simulated room at `speed`× real time.
-    init(speed: Int, extra: [String] = []) throws {
+    init(speed: Int, extra: [String] = [], settings extraSettings: String = "") throws {
         data = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-box-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-        let settings = #"{ "countIn": 1, "part": 2, "readouts": { "console": true, "lcd": false } }"#
+        // `DATA` in extra settings stands for this terminal's data folder.
+        let settings = #"{ "countIn": 1, "part": 2, "readouts": { "console": true, "lcd": false }"# + extraSettings.replacingOccurrences(of: "DATA", with: data) + " }"
         try settings.write(toFile: data + "/acapella.json", atomically: true, encoding: .utf8)
         let executable = try acapellaExecutable()
         let arguments = ["run", "--data", data, "--config", data + "/acapella.json", "--song", songsDirectory.appendingPathComponent("amazing-grace.acasong").path,
@@ -177,5 +178,29 @@ final class BoxTerminal {
         #expect(Int64(samples.count) == take.frames)
         // Count-in (2.5 s) + pickup and two measures at least.
         #expect(Double(take.frames) / 48_000 > 5.5, "\(take.frames) frames")
+    }
+
+    /// The box's own actions from the keys: give me my note (the Alto's
+    /// first note, B3), tempo +5 %, count-in 2, the guide on, the part
+    /// alone, calibration in the room (the round trip measured, stored and
+    /// used by the next session), then safe shutdown running the
+    /// configured power-off command once everything is on disk.
+    @Test func boxActionsAndSafeShutdown() throws {
+        let box = try BoxTerminal(speed: 4, settings: #", "powerOff": ["touch", "DATA/powered-off"]"#)
+        let marker = box.data + "/powered-off"
+        #expect(box.wait("ready") { _, log in log.contains("ready: Amazing Grace") })
+        for (key, said) in [("n", "your note: B3"), ("+", "tempo 105 % (76 bpm) from the next barline"), ("c", "count-in: 2 measures"),
+                            ("M", "Alto guide on"), ("S", "Alto alone")] {
+            try box.type(key)
+            #expect(box.wait("'\(key)'") { _, log in log.contains(said) })
+        }
+        #expect(box.wait("the new tempo on the readout") { screen, _ in screen.contains("♩ = 76") })
+        try box.type("C")
+        #expect(box.wait("calibration") { _, log in log.contains("calibrated sim:") })
+        #expect(box.wait("the session after it") { _, log in log.components(separatedBy: "ready: Amazing Grace").count == 3 && log.contains("317.40 frames reported + 0.00 calibrated trim") })
+        try box.type("Q")
+        #expect(box.exitStatus() == 0, "\(box.log)")
+        #expect(box.log.contains("safe shutdown: everything is on disk; running touch \(marker)"), "\(box.log)")
+        #expect(FileManager.default.fileExists(atPath: marker), "the power-off command ran")
     }
 }

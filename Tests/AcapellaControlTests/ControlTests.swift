@@ -306,7 +306,9 @@ extension String {
     }
 
     @Test(arguments: [
-        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, readouts, comment"),
+        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, readouts, powerOff, comment"),
+        (#"{"powerOff": "yes"}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
+        (#"{"powerOff": []}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"countIn": 9}"#, "a.json: countIn: expected a whole number from 0 to 4"),
         (#"{"metronome": "yes"}"#, "a.json: metronome: expected true or false"),
         (#"{"device": "hw:0"}"#, "a.json: device: expected \"alsa\", \"alsa:NAME\", \"sim\" or \"sim:…\", not 'hw:0'"),
@@ -321,6 +323,13 @@ extension String {
         } catch {
             #expect(error.description == message)
         }
+    }
+
+    @Test func powerOffChoices() throws {
+        #expect(try BoxConfig.parse(Data(#"{"powerOff": true}"#.utf8), file: "a.json").powerOffCommand == ["systemctl", "poweroff"])
+        #expect(try BoxConfig.parse(Data(#"{"powerOff": false}"#.utf8), file: "a.json").powerOffCommand == nil)
+        #expect(try BoxConfig.parse(Data(#"{"powerOff": ["sudo", "poweroff"]}"#.utf8), file: "a.json").powerOffCommand == ["sudo", "poweroff"])
+        #expect(try BoxConfig.parse(Data("{}".utf8), file: "a.json").powerOffCommand == nil)
     }
 
     @Test func lcdCanBeTurnedOff() throws {
