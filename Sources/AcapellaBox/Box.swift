@@ -103,7 +103,7 @@ public enum Box {
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         var options = options
         let hub = ControlHub(config: controls)
-        for warning in hub.warnings { log(warning) }
+        for line in hub.news() { log(line) }
         for input in hub.inputs { log("control: \(input)") }
         let console = ConsoleInput()
         let display = console == nil || !options.consoleReadout ? nil : ConsoleDisplay()
@@ -255,6 +255,7 @@ public enum Box {
                 break
             }
             var actions = hub.poll(timeoutMilliseconds: console == nil ? 50 : 0)
+            for line in hub.news() { log(line) }
             if let console {
                 let keys = console.poll(timeoutMilliseconds: 50)
                 actions += keys.actions
@@ -368,7 +369,20 @@ public enum Box {
                 }
             }
             link.collectRetired()
-            while link.nextEvent() != nil {}
+            while let event = link.nextEvent() {
+                // The transport's changes, one line each (journald keeps them).
+                func measure(_ sample: Int64) -> Int { schedule.barlines.partitionIndex { $0 > sample } - 1 + schedule.firstMeasureNumber }
+                switch event {
+                case .countIn(_, let music): log("transport: count-in to measure \(measure(music))")
+                case .playing(let at): log("transport: playing from measure \(measure(at))")
+                case .recordingStarted(let at): log("transport: recording from measure \(measure(at)) (sample \(at))")
+                case .recordingStopped(let at): log("transport: recording stopped at measure \(measure(at)) (sample \(at))")
+                case .stopped(let at, _, let finishedTake): log("transport: stopped at measure \(measure(at))\(finishedTake ? ", take finished" : "")")
+                case .looped(_, let to): log("transport: loop back to measure \(measure(to))")
+                case .refused(let why): log("refused: \(why)")
+                case .scheduleChanged: break
+                }
+            }
             let reading = tracker.reading
             let state: String
             switch snapshot.state {

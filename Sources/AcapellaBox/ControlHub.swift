@@ -19,6 +19,8 @@ public final class ControlHub {
     var decoder = MIDIDecoder()
     var interpreter: MIDIInterpreter
     var switches: [(device: GPIOSwitch, gestures: GestureRecognizer)] = []
+    private var reportedConnections = 0
+    private var reportedWarnings = 0
 
     /// Opens what the configuration names.
     public init(config: ControlConfig) {
@@ -27,6 +29,7 @@ public final class ControlHub {
             let input = try MIDIInput(sources: config.midiSources)
             midi = input
             inputs += input.connected.map { "MIDI \($0.description)" }
+            reportedConnections = input.connected.count
         } catch {
             midi = nil
             warnings.append(error.description)
@@ -71,6 +74,21 @@ public final class ControlHub {
             actions += switches[index].gestures.advance(to: Self.monotonicNanoseconds())
         }
         return actions
+    }
+
+    /// What changed since the last call, one line each for the log: MIDI
+    /// ports connected as they appeared, problems met while polling.
+    public func news() -> [String] {
+        var lines: [String] = []
+        if let midi, midi.connected.count > reportedConnections {
+            lines += midi.connected[reportedConnections...].map { "MIDI: connected \($0.description)" }
+            reportedConnections = midi.connected.count
+        }
+        if warnings.count > reportedWarnings {
+            lines += warnings[reportedWarnings...]
+            reportedWarnings = warnings.count
+        }
+        return lines
     }
 
     /// Tells the controller's lights what changed (record LED…).

@@ -25,6 +25,9 @@ public struct RecordingRequest: Sendable {
     public var calibrationStore: String?
     /// Run the pitch needle meanwhile and keep its readings (every ~50 ms).
     public var trackPitch = false
+    /// Keep the part's own guide tone audible (normally muted: the singer
+    /// sings it). A loopback test records the box's own guide this way.
+    public var ownGuide = false
 
     /// A request to record `part`.
     public init(part: String) {
@@ -97,9 +100,9 @@ public enum RecordingSession {
         if let measures = request.measures, schedule.loopRange(measures: measures) == nil {
             throw ProjectError(description: "measures \(measures.lowerBound)-\(measures.upperBound) are not all in the song (measures \(schedule.firstMeasureNumber)–\(schedule.firstMeasureNumber + schedule.barlines.count - 1))")
         }
-        // Recording forces "all other parts" monitoring: the part's own guide is muted.
+        // The singer hears the other parts; the part's own guide is muted unless asked for.
         var mixes = PartMix.spread(count: score.parts.count)
-        mixes[partIndex].muted = true
+        mixes[partIndex].muted = !request.ownGuide
         let (takes, _) = try project.activeTakes(for: options)
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.2, maximumFrames: device.periodFrames)
         // The stored calibration for this route, else the device's own figure.

@@ -138,7 +138,7 @@ public final class ALSADevice: AudioDevice {
         /// The defaults: `default` both ways, 48 kHz, 3 × 128 frames.
         public init() {}
 
-        /// Parses `alsa`, `alsa:NAME` or `alsa:NAME@period=256,periods=3,rate=44100`.
+        /// Parses `alsa`, `alsa:NAME`, `alsa:PLAYBACK|CAPTURE` or `alsa:NAME@period=256,periods=3,rate=44100`.
         public init(parsing text: String) throws(DeviceError) {
             guard text == "alsa" || text.hasPrefix("alsa:") else { throw DeviceError(.configuration, "unknown device '\(text)'") }
             var rest = text.dropFirst(5)
@@ -156,8 +156,12 @@ public final class ALSADevice: AudioDevice {
                 rest = rest[..<at]
             }
             if !rest.isEmpty {
-                playback = String(rest)
-                capture = String(rest)
+                // PLAYBACK|CAPTURE names the two directions apart (a loopback
+                // card plays on one device and captures on another).
+                let names = rest.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                guard names.allSatisfy({ !$0.isEmpty }) else { throw DeviceError(.configuration, "expected alsa:NAME or alsa:PLAYBACK|CAPTURE, found an empty name") }
+                playback = names[0]
+                capture = names.count == 2 ? names[1] : names[0]
             }
             guard (16...8_192).contains(periodFrames), (2...16).contains(periods), (8_000...192_000).contains(sampleRate) else {
                 throw DeviceError(.configuration, "period 16…8192 frames, periods 2…16, rate 8000…192000 Hz")
@@ -358,8 +362,14 @@ public final class ALSADevice: AudioDevice {
         }
         silence.initializeMemory(as: UInt8.self, repeating: 0, count: bufferFrames * playbackChannels * playbackFormat.bytes)
         var deviceFrame: Int64 = 0
+        var xrunsInARow = 0
         try startStreams(silence: silence)
         while keepRunning() {
+            // A machine too slow for the period xruns on every one: say so
+            // rather than recover forever.
+            if xrunsInARow >= Self.xrunLimit {
+                throw DeviceError(.configuration, "\(name): \(xrunsInARow) xruns in a row: \(frames)-frame periods are too short for this machine; try a larger period or more periods")
+            }
             // Capture one period (blocking: the device's clock paces the loop).
             var got = 0
             var xrun = false
@@ -381,6 +391,7 @@ public final class ALSADevice: AudioDevice {
                 // by what the buffer held, so the engine marks the gap.
                 try recover(silence: silence)
                 deviceFrame += Int64(bufferFrames + frames)
+                xrunsInARow += 1
                 continue
             }
             for index in 0..<frames {
@@ -400,6 +411,7 @@ public final class ALSADevice: AudioDevice {
                 }
             }
             var written = 0
+            var playbackXrun = false
             while written < frames {
                 let result = playbackStream.write(playbackRaw + written * playbackChannels * playbackFormat.bytes, frames: frames - written)
                 switch alsaOutcome(result) {
@@ -409,6 +421,8 @@ public final class ALSADevice: AudioDevice {
                     try recover(silence: silence)
                     deviceFrame += Int64(bufferFrames)
                     written = frames
+                    xrunsInARow += 1
+                    playbackXrun = true
                 case .lost(let code): throw DeviceError(.lost, "\(name): playback lost (\(String(cString: snd_strerror(-code))))")
                 case .failed(let code):
                     if code == EINTR { continue }
@@ -416,10 +430,15 @@ public final class ALSADevice: AudioDevice {
                 }
             }
             deviceFrame += Int64(frames)
+            if !playbackXrun { xrunsInARow = 0 }
         }
         _ = playbackStream.drop()
         _ = captureStream.drop()
     }
+
+    /// Consecutive xruns (without periods in between to make up) after
+    /// which `run` gives up with a configuration error.
+    static let xrunLimit = 64
 
     /// Prepares both streams, queues a buffer of silence for playback and
     /// starts them (together when linked).

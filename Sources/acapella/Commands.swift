@@ -40,6 +40,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
             OptionSpec(names: ["--progress"], valueName: nil, help: "print 'captured N' lines while recording"),
+            OptionSpec(names: ["--guide"], valueName: nil, help: "keep the part's own guide tone on while recording (normally muted: you sing it)"),
         ],
         details: "The simulated room feeds the playback back into the microphone after the round trip, with a\nsinger singing the part. The take lands in PROJECT/takes/ and becomes the part's active take.",
         run: runRecord),

@@ -42,6 +42,7 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
         request.measures = first...last
     }
     request.countInMeasures = try arguments.int("--count-in", default: 1, range: 0...4)
+    request.ownGuide = arguments.flags.contains("--guide")
     if arguments.value("--loop") != nil {
         guard request.measures != nil else { throw CLIError("--loop needs --range A-B: the measures to loop") }
         request.loopPasses = try arguments.int("--loop", default: 1, range: 1...50)

@@ -118,7 +118,10 @@ final class ScriptedStream: PCMStream {
         }
         #expect(throws: DeviceError.self) { try ALSADevice.Options(parsing: "alsa:hw:0@period=3") }
         let parsed = try ALSADevice.Options(parsing: "alsa:hw:CARD=USB,DEV=0@period=256,periods=2")
-        #expect(parsed.playback == "hw:CARD=USB,DEV=0" && parsed.periodFrames == 256 && parsed.periods == 2)
+        #expect(parsed.playback == "hw:CARD=USB,DEV=0" && parsed.capture == "hw:CARD=USB,DEV=0" && parsed.periodFrames == 256 && parsed.periods == 2)
+        let loopback = try ALSADevice.Options(parsing: "alsa:hw:Loopback,0,0|hw:Loopback,1,0@period=64")
+        #expect(loopback.playback == "hw:Loopback,0,0" && loopback.capture == "hw:Loopback,1,0" && loopback.periodFrames == 64)
+        #expect(throws: DeviceError.self) { try ALSADevice.Options(parsing: "alsa:hw:0|") }
     }
 
     /// Through the stand-in layer: an xrun restarts both streams and moves

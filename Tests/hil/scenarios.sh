@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The hardware-in-the-loop scenarios, run inside the VM by Tests/hil/run
+# (Debian's kernel: snd-aloop loopback card, snd-virmidi ports, the
+# sequencer). Each check prints PASS or FAIL with the measured figure; the
+# script exits 1 if any failed. Usage: Tests/hil/scenarios.sh ACAPELLA
+# [SECTION…] (default: all of 1 2 3 4 5).
+set -uo pipefail
+acapella="${1:-.build/release/acapella}"
+work="$(mktemp -d)"
+failed=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; failed=1; }
+playback="hw:Loopback,0,0"
+capture="hw:Loopback,1,0"
+device="alsa:$playback|$capture@period=256,periods=4"
+sections="${*:2}"
+want() { [[ -z "$sections" || " $sections " == *" $1 "* ]]; }
+
+if want 1; then
+echo "== 1. calibration on the loopback card: 3 geometries × 10 runs"
+for geometry in "256 4" "512 3" "1024 3"; do
+  set -- $geometry
+  period=$1 periods=$2 buffer=$(($1 * $2))
+  figures=()
+  refused=0
+  for run in $(seq 10); do
+    # A run the emulated CPU cannot keep up with is refused (an xrun): try again, and count it.
+    for attempt in 1 2 3 4; do
+      line="$(timeout 60 "$acapella" calibrate --device "alsa:$playback|$capture@period=$period,periods=$periods" --store "$work/cal.json" 2>"$work/cal.err" | head -n 1)"
+      figure="$(sed -n 's/^round trip \([0-9.]*\) frames.*/\1/p' <<<"$line")"
+      [[ -n "$figure" ]] && break
+      refused=$((refused + 1))
+      echo "   (refused: $(tail -n 1 "$work/cal.err"))"
+    done
+    [[ -n "$figure" ]] || { fail "calibration at period $period × $periods refused 4 times"; continue; }
+    figures+=("$figure")
+  done
+  ((${#figures[@]} == 10)) || continue
+  read -r low high <<<"$(printf '%s\n' "${figures[@]}" | sort -n | awk 'NR==1{l=$1} {h=$1} END{print l, h}')"
+  # Independent figure: the box keeps buffer − period frames queued
+  # (it writes each period as it reads one), and the loopback is sample-exact.
+  expected=$((buffer - period))
+  echo "   period $period × $periods (buffer $buffer): 10 runs $low … $high frames ($refused refused for xruns); expected from the queue depth $expected"
+  awk -v l="$low" -v h="$high" 'BEGIN { exit !(h - l <= 2) }' && pass "10 runs agree within ±1 frame at $period × $periods" || fail "runs spread $low … $high at $period × $periods"
+  awk -v l="$low" -v h="$high" -v e="$expected" 'BEGIN { exit !(l >= e - 1 && h <= e + 1) }' && pass "round trip = buffer − period = $expected at $period × $periods" || fail "round trip $low … $high, expected $expected at $period × $periods"
+done
+
+fi
+
+if want 2; then
+echo "== 2. recording on the loopback card: the Alto's own guide sung back by the loopback"
+"$acapella" calibrate --device "$device" --store "$work/calibration.json" >/dev/null 2>&1
+project="$work/grace.acaproj"
+"$acapella" new "$project" --song Songs/amazing-grace.acasong >/dev/null
+if ACAPELLA_DATA_DIR="$work" timeout 120 "$acapella" record "$project" --part Alto --device "$device" --guide > "$work/record.out" 2>&1; then
+  pass "recorded: $(grep -m1 'take' "$work/record.out")"
+  if ACAPELLA_HIL_PROJECT="$project" ACAPELLA_HIL_PART=Alto ./.build/release/acapellaPackageTests.xctest --testing-library swift-testing --filter HILAlignment > "$work/align.out" 2>&1; then
+    pass "$(grep -m1 'hil alignment' "$work/align.out")"
+  else
+    fail "alignment: $(grep -E 'hil alignment|Expectation failed|error' "$work/align.out" | head -3)"
+  fi
+else
+  fail "record on the loopback card: $(tail -3 "$work/record.out")"
+fi
+
+fi
+
+if want 3; then
+echo "== 3. MIDI through virtual ports"
+box_log="$work/box.log"
+echo '{ "readouts": { "console": false, "lcd": false } }' > "$work/settings.json"
+ACAPELLA_DATA_DIR="$work/box" "$acapella" run --device "$device" --data "$work/box" --seconds 60 --config "$work/settings.json" 2> "$box_log" &
+box=$!
+for _ in $(seq 100); do grep -q "ready:" "$box_log" && break; sleep 0.1; done
+grep -q "ready:" "$box_log" && pass "the box is up on the loopback card" || fail "the box did not start: $(tail -3 "$box_log")"
+# The controller appears after the box started: the sequencer announces it and the box connects.
+insmod /hil-modules/snd-seq-virmidi.ko 2>/dev/null; insmod /hil-modules/snd-virmidi.ko || fail "cannot load snd-virmidi"
+port="hw:VirMIDI,0"
+for _ in $(seq 50); do amidi -l 2>/dev/null | grep -q VirMIDI && break; sleep 0.1; done
+for _ in $(seq 50); do grep -q "MIDI: connected" "$box_log" && break; sleep 0.1; done
+grep -q "MIDI: connected" "$box_log" && pass "a controller that appeared after start was connected: $(grep -m1 'MIDI: connected' "$box_log")" || fail "no connection to the new port: $(grep MIDI "$box_log")"
+send() { amidi -p "$port" -S "$1"; }
+waitlog() { for _ in $(seq 60); do grep -q "$1" "$box_log" && return 0; sleep 0.1; done; return 1; }
+send 'F0 7F 7F 06 02 F7'
+waitlog "transport: count-in\|transport: playing" && pass "MMC play starts the transport" || fail "MMC play: $(tail -2 "$box_log")"
+waitlog "transport: playing from"  # a punch-in is for the music, not the count-in
+send 'B0 40 7F'
+waitlog "transport: recording from" && pass "CC 64 pressed punches in: $(grep -m1 'recording from' "$box_log")" || fail "CC 64: $(tail -2 "$box_log")"
+send '99 25 64'
+waitlog "transport: stopped" && pass "note 37 on channel 10 stops: $(grep -m1 'transport: stopped' "$box_log")" || fail "note stop: $(tail -2 "$box_log")"
+echo "== 3/5. faults: the MIDI controller goes away and comes back"
+# Unbinding the card is what unplugging a USB controller does: its ports vanish while in use.
+card="$(basename "$(ls -d /sys/bus/platform/drivers/snd_virmidi/snd_virmidi.* | head -n 1)")"
+echo "$card" > /sys/bus/platform/drivers/snd_virmidi/unbind
+sleep 1
+aconnect -l | grep -q "VirMIDI" && fail "the VirMIDI ports are still there after unbinding $card"
+kill -0 "$box" 2>/dev/null && pass "the box runs on after its MIDI ports disappeared" || fail "the box died with its MIDI port: $(tail -3 "$box_log")"
+before="$(grep -c 'MIDI: connected' "$box_log")"
+echo "$card" > /sys/bus/platform/drivers/snd_virmidi/bind
+for _ in $(seq 50); do (($(grep -c 'MIDI: connected' "$box_log") > before)) && break; sleep 0.1; done
+(($(grep -c 'MIDI: connected' "$box_log") > before)) && pass "the controller is connected again when it comes back" || fail "no reconnection after the controller came back"
+starts="$(grep -c 'transport: count-in' "$box_log")"
+send 'F0 7F 7F 06 02 F7'
+for _ in $(seq 60); do (($(grep -c 'transport: count-in' "$box_log") > starts)) && break; sleep 0.1; done
+(($(grep -c 'transport: count-in' "$box_log") > starts)) && pass "MMC play through the returned controller starts the transport again" || fail "the returned controller does not drive the box"
+kill -TERM "$box"; wait "$box"; status=$?
+((status == 0)) && pass "the box stopped cleanly on SIGTERM" || fail "box exit $status: $(tail -3 "$box_log")"
+
+fi
+
+if want 5; then
+echo "== 5. faults: SIGKILL during a recording, then restart"
+project2="$work/killed.acaproj"
+"$acapella" new "$project2" --song Songs/amazing-grace.acasong >/dev/null
+ACAPELLA_DATA_DIR="$work" "$acapella" record "$project2" --part Tenor --device "$device" --progress > "$work/killed.out" 2>&1 &
+recorder=$!
+for _ in $(seq 100); do grep -q "^captured [1-9]" "$work/killed.out" && break; sleep 0.1; done
+sleep 2
+kill -KILL "$recorder"; wait "$recorder" 2>/dev/null
+"$acapella" takes "$project2" recover > "$work/recover.out" 2>&1
+"$acapella" takes "$project2" > "$work/takes.out" 2>&1
+grep -q "recovered" "$work/takes.out" && pass "the killed take is recovered: $(grep -m1 recovered "$work/takes.out")" || fail "after SIGKILL: $(cat "$work/recover.out" "$work/takes.out" | head -5)"
+
+fi
+
+rm -rf "$work"
+exit $failed
