@@ -19,21 +19,21 @@ want() { [[ -z "$sections" || " $sections " == *" $1 "* ]]; }
 
 if want 1; then
 echo "== 1. calibration on the loopback card: 3 geometries × 10 runs"
-for geometry in "256 4" "512 3" "1024 3"; do
+for geometry in "512 4" "1024 3" "2048 3"; do
   set -- $geometry
   period=$1 periods=$2 buffer=$(($1 * $2))
   figures=()
   refused=0
   for run in $(seq 10); do
     # A run the emulated CPU cannot keep up with is refused (an xrun): try again, and count it.
-    for attempt in 1 2 3 4; do
+    for attempt in 1 2 3 4 5 6; do
       line="$(timeout 60 "$acapella" calibrate --device "alsa:$playback|$capture@period=$period,periods=$periods" --store "$work/cal.json" 2>"$work/cal.err" | head -n 1)"
       figure="$(sed -n 's/^round trip \([0-9.]*\) frames.*/\1/p' <<<"$line")"
       [[ -n "$figure" ]] && break
       refused=$((refused + 1))
       echo "   (refused: $(tail -n 1 "$work/cal.err"))"
     done
-    [[ -n "$figure" ]] || { fail "calibration at period $period × $periods refused 4 times"; continue; }
+    [[ -n "$figure" ]] || { fail "calibration at period $period × $periods refused 6 times"; continue; }
     figures+=("$figure")
   done
   ((${#figures[@]} == 10)) || continue
