@@ -267,6 +267,20 @@ public enum Box {
             }
             if let seconds = options.seconds, Date().timeIntervalSince(started) >= seconds { break }
             let snapshot = link.snapshot()
+            while let event = link.nextEvent() {
+                // The transport's changes, one line each (journald keeps them).
+                func measure(_ sample: Int64) -> Int { schedule.barlines.partitionIndex { $0 > sample } - 1 + schedule.firstMeasureNumber }
+                switch event {
+                case .countIn(_, let music): log("transport: count-in to measure \(measure(music))")
+                case .playing(let at): log("transport: playing from measure \(measure(at))")
+                case .recordingStarted(let at): log("transport: recording from measure \(measure(at)) (sample \(at))")
+                case .recordingStopped(let at): log("transport: recording stopped at measure \(measure(at)) (sample \(at))")
+                case .stopped(let at, _, let finishedTake): log("transport: stopped at measure \(measure(at))\(finishedTake ? ", take finished" : "")")
+                case .looped(_, let to): log("transport: loop back to measure \(measure(to))")
+                case .refused(let why): log("refused: \(why)")
+                case .scheduleChanged: break
+                }
+            }
             if snapshot.state != .stopped { hasPlayed = true }
             if options.quitWhenStopped && hasPlayed && snapshot.state == .stopped { break }
             // A take has just been finished: it can be heard at once (review).
@@ -369,20 +383,6 @@ public enum Box {
                 }
             }
             link.collectRetired()
-            while let event = link.nextEvent() {
-                // The transport's changes, one line each (journald keeps them).
-                func measure(_ sample: Int64) -> Int { schedule.barlines.partitionIndex { $0 > sample } - 1 + schedule.firstMeasureNumber }
-                switch event {
-                case .countIn(_, let music): log("transport: count-in to measure \(measure(music))")
-                case .playing(let at): log("transport: playing from measure \(measure(at))")
-                case .recordingStarted(let at): log("transport: recording from measure \(measure(at)) (sample \(at))")
-                case .recordingStopped(let at): log("transport: recording stopped at measure \(measure(at)) (sample \(at))")
-                case .stopped(let at, _, let finishedTake): log("transport: stopped at measure \(measure(at))\(finishedTake ? ", take finished" : "")")
-                case .looped(_, let to): log("transport: loop back to measure \(measure(to))")
-                case .refused(let why): log("refused: \(why)")
-                case .scheduleChanged: break
-                }
-            }
             let reading = tracker.reading
             let state: String
             switch snapshot.state {
