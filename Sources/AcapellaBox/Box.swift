@@ -283,9 +283,11 @@ public enum Box {
             }
             if snapshot.state != .stopped { hasPlayed = true }
             if options.quitWhenStopped && hasPlayed && snapshot.state == .stopped { break }
-            // A take has just been finished: it can be heard at once (review).
-            let (finishedCount, newest) = recorder.withProject { project, count in (count, project.manifest.takes.last { $0.part == part.name }) }
-            if finishedCount > takesSeen {
+            // A take has been finished and the transport has stopped: it can
+            // be heard at once (review). Not before the stop: loop passes
+            // finish takes while the singer is still singing the next one.
+            let (finishedCount, newest) = recorder.latestFinished()
+            if finishedCount > takesSeen && snapshot.state == .stopped {
                 takesSeen = finishedCount
                 if let newest, newest.state == "kept" {
                     reviewing = newest

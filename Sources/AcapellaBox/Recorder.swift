@@ -74,6 +74,14 @@ public final class Recorder: @unchecked Sendable {
         return try body(project, finishedCount)
     }
 
+    /// How many takes this recorder has finished and the newest of them
+    /// (any thread).
+    public func latestFinished() -> (count: Int, take: TakeRecord?) {
+        projectLock.lock()
+        defer { projectLock.unlock() }
+        return (finishedCount, finished.last)
+    }
+
     /// Armed frames received from the ring so far (any thread).
     public var receivedFrames: Int64 { received.load(ordering: .relaxed) }
 

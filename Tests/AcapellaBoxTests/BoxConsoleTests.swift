@@ -203,4 +203,35 @@ final class BoxTerminal {
         #expect(box.log.contains("safe shutdown: everything is on disk; running touch \(marker)"), "\(box.log)")
         #expect(FileManager.default.fileExists(atPath: marker), "the power-off command ran")
     }
+
+    /// Loop recording from the console: measure 1 looped (`[` `]`), `r`:
+    /// each pass is a take, and none is put up for review (which unmutes
+    /// the part) while the singer is still singing the next pass; `s` stops
+    /// and the last pass is the one under review.
+    @Test func loopPassesAreReviewedOnlyAfterTheStop() throws {
+        let box = try BoxTerminal(speed: 4)
+        #expect(box.wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP  bar 0.1") })
+        try box.type(".")
+        #expect(box.wait("measure 1") { screen, _ in screen.contains("STOP  bar 1.1") })
+        try box.type("[]")
+        #expect(box.wait("the loop on the readout") { screen, _ in screen.contains("loop 1-1") })
+        try box.type("r")
+        #expect(box.wait("three passes") { _, log in log.components(separatedBy: "transport: loop back to measure 1").count >= 4 })
+        #expect(!box.log.contains("recorded ("), "a take was put up for review during loop recording:\n\(box.log)")
+        #expect(!box.log.contains("not kept"), "a finished pass was reported as not kept:\n\(box.log)")
+        #expect(!box.log.contains("Alto guide on"))
+        try box.type("s")
+        #expect(box.wait("review of the last pass") { screen, log in screen.contains("TAKE?") && log.contains("recorded (") })
+        try box.type("q")
+        #expect(box.exitStatus() == 0, "\(box.log)")
+        let (project, _) = try Project.open(box.data + "/projects/amazing-grace.acaproj")
+        let kept = project.manifest.takes.filter { $0.state == "kept" }
+        #expect(kept.count >= 3, "one take per pass: \(project.manifest.takes.map { "\($0.id) \($0.state)" })")
+        // Whole passes cover measure 1 (samples 40,000..<160,000): of those only
+        // the newest plays; the pass cut short by the stop plays over it.
+        let whole = kept.filter { $0.range == [40_000, 160_000] }
+        #expect(whole.count >= 2 && whole.filter(\.active).map(\.id) == [whole.last!.id], "\(kept.map { "\($0.id) \(String(describing: $0.range)) \($0.active)" })")
+        #expect(kept.last?.active == true, "the last pass plays")
+        #expect(box.log.contains("take \(kept.last?.id ?? -1) recorded ("), "the review is of the last pass")
+    }
 }
