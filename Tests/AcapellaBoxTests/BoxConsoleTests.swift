@@ -104,6 +104,13 @@ final class BoxTerminal {
         return nil
     }
 
+    /// Waits for the box to be ready at the pickup, then moves to measure 1.
+    func readyAtMeasureOne() throws {
+        #expect(wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP  bar 0.1") })
+        try type(".")
+        #expect(wait("measure 1") { screen, _ in screen.contains("STOP  bar 1.1") })
+    }
+
     var pid: pid_t? { (try? String(contentsOfFile: data + "/pid", encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) } }
 }
 
@@ -116,9 +123,7 @@ final class BoxTerminal {
     /// and the terminal is back as it was.
     @Test func recordMeasuresOneToFourThenKeep() throws {
         let box = try BoxTerminal(speed: 3)
-        #expect(box.wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP  bar 0.1") })
-        try box.type(".")
-        #expect(box.wait("measure 1") { screen, _ in screen.contains("STOP  bar 1.1") })
+        try box.readyAtMeasureOne()
         try box.type("r")
         #expect(box.wait("the count-in") { screen, _ in screen.contains("COUNT") || screen.contains("REC ") })
         #expect(box.wait("measure 4 recording") { screen, _ in screen.contains("REC   bar 4.") })
@@ -210,9 +215,7 @@ final class BoxTerminal {
     /// and the last pass is the one under review.
     @Test func loopPassesAreReviewedOnlyAfterTheStop() throws {
         let box = try BoxTerminal(speed: 4)
-        #expect(box.wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP  bar 0.1") })
-        try box.type(".")
-        #expect(box.wait("measure 1") { screen, _ in screen.contains("STOP  bar 1.1") })
+        try box.readyAtMeasureOne()
         try box.type("[]")
         #expect(box.wait("the loop on the readout") { screen, _ in screen.contains("loop 1-1") })
         try box.type("r")
