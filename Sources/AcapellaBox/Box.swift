@@ -148,12 +148,9 @@ public enum Box {
         log("calibrating \(device.name): connect the output to the input (a cable, or headphones held to the microphone)")
         do {
             var store = try calibrationStore(options)
-            let result = try Calibration.measure(device: device)
-            let trim = result.roundTripFrames - device.reportedRoundTripFrames
-            try store.store(RouteCalibration(measuredFrames: result.roundTripFrames, reportedFrames: device.reportedRoundTripFrames, trimFrames: trim,
-                                             date: ISO8601DateFormatter().string(from: Date())), for: device.route)
+            let (result, stored) = try store.calibrate(device)
             log(String(format: "calibrated %@: round trip %.2f frames (reported %.2f, trim %+.2f), stored in %@", device.route, result.roundTripFrames,
-                       device.reportedRoundTripFrames, trim, store.path))
+                       stored.reportedFrames, stored.trimFrames, store.path))
         } catch let error as CalibrationError {
             log("calibration refused: \(error.description); the previous calibration stays")
         } catch {
@@ -228,11 +225,12 @@ public enum Box {
         var takesSeen = 0
         var reviewing: TakeRecord?
         var message = ""
+        func measure(_ sample: Int64) -> Int { schedule.barlines.partitionIndex { $0 > sample } - 1 + schedule.firstMeasureNumber }
 
         /// The part's takes as the project has them now, into the engine.
         func reloadTakes() {
             do {
-                let (fresh, _) = try recorder.withProject { project, _ in try project.activeTakes(for: control.options) }
+                let (fresh, _) = try recorder.withProject { try $0.activeTakes(for: control.options) }
                 control.send(.takes(part: partIndex, fresh[partIndex]))
             } catch {
                 log("takes: \(error)")
@@ -269,7 +267,6 @@ public enum Box {
             let snapshot = link.snapshot()
             while let event = link.nextEvent() {
                 // The transport's changes, one line each (journald keeps them).
-                func measure(_ sample: Int64) -> Int { schedule.barlines.partitionIndex { $0 > sample } - 1 + schedule.firstMeasureNumber }
                 switch event {
                 case .countIn(_, let music): log("transport: count-in to measure \(measure(music))")
                 case .playing(let at): log("transport: playing from measure \(measure(at))")
@@ -330,7 +327,7 @@ public enum Box {
                     case .discardTake, .undoTake:
                         control.send(.stop)
                         do {
-                            let undone = try recorder.withProject { project, _ in try project.undoLastTake() }
+                            let undone = try recorder.withProject { try $0.undoLastTake() }
                             say("take \(undone.id) (\(undone.part)) discarded; its file stays in the project")
                             reloadTakes()
                         } catch {
@@ -393,7 +390,7 @@ public enum Box {
             case .playing: state = "playing"
             case .recording: state = "recording"
             }
-            let takeCount = recorder.withProject { project, _ in project.manifest.takes.filter { $0.part == part.name && $0.state != "discarded" }.count }
+            let takeCount = recorder.withProject { project in project.manifest.takes.filter { $0.part == part.name && $0.state != "discarded" }.count }
             let scale = control.options.tempoScale
             let readout = ReadoutState(
                 song: score.title ?? stem, part: part.name, state: state, measure: snapshot.measure, beat: snapshot.beat,

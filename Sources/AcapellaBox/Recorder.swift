@@ -32,12 +32,11 @@ public final class Recorder: @unchecked Sendable {
     let calibration: String?
     private var current: OpenTake?
     /// Takes finished (kept, in the manifest), oldest first. Read it after
-    /// `finish`; while recording, `withProject` sees them.
+    /// `finish`; while recording, `latestFinished` sees them.
     public private(set) var finished: [TakeRecord] = []
-    /// Guards `project` and `finishedCount`: the writer thread stores takes
+    /// Guards `project` and `finished`: the writer thread stores takes
     /// while the control thread reads the manifest and keeps or discards.
     private let projectLock = NSLock()
-    private var finishedCount = 0
     /// Problems met (one line each: disk full, …).
     public private(set) var problems: [String] = []
     private let stopRequested = Atomic<Bool>(false)
@@ -66,12 +65,11 @@ public final class Recorder: @unchecked Sendable {
         self.failAfterFrames = failAfterFrames
     }
 
-    /// The project and how many takes this recorder has finished, while
-    /// the writer thread leaves both alone (any thread).
-    public func withProject<T>(_ body: (Project, Int) throws -> T) rethrows -> T {
+    /// The project, while the writer thread leaves it alone (any thread).
+    public func withProject<T>(_ body: (Project) throws -> T) rethrows -> T {
         projectLock.lock()
         defer { projectLock.unlock() }
-        return try body(project, finishedCount)
+        return try body(project)
     }
 
     /// How many takes this recorder has finished and the newest of them
@@ -79,7 +77,7 @@ public final class Recorder: @unchecked Sendable {
     public func latestFinished() -> (count: Int, take: TakeRecord?) {
         projectLock.lock()
         defer { projectLock.unlock() }
-        return (finishedCount, finished.last)
+        return (finished.count, finished.last)
     }
 
     /// Armed frames received from the ring so far (any thread).
@@ -216,6 +214,5 @@ public final class Recorder: @unchecked Sendable {
             problems.append(error.description)
             finished.append(record)
         }
-        finishedCount = finished.count
     }
 }

@@ -180,4 +180,16 @@ extension CalibrationStore {
         device.calibrationTrimFrames = 0
         return String(format: "%@: %.2f frames as reported, not calibrated", device.route, device.reportedRoundTripFrames)
     }
+
+    /// Measures `device`'s round trip (`Calibration.measure`) and stores it
+    /// for the device's route, with the trim against what the device
+    /// reports. Throws `CalibrationError` when the measurement is refused,
+    /// `ProjectError` when the store cannot be written.
+    public mutating func calibrate(_ device: any AudioDevice) throws -> (result: CalibrationResult, stored: RouteCalibration) {
+        let result = try Calibration.measure(device: device)
+        let stored = RouteCalibration(measuredFrames: result.roundTripFrames, reportedFrames: device.reportedRoundTripFrames,
+                                      trimFrames: result.roundTripFrames - device.reportedRoundTripFrames, date: ISO8601DateFormatter().string(from: Date()))
+        try store(stored, for: device.route)
+        return (result, stored)
+    }
 }

@@ -161,19 +161,15 @@ func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
     let clock = ContinuousClock()
     let started = clock.now
     let result: CalibrationResult
-    do { result = try Calibration.measure(device: device) } catch {
+    let stored: RouteCalibration
+    do { (result, stored) = try store.calibrate(device) } catch let error as CalibrationError {
         throw CLIError("calibration refused: \(error.description)", exitCode: 1)
+    } catch {
+        throw CLIError("\(error)", exitCode: 1)
     }
     let elapsed = clock.now - started
-    let trim = result.roundTripFrames - device.reportedRoundTripFrames
-    let date = ISO8601DateFormatter().string(from: Date())
-    do {
-        try store.store(RouteCalibration(measuredFrames: result.roundTripFrames, reportedFrames: device.reportedRoundTripFrames, trimFrames: trim, date: date), for: device.route)
-    } catch {
-        throw CLIError(error.description, exitCode: 1)
-    }
     print(String(format: "round trip %.2f frames (%.3f ms) on %@; the device reports %.2f, trim %+.2f frames stored in %@", result.roundTripFrames,
-                 result.roundTripFrames * 1000 / Double(device.sampleRate), device.route, device.reportedRoundTripFrames, trim, store.path))
+                 result.roundTripFrames * 1000 / Double(device.sampleRate), device.route, stored.reportedFrames, stored.trimFrames, store.path))
     print(String(format: "signal %.0f dB over the background; %d-point FFT; %.2f s", result.clarityDB, result.fftSize, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
     return 0
 }
