@@ -52,10 +52,13 @@ let package = Package(
             dependencies: ["AcapellaScore", "AcapellaDSP"],
             swiftSettings: strictSwift),
 
+        // MARK: Hand-edited JSON (settings, manifests): one-line errors naming the key.
+        .target(name: "AcapellaJSON", swiftSettings: strictSwift),
+
         // MARK: Files: audio files (libsndfile), loudness (libebur128), mixdown.
         .target(
             name: "AcapellaProject",
-            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "CSndFile", "CEBUR128"],
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "CSndFile", "CEBUR128"],
             swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.

@@ -141,7 +141,7 @@ expect "takes nudge" 0 "$acapella" takes "$project" nudge 2 -12 && check "nudge 
 expect "takes bad id" 1 "$acapella" takes "$project" activate 99 && check "bad id message" contains "$err" "no take 99"
 expect "mix the project" 0 "$acapella" mix "$project" -o "$work/project.wav" && check "project mix loudness" contains "$out" "-16.0 LUFS integrated"
 expect "mix at another tempo leaves takes out" 0 "$acapella" mix "$project" -o "$work/slow.wav" --tempo 0.9 &&
-  check "mismatch named" contains "$err" "take 1 (Alto) was recorded at tempo 1"
+  check "mismatch named" contains "$err" "take 1 (Alto) left out: recorded at tempo 1, transpose 0; not played in this mix"
 expect "takes undo" 0 "$acapella" takes "$project" undo && check "undo says discarded" contains "$err" "take 4 (Bass) discarded" &&
   check "the previous pass plays again" contains "$out" "take 3  Bass  kept, active"
 printf '{"format":"acaproj","vers' > "$project/manifest.json"
@@ -172,7 +172,7 @@ printf '{"countIn": 9}' > "$work/bad-settings.json"
 expect "the box with bad settings" 1 "$acapella" run --config "$work/bad-settings.json" --seconds 1 && check "settings message" contains "$err" "bad-settings.json: countIn: expected a whole number from 0 to 4"
 expect "the box with a bad song" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
 expect "the box with an unwritable data directory" 1 "$acapella" run --data "$work/out/data" --seconds 1 --device sim:speed=4 &&
-  check "data directory message" contains "$err" "$work/out/data/projects: cannot create the projects folder ($work/out/data: Not a directory)"
+  check "data directory message" contains "$err" "$work/out/data/projects: cannot create the folder ($work/out/data: Not a directory)"
 mkdir -p "$work/lonely" && cp "$acapella" "$work/lonely/acapella"
 expect "the box without its song library" 1 bash -c "cd '$work/lonely' && ./acapella run --data '$work/box' --seconds 1" &&
   check "no songs message" contains "$err" "no songs: give --song PATH"

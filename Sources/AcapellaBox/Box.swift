@@ -11,20 +11,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// Set by SIGINT/SIGTERM: the box finishes what it is doing and stops. An
-/// atomic, not a plain global: the optimizer may hoist a plain load out of
-/// the control loop, and the loop would never see the signal.
-let boxStop = Atomic<Int32>(0)
-
-/// Whether a stop signal has arrived.
-var boxStopSignalled: Bool { boxStop.load(ordering: .relaxed) != 0 }
-
-/// The signal handler: only sets the flag (a lock-free atomic store is
-/// async-signal-safe; the global is initialized before the handler is installed).
-func boxSignalHandler(_ signal: Int32) {
-    boxStop.store(1, ordering: .relaxed)
-}
-
 /// How to start the box.
 public struct BoxOptions: Sendable {
     /// The songs to browse (previous/next song).
@@ -91,17 +77,12 @@ public enum Box {
     /// Runs until asked to stop. `openDevice` makes a fresh device for each
     /// session.
     public static func run(options: BoxOptions, controls: ControlConfig, openDevice: () throws -> any AudioDevice, log: Log) throws {
-        _ = boxStopSignalled  // initializes the flag before a handler can touch it
-        signal(SIGINT, boxSignalHandler)
-        signal(SIGTERM, boxSignalHandler)
-        // A parent may have left them blocked (a blocked SIGTERM would never
-        // stop the box); the threads started below inherit this mask.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGINT)
-        sigaddset(&stopSignals, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        StopSignals.install()
         var options = options
+        // One box per data directory: a second one is refused at once, naming the first.
+        try makeFolders(options.dataDirectory + "/projects")
+        let dataLock = try OwnerLock.acquire(options.dataDirectory, owner: "acapella run")
+        defer { dataLock.release() }
         let hub = ControlHub(config: controls)
         for line in hub.news() { log(line) }
         for input in hub.inputs { log("control: \(input)") }
@@ -112,7 +93,7 @@ public enum Box {
         if let lcd, (try? lcd.connect()) == nil { log("LCD: no LCDd at \(lcd.host):\(lcd.port); the box runs on without the display") }
         let started = Date()
         var end = SessionEnd.next
-        while !boxStopSignalled && end != .quit && end != .shutdown {
+        while !StopSignals.received && end != .quit && end != .shutdown {
             let device = try openDevice()
             if device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
             if end == .calibrate {
@@ -138,6 +119,18 @@ public enum Box {
                 if process.terminationStatus != 0 { log("safe shutdown: \(command.joined(separator: " ")) failed (status \(process.terminationStatus)); switch off by hand — nothing is being written") }
             } catch {
                 log("safe shutdown: cannot run \(command.joined(separator: " ")): \(error); switch off by hand — nothing is being written")
+            }
+        }
+    }
+
+    /// Creates `folder` and its parents, with a one-line error naming the
+    /// first that cannot be made.
+    static func makeFolders(_ folder: String) throws(ProjectError) {
+        var made = folder.hasPrefix("/") ? "" : "."
+        for component in folder.split(separator: "/") {
+            made += "/" + component
+            if mkdir(made, 0o755) != 0 && errno != EEXIST {
+                throw ProjectError(description: "\(folder): cannot create the folder (\(made): \(String(cString: strerror(errno))))")
             }
         }
     }
@@ -169,35 +162,38 @@ public enum Box {
         controls: ControlConfig, started: Date, log: Log
     ) throws -> SessionEnd {
         let songPath = options.songs[options.songIndex]
-        let text: String
-        do { text = try String(contentsOfFile: songPath, encoding: .utf8) } catch { throw ProjectError(description: "\(songPath): cannot read the song") }
-        let score = try Acasong.parse(text)
+        guard let data = FileManager.default.contents(atPath: songPath) else { throw ProjectError(description: "\(songPath): cannot read the song") }
+        let text = String(decoding: data, as: UTF8.self)
         let stem = ((songPath as NSString).lastPathComponent as NSString).deletingPathExtension
         let projectPath = options.projectPaths[songPath] ?? options.dataDirectory + "/projects/\(stem).acaproj"
         let project: Project
         if FileManager.default.fileExists(atPath: projectPath) {
-            let (opened, report) = try Project.open(projectPath)
-            for line in report { log("\(projectPath): \(line)") }
-            project = opened
-        } else {
-            let folder = options.dataDirectory + "/projects"
-            var made = folder.hasPrefix("/") ? "" : "."
-            for component in folder.split(separator: "/") {
-                made += "/" + component
-                if mkdir(made, 0o755) != 0 && errno != EEXIST {
-                    throw ProjectError(description: "\(folder): cannot create the projects folder (\(made): \(String(cString: strerror(errno))))")
-                }
+            // The box writes its projects; when another program holds one (or
+            // it is read-only), the box plays it and says why it cannot record.
+            do {
+                let (opened, report) = try Project.open(projectPath, for: .write(owner: "acapella run"))
+                for line in report { log("\(projectPath): \(line)") }
+                project = opened
+            } catch {
+                let (opened, report) = try Project.open(projectPath, for: .read)
+                for line in report { log("\(projectPath): \(line)") }
+                log("\(error.description): playing only, recording is off")
+                project = opened
             }
-            project = try Project.create(at: projectPath, songText: text, sampleRate: device.sampleRate)
+        } else {
+            do { _ = try Acasong.parse(bytes: [UInt8](data), file: songPath) } catch { throw ProjectError(description: error.errors.first.map { "\($0)" } ?? songPath) }
+            project = try Project.create(at: projectPath, songText: text, sampleRate: device.sampleRate, owner: "acapella run")
         }
+        defer { project.close() }
+        let score = project.score
         options.partIndex = min(options.partIndex, score.parts.count - 1)
         let partIndex = options.partIndex
         let part = score.parts[partIndex]
         let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: options.countIn))
         var mixes = PartMix.spread(count: score.parts.count)
         mixes[partIndex].muted = true  // the singer's own part: they sing it
-        let (takes, mismatched) = try project.activeTakes(for: schedule.options)
-        for take in mismatched { log("take \(take.id) (\(take.part)) was recorded at another tempo or key: left out") }
+        let (takes, leftOut) = project.activeTakes(for: schedule.options)
+        for take in leftOut { log(take.description) }
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.metronome ? 0.3 : 0, maximumFrames: device.periodFrames)
         let calibration = CalibrationStore.applying(try calibrationStore(options), to: device)
         let recorder = Recorder(project: project, part: part.name, options: schedule.options, calibration: calibration)
@@ -229,12 +225,8 @@ public enum Box {
 
         /// The part's takes as the project has them now, into the engine.
         func reloadTakes() {
-            do {
-                let (fresh, _) = try recorder.withProject { try $0.activeTakes(for: control.options) }
-                control.send(.takes(part: partIndex, fresh[partIndex]))
-            } catch {
-                log("takes: \(error)")
-            }
+            let (fresh, _) = recorder.withProject { $0.activeTakes(for: control.options) }
+            control.send(.takes(part: partIndex, fresh[partIndex]))
         }
         /// The singer's own guide: muted while they sing, heard while reviewing.
         func setOwnPart(muted: Bool) {
@@ -246,7 +238,7 @@ public enum Box {
             message = line
         }
 
-        sessionLoop: while !boxStopSignalled {
+        sessionLoop: while !StopSignals.received {
             if render.hasEnded {
                 if let failure = render.failure { log(failure + "; the take so far is kept") }
                 end = render.failure != nil ? .next : .quit  // a lost device: reopen and carry on
@@ -286,7 +278,7 @@ public enum Box {
             let (finishedCount, newest) = recorder.latestFinished()
             if finishedCount > takesSeen && snapshot.state == .stopped {
                 takesSeen = finishedCount
-                if let newest, newest.state == "kept" {
+                if let newest, newest.state == .kept {
                     reviewing = newest
                     reloadTakes()
                     setOwnPart(muted: false)
@@ -297,6 +289,10 @@ public enum Box {
                 }
             }
             for action in actions {
+                if !project.isWritable && (action == .record || action == .punchIn) {
+                    say("recording is off: \(projectPath) is in use by another program or read-only")
+                    continue
+                }
                 if let take = reviewing, action == .record || action == .punchIn {
                     // Recording again keeps the take under review and mutes the part's guide.
                     reviewing = nil
@@ -390,7 +386,7 @@ public enum Box {
             case .playing: state = "playing"
             case .recording: state = "recording"
             }
-            let takeCount = recorder.withProject { project in project.manifest.takes.filter { $0.part == part.name && $0.state != "discarded" }.count }
+            let takeCount = recorder.withProject { project in project.manifest.takes.filter { $0.part == part.name && $0.state != .discarded }.count }
             let scale = control.options.tempoScale
             let readout = ReadoutState(
                 song: score.title ?? stem, part: part.name, state: state, measure: snapshot.measure, beat: snapshot.beat,
@@ -415,7 +411,7 @@ public enum Box {
         tracker.stop()
         for take in recorder.finished { log("take \(take.id) (\(take.part)) \(take.state): \(String(format: "%.1f", Double(take.frames) / Double(project.manifest.sampleRate))) s, \(take.file)") }
         for problem in recorder.problems { log(problem) }
-        return boxStopSignalled ? .quit : end
+        return StopSignals.received ? .quit : end
     }
 }
 

@@ -30,6 +30,9 @@ public final class Recorder: @unchecked Sendable {
     let failAfterFrames: Int64?
     /// Written into each take's record: the round trip its alignment used.
     let calibration: String?
+    /// Every take is a punch-in over what it recorded, even one that starts
+    /// on the song's first sample (`record --range 1-1`).
+    let punchesOnly: Bool
     private var current: OpenTake?
     /// Takes finished (kept, in the manifest), oldest first. Read it after
     /// `finish`; while recording, `latestFinished` sees them.
@@ -45,7 +48,8 @@ public final class Recorder: @unchecked Sendable {
 
     struct OpenTake {
         var writer: TakeFileWriter?
-        var record: TakeRecord
+        /// Nil when the take could not be started (nothing is written).
+        var record: TakeRecord?
         var offset: Int64
         var position: Int64 = 0
         var lastSong: Int64
@@ -56,8 +60,9 @@ public final class Recorder: @unchecked Sendable {
 
     /// A recorder of `part` into `project`. `failAfterFrames` injects a
     /// full disk (tests).
-    public init(project: Project, part: String, options: ScheduleOptions, calibration: String? = nil, ringSeconds: Int = 4, failAfterFrames: Int64? = nil) {
+    public init(project: Project, part: String, options: ScheduleOptions, calibration: String? = nil, punchesOnly: Bool = false, ringSeconds: Int = 4, failAfterFrames: Int64? = nil) {
         self.calibration = calibration
+        self.punchesOnly = punchesOnly
         ring = BulkRing(capacity: ringSeconds * options.sampleRate)
         self.project = project
         self.part = part
@@ -130,7 +135,7 @@ public final class Recorder: @unchecked Sendable {
         let target = song + open.offset
         if target > open.position {
             // Capture lost before this frame: silence keeps its place.
-            open.record.dropouts.append([open.lastSong + 1, song])
+            open.record?.dropouts.append(SongRange(open.lastSong + 1, song))
             flush(&open)
             do { try open.writer?.writeSilence(Int(target - open.position)) } catch { fail(&open, error) }
             open.position = target
@@ -149,20 +154,18 @@ public final class Recorder: @unchecked Sendable {
     private func open(at song: Int64) {
         projectLock.lock()
         defer { projectLock.unlock() }
-        var record = project.newTake(part: part, options: options)
-        record.alignmentOffsetSamples = -song
-        record.calibration = calibration
-        let path = project.path + "/" + record.file
+        let calibration = calibration
         do {
-            let writer = try TakeFileWriter(path: path, sampleRate: options.sampleRate, failAfterFrames: failAfterFrames)
-            try project.store(record)
+            let (record, writer) = try project.beginTake(part: part, options: options, failAfterFrames: failAfterFrames) { record in
+                record.alignmentOffsetSamples = -song
+                record.calibration = calibration
+            }
             current = OpenTake(writer: writer, record: record, offset: -song, lastSong: song - 1)
-        } catch let error as FileError {
-            problems.append(error.description)
-            current = OpenTake(writer: nil, record: record, offset: -song, lastSong: song - 1)
         } catch {
-            problems.append("\(record.file): \(error)")
-            current = OpenTake(writer: nil, record: record, offset: -song, lastSong: song - 1)
+            // Nothing of this take reaches the disk: said once, and the
+            // frames are let go until the transport stops.
+            problems.append("cannot start a take: \(error.description)")
+            current = OpenTake(writer: nil, record: nil, offset: -song, lastSong: song - 1)
         }
     }
 
@@ -184,35 +187,38 @@ public final class Recorder: @unchecked Sendable {
 
     private func fail(_ open: inout OpenTake, _ error: FileError) {
         problems.append(error.description)
-        open.record.note = "stopped early: \(error.description)"
+        open.record?.note = "stopped early: \(error.description)"
         open.writer = nil  // the writer closed the file after the short write
     }
 
-    /// Ends the open take: file finished, record kept and made active.
+    /// Ends the open take: file finished, record kept and made active. It
+    /// counts as finished only once the manifest saying so is on disk.
     private func close() {
         guard var open = current else { return }
         current = nil
         flush(&open)
         do { try open.writer?.finish() } catch { fail(&open, error) }
-        var record = open.record
+        guard var record = open.record else { return }
         record.frames = TakeFile.frameCount(project.path + "/" + record.file) ?? open.position
         if let start = open.recordingStart, let end = open.recordingEnd {
-            // From the song's start it is a full take; later, a punch-in over its range.
-            record.range = start <= 0 ? nil : [start, end]
-            record.state = "kept"
+            // From the song's start it is a full take; later, or inside a
+            // punch range asked for, a punch-in over its range.
+            record.range = start <= 0 && !punchesOnly ? nil : SongRange(start, end)
+            record.state = .kept
         } else {
-            record.state = "discarded"
+            record.state = .discarded
             record.note = record.note ?? "stopped before anything was recorded (during the count-in or pre-roll)"
         }
         projectLock.lock()
         defer { projectLock.unlock() }
         do {
             try project.store(record)
-            if record.state == "kept" { try project.activate(record.id) }
+            if record.state == .kept { try project.activate(record.id) }
             finished.append(project.manifest.takes.first { $0.id == record.id } ?? record)
         } catch {
-            problems.append(error.description)
-            finished.append(record)
+            let seconds = String(format: "%.2f", Double(record.frames) / Double(options.sampleRate))
+            problems.append("\(record.file): \(seconds) s recorded, but the project could not be updated (\(error.description)); "
+                + "the audio is safe: free some space, then 'acapella takes \(project.path) recover' keeps it")
         }
     }
 }

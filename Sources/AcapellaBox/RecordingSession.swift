@@ -5,6 +5,14 @@ import AcapellaScore
 import Foundation
 import Synchronization
 
+/// Disk space a take needs before it starts.
+public enum TakeSpace {
+    /// Seconds of audio there must be room for.
+    public static let minimumSeconds: Int64 = 10
+    /// Room kept beyond that for the manifest and sidecars.
+    public static let margin: Int64 = 2 << 20
+}
+
 /// What `RecordingSession.record` should do.
 public struct RecordingRequest: Sendable {
     /// The part to record.
@@ -93,6 +101,7 @@ public enum RecordingSession {
         guard device.sampleRate == project.manifest.sampleRate else {
             throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
         }
+        guard project.isWritable else { throw ProjectError(description: "\(project.path): opened read-only; nothing can be recorded") }
         let looping = request.loopPasses != nil && request.measures != nil
         let options = ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: request.measures == nil || looping ? request.countInMeasures : 0)
         let schedule: Schedule
@@ -100,16 +109,24 @@ public enum RecordingSession {
         if let measures = request.measures, schedule.loopRange(measures: measures) == nil {
             throw ProjectError(description: "measures \(measures.lowerBound)-\(measures.upperBound) are not all in the song (measures \(schedule.firstMeasureNumber)–\(schedule.firstMeasureNumber + schedule.barlines.count - 1))")
         }
+        // Refused before the singer sings a note, rather than stopped mid-take.
+        let bytesPerSecond = Int64(device.sampleRate) * 4
+        let minimum = bytesPerSecond * TakeSpace.minimumSeconds + TakeSpace.margin
+        let free = project.freeBytes
+        guard free >= minimum else {
+            throw ProjectError(description: "\(project.path): the disk is full (\(free / 1_000_000) MB free; a take needs \(minimum / 1_000_000) MB at least): free some space first")
+        }
         // The singer hears the other parts; the part's own guide is muted unless asked for.
         var mixes = PartMix.spread(count: score.parts.count)
         mixes[partIndex].muted = !request.ownGuide
-        let (takes, _) = try project.activeTakes(for: options)
+        let (takes, _) = project.activeTakes(for: options)
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.2, maximumFrames: device.periodFrames)
         // The stored calibration for this route, else the device's own figure.
         let store: CalibrationStore
         if let path = request.calibrationStore { store = try CalibrationStore(path: path) } else { store = try CalibrationStore() }
         let calibrationText = CalibrationStore.applying(store, to: device)
-        let recorder = Recorder(project: project, part: partName, options: options, calibration: calibrationText, failAfterFrames: request.diskFullAfterFrames)
+        let recorder = Recorder(project: project, part: partName, options: options, calibration: calibrationText, punchesOnly: request.measures != nil,
+                                failAfterFrames: request.diskFullAfterFrames)
         core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
         let tracker = request.trackPitch ? PitchTracker(tones: schedule.tones[partIndex], sampleRate: device.sampleRate) : nil
         if let tracker { core.attachAnalysis(ring: tracker.ring) }
@@ -143,10 +160,16 @@ public enum RecordingSession {
         }
         let render = RenderThread(device: DeviceBox(device), engine: engine, singer: roomSinger)
         // The control loop: wait for the transport to stop by itself (song
-        // end or the punch's auto stop), or for the device to fail.
+        // end or the punch's auto stop), for a stop signal (the take is
+        // finished, as with the stop button), or for the device to fail.
         var stopped = false
+        var stopSent = false
         while !stopped {
             if render.wait(milliseconds: 50) { break }
+            if StopSignals.received && !stopSent {
+                link.send(.stop)
+                stopSent = true
+            }
             while let event = link.nextEvent() {
                 if case .stopped = event { stopped = true }
             }

@@ -8,6 +8,17 @@ import Glibc
 public struct FileError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `PATH: what went wrong`.
     public var description: String
+    /// The file was to be created and already exists.
+    public var exists = false
+    /// The C error number behind it (`ENOSPC`…), 0 when there is none.
+    public var errorNumber: Int32 = 0
+
+    /// An error saying `description`.
+    public init(description: String, exists: Bool = false, errorNumber: Int32 = 0) {
+        self.description = description
+        self.exists = exists
+        self.errorNumber = errorNumber
+    }
 }
 
 /// Writes that survive a crash or a power cut whole or not at all: the
@@ -60,6 +71,7 @@ public enum AtomicFile {
     }
 
     static func failure(_ path: String, _ what: String) -> FileError {
-        FileError(description: "\(path): \(what): \(String(cString: strerror(errno)))")
+        let number = errno
+        return FileError(description: "\(path): \(what): \(String(cString: strerror(number)))", errorNumber: number)
     }
 }

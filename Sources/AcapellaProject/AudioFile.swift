@@ -95,7 +95,8 @@ public enum AudioFile {
         var samples: [Float] = []
         var done = 0
         let (_, sampleRate) = try decode(path) { chunk, frames, channels, frameHint in
-            if samples.isEmpty { samples = [Float](repeating: 0, count: max(frameHint, frames)) }
+            // The header's length is a hint (a damaged one may promise far more than there is).
+            if samples.isEmpty { samples = [Float](repeating: 0, count: max(min(frameHint, 1 << 26), frames)) }
             if done + frames > samples.count { samples += [Float](repeating: 0, count: done + frames - samples.count) }
             let base = chunk.startIndex
             if channels == 1 {
@@ -112,6 +113,25 @@ public enum AudioFile {
         }
         if done < samples.count { samples.removeLast(samples.count - done) }
         return (samples, sampleRate)
+    }
+}
+
+extension AudioFile {
+    /// Why the file at `path` cannot play as a take of `channels` channels
+    /// at `sampleRate`, or nil when it can: missing, empty, not audio, or
+    /// of another rate or channel count. Reads only the header. The
+    /// corresponding C function is `sf_open`.
+    public static func problem(_ path: String, sampleRate: Int, channels: Int) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return "its audio file is missing" }
+        guard status.st_size > 0 else { return "its audio file is empty" }
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else { return "not audio libsndfile can read (\(String(cString: sf_strerror(nil))))" }
+        sf_close(file)
+        if Int(info.channels) != channels { return "\(info.channels) channels, a take has \(channels)" }
+        if Int(info.samplerate) != sampleRate { return "recorded at \(info.samplerate) Hz, the project runs at \(sampleRate) Hz" }
+        if info.frames <= 0 { return "it holds no audio" }
+        return nil
     }
 }
 

@@ -1,65 +1,11 @@
 public import AcapellaEngine
 public import AcapellaScore
+import AcapellaJSON
 import Foundation
 
-/// One take of a project, as the manifest (and the take's own sidecar
-/// file) records it.
-public struct TakeRecord: Codable, Hashable, Sendable {
-    /// Unique within the project, counting up.
-    public var id: Int
-    /// The part it replaces.
-    public var part: String
-    /// The audio file, relative to the project (`takes/alto-3.wav`).
-    public var file: String
-    /// Take frame `f` holds song sample `f − alignmentOffsetSamples`.
-    public var alignmentOffsetSamples: Int64
-    /// A manual correction, samples.
-    public var nudgeSamples: Int64
-    /// The song samples it sounds over (a punch-in), or nil: all it holds.
-    public var range: [Int64]?
-    /// Tempo multiplier it was recorded at ("1", "9/10").
-    public var tempoScale: String
-    /// Transposition it was recorded at.
-    public var transpose: Int
-    /// Samples per second of the file.
-    public var sampleRate: Int
-    /// `recording` (being written, or left by a crash), `kept`,
-    /// `recovered` (repaired after a crash), `discarded`.
-    public var state: String
-    /// Whether it plays (one full take per part, plus punch-ins).
-    public var active: Bool
-    /// Frames in the file.
-    public var frames: Int64
-    /// Song-sample ranges where the capture was lost (xruns, overruns):
-    /// outside them the alignment invariant holds.
-    public var dropouts: [[Int64]]
-    /// Why it ended, when not by a normal stop ("disk full", …).
-    public var note: String?
-    /// The round trip its alignment used: the device route and calibration.
-    public var calibration: String?
-
-    /// A punch-in (it has a range) rather than a full take.
-    public var isPunch: Bool { range != nil }
-}
-
-/// The document of a project (`manifest.json`).
-public struct Manifest: Codable, Hashable, Sendable {
-    /// Always "acaproj".
-    public var format = "acaproj"
-    /// Schema version; this build reads and writes 1.
-    public var version = Manifest.currentVersion
-    /// The song, relative to the project.
-    public var song = "score.acasong"
-    /// Engine rate of the takes.
-    public var sampleRate: Int
-    /// The next take's id.
-    public var nextTakeID = 1
-    /// Every take, oldest first.
-    public var takes: [TakeRecord] = []
-
-    /// The version this build writes.
-    public static let currentVersion = 1
-}
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A project problem, said in one line with the path.
 public struct ProjectError: Error, CustomStringConvertible, Equatable {
@@ -74,84 +20,161 @@ public struct ProjectError: Error, CustomStringConvertible, Equatable {
 
 /// A project package `Name.acaproj/`: `manifest.json`, `score.acasong`
 /// and `takes/` (each take a WAV with a JSON sidecar repeating its record).
-/// Every write is atomic. Opening never deletes anything: a missing,
-/// truncated, garbled or foreign-version manifest is set aside and rebuilt
-/// from the takes' sidecars and files; takes left by a crash are repaired.
+///
+/// **One writer, any number of readers.** A writer (`record`, the box,
+/// `takes activate`…) holds the package's `OwnerLock` from open to
+/// `close`; a second writer is refused at once, naming the first. Readers
+/// (`takes` list, `mix`) take no lock, read the manifest once (it is only
+/// ever replaced whole) and never change anything: a take another process
+/// is recording is listed as such, never "repaired".
+///
+/// **Opening never loses anything.** A missing or damaged manifest is
+/// rebuilt from the takes' sidecars and files (the damaged one kept
+/// aside); every field is checked, and a take that cannot play (an
+/// impossible field, missing or foreign audio, a changed song) is flagged
+/// with the reason and left out, never deleted. A take left `recording` by
+/// a crash is repaired in place by the next writer — only a writer, whose
+/// lock proves the recorder is gone.
 public final class Project {
+    /// How a project is opened.
+    public enum Access: Hashable, Sendable {
+        /// Look only: no lock, no repair, nothing written.
+        case read
+        /// Change it: the lock for `owner` ("acapella record"), held until `close`.
+        case write(owner: String)
+    }
+
     /// The package directory.
     public let path: String
     /// The song.
     public let score: Score
-    /// The manifest, as last saved.
+    /// The manifest, as last saved (as read, for a reader).
     public private(set) var manifest: Manifest
+    /// Takes that cannot play now, by id, and why.
+    public private(set) var conditions: [Int: TakeCondition] = [:]
+    private var lock: OwnerLock?
+    /// Released to make room for the manifest when the disk fills.
+    static let reserveName = ".reserve"
+    static let reserveBytes = 512 << 10
 
-    init(path: String, score: Score, manifest: Manifest) {
+    /// Whether this process may change the project (it holds the lock).
+    public var isWritable: Bool { lock != nil }
+
+    init(path: String, score: Score, manifest: Manifest, lock: OwnerLock?) {
         self.path = path
         self.score = score
         self.manifest = manifest
+        self.lock = lock
     }
 
-    /// Creates `path` (which must not exist) holding `songText`.
-    public static func create(at path: String, songText: String, sampleRate: Int = 48_000) throws(ProjectError) -> Project {
+    /// Gives the project back to other writers (also when the value goes).
+    public func close() {
+        lock?.release()
+        lock = nil
+    }
+
+    // MARK: Opening
+
+    /// Creates `path` (which must not exist) holding `songText`; the
+    /// creator holds it for writing as `owner`.
+    public static func create(at path: String, songText: String, sampleRate: Int = 48_000, owner: String = "acapella") throws(ProjectError) -> Project {
         let score: Score
         do { score = try Acasong.parse(songText) } catch {
             throw ProjectError(description: "\(path): the song is not valid: \(error.description)")
         }
-        guard !FileManager.default.fileExists(atPath: path) else { throw ProjectError(description: "\(path): already exists") }
-        do {
-            try FileManager.default.createDirectory(atPath: path + "/takes", withIntermediateDirectories: true)
-        } catch {
-            throw ProjectError(description: "\(path): cannot create the project: \(error.localizedDescription)")
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && !FileManager.default.fileExists(atPath: parent) {
+            throw ProjectError(description: "\(path): the folder \(parent) does not exist")
         }
-        let project = Project(path: path, score: score, manifest: Manifest(sampleRate: sampleRate))
+        // mkdir, not "create with intermediates": of two creators, one wins.
+        guard mkdir(path, 0o755) == 0 else {
+            if errno == EEXIST { throw ProjectError(description: "\(path): already exists") }
+            throw ProjectError(description: "\(path): cannot create the project: \(String(cString: strerror(errno)))")
+        }
+        guard mkdir(path + "/takes", 0o755) == 0 else {
+            throw ProjectError(description: "\(path)/takes: cannot create: \(String(cString: strerror(errno)))")
+        }
+        let lock = try OwnerLock.acquire(path, owner: owner)
+        let project = Project(path: path, score: score, manifest: Manifest(sampleRate: sampleRate), lock: lock)
         do { try AtomicFile.write(Array(songText.utf8), to: path + "/score.acasong") } catch { throw ProjectError(description: error.description) }
         try project.save()
+        project.keepReserve()
         return project
     }
 
-    /// Opens a project, repairing what a crash or damage left; `report`
-    /// lists what was found and done (empty when all was well).
-    public static func open(_ path: String) throws(ProjectError) -> (project: Project, report: [String]) {
+    /// Opens a project. A writer repairs what a crash or damage left and
+    /// saves; a reader only looks. `report` lists what was found and done
+    /// (empty when all was well).
+    public static func open(_ path: String, for access: Access) throws(ProjectError) -> (project: Project, report: [String]) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ProjectError(description: "\(path): no such project")
         }
+        var lock: OwnerLock?
+        if case .write(let owner) = access { lock = try OwnerLock.acquire(path, owner: owner) }
         let songPath = path + "/score.acasong"
         let score: Score
         do {
-            let text = try String(contentsOfFile: songPath, encoding: .utf8)
-            score = try Acasong.parse(text)
+            guard let data = FileManager.default.contents(atPath: songPath) else {
+                throw ProjectError(description: "\(songPath): cannot read the song (\(FileManager.default.fileExists(atPath: songPath) ? "permission denied" : "missing"))")
+            }
+            score = try Acasong.parse(bytes: [UInt8](data), file: songPath)
         } catch let error as ScoreErrors {
-            throw ProjectError(description: "\(songPath): \(error.description)")
+            throw ProjectError(description: error.errors.first.map { "\($0)" + (error.errors.count > 1 ? " (and \(error.errors.count - 1) more)" : "") } ?? "\(songPath): invalid")
+        } catch let error as ProjectError {
+            throw error
         } catch {
-            throw ProjectError(description: "\(songPath): cannot read the song: \(error.localizedDescription)")
+            throw ProjectError(description: "\(songPath): cannot read the song")
         }
         var report: [String] = []
-        var manifest: Manifest
-        var changed = false
         let manifestPath = path + "/manifest.json"
+        var changed = false
+        var manifest: Manifest
         switch readManifest(manifestPath) {
         case .success(let read):
             manifest = read
         case .failure(let problem):
             report.append("manifest.json: \(problem.description); rebuilt from the take files")
-            if FileManager.default.fileExists(atPath: manifestPath) {
+            if lock != nil && FileManager.default.fileExists(atPath: manifestPath) {
                 let aside = manifestPath + ".damaged-\(Int(Date().timeIntervalSince1970))"
-                _ = rename(manifestPath, aside)
-                report.append("the damaged manifest is kept as \((aside as NSString).lastPathComponent)")
+                if rename(manifestPath, aside) == 0 { report.append("the damaged manifest is kept as \((aside as NSString).lastPathComponent)") }
             }
             manifest = Manifest(sampleRate: 48_000)
             changed = true
         }
-        let project = Project(path: path, score: score, manifest: manifest)
-        changed = project.rediscoverTakes(&report) || changed
-        changed = project.recoverInterruptedTakes(&report) || changed
-        if changed { try project.save() }
+        let project = Project(path: path, score: score, manifest: manifest, lock: lock)
+        let writer = project.holder(access)
+        changed = project.checkRecords(&report) || changed
+        if writer == nil {  // no live writer: files the manifest does not know are found
+            changed = project.rediscoverTakes(&report) || changed
+        }
+        changed = project.settleInterruptedTakes(writer: writer, &report) || changed
+        if project.isWritable { project.checkSidecars(&report) }
+        project.checkAudio()
+        changed = project.activateRecoveredTakes() || changed
+        if project.isWritable {
+            project.removeStaleTemporaries()
+            if changed {
+                do { try project.save() } catch { report.append("the repaired manifest could not be saved (\(error.description)); nothing was lost, and the next open repairs it again") }
+            }
+            project.keepReserve()
+        } else if changed && !report.isEmpty {
+            report.append("(opened read-only: nothing was changed on disk)")
+        }
         return (project, report)
     }
 
+    /// Who else is writing, for a reader (nil for a writer: it holds the lock).
+    private func holder(_ access: Access) -> OwnerLock.Holder? {
+        if case .read = access { return OwnerLock.holder(of: path) }
+        return nil
+    }
+
+    /// Reads and decodes the manifest; every problem says which key.
     static func readManifest(_ path: String) -> Result<Manifest, ProjectError> {
-        guard let data = FileManager.default.contents(atPath: path) else { return .failure(ProjectError(description: "missing")) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(ProjectError(description: FileManager.default.fileExists(atPath: path) ? "cannot be read" : "missing"))
+        }
         struct Version: Decodable {
             var format: String?
             var version: Int?
@@ -163,27 +186,269 @@ public final class Project {
         guard version.version == Manifest.currentVersion else {
             return .failure(ProjectError(description: "schema version \(version.version.map(String.init) ?? "missing"), this build reads \(Manifest.currentVersion)"))
         }
-        do { return .success(try JSONDecoder().decode(Manifest.self, from: data)) } catch {
-            return .failure(ProjectError(description: "damaged: \(error)"))
+        let manifest: Manifest
+        do { manifest = try JSONDecoder().decode(Manifest.self, from: data) } catch let error as DecodingError {
+            return .failure(ProjectError(description: error.located))
+        } catch {
+            return .failure(ProjectError(description: "damaged (\(error))"))
+        }
+        guard Manifest.sampleRates.contains(manifest.sampleRate) else {
+            return .failure(ProjectError(description: "sampleRate: \(manifest.sampleRate) is outside \(Manifest.sampleRates.lowerBound)…\(Manifest.sampleRates.upperBound)"))
+        }
+        guard manifest.song == "score.acasong" else { return .failure(ProjectError(description: "song: '\(manifest.song)' is not score.acasong")) }
+        return .success(manifest)
+    }
+
+    /// Flags takes with impossible fields; gives duplicate ids new ones
+    /// (a writer) or flags them (a reader); keeps `nextTakeID` above every id.
+    private func checkRecords(_ report: inout [String]) -> Bool {
+        var changed = false
+        var seenIDs: [Int: Int] = [:]
+        var seenFiles: [String: Int] = [:]
+        let parts = score.parts.map(\.name)
+        for index in manifest.takes.indices {
+            let take = manifest.takes[index]
+            if let problem = take.problem(rate: manifest.sampleRate, parts: parts) {
+                conditions[take.id] = .invalid("manifest.json: takes[\(index)].\(problem)")
+                report.append("manifest.json: takes[\(index)].\(problem); take \(take.id) is left out until that is put right")
+                continue
+            }
+            if let first = seenFiles[take.file] {
+                conditions[take.id] = .invalid("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too")
+                report.append("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too; left out")
+                continue
+            }
+            seenFiles[take.file] = index
+            if let first = seenIDs[take.id] {
+                if isWritable {
+                    let fresh = max(manifest.nextTakeID, (manifest.takes.map(\.id).max() ?? 0) + 1)
+                    manifest.takes[index].id = fresh
+                    manifest.nextTakeID = fresh + 1
+                    report.append("manifest.json: takes[\(index)].id: \(take.id) was used by takes[\(first)] too; this take (\(take.file)) is now take \(fresh)")
+                    changed = true
+                } else {
+                    conditions[take.id] = .invalid("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
+                    report.append("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
+                }
+                continue
+            }
+            seenIDs[take.id] = index
+        }
+        let highest = manifest.takes.map(\.id).filter { $0 < Manifest.maximumTakeID }.max() ?? 0
+        if manifest.nextTakeID <= highest || manifest.nextTakeID < 1 || manifest.nextTakeID > Manifest.maximumTakeID {
+            report.append("manifest.json: nextTakeID: \(manifest.nextTakeID) is not above the highest take id (\(highest)); the next take is \(highest + 1)")
+            manifest.nextTakeID = highest + 1
+            changed = true
+        }
+        return changed
+    }
+
+    /// Finds take files the manifest does not list (a lost or rebuilt
+    /// manifest, a crash before the first save) and adds them from their
+    /// sidecars, or from the file alone.
+    private func rediscoverTakes(_ report: inout [String]) -> Bool {
+        let folder = path + "/takes"
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".wav") && !$0.hasPrefix(".") && !$0.hasSuffix(".repair.wav") }.sorted()
+        let known = Set(manifest.takes.map(\.file))
+        let parts = score.parts.map(\.name)
+        var changed = false
+        for name in files where !known.contains("takes/" + name) {
+            let file = "takes/" + name
+            let sidecarPath = path + "/" + Self.sidecar(file)
+            var take: TakeRecord
+            var sidecarProblem: String?
+            if let data = FileManager.default.contents(atPath: sidecarPath) {
+                do {
+                    take = try JSONDecoder().decode(TakeRecord.self, from: data)
+                    take.file = file
+                    if let problem = take.problem(rate: manifest.sampleRate, parts: parts) {
+                        sidecarProblem = problem
+                    } else {
+                        report.append("\(file): take \(take.id) (\(take.part)) was missing from the manifest; restored from its sidecar")
+                    }
+                } catch let error as DecodingError {
+                    sidecarProblem = error.located
+                    take = orphan(file, name: name)
+                } catch {
+                    sidecarProblem = "\(error)"
+                    take = orphan(file, name: name)
+                }
+            } else {
+                take = orphan(file, name: name)
+            }
+            if let sidecarProblem {
+                take = orphan(file, name: name)
+                report.append("\(Self.sidecar(file)): \(sidecarProblem); the take is added as take \(take.id) (\(take.part)) with its alignment unknown")
+            } else if take.note?.hasPrefix("found without its sidecar") == true {
+                report.append("\(file): a take file with no record; added as take \(take.id) (\(take.part)), alignment unknown")
+            }
+            if take.id < 1 || take.id >= Manifest.maximumTakeID || manifest.takes.contains(where: { $0.id == take.id }) {
+                take.id = max(manifest.nextTakeID, (manifest.takes.map(\.id).max() ?? 0) + 1)
+            }
+            manifest.takes.append(take)
+            manifest.nextTakeID = max(manifest.nextTakeID, take.id + 1)
+            changed = true
+        }
+        manifest.takes.sort { $0.id < $1.id }
+        return changed
+    }
+
+    /// A record for a take file found alone: its part and id from its
+    /// name, its alignment unknown.
+    private func orphan(_ file: String, name: String) -> TakeRecord {
+        let stem = (name as NSString).deletingPathExtension
+        let pieces = stem.split(separator: "-")
+        let id = pieces.last.flatMap { Int($0) }.flatMap { $0 > 0 && $0 < Manifest.maximumTakeID ? $0 : nil } ?? manifest.nextTakeID
+        let slug = pieces.dropLast().joined(separator: "-")
+        let part = score.parts.first { Self.slug($0.name) == slug }?.name ?? score.parts.first?.name ?? slug
+        let frames = TakeFile.framesOnDisk(path + "/" + file) ?? 0
+        return TakeRecord(
+            id: id, part: part, file: file, alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil, tempoScale: "1", transpose: 0,
+            sampleRate: manifest.sampleRate, state: frames > 0 ? .recovered : .discarded, active: false, frames: frames, dropouts: [],
+            note: frames > 0 ? "found without its sidecar: alignment unknown (offset 0); nudge it" : "found without its sidecar, and empty", calibration: nil,
+            scoreHash: nil)
+    }
+
+    /// Takes still marked `recording`. Another process's live take (a
+    /// reader sees its lock held) is only flagged; with no recorder left, a
+    /// reader flags it interrupted and a writer repairs its file in place
+    /// and keeps what is there, flagged `recovered`.
+    private func settleInterruptedTakes(writer: OwnerLock.Holder?, _ report: inout [String]) -> Bool {
+        var changed = false
+        for index in manifest.takes.indices where manifest.takes[index].state == .recording && conditions[manifest.takes[index].id] == nil {
+            let take = manifest.takes[index]
+            guard isWritable else {
+                conditions[take.id] = writer.map(TakeCondition.live) ?? .interrupted
+                continue
+            }
+            let file = path + "/" + take.file
+            if !FileManager.default.fileExists(atPath: file) {
+                manifest.takes[index].state = .discarded
+                manifest.takes[index].note = "interrupted before any audio was written"
+                report.append("\(take.file): take \(take.id) (\(take.part)) was interrupted before any audio was written")
+            } else {
+                do {
+                    let frames = try TakeFile.repair(file)
+                    manifest.takes[index].frames = frames
+                    manifest.takes[index].state = frames > 0 ? .recovered : .discarded
+                    manifest.takes[index].note = frames > 0 ? "recovered after an interrupted recording" : "interrupted before any audio was written"
+                    report.append(String(format: "%@: take %d (%@) recovered after an interruption: %.2f s kept", take.file, take.id, take.part, Double(frames) / Double(take.sampleRate)))
+                } catch {
+                    manifest.takes[index].state = .recovered
+                    manifest.takes[index].note = "could not be repaired: \(error.description)"
+                    report.append("\(take.file): take \(take.id) could not be repaired (\(error.description)); its file is kept as it is")
+                }
+            }
+            if (try? writeSidecar(manifest.takes[index])) == nil { report.append("\(take.file): could not update its sidecar") }
+            changed = true
+        }
+        return changed
+    }
+
+    /// A writer's check of the sidecars (the manifest's backup copies): a
+    /// missing, damaged or stale one is rewritten from the manifest.
+    private func checkSidecars(_ report: inout [String]) {
+        for take in manifest.takes where conditions[take.id] == nil {
+            let sidecarPath = path + "/" + Self.sidecar(take.file)
+            let data = FileManager.default.contents(atPath: sidecarPath)
+            let stored = data.flatMap { try? JSONDecoder().decode(TakeRecord.self, from: $0) }
+            guard stored != take else { continue }
+            let why = data == nil ? "missing" : stored == nil ? "damaged" : "out of date"
+            do {
+                try writeSidecar(take)
+                report.append("\(Self.sidecar(take.file)): \(why); rewritten from the manifest")
+            } catch {
+                report.append("\(Self.sidecar(take.file)): \(why), and could not be rewritten (\(error.description))")
+            }
         }
     }
 
-    /// Writes the manifest atomically.
+    /// Flags takes whose audio cannot play as recorded, and takes whose
+    /// song changed since.
+    private func checkAudio() {
+        for take in manifest.takes where conditions[take.id] == nil && take.state != .recording {
+            if let problem = AudioFile.problem(path + "/" + take.file, sampleRate: manifest.sampleRate, channels: 1) {
+                conditions[take.id] = .unreadable(problem)
+            } else if let recorded = take.scoreHash, recorded != score.fingerprint(ofPart: take.part) {
+                conditions[take.id] = .scoreChanged
+            }
+        }
+    }
+
+    /// A recovered full take becomes the part's active take when none is.
+    private func activateRecoveredTakes() -> Bool {
+        var changed = false
+        for index in manifest.takes.indices {
+            let take = manifest.takes[index]
+            guard isWritable, take.state == .recovered, !take.active, !take.isPunch, conditions[take.id] == nil else { continue }
+            if !manifest.takes.contains(where: { $0.part == take.part && $0.active && !$0.isPunch && conditions[$0.id] == nil }) {
+                manifest.takes[index].active = true
+                changed = true
+            }
+        }
+        return changed
+    }
+
+    /// Temporary files of atomic writes a crash left behind (only a writer,
+    /// who knows no other writer is making them).
+    private func removeStaleTemporaries() {
+        for folder in [path, path + "/takes"] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(".") && name.hasSuffix(".tmp") {
+                unlink(folder + "/" + name)
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    private func requireWriter() throws(ProjectError) {
+        guard isWritable else { throw ProjectError(description: "\(path): opened read-only; nothing can be changed") }
+    }
+
+    /// Writes the manifest atomically. When the disk is full, the reserve
+    /// kept in the package makes room for it.
     public func save() throws(ProjectError) {
+        try requireWriter()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data: Data
+        do { data = try encoder.encode(manifest) } catch { throw ProjectError(description: "\(path)/manifest.json: \(error)") }
+        try writeMakingRoom(Array(data) + [10], to: path + "/manifest.json")
+    }
+
+    /// An atomic write that, on a full disk, gives up the reserve and tries once more.
+    private func writeMakingRoom(_ bytes: [UInt8], to file: String) throws(ProjectError) {
         do {
-            let data = try encoder.encode(manifest)
-            try AtomicFile.write(Array(data) + [10], to: path + "/manifest.json")
-        } catch let error as FileError {
-            throw ProjectError(description: error.description)
+            try AtomicFile.write(bytes, to: file)
+        } catch where error.errorNumber == ENOSPC && unlink(path + "/" + Self.reserveName) == 0 {
+            do { try AtomicFile.write(bytes, to: file) } catch { throw ProjectError(description: error.description) }
         } catch {
-            throw ProjectError(description: "\(path)/manifest.json: \(error)")
+            throw ProjectError(description: error.description)
         }
+    }
+
+    /// Keeps a small reserve file in the package, given up when the disk
+    /// fills so the manifest that says what was recorded can still be written.
+    private func keepReserve() {
+        let reserve = path + "/" + Self.reserveName
+        guard !FileManager.default.fileExists(atPath: reserve) else { return }
+        let descriptor = Glibc.open(reserve, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return }
+        let allocated = posix_fallocate(descriptor, 0, off_t(Self.reserveBytes)) == 0
+        Glibc.close(descriptor)
+        if !allocated { unlink(reserve) }
+    }
+
+    /// Bytes free on the project's disk for this process.
+    public var freeBytes: Int64 {
+        var status = statvfs()
+        guard statvfs(path, &status) == 0 else { return Int64.max }
+        return Int64(status.f_bavail) * Int64(status.f_frsize)
     }
 
     /// Adds or replaces a take's record: manifest and sidecar, both atomic.
     public func store(_ take: TakeRecord) throws(ProjectError) {
+        try requireWriter()
         if let index = manifest.takes.firstIndex(where: { $0.id == take.id }) {
             manifest.takes[index] = take
         } else {
@@ -197,47 +462,83 @@ public final class Project {
     func writeSidecar(_ take: TakeRecord) throws(ProjectError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        do {
-            try AtomicFile.write(Array(try encoder.encode(take)), to: path + "/" + Self.sidecar(take.file))
-        } catch let error as FileError {
-            throw ProjectError(description: error.description)
-        } catch {
-            throw ProjectError(description: "\(take.file): \(error)")
-        }
+        let data: Data
+        do { data = try encoder.encode(take) } catch { throw ProjectError(description: "\(take.file): \(error)") }
+        try writeMakingRoom(Array(data), to: path + "/" + Self.sidecar(take.file))
     }
 
     static func sidecar(_ file: String) -> String { (file as NSString).deletingPathExtension + ".json" }
 
-    /// A new take's record for `part` (not stored yet).
-    public func newTake(part: String, options: ScheduleOptions) -> TakeRecord {
-        let id = manifest.nextTakeID
-        manifest.nextTakeID += 1
-        let slug = part.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined()
-        return TakeRecord(
-            id: id, part: part, file: "takes/\(slug)-\(id).wav", alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil,
+    static func slug(_ part: String) -> String { part.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined() }
+
+    /// Starts a new take of `part`: a fresh id (above every id the project
+    /// has seen), its file created exclusively (never over another file)
+    /// and its record stored as `recording` before any audio is written.
+    /// `configure` fills in the alignment and the like before the store.
+    public func beginTake(part: String, options: ScheduleOptions, syncFrames: Int64 = 12_000, failAfterFrames: Int64? = nil,
+                          _ configure: (inout TakeRecord) -> Void = { _ in }) throws(ProjectError) -> (record: TakeRecord, writer: TakeFileWriter) {
+        try requireWriter()
+        var id = max(manifest.nextTakeID, (manifest.takes.map(\.id).max() ?? 0) + 1)
+        var writer: TakeFileWriter?
+        var file = ""
+        for _ in 0..<1_000 {
+            guard id < Manifest.maximumTakeID else { break }
+            file = "takes/\(Self.slug(part))-\(id).wav"
+            do {
+                writer = try TakeFileWriter(path: path + "/" + file, sampleRate: options.sampleRate, syncFrames: syncFrames, failAfterFrames: failAfterFrames)
+                break
+            } catch where error.exists {
+                id += 1  // a file nobody listed has this name: never open over it
+            } catch {
+                throw ProjectError(description: error.description)
+            }
+        }
+        guard let writer else { throw ProjectError(description: "\(path): no free take number") }
+        var record = TakeRecord(
+            id: id, part: part, file: file, alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil,
             tempoScale: options.tempoScale.description, transpose: options.transpose, sampleRate: options.sampleRate,
-            state: "recording", active: false, frames: 0, dropouts: [], note: nil, calibration: nil)
+            state: .recording, active: false, frames: 0, dropouts: [], note: nil, calibration: nil, scoreHash: score.fingerprint(ofPart: part))
+        configure(&record)
+        do {
+            try store(record)
+        } catch {
+            try? writer.finish()
+            unlink(writer.path)  // empty, and ours: made a moment ago
+            manifest.takes.removeAll { $0.id == id }
+            throw error
+        }
+        return (record, writer)
     }
 
     /// Makes a kept take the one that plays: a full take replaces the
-    /// part's other full takes; a punch-in plays over them.
+    /// part's other full takes; a punch-in plays over them. A take set
+    /// aside because the song changed is accepted against the song as it is.
     public func activate(_ id: Int) throws(ProjectError) {
+        try requireWriter()
         guard let index = manifest.takes.firstIndex(where: { $0.id == id }) else { throw ProjectError(description: "no take \(id)") }
         let take = manifest.takes[index]
-        guard take.state != "recording" else { throw ProjectError(description: "take \(id) is still being recorded") }
+        guard take.state != .recording else { throw ProjectError(description: "take \(id) is still being recorded") }
+        switch conditions[id] {
+        case .invalid(let reason), .unreadable(let reason): throw ProjectError(description: "take \(id) cannot play: \(reason)")
+        case .live, .interrupted: throw ProjectError(description: "take \(id) is still being recorded")
+        case .scoreChanged:
+            manifest.takes[index].scoreHash = score.fingerprint(ofPart: take.part)
+            conditions[id] = nil
+        case nil: break
+        }
         // Activating a discarded take brings it back: nothing is ever deleted.
-        if take.state == "discarded" { manifest.takes[index].state = "kept" }
+        if take.state == .discarded { manifest.takes[index].state = .kept }
         if !take.isPunch {
             for other in manifest.takes.indices where manifest.takes[other].part == take.part && !manifest.takes[other].isPunch {
                 manifest.takes[other].active = false
             }
         }
         manifest.takes[index].active = true
-        if let range = take.range, range.count == 2 {
+        if let range = take.range {
             // A punch-in hides older punch-ins of the part it covers entirely
             // (the last pass of a loop is the one that plays).
             for other in manifest.takes.indices where other != index && manifest.takes[other].part == take.part && manifest.takes[other].active {
-                if let inner = manifest.takes[other].range, inner.count == 2, inner[0] >= range[0], inner[1] <= range[1] {
+                if let inner = manifest.takes[other].range, inner.start >= range.start, inner.end <= range.end {
                     manifest.takes[other].active = false
                     try writeSidecar(manifest.takes[other])
                 }
@@ -250,13 +551,14 @@ public final class Project {
     /// take of the same kind, if any, plays again. Returns the take undone.
     @discardableResult
     public func undoLastTake() throws(ProjectError) -> TakeRecord {
-        guard let newest = manifest.takes.last(where: { $0.state != "discarded" && $0.state != "recording" }) else {
+        try requireWriter()
+        guard let newest = manifest.takes.last(where: { $0.state.isUsable && conditions[$0.id] == nil }) else {
             throw ProjectError(description: "no take to undo")
         }
-        try update(newest.id) { $0.state = "discarded"; $0.active = false }
+        try update(newest.id) { $0.state = .discarded; $0.active = false }
         // The part's previous take of the same kind (full, or a punch-in over the same range) plays again.
         if let previous = manifest.takes.last(where: {
-            $0.part == newest.part && $0.id != newest.id && $0.range == newest.range && $0.state != "discarded" && $0.state != "recording"
+            $0.part == newest.part && $0.id != newest.id && $0.range == newest.range && $0.state.isUsable && conditions[$0.id] == nil
         }) {
             try activate(previous.id)
         }
@@ -265,103 +567,51 @@ public final class Project {
 
     /// Changes a take's field and stores it.
     public func update(_ id: Int, _ change: (inout TakeRecord) -> Void) throws(ProjectError) {
+        try requireWriter()
         guard let index = manifest.takes.firstIndex(where: { $0.id == id }) else { throw ProjectError(description: "no take \(id)") }
         change(&manifest.takes[index])
         try store(manifest.takes[index])
     }
 
-    /// Finds take files the manifest does not list (a lost or rebuilt
-    /// manifest, a crash before the first save) and adds them from their
-    /// sidecars, or from the file alone.
-    func rediscoverTakes(_ report: inout [String]) -> Bool {
-        let folder = path + "/takes"
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".wav") && !$0.hasSuffix(".repair.wav") }.sorted()
-        let known = Set(manifest.takes.map(\.file))
-        var changed = false
-        for name in files where !known.contains("takes/" + name) {
-            let file = "takes/" + name
-            var take: TakeRecord
-            if let data = FileManager.default.contents(atPath: path + "/" + Self.sidecar(file)), let decoded = try? JSONDecoder().decode(TakeRecord.self, from: data) {
-                take = decoded
-                take.file = file
-                report.append("\(file): take \(take.id) (\(take.part)) was missing from the manifest; restored from its sidecar")
-            } else {
-                let stem = (name as NSString).deletingPathExtension
-                let pieces = stem.split(separator: "-")
-                let id = pieces.last.flatMap { Int($0) } ?? manifest.nextTakeID
-                let slug = pieces.dropLast().joined(separator: "-")
-                let part = score.parts.first { $0.name.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined() == slug }?.name ?? slug
-                take = TakeRecord(
-                    id: id, part: part, file: file, alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil, tempoScale: "1", transpose: 0,
-                    sampleRate: manifest.sampleRate, state: "recovered", active: false, frames: TakeFile.frameCount(path + "/" + file) ?? 0, dropouts: [],
-                    note: "found without its sidecar: alignment unknown (offset 0); nudge it", calibration: nil)
-                report.append("\(file): a take file with no record; added as take \(id) (\(part)), alignment unknown")
-            }
-            if manifest.takes.contains(where: { $0.id == take.id }) { take.id = (manifest.takes.map(\.id).max() ?? 0) + 1 }
-            manifest.takes.append(take)
-            manifest.nextTakeID = max(manifest.nextTakeID, take.id + 1)
-            changed = true
-        }
-        manifest.takes.sort { $0.id < $1.id }
-        return changed
-    }
-
-    /// Repairs takes still marked `recording` (the box stopped mid-take):
-    /// the audio up to the last header update is kept; the take is
-    /// flagged `recovered` and made active.
-    func recoverInterruptedTakes(_ report: inout [String]) -> Bool {
-        var changed = false
-        for index in manifest.takes.indices where manifest.takes[index].state == "recording" {
-            let take = manifest.takes[index]
-            let file = path + "/" + take.file
-            do {
-                let frames = try TakeFile.repair(file)
-                manifest.takes[index].frames = frames
-                manifest.takes[index].state = "recovered"
-                manifest.takes[index].note = "recovered after an interrupted recording"
-                report.append(String(format: "%@: take %d (%@) recovered after an interruption: %.2f s kept", take.file, take.id, take.part, Double(frames) / Double(take.sampleRate)))
-            } catch {
-                manifest.takes[index].state = "recovered"
-                manifest.takes[index].note = "could not be repaired: \(error.description)"
-                report.append("\(take.file): take \(take.id) could not be repaired (\(error.description)); kept as it is")
-            }
-            let sidecarOK = (try? writeSidecar(manifest.takes[index])) != nil
-            if !sidecarOK { report.append("\(take.file): could not update its sidecar") }
-            changed = true
-        }
-        // A recovered full take becomes the part's active take when none is.
-        for index in manifest.takes.indices where manifest.takes[index].state == "recovered" && !manifest.takes[index].active && !manifest.takes[index].isPunch {
-            let part = manifest.takes[index].part
-            if !manifest.takes.contains(where: { $0.part == part && $0.active && !$0.isPunch }) { manifest.takes[index].active = true }
-        }
-        return changed
-    }
+    // MARK: Playing
 
     /// The takes that play, per part in score order, decoded to mono at
-    /// the project rate. Takes recorded at another tempo or key than
-    /// `options` are left out and named in `mismatched`.
-    public func activeTakes(for options: ScheduleOptions) throws(ProjectError) -> (takes: [PartTakes], mismatched: [TakeRecord]) {
+    /// the project rate. Takes that cannot play — recorded at another tempo
+    /// or key than `options`, flagged when the project was opened, or whose
+    /// audio fails to decode now — are left out and named in `leftOut`.
+    public func activeTakes(for options: ScheduleOptions) -> (takes: [PartTakes], leftOut: [LeftOutTake]) {
         var result = score.parts.map { _ in PartTakes.none }
-        var mismatched: [TakeRecord] = []
-        let playing = manifest.takes.filter { $0.active && $0.state != "discarded" && $0.state != "recording" }
+        var leftOut: [LeftOutTake] = []
+        let playing = manifest.takes.filter { $0.active && $0.state.isUsable }
+        // A take being recorded (here or elsewhere), or left so by a crash, is named too.
+        for take in manifest.takes where take.state == .recording {
+            leftOut.append(LeftOutTake(take: take, reason: conditions[take.id]?.description ?? "being recorded"))
+        }
         for part in score.parts.indices {
             let name = score.parts[part].name
             // The full take first, punch-ins over it oldest first.
             let chosen = playing.filter { $0.part == name }.sorted { ($0.isPunch ? 1 : 0, $0.id) < ($1.isPunch ? 1 : 0, $1.id) }
             for take in chosen {
+                if let condition = conditions[take.id] {
+                    leftOut.append(LeftOutTake(take: take, reason: condition.description))
+                    continue
+                }
                 if take.tempoScale != options.tempoScale.description || take.transpose != options.transpose {
-                    mismatched.append(take)
+                    leftOut.append(LeftOutTake(take: take, reason: "recorded at tempo \(take.tempoScale), transpose \(take.transpose)"))
                     continue
                 }
                 let decoded: (samples: [Float], sampleRate: Int)
-                do { decoded = try AudioFile.readMono(path + "/" + take.file) } catch { throw ProjectError(description: error.description) }
-                guard decoded.sampleRate == options.sampleRate else {
-                    throw ProjectError(description: "\(take.file): recorded at \(decoded.sampleRate) Hz, the mix runs at \(options.sampleRate) Hz")
+                do { decoded = try AudioFile.readMono(path + "/" + take.file) } catch {
+                    leftOut.append(LeftOutTake(take: take, reason: "unreadable: \(error.description)"))
+                    continue
                 }
-                let range = take.range.flatMap { $0.count == 2 && $0[0] < $0[1] ? $0[0]..<$0[1] : nil }
-                result[part].layers.append(TakePlayback(samples: decoded.samples, alignmentOffsetSamples: take.alignmentOffsetSamples, nudgeSamples: take.nudgeSamples, range: range))
+                guard decoded.sampleRate == options.sampleRate else {
+                    leftOut.append(LeftOutTake(take: take, reason: "recorded at \(decoded.sampleRate) Hz, this runs at \(options.sampleRate) Hz"))
+                    continue
+                }
+                result[part].layers.append(TakePlayback(samples: decoded.samples, alignmentOffsetSamples: take.alignmentOffsetSamples, nudgeSamples: take.nudgeSamples, range: take.range?.samples))
             }
         }
-        return (result, mismatched)
+        return (result, leftOut)
     }
 }

@@ -510,15 +510,15 @@ func benchBox(_ arguments: ParsedArguments) throws -> Int32 {
     for (part, name) in score.parts.map(\.name).enumerated() {
         let step = 2 * Double.pi * 110 * Double(part + 1) / Double(rate)
         for index in 0..<frames { tone[index] = Float(0.2 * sin(step * Double(index))) }
-        var record = project.newTake(part: name, options: schedule.options)
-        let writer = try TakeFileWriter(path: project.path + "/" + record.file, sampleRate: rate)
+        var (record, writer) = try project.beginTake(part: name, options: schedule.options)
         try tone.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: frames) }
         try writer.finish()
         record.frames = Int64(frames)
-        record.state = "kept"
+        record.state = .kept
         try project.store(record)
         try project.activate(record.id)
     }
+    project.close()
     let decodedMB = Double(8 * frames * MemoryLayout<Float>.size) / 1_048_576
     let (ready, measured) = try startBox(["--project", project.path], settle: 2)
     guard let resident = measured else { throw CLIError("bench box: could not read the box's resident size from /proc", exitCode: 1) }

@@ -346,18 +346,12 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     let score: Score
     var takes: [PartTakes]?
     if source.hasSuffix(".acaproj") || source.hasSuffix(".acaproj/") {
-        let project = try openProject(source)
+        let project = try openProject(source, for: .read)
         score = project.score
         let schedule = ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose)
-        do {
-            let (active, mismatched) = try project.activeTakes(for: schedule)
-            for take in mismatched {
-                writeError("\(source): take \(take.id) (\(take.part)) was recorded at tempo \(take.tempoScale), transpose \(take.transpose): not played in this mix")
-            }
-            takes = active
-        } catch {
-            throw CLIError(error.description, exitCode: 1)
-        }
+        let (active, leftOut) = project.activeTakes(for: schedule)
+        for take in leftOut { writeError("\(source): \(take.description); not played in this mix") }
+        takes = active
     } else {
         score = try loadScore(source)
     }

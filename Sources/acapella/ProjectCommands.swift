@@ -5,11 +5,12 @@ import AcapellaProject
 import AcapellaScore
 import Foundation
 
-/// Opens a project, printing what the opening repaired.
-func openProject(_ path: String) throws -> Project {
+/// Opens a project for reading or for writing (refused at once when
+/// another program writes it), printing what the opening found or repaired.
+func openProject(_ path: String, for access: Project.Access) throws -> Project {
     let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
     do {
-        let (project, report) = try Project.open(trimmed)
+        let (project, report) = try Project.open(trimmed, for: access)
         for line in report { writeError("\(trimmed): \(line)") }
         return project
     } catch {
@@ -53,7 +54,10 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     case let other: throw CLIError("--singer expects on or off, not '\(other)'")
     }
     let device = try openDevice(arguments.value("--device"))
-    let project = try openProject(arguments.positionals[0])
+    let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"))
+    defer { project.close() }
+    // Ctrl-C, a stop or a closed terminal finishes the take, as the stop button does.
+    StopSignals.install()
     writeError("recording \(part) on the \(device.name)\(device is SimulatedRoom ? "; no sound card is used" : "")")
     let showProgress = arguments.flags.contains("--progress")
     let result: RecordingResult
@@ -71,51 +75,92 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     return result.problems.isEmpty && !result.takes.isEmpty ? 0 : 1
 }
 
-/// One line per take: id, part, state, length, range, alignment, dropouts.
-func describe(_ take: TakeRecord, rate: Int) -> String {
-    let seconds = Double(take.frames) / Double(rate)
-    var text = String(format: "take %d  %@  %@%@  %.2f s", take.id, take.part, take.state, take.active ? ", active" : "", seconds)
-    if let range = take.range, range.count == 2 { text += "  punch \(range[0])..<\(range[1])" } else { text += "  full" }
+/// One line per take: id, part, state, length, range, alignment,
+/// dropouts, and why it cannot play when it cannot.
+func describe(_ take: TakeRecord, rate: Int, condition: TakeCondition? = nil, framesOnDisk: Int64? = nil) -> String {
+    let frames = framesOnDisk ?? take.frames
+    let seconds = Double(frames) / Double(rate)
+    let state = condition?.word ?? take.state.rawValue
+    var text = String(format: "take %d  %@  %@%@  %.2f s", take.id, take.part, state, take.active ? ", active" : "", seconds)
+    if let range = take.range { text += "  punch \(range.start)..<\(range.end)" } else { text += "  full" }
     text += "  offset \(take.alignmentOffsetSamples)"
     if take.nudgeSamples != 0 { text += " nudge \(take.nudgeSamples)" }
     if !take.dropouts.isEmpty { text += "  \(take.dropouts.count) dropout\(take.dropouts.count == 1 ? "" : "s")" }
     text += "  \(take.file)"
-    if let note = take.note { text += "  (\(note))" }
+    if let condition, case .live = condition {
+        text += "  (\(condition.description); \(String(format: "%.2f", seconds)) s so far)"
+    } else if let condition {
+        text += "  (\(condition.description))"
+    } else if let note = take.note {
+        text += "  (\(note))"
+    }
     return text
 }
 
+/// The project's takes, one line each, conditions included.
+func listTakes(_ project: Project) {
+    if project.manifest.takes.isEmpty { print("no takes yet") }
+    for take in project.manifest.takes {
+        let condition = project.conditions[take.id]
+        var onDisk: Int64?
+        if case .live = condition { onDisk = TakeFile.framesOnDisk(project.path + "/" + take.file) }
+        print(describe(take, rate: project.manifest.sampleRate, condition: condition, framesOnDisk: onDisk))
+    }
+}
+
 func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
-    let project = try openProject(arguments.positionals[0])
     let action = arguments.positionals.count > 1 ? arguments.positionals[1] : "list"
     func id(_ index: Int) throws -> Int {
-        guard arguments.positionals.count > index, let value = Int(arguments.positionals[index]) else {
+        guard arguments.positionals.count > index, let value = Int(arguments.positionals[index]), value > 0 else {
             throw CLIError("takes \(action) needs a take id (see 'acapella takes PROJECT list')")
         }
         return value
     }
+    // Check the words before touching the project.
+    switch action {
+    case "list", "recover", "undo":
+        guard arguments.positionals.count <= 2 else { throw CLIError("takes \(action) takes no more arguments") }
+    case "activate", "delete":
+        guard arguments.positionals.count == 3 else { throw CLIError("takes \(action) needs exactly one take id") }
+        _ = try id(2)
+    case "nudge":
+        guard arguments.positionals.count == 4, let samples = Int64(arguments.positionals[3]), abs(samples) <= 48_000 else {
+            throw CLIError("takes nudge needs ID and ±SAMPLES (within ±48000), e.g. 'nudge 3 -12'")
+        }
+        _ = try id(2)
+    default:
+        throw CLIError("unknown takes action '\(action)'; use list, activate, nudge, delete, undo or recover")
+    }
+    // Listing only reads (it never repairs, and works while another
+    // program records); every other action writes, and waits for no one.
+    let project = try openProject(arguments.positionals[0], for: action == "list" ? .read : .write(owner: "acapella takes"))
+    defer { project.close() }
     do {
         switch action {
         case "undo":
             let undone = try project.undoLastTake()
             writeError("take \(undone.id) (\(undone.part)) discarded")
-        case "list", "recover":
-            guard arguments.positionals.count <= 2 else { throw CLIError("takes \(action) takes no more arguments") }
-        case "activate", "delete":
-            guard arguments.positionals.count == 3 else { throw CLIError("takes \(action) needs exactly one take id") }
-            if action == "activate" { try project.activate(try id(2)) } else { try project.update(try id(2)) { $0.state = "discarded"; $0.active = false } }
+        case "activate":
+            let target = try id(2)
+            let wasChanged = project.conditions[target] == .scoreChanged
+            try project.activate(target)
+            if wasChanged { writeError("take \(target) was recorded against an earlier version of the song; it plays again") }
+        case "delete":
+            try project.update(try id(2)) { $0.state = .discarded; $0.active = false }
         case "nudge":
-            guard arguments.positionals.count == 4, let samples = Int64(arguments.positionals[3]), abs(samples) <= 48_000 else {
-                throw CLIError("takes nudge needs ID and ±SAMPLES (within ±48000), e.g. 'nudge 3 -12'")
-            }
-            try project.update(try id(2)) { $0.nudgeSamples += samples }
+            let samples = Int64(arguments.positionals[3]) ?? 0
+            let target = try id(2)
+            guard let take = project.manifest.takes.first(where: { $0.id == target }) else { throw ProjectError(description: "no take \(target)") }
+            let nudged = take.nudgeSamples + samples
+            guard abs(nudged) <= Manifest.sampleLimit else { throw ProjectError(description: "take \(target): a nudge of \(nudged) samples is out of range") }
+            try project.update(target) { $0.nudgeSamples = nudged }
         default:
-            throw CLIError("unknown takes action '\(action)'; use list, activate, nudge, delete, undo or recover")
+            break
         }
     } catch let error as ProjectError {
         throw CLIError(error.description, exitCode: 1)
     }
-    if project.manifest.takes.isEmpty { print("no takes yet") }
-    for take in project.manifest.takes { print(describe(take, rate: project.manifest.sampleRate)) }
+    listTakes(project)
     return 0
 }
 

@@ -139,15 +139,15 @@ final class BoxTerminal {
         let stty = try String(contentsOfFile: box.data + "/stty", encoding: .utf8)
         #expect(stty.contains(" icanon") && stty.contains(" echo ") && !stty.contains("-icanon"), "the terminal is put back: \(stty)")
 
-        let (project, report) = try Project.open(box.data + "/projects/amazing-grace.acaproj")
+        let (project, report) = try Project.open(box.data + "/projects/amazing-grace.acaproj", for: .write(owner: "test"))
         #expect(report.isEmpty, "\(report)")
         let takes = project.manifest.takes
         #expect(takes.count == 1, "\(takes)")
         let take = try #require(takes.first)
         let schedule = try Schedule(score: project.score, options: ScheduleOptions(countInMeasures: 1))
         let measures = try #require(schedule.loopRange(measures: 1...4))
-        #expect(take.part == "Alto" && take.state == "kept" && take.active)
-        #expect(take.range == [measures.lowerBound, measures.upperBound], "take over \(String(describing: take.range)), measures 1–4 are \(measures)")
+        #expect(take.part == "Alto" && take.state == .kept && take.active)
+        #expect(take.range == SongRange(measures.lowerBound, measures.upperBound), "take over \(String(describing: take.range)), measures 1–4 are \(measures)")
         let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
         #expect(Int64(samples.count) == take.frames)
         func taken(_ song: Int64) -> Float {
@@ -175,10 +175,10 @@ final class BoxTerminal {
         #expect(box.log.contains("take 1 (Alto) kept"), "\(box.log)")
         let stty = try String(contentsOfFile: box.data + "/stty", encoding: .utf8)
         #expect(!stty.contains("-icanon") && !stty.contains("-echo "), "the terminal is put back after a signal: \(stty)")
-        let (project, report) = try Project.open(box.data + "/projects/amazing-grace.acaproj")
+        let (project, report) = try Project.open(box.data + "/projects/amazing-grace.acaproj", for: .write(owner: "test"))
         #expect(report.isEmpty, "\(report)")
         let take = try #require(project.manifest.takes.first)
-        #expect(take.state == "kept" && take.active, "\(take)")
+        #expect(take.state == .kept && take.active, "\(take)")
         let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
         #expect(Int64(samples.count) == take.frames)
         // Count-in (2.5 s) + pickup and two measures at least.
@@ -227,13 +227,13 @@ final class BoxTerminal {
         #expect(box.wait("review of the last pass") { screen, log in screen.contains("TAKE?") && log.contains("recorded (") })
         try box.type("q")
         #expect(box.exitStatus() == 0, "\(box.log)")
-        let (project, _) = try Project.open(box.data + "/projects/amazing-grace.acaproj")
-        let kept = project.manifest.takes.filter { $0.state == "kept" }
+        let (project, _) = try Project.open(box.data + "/projects/amazing-grace.acaproj", for: .write(owner: "test"))
+        let kept = project.manifest.takes.filter { $0.state == .kept }
         #expect(kept.count >= 3, "one take per pass: \(project.manifest.takes.map { "\($0.id) \($0.state)" })")
         // Whole passes cover measure 1 (samples 40,000..<160,000): of those only
         // the newest plays; the pass cut short by the stop plays over it.
-        let whole = kept.filter { $0.range == [40_000, 160_000] }
-        #expect(whole.count >= 2 && whole.filter(\.active).map(\.id) == [whole.last!.id], "\(kept.map { "\($0.id) \(String(describing: $0.range)) \($0.active)" })")
+        let whole = kept.filter { $0.range == SongRange(40_000, 160_000) }
+        #expect(whole.count >= 2 && whole.filter { $0.active }.map { $0.id } == [whole.last!.id], "\(kept.map { "\($0.id) \(String(describing: $0.range)) \($0.active)" })")
         #expect(kept.last?.active == true, "the last pass plays")
         #expect(box.log.contains("take \(kept.last?.id ?? -1) recorded ("), "the review is of the last pass")
     }

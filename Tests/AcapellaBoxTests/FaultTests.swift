@@ -38,14 +38,14 @@ func quietSinger() -> SingerSettings {
         let result = try RecordingSession.record(project: project, request: request, device: try quietRoom(xruns: xruns))
         #expect(result.problems.isEmpty, "\(result.problems)")
         let take = try #require(result.takes.first)
-        #expect(result.takes.count == 1 && take.state == "kept")
+        #expect(result.takes.count == 1 && take.state == .kept)
         #expect(!take.dropouts.isEmpty && take.dropouts.count <= 100, "\(take.dropouts.count) dropouts")
         let schedule = try Schedule(score: project.score)
         var singerVoice = SyntheticSinger(tones: schedule.tones[1], sampleRate: 48_000)
         singerVoice.noise = 0
         let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
         // Song samples lost to the xruns, widened by the room's filter reach.
-        let lost = take.dropouts.map { ($0[0] - 16)..<($0[1] + 16) }
+        let lost = take.dropouts.map { ($0.start - 16)..<($0.end + 16) }
         var checked = 0
         var wrong = 0
         for song in Int64(0)..<schedule.endSample where !lost.contains(where: { $0.contains(song) }) {
@@ -70,9 +70,10 @@ func quietSinger() -> SingerSettings {
         let result = try RecordingSession.record(project: project, request: request, device: try quietRoom())
         #expect(result.problems.count == 1 && result.problems[0].contains("No space left on device"), "\(result.problems)")
         let take = try #require(result.takes.first)
-        #expect(take.frames == 96_000 && take.state == "kept" && take.note?.contains("No space") == true)
+        #expect(take.frames == 96_000 && take.state == .kept && take.note?.contains("No space") == true)
         #expect(TakeFile.frameCount(project.path + "/" + take.file) == 96_000)
-        let (reopened, report) = try Project.open(project.path)
+        project.close()
+        let (reopened, report) = try Project.open(project.path, for: .write(owner: "test"))
         #expect(report.isEmpty, "\(report)")
         #expect(reopened.manifest.takes == [take])
     }
@@ -91,7 +92,7 @@ func quietSinger() -> SingerSettings {
         request.measures = 2...2
         _ = try RecordingSession.record(project: project, request: request, device: try quietRoom())
         let before = project.manifest.takes
-        #expect(before.count == 2 && before.allSatisfy { $0.state == "kept" })
+        #expect(before.count == 2 && before.allSatisfy { $0.state == .kept })
         let manifestPath = project.path + "/manifest.json"
         let original = try Data(contentsOf: URL(fileURLWithPath: manifestPath))
         switch damage {
@@ -100,18 +101,20 @@ func quietSinger() -> SingerSettings {
         case "version": try Data(String(decoding: original, as: UTF8.self).replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 99").utf8).write(to: URL(fileURLWithPath: manifestPath))
         default: try FileManager.default.removeItem(atPath: manifestPath)
         }
-        let (reopened, report) = try Project.open(project.path)
+        project.close()
+        let (reopened, report) = try Project.open(project.path, for: .write(owner: "test"))
         #expect(!report.isEmpty && report[0].hasPrefix("manifest.json:"), "\(report)")
         #expect(reopened.manifest.takes == before, "every take back, as it was")
         let files = try FileManager.default.contentsOfDirectory(atPath: project.path)
         #expect(damage == "missing" || files.contains { $0.hasPrefix("manifest.json.damaged-") }, "the damaged manifest is kept aside")
         // Opening again: nothing left to report.
-        #expect(try Project.open(project.path).report.isEmpty)
+        reopened.close()
+        #expect(try Project.open(project.path, for: .write(owner: "test")).report.isEmpty)
 
         // A take with neither manifest entry nor sidecar: found by its file, flagged.
         try FileManager.default.removeItem(atPath: manifestPath)
         try FileManager.default.removeItem(atPath: project.path + "/" + (before[0].file as NSString).deletingPathExtension + ".json")
-        let (bare, bareReport) = try Project.open(project.path)
+        let (bare, bareReport) = try Project.open(project.path, for: .write(owner: "test"))
         #expect(bare.manifest.takes.count == 2)
         let found = try #require(bare.manifest.takes.first { $0.file == before[0].file })
         #expect(found.part == "Bass" && found.note?.contains("alignment unknown") == true)
@@ -128,6 +131,6 @@ func quietSinger() -> SingerSettings {
         let result = try RecordingSession.record(project: project, request: RecordingRequest(part: "Bass"), device: try SimulatedRoom(options))
         #expect(result.problems.contains { $0.contains("the device went away") })
         let take = try #require(result.takes.first)
-        #expect(take.state == "kept" && take.frames > 100_000 && take.frames < 2_000 * 128)
+        #expect(take.state == .kept && take.frames > 100_000 && take.frames < 2_000 * 128)
     }
 }

@@ -16,9 +16,9 @@ import Testing
 
     @Test(.enabled(if: project != nil, "needs a take recorded on the loopback card (Tests/hil/scenarios.sh)"))
     func loopbackTakeLinesUpWithThePlayback() throws {
-        let (project, _) = try Project.open(try #require(Self.project))
+        let (project, _) = try Project.open(try #require(Self.project), for: .write(owner: "test"))
         let part = ProcessInfo.processInfo.environment["ACAPELLA_HIL_PART"] ?? "Alto"
-        let take = try #require(project.manifest.takes.last { $0.part == part && $0.state == "kept" }, "no kept \(part) take")
+        let take = try #require(project.manifest.takes.last { $0.part == part && $0.state == .kept }, "no kept \(part) take")
         let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
         func taken(_ song: Int64) -> Float {
             let frame = song + take.alignmentOffsetSamples + take.nudgeSamples
@@ -35,7 +35,7 @@ import Testing
         }
         // Compared away from the dropouts (xruns: the emulated CPU is slow),
         // which the take pads with silence and lists.
-        let gaps = take.dropouts.map { ($0[0] - 4_096)...($0[1] + 4_096) }
+        let gaps = take.dropouts.map { ($0.start - 4_096)...($0.end + 4_096) }
         func clear(_ song: Int64) -> Bool { !gaps.contains { $0.contains(song) } }
         let start = stride(from: Int64(100_000), to: schedule.endSample - 80_000, by: 10_000).first { s in clear(s) && clear(s + 80_000) && !gaps.contains { $0.overlaps(s...(s + 80_000)) } }
         let first = try #require(start, "no 80,000 samples free of dropouts")

@@ -45,7 +45,7 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
         #expect(result.problems.isEmpty, "\(result.problems)")
         #expect(result.takes.count == 1)
         let take = try #require(result.takes.first)
-        #expect(take.state == "kept" && take.active && take.range == nil && take.part == "Alto")
+        #expect(take.state == .kept && take.active && take.range == nil && take.part == "Alto")
         let schedule = try Schedule(score: project.score)
         // The take holds the count-in (one 3/4 measure before the pickup) and the whole song.
         #expect(take.alignmentOffsetSamples > 0 && take.frames >= schedule.endSample + take.alignmentOffsetSamples, "\(take)")
@@ -71,7 +71,7 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
         print("alignment in a 317.4-frame room: singer \(lag) samples, picked-up playback \(bleedLag) samples")
 
         // Mixed: the Alto (its take) against the song timeline, exactly where the take says.
-        let (takes, mismatched) = try project.activeTakes(for: schedule.options)
+        let (takes, mismatched) = project.activeTakes(for: schedule.options)
         #expect(mismatched.isEmpty && takes[1].layers.count == 1)
         var solo = project.score.parts.map { _ in PartMix(gain: 1, pan: -1, muted: true) }
         solo[1].muted = false
@@ -155,7 +155,7 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
         let schedule = try Schedule(score: project.score)
         let range = try #require(schedule.loopRange(measures: 3...4))
         let takes = project.manifest.takes
-        #expect(takes.count == 3 && takes.allSatisfy { $0.range == [range.lowerBound, range.upperBound] && $0.state == "kept" })
+        #expect(takes.count == 3 && takes.allSatisfy { $0.range == SongRange(range.lowerBound, range.upperBound) && $0.state == .kept })
         #expect(takes.map(\.active) == [false, false, true], "the last pass plays")
         let singer = SyntheticSinger(tones: schedule.tones[3], sampleRate: 48_000)
         for take in takes {
@@ -167,7 +167,7 @@ func bestLag(_ a: (Int64) -> Float, _ b: (Int64) -> Float, over range: Range<Int
             }, over: (range.lowerBound + 1_000)..<(range.lowerBound + 60_000), maximumLag: 40)
             #expect(abs(lag) <= 1, "take \(take.id) is \(lag) samples off")
         }
-        let (active, _) = try project.activeTakes(for: schedule.options)
+        let (active, _) = project.activeTakes(for: schedule.options)
         #expect(active[3].layers.count == 1)
     }
 }

@@ -1,0 +1,39 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SIGINT, SIGTERM and SIGHUP (Ctrl-C, `systemctl stop`, a closed
+/// terminal) ask the box or a recording to finish what it is doing — a
+/// take in progress is finished and kept — and stop. The flag is an
+/// atomic, not a plain global: the optimizer may hoist a plain load out of
+/// a control loop, and the loop would never see the signal.
+public enum StopSignals {
+    /// The signal that arrived (0: none yet).
+    static let arrived = Atomic<Int32>(0)
+
+    /// Whether a stop signal has arrived.
+    public static var received: Bool { arrived.load(ordering: .relaxed) != 0 }
+
+    /// Installs the handlers and unblocks the signals (a parent may have
+    /// left them blocked; threads started afterwards inherit the mask).
+    /// Call once, from the main thread, before starting other threads.
+    public static func install() {
+        _ = received  // initializes the flag before a handler can touch it
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, stopSignalHandler)
+            sigaddset(&set, number)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+}
+
+/// The handler: only sets the flag (a lock-free atomic store is
+/// async-signal-safe). A named function: a closure written at top level
+/// would be main-actor isolated, and a signal may land on any thread.
+func stopSignalHandler(_ number: Int32) {
+    StopSignals.arrived.store(number, ordering: .relaxed)
+}

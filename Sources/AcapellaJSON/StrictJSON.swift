@@ -1,0 +1,94 @@
+import Foundation
+
+// Settings and manifests are hand-edited: every problem is one line that
+// names the file and the key, built from the decoder's coding path.
+
+extension DecodingError {
+    /// `KEY.PATH: what`, in words, for a one-line error naming the key
+    /// (`midi.bindings[2].note: expected a whole number`).
+    public var located: String {
+        switch self {
+        case .typeMismatch(let type, let context):
+            return "\(Self.path(context.codingPath)): expected \(DecodingError.words(for: type))"
+        case .valueNotFound(let type, let context):
+            return "\(Self.path(context.codingPath)): expected \(DecodingError.words(for: type)), found null"
+        case .keyNotFound(let key, let context):
+            return "\(Self.path(context.codingPath + [key])): missing"
+        case .dataCorrupted(let context):
+            let detail = context.debugDescription.contains("does not fit") ? "the number is out of range"
+                : context.underlyingError != nil || context.debugDescription.contains("JSON") ? "not valid JSON (truncated or damaged)"
+                : context.debugDescription
+            return "\(Self.path(context.codingPath)): \(detail)"
+        @unknown default:
+            return "\(self)"
+        }
+    }
+
+    /// `midi.bindings[2].note` for a coding path; `(top)` for the root.
+    public static func path(_ keys: [any CodingKey]) -> String {
+        var text = ""
+        for key in keys {
+            if let index = key.intValue, key.stringValue.hasPrefix("Index") || Int(key.stringValue) == index {
+                text += "[\(index)]"
+            } else {
+                text += (text.isEmpty ? "" : ".") + key.stringValue
+            }
+        }
+        return text.isEmpty ? "(top)" : text
+    }
+
+    static func words(for type: Any.Type) -> String {
+        switch type {
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt16.Type, is UInt8.Type: "a whole number"
+        case is Double.Type, is Float.Type: "a number"
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        default:
+            "\(type)".hasPrefix("Array") ? "a list" : "\(type)".hasPrefix("Dictionary") ? "an object" : "\(type)"
+        }
+    }
+}
+
+/// Any key, for looking at the keys an object really has.
+public struct AnyCodingKey: CodingKey, Sendable {
+    public var stringValue: String
+    public var intValue: Int?
+    public init(stringValue: String) { self.stringValue = stringValue }
+    public init(intValue: Int) {
+        stringValue = "Index \(intValue)"
+        self.intValue = intValue
+    }
+}
+
+extension Decoder {
+    /// Throws at the first key of the object being decoded that `Keys`
+    /// does not know: a misspelt setting is an error, never ignored.
+    public func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
+        let container = try container(keyedBy: AnyCodingKey.self)
+        let known = Keys.allCases.map(\.stringValue)
+        for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !known.contains(key.stringValue) {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath + [key], debugDescription: "unknown key; known: \(known.joined(separator: ", "))"))
+        }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A whole number in `range`, or nil when the key is absent.
+    public func decodeIfPresent(_ key: Key, in range: ClosedRange<Int>) throws -> Int? {
+        guard let value = try decodeIfPresent(Int.self, forKey: key) else { return nil }
+        guard range.contains(value) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)")
+        }
+        return value
+    }
+
+    /// A string from `choices`, or nil when the key is absent.
+    public func decodeIfPresent(_ key: Key, oneOf choices: [String]) throws -> String? {
+        guard let value = try decodeIfPresent(String.self, forKey: key) else { return nil }
+        guard choices.contains(value) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected " + choices.map { "\"\($0)\"" }.joined(separator: ", ") + ", not '\(value)'")
+        }
+        return value
+    }
+}

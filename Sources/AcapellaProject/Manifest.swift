@@ -1,0 +1,237 @@
+import Foundation
+
+/// Where a take stands. The same words are on disk (`"state": "kept"`).
+public enum TakeState: String, Codable, CaseIterable, Hashable, Sendable {
+    /// Being written, or left by a crash (recovered at the next writer's open).
+    case recording
+    /// Recorded and kept.
+    case kept
+    /// Repaired after an interrupted recording.
+    case recovered
+    /// Set aside (its file stays; activating brings it back).
+    case discarded
+
+    /// Recorded and not set aside: it can play.
+    public var isUsable: Bool { self == .kept || self == .recovered }
+}
+
+/// A span of song samples `[start, end)`, on disk as `[start, end]`.
+public struct SongRange: Codable, Hashable, Sendable, CustomStringConvertible {
+    /// The first sample.
+    public var start: Int64
+    /// One past the last sample.
+    public var end: Int64
+
+    /// A range from `start` up to (not including) `end`.
+    public init(_ start: Int64, _ end: Int64) {
+        self.start = start
+        self.end = end
+    }
+
+    /// As a Swift range (empty when the bounds are backwards).
+    public var samples: Range<Int64> { start..<max(start, end) }
+
+    /// `start..<end`.
+    public var description: String { "\(start)..<\(end)" }
+
+    /// Reads `[start, end]`.
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        guard container.count == 2 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "expected [start, end], two sample numbers"))
+        }
+        start = try container.decode(Int64.self)
+        end = try container.decode(Int64.self)
+    }
+
+    /// Writes `[start, end]`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        try container.encode(start)
+        try container.encode(end)
+    }
+}
+
+/// One take of a project, as the manifest (and the take's own sidecar
+/// file) records it.
+public struct TakeRecord: Codable, Hashable, Sendable {
+    /// Unique within the project, counting up.
+    public var id: Int
+    /// The part it replaces.
+    public var part: String
+    /// The audio file, relative to the project (`takes/alto-3.wav`).
+    public var file: String
+    /// Take frame `f` holds song sample `f − alignmentOffsetSamples`.
+    public var alignmentOffsetSamples: Int64
+    /// A manual correction, samples.
+    public var nudgeSamples: Int64
+    /// The song samples it sounds over (a punch-in), or nil: all it holds.
+    public var range: SongRange?
+    /// Tempo multiplier it was recorded at ("1", "9/10").
+    public var tempoScale: String
+    /// Transposition it was recorded at.
+    public var transpose: Int
+    /// Samples per second of the file.
+    public var sampleRate: Int
+    /// Where it stands.
+    public var state: TakeState
+    /// Whether it plays (one full take per part, plus punch-ins).
+    public var active: Bool
+    /// Frames in the file.
+    public var frames: Int64
+    /// Song-sample ranges where the capture was lost (xruns, overruns):
+    /// outside them the alignment invariant holds.
+    public var dropouts: [SongRange]
+    /// Why it ended, when not by a normal stop ("disk full", …).
+    public var note: String?
+    /// The round trip its alignment used: the device route and calibration.
+    public var calibration: String?
+    /// The song it was recorded against (`Score.fingerprint(ofPart:)`);
+    /// nil for takes from before fingerprints were kept.
+    public var scoreHash: String?
+
+    /// A punch-in (it has a range) rather than a full take.
+    public var isPunch: Bool { range != nil }
+}
+
+/// The document of a project (`manifest.json`).
+public struct Manifest: Codable, Hashable, Sendable {
+    /// Always "acaproj".
+    public var format = "acaproj"
+    /// Schema version; this build reads and writes 1.
+    public var version = Manifest.currentVersion
+    /// The song, relative to the project.
+    public var song = "score.acasong"
+    /// Engine rate of the takes.
+    public var sampleRate: Int
+    /// The next take's id.
+    public var nextTakeID = 1
+    /// Every take, oldest first.
+    public var takes: [TakeRecord] = []
+
+    /// The version this build writes.
+    public static let currentVersion = 1
+    /// Sample rates a project may have.
+    public static let sampleRates = 8_000...384_000
+    /// Take ids stay below this (a counter that can never overflow).
+    public static let maximumTakeID = 1_000_000_000
+    /// Sample positions, offsets and lengths stay within ± this (2⁴⁰,
+    /// about 265 days at 48 kHz): sums of a few of them never overflow.
+    public static let sampleLimit: Int64 = 1 << 40
+    /// Semitones a take may have been recorded transposed by.
+    public static let transpositions = -24...24
+
+    /// A manifest for takes at `sampleRate`.
+    public init(sampleRate: Int) {
+        self.sampleRate = sampleRate
+    }
+}
+
+/// Why a take cannot play just now, found when the project was opened.
+/// Not stored: the same take plays again once the cause is gone.
+public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
+    /// Another process is recording it right now.
+    case live(OwnerLock.Holder)
+    /// Left `recording` by a crash; the next writer to open the project
+    /// repairs it (`acapella takes PROJECT recover`).
+    case interrupted
+    /// A field of its record is impossible: `FILE: KEY: what`.
+    case invalid(String)
+    /// Its audio is missing, empty, unreadable, or of another rate or
+    /// channel count.
+    case unreadable(String)
+    /// The song's timing or the part's notes changed after it was
+    /// recorded; it waits for the singer to activate it again.
+    case scoreChanged
+
+    /// One line.
+    public var description: String {
+        switch self {
+        case .live(let holder): "being recorded now by \(holder)"
+        case .interrupted: "interrupted; 'acapella takes PROJECT recover' keeps what was recorded"
+        case .invalid(let reason): "unusable: \(reason)"
+        case .unreadable(let reason): "unreadable: \(reason)"
+        case .scoreChanged: "score changed since it was recorded; activate it to play it again"
+        }
+    }
+
+    /// The word a take list shows.
+    public var word: String {
+        switch self {
+        case .live: "recording now"
+        case .interrupted: "interrupted"
+        case .invalid: "unusable"
+        case .unreadable: "unreadable"
+        case .scoreChanged: "score changed"
+        }
+    }
+}
+
+/// A take left out of a mix or a session, and why.
+public struct LeftOutTake: Hashable, Sendable, CustomStringConvertible {
+    /// The take.
+    public var take: TakeRecord
+    /// Why (one line, without the take's name).
+    public var reason: String
+
+    /// "take 3 (Alto): why".
+    public var description: String { "take \(take.id) (\(take.part)) left out: \(reason)" }
+}
+
+extension TakeRecord {
+    /// The first impossible field, as `KEY: what`, or nil. `rate` is the
+    /// project's; `parts` the song's part names.
+    func problem(rate: Int, parts: [String]) -> String? {
+        let limit = Manifest.sampleLimit
+        func outside(_ value: Int64) -> Bool { value < -limit || value > limit }
+        if id < 1 || id >= Manifest.maximumTakeID { return "id: \(id) is outside 1…\(Manifest.maximumTakeID - 1)" }
+        if !parts.contains(part) { return "part: '\(part)' is not a part of the song (its parts: \(parts.joined(separator: ", ")))" }
+        if !TakeRecord.isTakeFileName(file) { return "file: '\(file)' is not a take file (takes/NAME.wav)" }
+        if outside(alignmentOffsetSamples) { return "alignmentOffsetSamples: \(alignmentOffsetSamples) is outside ±\(limit)" }
+        if outside(nudgeSamples) { return "nudgeSamples: \(nudgeSamples) is outside ±\(limit)" }
+        if frames < 0 || frames > limit { return "frames: \(frames) is outside 0…\(limit)" }
+        if let range {
+            if outside(range.start) || outside(range.end) || range.start >= range.end {
+                return "range: [\(range.start), \(range.end)] is not a span of song samples (start < end, within ±\(limit))"
+            }
+        }
+        for (index, dropout) in dropouts.enumerated() where outside(dropout.start) || outside(dropout.end) || dropout.start > dropout.end {
+            return "dropouts[\(index)]: [\(dropout.start), \(dropout.end)] is not a span of song samples"
+        }
+        if !Manifest.sampleRates.contains(sampleRate) { return "sampleRate: \(sampleRate) is outside \(Manifest.sampleRates.lowerBound)…\(Manifest.sampleRates.upperBound)" }
+        if sampleRate != rate { return "sampleRate: recorded at \(sampleRate) Hz, the project runs at \(rate) Hz" }
+        if !Manifest.transpositions.contains(transpose) { return "transpose: \(transpose) is outside −24…24" }
+        if TakeRecord.tempoScaleIsValid(tempoScale) == false { return "tempoScale: '\(tempoScale)' is not a multiplier from 1/4 to 4" }
+        return nil
+    }
+
+    /// `takes/` followed by a plain file name ending in `.wav`: nothing that
+    /// leaves the package.
+    static func isTakeFileName(_ file: String) -> Bool {
+        guard file.hasPrefix("takes/"), file.hasSuffix(".wav") else { return false }
+        let name = file.dropFirst(6)
+        return name.count > 4 && name.count <= 200 && !name.hasPrefix(".")
+            && name.utf8.allSatisfy { $0 != UInt8(ascii: "/") && $0 != 0 && $0 != UInt8(ascii: "\\") }
+    }
+
+    /// "1", "9/10": a positive fraction from 1/4 to 4.
+    static func tempoScaleIsValid(_ text: String) -> Bool {
+        let pieces = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard pieces.count <= 2, let numerator = Int(pieces[0]), numerator > 0, numerator <= 1_000_000 else { return false }
+        let denominator = pieces.count == 2 ? Int(pieces[1]) ?? 0 : 1
+        guard denominator > 0, denominator <= 1_000_000 else { return false }
+        return numerator * 4 >= denominator && numerator <= 4 * denominator
+    }
+}
+
+extension TakeState {
+    /// Reads a state word; an unknown one names the words there are.
+    public init(from decoder: any Decoder) throws {
+        let word = try decoder.singleValueContainer().decode(String.self)
+        guard let state = TakeState(rawValue: word) else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath, debugDescription: "'\(word)' is not one of " + TakeState.allCases.map(\.rawValue).joined(separator: ", ")))
+        }
+        self = state
+    }
+}
