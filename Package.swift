@@ -82,7 +82,7 @@ let package = Package(
         // MARK: Hands-free control: actions, MIDI decoding, foot-switch gestures, bindings.
         .target(
             name: "AcapellaControl",
-            dependencies: ["AcapellaEngine"],
+            dependencies: ["AcapellaEngine", "AcapellaJSON"],
             swiftSettings: strictSwift),
 
         // MARK: The box: device + engine + recorder + project, put together.

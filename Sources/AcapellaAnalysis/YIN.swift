@@ -68,6 +68,10 @@ public final class YINDetector {
     private let sizes: [Int]
     private let plans: [(forwardFull: OpaquePointer, forwardHalf: OpaquePointer, backward: OpaquePointer)]
 
+    /// The sample rates the detector works at: below, the window cannot
+    /// hold the lowest voice's period; above, it would be too large to plan.
+    public static let sampleRates = 8_000...384_000
+
     /// A detector for `sampleRate`; the window defaults to 2048 at 48 kHz,
     /// scaled (to a power of two) for other rates. `measured` plans the
     /// transforms by timing candidates (FFTW_MEASURE: fastest to run, but
@@ -75,6 +79,7 @@ public final class YINDetector {
     /// estimates (instant, a little slower to run) — the live needle's
     /// choice, where start-up matters and ~94 frames a second cost nothing.
     public init(sampleRate: Int, window: Int? = nil, measured: Bool = true) {
+        precondition(Self.sampleRates.contains(sampleRate), "YIN at \(sampleRate) Hz: check YINDetector.sampleRates first")
         var length = 2_048
         if window == nil {
             let wanted = 2_048.0 * Double(sampleRate) / 48_000

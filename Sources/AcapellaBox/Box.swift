@@ -19,6 +19,11 @@ public struct BoxOptions: Sendable {
     public var songIndex = 0
     /// The part to record, by index.
     public var partIndex = 0
+    /// Where the first part came from, for an error when the first song
+    /// has fewer parts ("--part", "/etc/acapella/acapella.json: part").
+    public var partSource = "part"
+    /// The first song has been checked against the part asked for.
+    var partChecked = false
     /// Where each song's project lives (created on first use).
     public var dataDirectory: String
     /// Quit after this many seconds (tests, demos); nil: until asked.
@@ -80,7 +85,7 @@ public enum Box {
         StopSignals.install()
         var options = options
         // One box per data directory: a second one is refused at once, naming the first.
-        try makeFolders(options.dataDirectory + "/projects")
+        do { try Folders.make(options.dataDirectory + "/projects") } catch { throw ProjectError(description: error.description) }
         let dataLock = try OwnerLock.acquire(options.dataDirectory, owner: "acapella run")
         defer { dataLock.release() }
         let hub = ControlHub(config: controls)
@@ -119,18 +124,6 @@ public enum Box {
                 if process.terminationStatus != 0 { log("safe shutdown: \(command.joined(separator: " ")) failed (status \(process.terminationStatus)); switch off by hand — nothing is being written") }
             } catch {
                 log("safe shutdown: cannot run \(command.joined(separator: " ")): \(error); switch off by hand — nothing is being written")
-            }
-        }
-    }
-
-    /// Creates `folder` and its parents, with a one-line error naming the
-    /// first that cannot be made.
-    static func makeFolders(_ folder: String) throws(ProjectError) {
-        var made = folder.hasPrefix("/") ? "" : "."
-        for component in folder.split(separator: "/") {
-            made += "/" + component
-            if mkdir(made, 0o755) != 0 && errno != EEXIST {
-                throw ProjectError(description: "\(folder): cannot create the folder (\(made): \(String(cString: strerror(errno))))")
             }
         }
     }
@@ -186,7 +179,15 @@ public enum Box {
         }
         defer { project.close() }
         let score = project.score
-        options.partIndex = min(options.partIndex, score.parts.count - 1)
+        if options.partIndex >= score.parts.count {
+            // Asked for at start: an error naming where it was asked. Later
+            // (another song with fewer parts) the last part is the nearest.
+            if !options.partChecked {
+                throw ProjectError(description: "\(options.partSource): part \(options.partIndex + 1), but \(score.title.map { "'\($0)'" } ?? songPath) has \(score.parts.count) parts")
+            }
+            options.partIndex = score.parts.count - 1
+        }
+        options.partChecked = true
         let partIndex = options.partIndex
         let part = score.parts[partIndex]
         let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: options.countIn))
@@ -197,7 +198,7 @@ public enum Box {
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.metronome ? 0.3 : 0, maximumFrames: device.periodFrames)
         let calibration = CalibrationStore.applying(try calibrationStore(options), to: device)
         let recorder = Recorder(project: project, part: part.name, options: schedule.options, calibration: calibration)
-        core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
+        core.attachCapture(ring: recorder.ring, latencyFrames: try captureLatency(of: device))
         let tracker = PitchTracker(tones: schedule.tones[partIndex], sampleRate: device.sampleRate)
         core.attachAnalysis(ring: tracker.ring)
         let link = core.link
@@ -211,7 +212,7 @@ public enum Box {
         log("ready: \(score.title ?? stem), recording part \(part.name) (\(partIndex + 1) of \(score.parts.count)); project \(projectPath); \(calibration)")
         if options.autoplay { link.send(.play) }
 
-        var dispatcher = ActionDispatcher(quantize: Quantize(rawValue: controls.punchQuantize) ?? .bar)
+        var dispatcher = ActionDispatcher(quantize: controls.punchQuantize)
         var end = SessionEnd.quit
         var showHelp = false
         let writtenTempo = Double(score.tempos.first?.tempo.milliBPM ?? 120_000) / 1_000

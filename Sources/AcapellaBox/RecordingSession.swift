@@ -127,7 +127,7 @@ public enum RecordingSession {
         let calibrationText = CalibrationStore.applying(store, to: device)
         let recorder = Recorder(project: project, part: partName, options: options, calibration: calibrationText, punchesOnly: request.measures != nil,
                                 failAfterFrames: request.diskFullAfterFrames)
-        core.attachCapture(ring: recorder.ring, latencyFrames: Int(device.roundTripFrames.rounded()))
+        core.attachCapture(ring: recorder.ring, latencyFrames: try captureLatency(of: device))
         let tracker = request.trackPitch ? PitchTracker(tones: schedule.tones[partIndex], sampleRate: device.sampleRate) : nil
         if let tracker { core.attachAnalysis(ring: tracker.ring) }
         var readings: [PitchReading] = []
@@ -190,6 +190,18 @@ public enum RecordingSession {
         if let failure = render.failure { problems.append(failure + "; the take is kept up to that moment") }
         return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount, pitchReadings: readings)
     }
+}
+
+/// The round trip captured frames are tagged with, in whole frames;
+/// refused when it is not a round trip a device can have (a damaged
+/// calibration, a device reporting nonsense): a negative one would tag
+/// frames with moments not yet played.
+func captureLatency(of device: any AudioDevice) throws(ProjectError) -> Int {
+    let frames = device.roundTripFrames
+    guard frames.isFinite, frames >= 0, frames <= 192_000 else {
+        throw ProjectError(description: "\(device.route): a round trip of \(frames) frames is impossible (reported \(device.reportedRoundTripFrames), calibrated trim \(device.calibrationTrimFrames)); calibrate again")
+    }
+    return Int(frames.rounded())
 }
 
 extension CalibrationStore {

@@ -63,7 +63,7 @@ public struct MIDIBinding: Hashable, Sendable {
 /// on their rising edge through the threshold (a sustain-pedal foot switch
 /// on CC 64 gives one action per press, however many values it sends), and
 /// MIDI Machine Control when enabled.
-public struct MIDIInterpreter: Sendable {
+public struct MIDIInterpreter: Hashable, Sendable {
     /// The bindings, first match wins.
     public var bindings: [MIDIBinding]
     /// A controller value at or above this is "down".

@@ -1,10 +1,14 @@
+public import AcapellaEngine
 public import Foundation
+import AcapellaJSON
 
 /// The appliance's settings (`Config/acapella.json` ships the defaults;
-/// `/etc/acapella/acapella.json` overrides them on the box). Every key is
-/// optional; an unknown key or a wrong value is a one-line error naming
-/// the file and the key.
+/// `/etc/acapella/acapella.json` overrides them on the box), read with
+/// `JSONDecoder`. Every key is optional; an unknown key or a wrong value
+/// is a one-line error naming the file and the key.
 public struct BoxConfig: Hashable, Sendable {
+    /// Free text for the reader of the file.
+    public var comment: String?
     /// `alsa[:NAME][@period=…]`, `sim[:…]`, or nil: the first card, else the room.
     public var device: String?
     /// Where projects, calibrations and learned controls live (nil: the data directory).
@@ -13,8 +17,8 @@ public struct BoxConfig: Hashable, Sendable {
     public var countIn = 1
     /// The metronome while playing.
     public var metronome = false
-    /// Where punches land: immediate, beat or bar (overrides the controls file).
-    public var quantize: String?
+    /// Where punches land (overrides the controls file).
+    public var quantize: Quantize?
     /// The part to record first (1-based).
     public var part = 2
     /// The song to start with (a path, or the start of a file name).
@@ -24,82 +28,108 @@ public struct BoxConfig: Hashable, Sendable {
     /// LCDd's address (nil host: no LCD).
     public var lcdHost: String? = "127.0.0.1"
     public var lcdPort = 13_666
-
-    /// The defaults.
-    public init() {}
-
     /// What the safe-shutdown action runs once everything is on disk (nil:
     /// only quit). `"powerOff": true` is `systemctl poweroff`; a list of
     /// strings is a command of your own.
     public var powerOffCommand: [String]?
 
-    static let keys = ["device", "dataDirectory", "countIn", "metronome", "quantize", "part", "song", "readouts", "powerOff", "comment"]
+    /// The defaults.
+    public init() {}
 
     /// Parses a settings file.
     public static func parse(_ data: Data, file: String) throws(ControlConfigError) -> BoxConfig {
-        func fail(_ key: String, _ message: String) -> ControlConfigError { ControlConfigError(description: "\(file): \(key): \(message)") }
-        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw ControlConfigError(description: "\(file): not a JSON object (truncated or damaged?)")
+        do { return try JSONFile.decode(BoxConfig.self, from: data, file: file).get() } catch { throw ControlConfigError(description: error.description) }
+    }
+
+    /// The file's text for these settings.
+    public func serialized() -> Data {
+        JSONFile.encode(self)
+    }
+}
+
+extension BoxConfig: Codable {
+    enum Keys: String, CodingKey, CaseIterable {
+        case device, dataDirectory, countIn, metronome, quantize, part, song, readouts, powerOff, comment
+    }
+
+    enum ReadoutKeys: String, CodingKey, CaseIterable {
+        case console, lcd
+    }
+
+    /// Reads the settings file's shape (see the README).
+    public init(from decoder: any Decoder) throws {
+        guard (try? decoder.container(keyedBy: AnyCodingKey.self)) != nil else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a JSON object (truncated or damaged?)"))
         }
-        if let stray = root.keys.sorted().first(where: { !keys.contains($0) }) { throw fail(stray, "unknown key; known: \(keys.joined(separator: ", "))") }
-        var config = BoxConfig()
-        func text(_ key: String) throws(ControlConfigError) -> String? {
-            guard let value = root[key] else { return nil }
-            guard let string = value as? String, !string.isEmpty else { throw fail(key, "expected a non-empty string") }
-            return string
-        }
-        func number(_ key: String, _ range: ClosedRange<Int>) throws(ControlConfigError) -> Int? {
-            guard let value = root[key] else { return nil }
-            guard !isJSONBoolean(value), let number = value as? NSNumber, let int = Int(exactly: number.doubleValue), range.contains(int) else {
-                throw fail(key, "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+        try decoder.rejectUnknownKeys(Keys.self)
+        let container = try decoder.container(keyedBy: Keys.self)
+        func text(_ key: Keys) throws -> String? {
+            guard container.contains(key) else { return nil }
+            guard let value = try? container.decode(String.self, forKey: key), !value.isEmpty else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "expected a non-empty string")
             }
-            return int
+            return value
         }
-        config.device = try text("device")
-        if let device = config.device, !(device == "sim" || device.hasPrefix("sim:") || device == "alsa" || device.hasPrefix("alsa:")) {
-            throw fail("device", "expected \"alsa\", \"alsa:NAME\", \"sim\" or \"sim:…\", not '\(device)'")
+        comment = try container.decodeIfPresent(String.self, forKey: .comment)
+        device = try text(.device)
+        if let device, !(device == "sim" || device.hasPrefix("sim:") || device == "alsa" || device.hasPrefix("alsa:")) {
+            throw DecodingError.dataCorruptedError(forKey: .device, in: container, debugDescription: "expected \"alsa\", \"alsa:NAME\", \"sim\" or \"sim:…\", not '\(device)'")
         }
-        config.dataDirectory = try text("dataDirectory")
-        config.countIn = try number("countIn", 0...4) ?? 1
-        if let value = root["metronome"] {
-            guard isJSONBoolean(value), let flag = value as? Bool else { throw fail("metronome", "expected true or false") }
-            config.metronome = flag
-        }
-        if let quantize = try text("quantize") {
-            guard ["immediate", "beat", "bar"].contains(quantize) else { throw fail("quantize", "expected \"immediate\", \"beat\" or \"bar\"") }
-            config.quantize = quantize
-        }
-        config.part = try number("part", 1...64) ?? 2
-        if let value = root["powerOff"] {
-            if isJSONBoolean(value), let flag = value as? Bool {
-                config.powerOffCommand = flag ? ["systemctl", "poweroff"] : nil
-            } else if let command = value as? [String], !command.isEmpty, !command[0].isEmpty {
-                config.powerOffCommand = command
+        dataDirectory = try text(.dataDirectory)
+        countIn = try container.decodeWholeNumber(.countIn, in: 0...4) ?? 1
+        metronome = try container.decodeFlag(.metronome) ?? false
+        quantize = try container.decodeIfPresent(Quantize.self, forKey: .quantize)
+        part = try container.decodeWholeNumber(.part, in: 1...64) ?? 2
+        song = try text(.song)
+        if container.contains(.powerOff) {
+            if let flag = try? container.decode(Bool.self, forKey: .powerOff) {
+                powerOffCommand = flag ? ["systemctl", "poweroff"] : nil
+            } else if let command = try? container.decode([String].self, forKey: .powerOff), !command.isEmpty, !command[0].isEmpty {
+                powerOffCommand = command
             } else {
-                throw fail("powerOff", "expected true, false or a command as a list of strings")
+                throw DecodingError.dataCorruptedError(forKey: .powerOff, in: container, debugDescription: "expected true, false or a command as a list of strings")
             }
         }
-        config.song = try text("song")
-        if let value = root["readouts"] {
-            guard let readouts = value as? [String: Any] else { throw fail("readouts", "expected an object with console and lcd") }
-            if let stray = readouts.keys.sorted().first(where: { !["console", "lcd"].contains($0) }) { throw fail("readouts.\(stray)", "unknown key; known: console, lcd") }
-            if let console = readouts["console"] {
-                guard isJSONBoolean(console), let flag = console as? Bool else { throw fail("readouts.console", "expected true or false") }
-                config.consoleReadout = flag
+        if container.contains(.readouts) {
+            let readoutsDecoder = try container.superDecoder(forKey: .readouts)
+            guard (try? readoutsDecoder.container(keyedBy: AnyCodingKey.self)) != nil else {
+                throw DecodingError.dataCorruptedError(forKey: .readouts, in: container, debugDescription: "expected an object with console and lcd")
             }
-            if let lcd = readouts["lcd"] {
-                if isJSONBoolean(lcd), let flag = lcd as? Bool, !flag {
-                    config.lcdHost = nil
-                } else if let address = lcd as? String {
-                    let parts = address.split(separator: ":")
-                    guard parts.count == 2, let port = UInt16(parts[1]), port > 0 else { throw fail("readouts.lcd", "expected \"HOST:PORT\" or false") }
-                    config.lcdHost = String(parts[0])
-                    config.lcdPort = Int(port)
+            try readoutsDecoder.rejectUnknownKeys(ReadoutKeys.self)
+            let readouts = try readoutsDecoder.container(keyedBy: ReadoutKeys.self)
+            consoleReadout = try readouts.decodeFlag(.console) ?? true
+            if readouts.contains(.lcd) {
+                if let flag = try? readouts.decode(Bool.self, forKey: .lcd), !flag {
+                    lcdHost = nil
+                } else if let address = try? readouts.decode(String.self, forKey: .lcd), let colon = address.lastIndex(of: ":"),
+                          !address[..<colon].isEmpty, let port = UInt16(address[address.index(after: colon)...]), port > 0 {
+                    lcdHost = String(address[..<colon])
+                    lcdPort = Int(port)
                 } else {
-                    throw fail("readouts.lcd", "expected \"HOST:PORT\" or false")
+                    throw DecodingError.dataCorruptedError(forKey: .lcd, in: readouts, debugDescription: "expected \"HOST:PORT\" or false")
                 }
             }
         }
-        return config
+    }
+
+    /// The same shape back.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encodeIfPresent(comment, forKey: .comment)
+        try container.encodeIfPresent(device, forKey: .device)
+        try container.encodeIfPresent(dataDirectory, forKey: .dataDirectory)
+        try container.encode(countIn, forKey: .countIn)
+        try container.encode(metronome, forKey: .metronome)
+        try container.encodeIfPresent(quantize, forKey: .quantize)
+        try container.encode(part, forKey: .part)
+        try container.encodeIfPresent(song, forKey: .song)
+        if powerOffCommand == ["systemctl", "poweroff"] {
+            try container.encode(true, forKey: .powerOff)
+        } else if let powerOffCommand {
+            try container.encode(powerOffCommand, forKey: .powerOff)
+        }
+        var readouts = container.nestedContainer(keyedBy: ReadoutKeys.self, forKey: .readouts)
+        try readouts.encode(consoleReadout, forKey: .console)
+        if let lcdHost { try readouts.encode("\(lcdHost):\(lcdPort)", forKey: .lcd) } else { try readouts.encode(false, forKey: .lcd) }
     }
 }

@@ -1,10 +1,6 @@
 public import Foundation
-
-/// Whether a JSON value is true/false (Foundation hands both booleans and
-/// numbers over as NSNumber; booleans carry the C type "c").
-func isJSONBoolean(_ value: Any) -> Bool {
-    (value as? NSNumber).map { String(cString: $0.objCType) == "c" } ?? false
-}
+public import AcapellaEngine
+import AcapellaJSON
 
 /// A wrong control configuration: the file and the key, in one line.
 public struct ControlConfigError: Error, CustomStringConvertible, Equatable {
@@ -26,185 +22,290 @@ public struct FootSwitchConfig: Hashable, Sendable {
     public var gestures: GestureSettings
 }
 
-/// The hands-free configuration (`Config/controls.json` ships the defaults).
-public struct ControlConfig: Sendable {
+/// The hands-free configuration (`Config/controls.json` ships the
+/// defaults), read with `JSONDecoder`: an unknown key anywhere, a value out
+/// of range, or one MIDI event bound to two actions is one line naming the
+/// file and the key.
+public struct ControlConfig: Hashable, Sendable {
+    /// Free text for the reader of the file.
+    public var comment: String?
     /// MIDI sources to connect: nil = every hardware source.
     public var midiSources: [String]?
     /// MIDI bindings.
     public var midi: MIDIInterpreter
     /// Foot switches.
     public var footSwitches: [FootSwitchConfig]
-    /// Where punch in/out lands: immediate, beat or bar.
-    public var punchQuantize: String
+    /// Where punch in/out lands.
+    public var punchQuantize: Quantize
     /// Lights on a controller (empty: none).
     public var feedback = MIDIFeedback(lights: [])
 
     /// Parses a configuration; every problem names the file and the key.
     public static func parse(_ data: Data, file: String) throws(ControlConfigError) -> ControlConfig {
-        func fail(_ key: String, _ message: String) -> ControlConfigError { ControlConfigError(description: "\(file): \(key): \(message)") }
-        let root: [String: Any]
-        do {
-            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw fail("(top)", "expected an object") }
-            root = object
-        } catch let error as ControlConfigError {
-            throw error
-        } catch {
-            throw ControlConfigError(description: "\(file): not valid JSON (\((error as NSError).userInfo["NSDebugDescription"] as? String ?? "\(error)"))")
-        }
-        let known = ["midi", "footSwitches", "punchQuantize", "comment"]
-        if let stray = root.keys.sorted().first(where: { !known.contains($0) }) { throw fail(stray, "unknown key; known: \(known.joined(separator: ", "))") }
-
-        func action(_ value: Any?, _ key: String) throws(ControlConfigError) -> ControlAction? {
-            guard let value else { return nil }
-            guard let text = value as? String else { throw fail(key, "expected an action name") }
-            guard let action = ControlAction(rawValue: text) else { throw fail(key, "unknown action '\(text)'; known: \(ControlAction.names)") }
-            return action
-        }
-        func integer(_ value: Any?, _ key: String, _ range: ClosedRange<Int>) throws(ControlConfigError) -> Int? {
-            guard let value else { return nil }
-            guard let number = value as? NSNumber, !isJSONBoolean(value), let int = Int(exactly: number.doubleValue), range.contains(int) else {
-                throw fail(key, "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return int
-        }
-
-        var bindings: [MIDIBinding] = []
-        var threshold = 64
-        var machineControl = true
-        var machineControlDevice = 0x7F
-        var sources: [String]?
-        var lights: [MIDIFeedback.Light] = []
-        if let midiValue = root["midi"] {
-            guard let midi = midiValue as? [String: Any] else { throw fail("midi", "expected an object") }
-            let knownMIDI = ["connect", "ccThreshold", "mmc", "mmcDevice", "bindings", "feedback"]
-            if let stray = midi.keys.sorted().first(where: { !knownMIDI.contains($0) }) { throw fail("midi.\(stray)", "unknown key; known: \(knownMIDI.joined(separator: ", "))") }
-            if let connect = midi["connect"] {
-                if let all = connect as? String, all == "all" { sources = nil } else if let names = connect as? [String] { sources = names } else {
-                    throw fail("midi.connect", "expected \"all\" or a list of port names")
-                }
-            }
-            threshold = try integer(midi["ccThreshold"], "midi.ccThreshold", 1...127) ?? 64
-            if let mmc = midi["mmc"] {
-                guard isJSONBoolean(mmc), let flag = mmc as? Bool else { throw fail("midi.mmc", "expected true or false") }
-                machineControl = flag
-            }
-            machineControlDevice = try integer(midi["mmcDevice"], "midi.mmcDevice", 0...127) ?? 0x7F
-            if let list = midi["feedback"] {
-                guard let items = list as? [Any] else { throw fail("midi.feedback", "expected a list") }
-                for (index, item) in items.enumerated() {
-                    let key = "midi.feedback[\(index)]"
-                    guard let entry = item as? [String: Any] else { throw fail(key, "expected an object") }
-                    guard let state = entry["state"] as? String, ["playing", "recording", "count-in", "looping"].contains(state) else {
-                        throw fail(key + ".state", "expected \"playing\", \"recording\", \"count-in\" or \"looping\"")
-                    }
-                    let note = try integer(entry["note"], key + ".note", 0...127)
-                    let controller = try integer(entry["controller"], key + ".controller", 0...127)
-                    guard (note == nil) != (controller == nil) else { throw fail(key, "give a note or a controller (one of them)") }
-                    lights.append(MIDIFeedback.Light(state: state, note: note, controller: controller, channel: try integer(entry["channel"], key + ".channel", 1...16) ?? 1))
-                }
-            }
-            if let list = midi["bindings"] {
-                guard let items = list as? [Any] else { throw fail("midi.bindings", "expected a list") }
-                for (index, item) in items.enumerated() {
-                    let key = "midi.bindings[\(index)]"
-                    guard let binding = item as? [String: Any] else { throw fail(key, "expected an object") }
-                    guard let bound = try action(binding["action"], key + ".action") else { throw fail(key + ".action", "missing") }
-                    let channel = try integer(binding["channel"], key + ".channel", 1...16)
-                    func required(_ name: String) throws(ControlConfigError) -> Int {
-                        guard let value = try integer(binding[name], "\(key).\(name)", 0...127) else { throw fail("\(key).\(name)", "missing") }
-                        return value
-                    }
-                    let event: MIDIBinding.Event
-                    switch binding["event"] as? String {
-                    case "note": event = .note(try required("note"))
-                    case "cc": event = .controlChange(try required("controller"))
-                    case "program": event = .program(try required("program"))
-                    default: throw fail(key + ".event", "expected \"note\", \"cc\" or \"program\"")
-                    }
-                    bindings.append(MIDIBinding(event: event, channel: channel, action: bound))
-                }
-            }
-        }
-
-        var switches: [FootSwitchConfig] = []
-        if let list = root["footSwitches"] {
-            guard let items = list as? [Any] else { throw fail("footSwitches", "expected a list") }
-            for (index, item) in items.enumerated() {
-                let key = "footSwitches[\(index)]"
-                guard let entry = item as? [String: Any] else { throw fail(key, "expected an object") }
-                let knownSwitch = ["chip", "line", "activeLow", "bias", "debounceMs", "holdMs", "doubleTapMs", "tap", "hold", "doubleTap"]
-                if let stray = entry.keys.sorted().first(where: { !knownSwitch.contains($0) }) { throw fail("\(key).\(stray)", "unknown key; known: \(knownSwitch.joined(separator: ", "))") }
-                func text(_ name: String) throws(ControlConfigError) -> String? {
-                    guard let value = entry[name] else { return nil }
-                    if let string = value as? String, !string.isEmpty { return string }
-                    if let number = value as? NSNumber, !isJSONBoolean(value) { return number.stringValue }
-                    throw fail("\(key).\(name)", "expected a name or a number")
-                }
-                guard let chip = try text("chip") else { throw fail("\(key).chip", "missing (e.g. \"gpiochip0\")") }
-                guard let line = try text("line") else { throw fail("\(key).line", "missing (e.g. 17 or \"GPIO17\")") }
-                var gestures = GestureSettings(tap: try action(entry["tap"], "\(key).tap"), hold: try action(entry["hold"], "\(key).hold"), doubleTap: try action(entry["doubleTap"], "\(key).doubleTap"))
-                gestures.debounceNanoseconds = Int64(try integer(entry["debounceMs"], "\(key).debounceMs", 1...500) ?? 30) * 1_000_000
-                gestures.holdNanoseconds = Int64(try integer(entry["holdMs"], "\(key).holdMs", 100...10_000) ?? 600) * 1_000_000
-                gestures.doubleTapNanoseconds = Int64(try integer(entry["doubleTapMs"], "\(key).doubleTapMs", 50...2_000) ?? 350) * 1_000_000
-                var config = FootSwitchConfig(chip: chip, line: line, gestures: gestures)
-                if let low = entry["activeLow"] {
-                    guard isJSONBoolean(low), let flag = low as? Bool else { throw fail("\(key).activeLow", "expected true or false") }
-                    config.activeLow = flag
-                }
-                if let bias = entry["bias"] {
-                    guard let name = bias as? String, ["pull-up", "pull-down", "none"].contains(name) else { throw fail("\(key).bias", "expected \"pull-up\", \"pull-down\" or \"none\"") }
-                    config.bias = name
-                }
-                if gestures.tap == nil && gestures.hold == nil && gestures.doubleTap == nil { throw fail(key, "binds no action (tap, hold or doubleTap)") }
-                switches.append(config)
-            }
-        }
-        var quantize = "bar"
-        if let value = root["punchQuantize"] {
-            guard let name = value as? String, ["immediate", "beat", "bar"].contains(name) else { throw fail("punchQuantize", "expected \"immediate\", \"beat\" or \"bar\"") }
-            quantize = name
-        }
-        return ControlConfig(
-            midiSources: sources,
-            midi: MIDIInterpreter(bindings: bindings, threshold: threshold, machineControl: machineControl, machineControlDevice: machineControlDevice),
-            footSwitches: switches, punchQuantize: quantize, feedback: MIDIFeedback(lights: lights))
+        do { return try JSONFile.decode(ControlConfig.self, from: data, file: file).get() } catch { throw ControlConfigError(description: error.description) }
     }
 
     /// Reads and parses a file.
     public static func load(_ path: String) throws(ControlConfigError) -> ControlConfig {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ControlConfigError(description: "\(path): cannot read the file") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ControlConfigError(description: "\(path): cannot read the file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+        }
         return try parse(data, file: path)
+    }
+
+    /// The file's text for this configuration (sorted keys, two-space indent).
+    public func serialized() -> Data {
+        JSONFile.encode(self)
+    }
+}
+
+extension ControlConfig: Codable {
+    enum Keys: String, CodingKey, CaseIterable {
+        case midi, footSwitches, punchQuantize, comment
+    }
+
+    enum MIDIKeys: String, CodingKey, CaseIterable {
+        case connect, ccThreshold, mmc, mmcDevice, bindings, feedback
+    }
+
+    /// Reads the file's shape (see the README); defaults for what is absent.
+    public init(from decoder: any Decoder) throws {
+        guard (try? decoder.container(keyedBy: AnyCodingKey.self)) != nil else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "expected an object"))
+        }
+        try decoder.rejectUnknownKeys(Keys.self)
+        let container = try decoder.container(keyedBy: Keys.self)
+        comment = try container.decodeIfPresent(String.self, forKey: .comment)
+        punchQuantize = try container.decodeIfPresent(Quantize.self, forKey: .punchQuantize) ?? .bar
+        footSwitches = try container.decodeIfPresent([FootSwitchConfig].self, forKey: .footSwitches) ?? []
+        midiSources = nil
+        midi = MIDIInterpreter(bindings: [])
+        guard container.contains(.midi) else { return }
+        let midiDecoder = try container.superDecoder(forKey: .midi)
+        try midiDecoder.rejectUnknownKeys(MIDIKeys.self)
+        let section = try midiDecoder.container(keyedBy: MIDIKeys.self)
+        if section.contains(.connect) {
+            if let all = try? section.decode(String.self, forKey: .connect) {
+                guard all == "all" else { throw DecodingError.dataCorruptedError(forKey: .connect, in: section, debugDescription: "expected \"all\" or a list of port names") }
+            } else {
+                do { midiSources = try section.decode([String].self, forKey: .connect) } catch {
+                    throw DecodingError.dataCorruptedError(forKey: .connect, in: section, debugDescription: "expected \"all\" or a list of port names")
+                }
+            }
+        }
+        midi.threshold = try section.decodeWholeNumber(.ccThreshold, in: 1...127) ?? 64
+        midi.machineControl = try section.decodeIfPresent(Bool.self, forKey: .mmc) ?? true
+        midi.machineControlDevice = try section.decodeWholeNumber(.mmcDevice, in: 0...127) ?? 0x7F
+        midi.bindings = try section.decodeIfPresent([MIDIBinding].self, forKey: .bindings) ?? []
+        feedback = MIDIFeedback(lights: try section.decodeIfPresent([MIDIFeedback.Light].self, forKey: .feedback) ?? [])
+        // One event, one action: a second binding of the same event (on an
+        // overlapping channel) to another action would never be reached.
+        for (index, binding) in midi.bindings.enumerated() {
+            if let earlier = midi.bindings[..<index].firstIndex(where: { $0.event == binding.event && $0.action != binding.action && ($0.channel == nil || binding.channel == nil || $0.channel == binding.channel) }) {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: midiDecoder.codingPath + [MIDIKeys.bindings, AnyCodingKey(intValue: index)],
+                    debugDescription: "\(binding.event) is bound to \(midi.bindings[earlier].action.rawValue) by midi.bindings[\(earlier)] already; one event, one action"))
+            }
+        }
+    }
+
+    /// Writes the same shape back.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encodeIfPresent(comment, forKey: .comment)
+        try container.encode(punchQuantize, forKey: .punchQuantize)
+        try container.encode(footSwitches, forKey: .footSwitches)
+        var section = container.nestedContainer(keyedBy: MIDIKeys.self, forKey: .midi)
+        if let midiSources { try section.encode(midiSources, forKey: .connect) } else { try section.encode("all", forKey: .connect) }
+        try section.encode(midi.threshold, forKey: .ccThreshold)
+        try section.encode(midi.machineControl, forKey: .mmc)
+        try section.encode(midi.machineControlDevice, forKey: .mmcDevice)
+        try section.encode(midi.bindings, forKey: .bindings)
+        try section.encode(feedback.lights, forKey: .feedback)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A whole number in `range` (true and false are not numbers), or nil when absent.
+    func decodeWholeNumber(_ key: Key, in range: ClosedRange<Int>, hint: String = "") throws -> Int? {
+        guard contains(key) else { return nil }
+        guard let value = try? decode(Int.self, forKey: key), range.contains(value) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected a whole number from \(range.lowerBound) to \(range.upperBound)\(hint)")
+        }
+        return value
+    }
+
+    /// An action name, or nil when absent.
+    func decodeAction(_ key: Key) throws -> ControlAction? {
+        guard contains(key) else { return nil }
+        guard let text = try? decode(String.self, forKey: key) else { throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected an action name") }
+        guard let action = ControlAction(rawValue: text) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "unknown action '\(text)'; known: \(ControlAction.names)")
+        }
+        return action
+    }
+
+    /// true or false, or nil when absent.
+    func decodeFlag(_ key: Key) throws -> Bool? {
+        guard contains(key) else { return nil }
+        guard let flag = try? decode(Bool.self, forKey: key) else { throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected true or false") }
+        return flag
+    }
+}
+
+extension MIDIBinding: Codable {
+    enum Keys: String, CodingKey, CaseIterable {
+        case event, note, controller, program, channel, action
+    }
+
+    /// `{"event": "note", "note": 36, "channel": 10, "action": "play-pause"}`.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(Keys.self)
+        let container = try decoder.container(keyedBy: Keys.self)
+        guard let action = try container.decodeAction(.action) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Keys.action], debugDescription: "missing"))
+        }
+        let kind = try? container.decode(String.self, forKey: .event)
+        let numberKey: Keys
+        switch kind {
+        case "note": numberKey = .note
+        case "cc": numberKey = .controller
+        case "program": numberKey = .program
+        default: throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Keys.event], debugDescription: "expected \"note\", \"cc\" or \"program\""))
+        }
+        for other in [Keys.note, .controller, .program] where other != numberKey && container.contains(other) {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [other], debugDescription: "not used by a \(kind ?? "") binding (it takes \"\(numberKey.rawValue)\")"))
+        }
+        guard let number = try container.decodeWholeNumber(numberKey, in: 0...127) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [numberKey], debugDescription: "missing"))
+        }
+        switch numberKey {
+        case .note: event = .note(number)
+        case .controller: event = .controlChange(number)
+        default: event = .program(number)
+        }
+        channel = try container.decodeWholeNumber(.channel, in: 1...16)
+        self.action = action
+    }
+
+    /// The same shape back.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        switch event {
+        case .note(let note): try container.encode("note", forKey: .event); try container.encode(note, forKey: .note)
+        case .controlChange(let controller): try container.encode("cc", forKey: .event); try container.encode(controller, forKey: .controller)
+        case .program(let program): try container.encode("program", forKey: .event); try container.encode(program, forKey: .program)
+        }
+        try container.encodeIfPresent(channel, forKey: .channel)
+        try container.encode(action, forKey: .action)
+    }
+}
+
+extension MIDIBinding.Event: CustomStringConvertible {
+    /// "note 36", "controller 64", "program 9".
+    public var description: String {
+        switch self {
+        case .note(let note): "note \(note)"
+        case .controlChange(let controller): "controller \(controller)"
+        case .program(let program): "program \(program)"
+        }
+    }
+}
+
+extension MIDIFeedback.Light: Codable {
+    enum Keys: String, CodingKey, CaseIterable {
+        case state, note, controller, channel
+    }
+
+    /// The states a light can follow.
+    public static let states = ["playing", "recording", "count-in", "looping"]
+
+    /// `{"state": "recording", "note": 38, "channel": 10}`.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(Keys.self)
+        let container = try decoder.container(keyedBy: Keys.self)
+        guard let state = try? container.decode(String.self, forKey: .state), Self.states.contains(state) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Keys.state], debugDescription: "expected \"playing\", \"recording\", \"count-in\" or \"looping\""))
+        }
+        let note = try container.decodeWholeNumber(.note, in: 0...127)
+        let controller = try container.decodeWholeNumber(.controller, in: 0...127)
+        guard (note == nil) != (controller == nil) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "give a note or a controller (one of them)"))
+        }
+        self.init(state: state, note: note, controller: controller, channel: try container.decodeWholeNumber(.channel, in: 1...16) ?? 1)
+    }
+
+    /// The same shape back.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(state, forKey: .state)
+        try container.encodeIfPresent(note, forKey: .note)
+        try container.encodeIfPresent(controller, forKey: .controller)
+        try container.encode(channel, forKey: .channel)
+    }
+}
+
+extension FootSwitchConfig: Codable {
+    enum Keys: String, CodingKey, CaseIterable {
+        case chip, line, activeLow, bias, debounceMs, holdMs, doubleTapMs, tap, hold, doubleTap
+    }
+
+    /// `{"chip": "gpiochip0", "line": 17, "tap": "punch-in", …}`.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(Keys.self)
+        let container = try decoder.container(keyedBy: Keys.self)
+        func name(_ key: Keys, example: String) throws -> String {
+            guard container.contains(key) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [key], debugDescription: "missing (e.g. \(example))"))
+            }
+            if let text = try? container.decode(String.self, forKey: key), !text.isEmpty { return text }
+            if let number = try? container.decode(Int.self, forKey: key), number >= 0 { return String(number) }
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "expected a name or a number")
+        }
+        chip = try name(.chip, example: "\"gpiochip0\"")
+        line = try name(.line, example: "17 or \"GPIO17\"")
+        gestures = GestureSettings(tap: try container.decodeAction(.tap), hold: try container.decodeAction(.hold), doubleTap: try container.decodeAction(.doubleTap))
+        gestures.debounceNanoseconds = Int64(try container.decodeWholeNumber(.debounceMs, in: 1...500) ?? 30) * 1_000_000
+        gestures.holdNanoseconds = Int64(try container.decodeWholeNumber(.holdMs, in: 100...10_000) ?? 600) * 1_000_000
+        gestures.doubleTapNanoseconds = Int64(try container.decodeWholeNumber(.doubleTapMs, in: 50...2_000) ?? 350) * 1_000_000
+        activeLow = try container.decodeFlag(.activeLow) ?? true
+        if container.contains(.bias) {
+            guard let value = try? container.decode(String.self, forKey: .bias), ["pull-up", "pull-down", "none"].contains(value) else {
+                throw DecodingError.dataCorruptedError(forKey: .bias, in: container, debugDescription: "expected \"pull-up\", \"pull-down\" or \"none\"")
+            }
+            bias = value
+        }
+        if gestures.tap == nil && gestures.hold == nil && gestures.doubleTap == nil {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "binds no action (tap, hold or doubleTap)"))
+        }
+    }
+
+    /// The same shape back (a numeric line stays a number).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(chip, forKey: .chip)
+        if let number = Int(line), String(number) == line { try container.encode(number, forKey: .line) } else { try container.encode(line, forKey: .line) }
+        try container.encode(activeLow, forKey: .activeLow)
+        try container.encode(bias, forKey: .bias)
+        try container.encode(Int(gestures.debounceNanoseconds / 1_000_000), forKey: .debounceMs)
+        try container.encode(Int(gestures.holdNanoseconds / 1_000_000), forKey: .holdMs)
+        try container.encode(Int(gestures.doubleTapNanoseconds / 1_000_000), forKey: .doubleTapMs)
+        try container.encodeIfPresent(gestures.tap, forKey: .tap)
+        try container.encodeIfPresent(gestures.hold, forKey: .hold)
+        try container.encodeIfPresent(gestures.doubleTap, forKey: .doubleTap)
     }
 }
 
 extension ControlConfig {
     /// The configuration text with `binding` learned: it replaces any
-    /// binding of the same event (and channel), everything else is kept as
-    /// it was. Checked by parsing the result.
+    /// binding of the same event and channel (and any other binding of
+    /// that event it would contradict); everything else is kept.
     public static func learning(_ binding: MIDIBinding, into data: Data, file: String) throws(ControlConfigError) -> Data {
-        _ = try parse(data, file: file)
-        guard var root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw ControlConfigError(description: "\(file): not valid JSON") }
-        var midi = root["midi"] as? [String: Any] ?? [:]
-        var bindings = midi["bindings"] as? [[String: Any]] ?? []
-        var entry: [String: Any] = ["action": binding.action.rawValue]
-        switch binding.event {
-        case .note(let note): entry["event"] = "note"; entry["note"] = note
-        case .controlChange(let controller): entry["event"] = "cc"; entry["controller"] = controller
-        case .program(let program): entry["event"] = "program"; entry["program"] = program
-        }
-        if let channel = binding.channel { entry["channel"] = channel }
-        bindings.removeAll { existing in
-            existing["event"] as? String == entry["event"] as? String && existing["note"] as? Int == entry["note"] as? Int
-                && existing["controller"] as? Int == entry["controller"] as? Int && existing["program"] as? Int == entry["program"] as? Int
-                && existing["channel"] as? Int == entry["channel"] as? Int
-        }
-        bindings.append(entry)
-        midi["bindings"] = bindings
-        root["midi"] = midi
-        guard let result = try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys]) else {
-            throw ControlConfigError(description: "\(file): cannot write the configuration")
-        }
+        var config = try parse(data, file: file)
+        config.midi.bindings.removeAll { $0.event == binding.event && ($0.channel == binding.channel || $0.channel == nil || binding.channel == nil) }
+        config.midi.bindings.append(binding)
+        let result = config.serialized()
         _ = try parse(result, file: file)
-        return result + Data([10])
+        return result
     }
 }

@@ -118,7 +118,7 @@ enum SampleFormat: String, CaseIterable, Sendable {
 /// linked so they start together on one frame clock.
 public final class ALSADevice: AudioDevice {
     /// What to open.
-    public struct Options: Sendable, Equatable {
+    public struct Options: Sendable, Hashable {
         /// PCM name for playback (`hw:CARD=Device,DEV=0`, `plughw:1`, `default`).
         public var playback = "default"
         /// PCM name for capture.

@@ -12,7 +12,7 @@ import Glibc
 /// free-running (tests); faults injected on purpose: xruns and device loss.
 public final class SimulatedRoom: AudioDevice {
     /// How the room keeps time.
-    public enum Pacing: Sendable, Equatable {
+    public enum Pacing: Sendable, Hashable {
         /// As fast as the callback allows.
         case freeRunning
         /// Like a sound card, `speed` times real time (1 = real time).
@@ -20,7 +20,7 @@ public final class SimulatedRoom: AudioDevice {
     }
 
     /// Room settings.
-    public struct Options: Sendable {
+    public struct Options: Sendable, Hashable {
         /// Samples per second.
         public var sampleRate = 48_000
         /// Frames per period.
@@ -54,15 +54,28 @@ public final class SimulatedRoom: AudioDevice {
                 guard pair.count == 2, let value = Double(pair[1]), value.isFinite else {
                     throw DeviceError(.configuration, "device option '\(item)' is not NAME=NUMBER")
                 }
+                // Each value within what a room can be, checked before it is
+                // converted (a huge number must never trap).
+                func within(_ range: ClosedRange<Double>, _ what: String) throws(DeviceError) -> Double {
+                    guard range.contains(value) else { throw DeviceError(.configuration, "device option '\(item)': \(what)") }
+                    return value
+                }
                 switch pair[0] {
-                case "latency": latencyFrames = value
-                case "reported": reportedLatencyFrames = value
-                case "period": periodFrames = Int(value)
-                case "rate": sampleRate = Int(value)
-                case "bleed": bleed = Float(value)
-                case "noise": noise = Float(value)
-                case "speed": pacing = value > 0 ? .realTime(speed: value) : .freeRunning
+                case "latency": latencyFrames = try within(1...192_000, "the round trip is from 1 to 192000 frames")
+                case "reported": reportedLatencyFrames = try within(0...192_000, "the reported round trip is from 0 to 192000 frames")
+                case "period": periodFrames = Int(try within(16...8_192, "a period is from 16 to 8192 frames"))
+                case "rate": sampleRate = Int(try within(8_000...192_000, "the rate is from 8000 to 192000 Hz"))
+                case "bleed": bleed = Float(try within(0...4, "bleed is a gain from 0 to 4"))
+                case "noise": noise = Float(try within(0...1, "noise is an amplitude from 0 to 1"))
+                case "speed":
+                    guard value == 0 || (0.01...1_000).contains(value) else {
+                        throw DeviceError(.configuration, "device option '\(item)': speed is 0 (as fast as possible) or from 0.01 to 1000 times real time")
+                    }
+                    pacing = value > 0 ? .realTime(speed: value) : .freeRunning
                 default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed")
+                }
+                if value != value.rounded() && (pair[0] == "period" || pair[0] == "rate") {
+                    throw DeviceError(.configuration, "device option '\(item)': a whole number, please")
                 }
             }
             guard (16...8_192).contains(periodFrames) else { throw DeviceError(.configuration, "period \(periodFrames) frames is outside 16…8192") }

@@ -2,13 +2,24 @@ public import AcapellaScore
 import Synchronization
 
 /// When a command takes effect.
-public enum Quantize: String, CaseIterable, Hashable, Sendable {
+public enum Quantize: String, CaseIterable, Hashable, Sendable, Codable {
     /// At the next period.
     case immediate
     /// On the next beat (metronome click) of the song.
     case beat
     /// On the next barline.
     case bar
+}
+
+extension Quantize {
+    /// Reads `"immediate"`, `"beat"` or `"bar"`; anything else says so.
+    public init(from decoder: any Decoder) throws {
+        let word = try? decoder.singleValueContainer().decode(String.self)
+        guard let word, let value = Quantize(rawValue: word) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "expected \"immediate\", \"beat\" or \"bar\""))
+        }
+        self = value
+    }
 }
 
 /// What a control thread asks the render loop to do. Sent through the

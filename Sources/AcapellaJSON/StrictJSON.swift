@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // Settings and manifests are hand-edited: every problem is one line that
 // names the file and the key, built from the decoder's coding path.
@@ -16,9 +16,9 @@ extension DecodingError {
             return "\(Self.path(context.codingPath + [key])): missing"
         case .dataCorrupted(let context):
             let detail = context.debugDescription.contains("does not fit") ? "the number is out of range"
-                : context.underlyingError != nil || context.debugDescription.contains("JSON") ? "not valid JSON (truncated or damaged)"
+                : context.underlyingError != nil || context.debugDescription.hasPrefix("The given data was not valid JSON") ? "not valid JSON (truncated or damaged)"
                 : context.debugDescription
-            return "\(Self.path(context.codingPath)): \(detail)"
+            return context.codingPath.isEmpty ? detail : "\(Self.path(context.codingPath)): \(detail)"
         @unknown default:
             return "\(self)"
         }
@@ -91,4 +91,31 @@ extension KeyedDecodingContainer {
         }
         return value
     }
+}
+
+/// Hand-edited JSON files read and written one way.
+public enum JSONFile {
+    /// Decodes `data`; a problem is one line, `FILE: KEY: what`.
+    public static func decode<Value: Decodable>(_ type: Value.Type, from data: Data, file: String) -> Result<Value, JSONFileError> {
+        do {
+            return .success(try JSONDecoder().decode(type, from: data))
+        } catch let error as DecodingError {
+            return .failure(JSONFileError(description: "\(file): \(error.located)"))
+        } catch {
+            return .failure(JSONFileError(description: "\(file): not valid JSON"))
+        }
+    }
+
+    /// The text for `value`: sorted keys, indented, a final newline.
+    public static func encode<Value: Encodable>(_ value: Value) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return ((try? encoder.encode(value)) ?? Data("{}".utf8)) + Data([10])
+    }
+}
+
+/// A problem with a hand-edited JSON file, in one line naming it.
+public struct JSONFileError: Error, CustomStringConvertible, Hashable, Sendable {
+    /// `FILE: KEY: what is wrong`.
+    public var description: String
 }

@@ -84,8 +84,52 @@ struct MusicXMLReader {
         return parts
     }
 
-    static func ticks(_ duration: Int, divisions: Int) -> Rational {
-        Rational(Int128(duration) * Int128(ticksPerQuarter), Int128(divisions))
+    /// Ticks for a MusicXML duration: `duration` divisions of a quarter.
+    static func ticks(_ duration: Rational, divisions: Rational) -> Rational {
+        Rational(duration.numerator * Int128(ticksPerQuarter) * divisions.denominator, duration.denominator * divisions.numerator)
+    }
+
+    /// "12", "1.5", "0.125", "-2" exactly; nil when the text is not a
+    /// plain decimal number (or has more digits than a score needs).
+    static func exactDecimal(_ text: String) -> Rational? {
+        var digits = Substring(text)
+        var negative = false
+        if digits.first == "-" || digits.first == "+" {
+            negative = digits.first == "-"
+            digits = digits.dropFirst()
+        }
+        let pieces = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = pieces.first, !(whole.isEmpty && (pieces.count < 2 || pieces[1].isEmpty)),
+              whole.count + (pieces.count > 1 ? pieces[1].count : 0) <= 18,
+              (whole + (pieces.count > 1 ? pieces[1] : "")).allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        let fraction = pieces.count > 1 ? pieces[1] : ""
+        var scale: Int128 = 1
+        for _ in 0..<fraction.count { scale *= 10 }
+        guard let value = Int128(whole.isEmpty ? "0" : String(whole)), let part = Int128(fraction.isEmpty ? "0" : String(fraction)) else { return nil }
+        return Rational((value * scale + part) * (negative ? -1 : 1), scale)
+    }
+
+    /// The number in `name`'s text, exactly; nil when there is no such
+    /// child; a located error when its text is not a number or is outside
+    /// `range` — never a silent zero.
+    static func number(_ node: XMLNode, _ name: String, within range: ClosedRange<Int128>? = nil) throws(ImportError) -> Rational? {
+        guard let child = node.child(name) else { return nil }
+        let text = node.string(name) ?? ""
+        guard let value = exactDecimal(text) else {
+            throw ImportError("<\(name)> '\(text.prefix(40))' is not a number", line: child.line)
+        }
+        if let range, value.compare(Rational(range.lowerBound, 1)) < 0 || value.compare(Rational(range.upperBound, 1)) > 0 {
+            throw ImportError("<\(name)> \(text.prefix(40)) is outside \(range.lowerBound)…\(range.upperBound)", line: child.line)
+        }
+        return value
+    }
+
+    /// A whole number in `name`'s text (see `number`).
+    static func wholeNumber(_ node: XMLNode, _ name: String, within range: ClosedRange<Int128>) throws(ImportError) -> Int? {
+        guard let value = try number(node, name, within: range) else { return nil }
+        guard value.isInteger else { throw ImportError("<\(name)> \(value) is not a whole number", line: node.child(name)?.line ?? node.line) }
+        return Int(value.numerator)
     }
 
     static func add(_ a: Rational, _ b: Rational, line: Int) throws(ImportError) -> Rational {
@@ -93,8 +137,10 @@ struct MusicXMLReader {
     }
 
     mutating func readMeasures(of partNode: XMLNode, into part: inout RawPart) throws(ImportError) {
-        var divisions = 1
+        var divisions = Rational(1)
         var noteCount = 0
+        // A transposing instrument's written-to-sounding interval (<transpose>).
+        var transposition: (diatonic: Int, chromatic: Int)?
         let measures = partNode.children("measure")
         if measures.count > Self.maximumMeasures {
             throw ImportError("part '\(part.displayName)' has \(measures.count) measures; refusing more than \(Self.maximumMeasures)", line: partNode.line)
@@ -115,16 +161,27 @@ struct MusicXMLReader {
             for element in measureNode.children {
                 switch element.name {
                 case "attributes":
-                    if let value = element.int("divisions") {
-                        guard value > 0, value <= 1_000_000_000 else {
-                            throw ImportError("<divisions> must be a positive number, not \(value)", line: element.line)
+                    if let value = try Self.number(element, "divisions") {
+                        guard value.numerator > 0, value.compare(Rational(1_000_000_000)) <= 0 else {
+                            throw ImportError("<divisions> must be a positive number, not \(value)", line: element.child("divisions")?.line ?? element.line)
                         }
                         divisions = value
                     }
-                    if let keyNode = element.child("key"), keyNode.attributes["number"] == nil || keyNode.attributes["number"] == "1" {
-                        readKey(keyNode, at: position, into: &measure, measureIndex: measureIndex)
+                    if let transpose = element.child("transpose") {
+                        let octaves = try Self.wholeNumber(transpose, "octave-change", within: -4...4) ?? 0
+                        let chromatic = try Self.wholeNumber(transpose, "chromatic", within: -48...48) ?? 0
+                        let diatonic = try Self.wholeNumber(transpose, "diatonic", within: -28...28) ?? Self.diatonicSteps(forSemitones: chromatic)
+                        transposition = (diatonic + 7 * octaves, chromatic + 12 * octaves)
+                        if transposition! == (0, 0) {
+                            transposition = nil
+                        } else {
+                            report.note("part '\(part.displayName)' is written for a transposing instrument (\(Self.intervalWords(transposition!.chromatic))): imported at sounding pitch", measureIndex: measureIndex)
+                        }
                     }
-                    if let time = element.child("time") { readTime(time, into: &measure, measureIndex: measureIndex) }
+                    if let keyNode = element.child("key"), keyNode.attributes["number"] == nil || keyNode.attributes["number"] == "1" {
+                        try readKey(keyNode, at: position, into: &measure, measureIndex: measureIndex)
+                    }
+                    if let time = element.child("time") { try readTime(time, into: &measure, measureIndex: measureIndex) }
                     for clef in element.children("clef") where (clef.attributes["number"] ?? "1") == "1" {
                         readClef(clef, into: &measure, measureIndex: measureIndex)
                     }
@@ -141,9 +198,11 @@ struct MusicXMLReader {
                         continue
                     }
                     let isChord = element.child("chord") != nil
-                    let durationValue = element.int("duration") ?? 0
-                    if durationValue < 0 || durationValue > 1_000_000_000 {
-                        throw ImportError("note <duration> \(durationValue) is out of range", line: element.line)
+                    guard let durationValue = try Self.number(element, "duration") else {
+                        throw ImportError("a note without <duration> (only grace notes may leave it out)", line: element.line)
+                    }
+                    if durationValue.numerator < 0 || durationValue.compare(Rational(1_000_000_000)) > 0 {
+                        throw ImportError("note <duration> \(durationValue) is out of range", line: element.child("duration")?.line ?? element.line)
                     }
                     let duration = Self.ticks(durationValue, divisions: divisions)
                     let onset = isChord ? chordHeadOnset : position
@@ -162,13 +221,19 @@ struct MusicXMLReader {
                     if noteCount > Self.maximumNotesPerPart {
                         throw ImportError("part '\(part.displayName)' has more than \(Self.maximumNotesPerPart) notes", line: element.line)
                     }
-                    measure.notes.append(readNote(element, onset: onset, duration: duration, isChord: isChord, measureIndex: measureIndex))
+                    measure.notes.append(try readNote(element, onset: onset, duration: duration, isChord: isChord, transposition: transposition, measureIndex: measureIndex))
                 case "backup":
-                    let back = Self.ticks(max(0, element.int("duration") ?? 0), divisions: divisions)
+                    guard let value = try Self.number(element, "duration", within: 0...1_000_000_000) else {
+                        throw ImportError("<backup> without <duration>", line: element.line)
+                    }
+                    let back = Self.ticks(value, divisions: divisions)
                     do { position = try position.subtracting(back) } catch { throw ImportError("durations too large", line: element.line) }
                     if position.compare(.zero) < 0 { position = .zero }
                 case "forward":
-                    position = try Self.add(position, Self.ticks(max(0, element.int("duration") ?? 0), divisions: divisions), line: element.line)
+                    guard let value = try Self.number(element, "duration", within: 0...1_000_000_000) else {
+                        throw ImportError("<forward> without <duration>", line: element.line)
+                    }
+                    position = try Self.add(position, Self.ticks(value, divisions: divisions), line: element.line)
                     if position.compare(furthest) > 0 { furthest = position }
                 case "direction":
                     readDirection(element, at: position, divisions: divisions, into: &measure, measureIndex: measureIndex)
@@ -213,20 +278,29 @@ struct MusicXMLReader {
         return voices.min { (Int($0) ?? Int.max, $0) < (Int($1) ?? Int.max, $1) }!
     }
 
-    mutating func readNote(_ element: XMLNode, onset: Rational, duration: Rational, isChord: Bool, measureIndex: Int) -> RawNote {
+    mutating func readNote(_ element: XMLNode, onset: Rational, duration: Rational, isChord: Bool, transposition: (diatonic: Int, chromatic: Int)?,
+                           measureIndex: Int) throws(ImportError) -> RawNote {
         var note = RawNote(onset: onset, duration: duration)
         note.isChordMember = isChord
-        if let pitchNode = element.child("pitch"), let stepText = pitchNode.string("step"),
-           let step = stepText.utf8.first.flatMap(Step.init(letter:)), let octave = pitchNode.int("octave")
-        {
-            let alterValue = pitchNode.double("alter") ?? 0
-            var alter = Int(alterValue.rounded())
-            if alterValue != Double(alter) { report.note("microtonal alterations rounded to the nearest semitone", measureIndex: measureIndex) }
+        if let pitchNode = element.child("pitch") {
+            // A pitch that cannot be read is an error: a note never turns into a rest unseen.
+            let stepText = pitchNode.string("step") ?? ""
+            guard stepText.utf8.count == 1, let step = stepText.utf8.first.flatMap(Step.init(letter:)) else {
+                throw ImportError(pitchNode.child("step") == nil ? "a <pitch> without <step>" : "<step> '\(stepText.prefix(20))' is not a note name (A to G)",
+                                  line: pitchNode.child("step")?.line ?? pitchNode.line)
+            }
+            guard let octave = try Self.wholeNumber(pitchNode, "octave", within: 0...9) else {
+                throw ImportError("a <pitch> without <octave>", line: pitchNode.line)
+            }
+            let alterValue = try Self.number(pitchNode, "alter", within: -9...9) ?? .zero
+            var alter = Int(alterValue.roundedHalfUp)
+            if !alterValue.isInteger { report.note("microtonal alterations rounded to the nearest semitone", measureIndex: measureIndex) }
             if !(-2...2).contains(alter) {
                 report.note("alterations beyond double sharp/flat clamped", measureIndex: measureIndex)
                 alter = max(-2, min(2, alter))
             }
-            let pitch = Pitch(step: step, alter: alter, octave: max(-1, min(9, octave)))
+            var pitch = Pitch(step: step, alter: alter, octave: octave)
+            if let transposition { pitch = Self.transposed(pitch, diatonic: transposition.diatonic, chromatic: transposition.chromatic) }
             if (0...127).contains(pitch.midi) {
                 note.pitch = pitch
             } else {
@@ -281,12 +355,44 @@ struct MusicXMLReader {
         return note
     }
 
+    /// The pitch a transposing instrument's written `pitch` sounds:
+    /// `diatonic` letter steps and `chromatic` semitones away, spelled on
+    /// the moved letter (the nearest spelling when that would need more
+    /// than a double sharp or flat).
+    static func transposed(_ pitch: Pitch, diatonic: Int, chromatic: Int) -> Pitch {
+        let target = pitch.midi + chromatic
+        let letters = pitch.step.rawValue + diatonic
+        let step = Step(rawValue: ((letters % 7) + 7) % 7)!
+        let octave = pitch.octave + Int((Double(letters) / 7).rounded(.down))
+        let alter = target - Pitch(step: step, alter: 0, octave: octave).midi
+        if (-2...2).contains(alter) { return Pitch(step: step, alter: alter, octave: octave) }
+        let names: [(Step, Int)] = [(.c, 0), (.c, 1), (.d, 0), (.e, -1), (.e, 0), (.f, 0), (.f, 1), (.g, 0), (.a, -1), (.a, 0), (.b, -1), (.b, 0)]
+        let (plain, sharp) = names[((target % 12) + 12) % 12]
+        return Pitch(step: plain, alter: sharp, octave: (target - ((target % 12) + 12) % 12) / 12 - 1)
+    }
+
+    /// Letter steps usually written for a chromatic interval (when a
+    /// `<transpose>` gives no `<diatonic>`).
+    static func diatonicSteps(forSemitones semitones: Int) -> Int {
+        let steps = [0, 1, 1, 2, 2, 3, 3, 4, 5, 5, 6, 6]
+        let octave = Int((Double(semitones) / 12).rounded(.down))
+        return octave * 7 + steps[((semitones % 12) + 12) % 12]
+    }
+
+    /// "down an octave", "up 2 semitones".
+    static func intervalWords(_ semitones: Int) -> String {
+        let direction = semitones < 0 ? "down" : "up"
+        let size = abs(semitones)
+        if size % 12 == 0 { return "\(direction) \(size / 12 == 1 ? "an octave" : "\(size / 12) octaves")" }
+        return "\(direction) \(size) semitone\(size == 1 ? "" : "s")"
+    }
+
     static let noteTypes: [String: Int] = [
         "whole": 1, "half": 2, "quarter": 4, "eighth": 8, "16th": 16, "32nd": 32,
     ]
 
-    mutating func readKey(_ node: XMLNode, at position: Rational, into measure: inout RawMeasure, measureIndex: Int) {
-        guard let fifths = node.int("fifths") else {
+    mutating func readKey(_ node: XMLNode, at position: Rational, into measure: inout RawMeasure, measureIndex: Int) throws(ImportError) {
+        guard let fifths = try Self.wholeNumber(node, "fifths", within: -7...7) else {
             report.note("non-traditional key signatures ignored", measureIndex: measureIndex)
             return
         }
@@ -298,17 +404,23 @@ struct MusicXMLReader {
                 report.note("key mode '\(modeText)' written as major", measureIndex: measureIndex)
             }
         }
-        measure.key = Key(fifths: max(-7, min(7, fifths)), mode: mode)
+        measure.key = Key(fifths: fifths, mode: mode)
         measure.keyOffset = position
     }
 
-    mutating func readTime(_ node: XMLNode, into measure: inout RawMeasure, measureIndex: Int) {
+    mutating func readTime(_ node: XMLNode, into measure: inout RawMeasure, measureIndex: Int) throws(ImportError) {
         if node.child("senza-misura") != nil {
             report.note("unmetered passages (senza misura) measured by their notes", measureIndex: measureIndex)
             return
         }
-        guard let beatsText = node.string("beats"), let beatType = node.int("beat-type") else { return }
-        let parts = beatsText.split(separator: "+").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard let beatsText = node.string("beats"), let beatType = try Self.wholeNumber(node, "beat-type", within: 1...1_024) else {
+            throw ImportError("a <time> without <beats> and <beat-type>", line: node.line)
+        }
+        let pieces = beatsText.split(separator: "+").map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = pieces.compactMap { Int($0) }.filter { (1...1_024).contains($0) }
+        guard !pieces.isEmpty, parts.count == pieces.count else {
+            throw ImportError("<beats> '\(beatsText.prefix(40))' is not a number of beats (like 3 or 3+2)", line: node.child("beats")?.line ?? node.line)
+        }
         let beats = parts.reduce(0, +)
         if parts.count > 1 { report.note("compound time signature \(beatsText)/\(beatType) written as \(beats)/\(beatType)", measureIndex: measureIndex) }
         let meter = Meter(beats, beatType)
@@ -335,9 +447,9 @@ struct MusicXMLReader {
         }
     }
 
-    mutating func readDirection(_ node: XMLNode, at position: Rational, divisions: Int, into measure: inout RawMeasure, measureIndex: Int) {
+    mutating func readDirection(_ node: XMLNode, at position: Rational, divisions: Rational, into measure: inout RawMeasure, measureIndex: Int) {
         var at = position
-        if let offset = node.int("offset") {
+        if let offset = node.string("offset").flatMap(Self.exactDecimal) {
             at = (try? at.adding(Self.ticks(offset, divisions: divisions))) ?? at
             if at.compare(.zero) < 0 { at = .zero }
         }

@@ -75,3 +75,37 @@ public enum AtomicFile {
         return FileError(description: "\(path): \(what): \(String(cString: strerror(number)))", errorNumber: number)
     }
 }
+
+/// Folders made on demand, with errors in words (never Foundation's
+/// "The operation could not be completed").
+public enum Folders {
+    /// Creates `folder` and its missing parents (`mkdir -p`); the error
+    /// names the first one that cannot be made and why.
+    public static func make(_ folder: String) throws(FileError) {
+        var made = folder.hasPrefix("/") ? "" : "."
+        for component in folder.split(separator: "/") {
+            made += "/" + component
+            if mkdir(made, 0o755) != 0 && errno != EEXIST {
+                let number = errno
+                throw FileError(description: "\(folder): cannot create the folder (\(made): \(String(cString: strerror(number))))", errorNumber: number)
+            }
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw FileError(description: "\(folder): cannot create the folder (a file of that name is in the way)", errorNumber: ENOTDIR)
+        }
+    }
+
+    /// Checks that `path` can be written as a file: not a folder, and its
+    /// folder exists. The error says which, in words.
+    public static func checkWritableFile(_ path: String) throws(FileError) {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw FileError(description: "\(path): is a folder; give a file name (like \(path.hasSuffix("/") ? path : path + "/")NAME)", errorNumber: EISDIR)
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) || !isFolder.boolValue {
+            throw FileError(description: "\(path): the folder \(parent) does not exist", errorNumber: ENOENT)
+        }
+    }
+}

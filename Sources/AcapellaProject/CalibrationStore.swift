@@ -1,3 +1,4 @@
+import AcapellaJSON
 import Foundation
 
 /// One calibrated route.
@@ -44,8 +45,16 @@ public struct CalibrationStore: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return }
         do {
             routes = try JSONDecoder().decode([String: RouteCalibration].self, from: data)
+        } catch let error as DecodingError {
+            throw ProjectError(description: "\(path): \(error.located); move it aside to start over")
         } catch {
-            throw ProjectError(description: "\(path): not a calibration store (\(error)); move it aside to start over")
+            throw ProjectError(description: "\(path): not a calibration store; move it aside to start over")
+        }
+        for (route, calibration) in routes.sorted(by: { $0.key < $1.key }) {
+            for (key, value, range) in [("measuredFrames", calibration.measuredFrames, 0.0...192_000), ("reportedFrames", calibration.reportedFrames, 0...192_000),
+                                        ("trimFrames", calibration.trimFrames, -96_000...96_000)] where !(value.isFinite && range.contains(value)) {
+                throw ProjectError(description: "\(path): \(route).\(key): \(value) is outside \(Int(range.lowerBound))…\(Int(range.upperBound)) frames; calibrate again or move the file aside")
+            }
         }
     }
 
@@ -58,12 +67,13 @@ public struct CalibrationStore: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty { try Folders.make(folder) }
             try AtomicFile.write(Array(try encoder.encode(routes)) + [10], to: path)
         } catch let error as FileError {
             throw ProjectError(description: error.description)
         } catch {
-            throw ProjectError(description: "\(path): cannot save: \(error.localizedDescription)")
+            throw ProjectError(description: "\(path): cannot save the calibrations")
         }
     }
 }

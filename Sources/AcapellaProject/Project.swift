@@ -589,8 +589,13 @@ public final class Project {
         }
         for part in score.parts.indices {
             let name = score.parts[part].name
-            // The full take first, punch-ins over it oldest first.
-            let chosen = playing.filter { $0.part == name }.sorted { ($0.isPunch ? 1 : 0, $0.id) < ($1.isPunch ? 1 : 0, $1.id) }
+            // The full take first, punch-ins over it oldest first; a punch-in
+            // older than the full take is hidden by it (the most recent take
+            // covering a measure is the one heard).
+            let mine = playing.filter { $0.part == name && conditions[$0.id] == nil }
+            let full = mine.filter { !$0.isPunch }.map(\.id).max() ?? 0
+            let chosen = playing.filter { $0.part == name && (!$0.isPunch || $0.id > full || conditions[$0.id] != nil) }
+                .sorted { ($0.isPunch ? 1 : 0, $0.id) < ($1.isPunch ? 1 : 0, $1.id) }
             for take in chosen {
                 if let condition = conditions[take.id] {
                     leftOut.append(LeftOutTake(take: take, reason: condition.description))

@@ -131,6 +131,12 @@ extension AcasongParser {
                 state.openTuplet = (a, n, state.part.notes.count, here)
                 continue
             }
+            if byte == UInt8(ascii: "(") {
+                // One error, then on with the next token (never the same error again).
+                index += 1
+                error("'(' opens no tuplet: write 3( … ) or N:M( … ) with the ratio before it", at: here, measure: measure)
+                continue
+            }
             // A pitch (or R) and its duration.
             var tokenEnd = index
             while tokenEnd < end && !isTokenEndByte(bytes[tokenEnd]) { tokenEnd += 1 }
@@ -371,6 +377,19 @@ extension AcasongParser {
 
     // MARK: Validation with locations
 
+    /// The last line with text: where a whole-score problem ("no parts")
+    /// is reported, since what is missing would have come after it.
+    var endOfText: TextLocation {
+        guard let last = bytes.lastIndex(where: { !isBlankByte($0) && $0 != 0x0A }) else { return TextLocation(line: 1, lineStart: 0, offset: 0) }
+        var line = 1
+        var lineStart = 0
+        for index in 0..<last where bytes[index] == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        return TextLocation(line: line, lineStart: lineStart, offset: lineStart)
+    }
+
     mutating func reportValidation() {
         for finding in score.findings() {
             var location: TextLocation?
@@ -379,7 +398,7 @@ extension AcasongParser {
             case .part(let part): location = parts[part].declaration
             case .header(let key): location = headerLocations[.header(key)]
             case .meter, .key, .tempo, .pickup: location = headerLocations[finding.subject]
-            case .score: location = nil
+            case .score: location = endOfText
             }
             if let location {
                 error(finding.message, at: location, measure: finding.measure)

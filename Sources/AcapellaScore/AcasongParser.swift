@@ -35,7 +35,9 @@ public enum Acasong {
     /// Parses, also returning where each note came from (tests use this to
     /// check error locations).
     static func parseWithLocations(bytes: [UInt8], file: String?) throws(ScoreErrors) -> (score: Score, noteLocations: [[TextLocation]]) {
-        var parser = AcasongParser(bytes: bytes, file: file)
+        // A UTF-8 byte-order mark (some Windows editors write one) is not part of the text.
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        var parser = AcasongParser(bytes: text, file: file)
         parser.run()
         if !parser.errors.isEmpty { throw ScoreErrors(parser.errors) }
         return (parser.score, parser.parts.map(\.locations))
@@ -77,6 +79,8 @@ struct AcasongParser {
         var offset: Int
         var tempo: Tempo
         var location: TextLocation
+        /// Written with `@MEASURE` (not the song's opening `tempo:`).
+        var atMeasure = false
     }
 
     struct LyricToken {
@@ -326,7 +330,7 @@ struct AcasongParser {
                 error("expected a tempo in quarter notes per minute between 1 and 999.999, found \(quoted(value))", at: valueLocation)
                 return
             }
-            pendingTempos.append(PendingTempo(measure: measure ?? 0, offset: offset, tempo: Tempo(milliBPM: milliBPM), location: location))
+            pendingTempos.append(PendingTempo(measure: measure ?? 0, offset: offset, tempo: Tempo(milliBPM: milliBPM), location: location, atMeasure: measure != nil))
         case "pickup":
             guard let (numerator, denominator) = fraction(valueText), denominator > 0,
                   (numerator * ticksPerWhole) % denominator == 0, numerator > 0
@@ -372,6 +376,11 @@ struct AcasongParser {
         }
         var placed: [(tick: Int, tempo: Tempo, location: TextLocation)] = []
         for pending in pendingTempos {
+            if pending.atMeasure && pending.measure == 0 && pending.offset == 0 && score.pickupTicks == 0 {
+                // As for time@0: measure 0 is a pickup, and there is none.
+                error("tempo@0 needs a pickup; measure 0 is the pickup (the opening tempo is 'tempo:')", at: pending.location)
+                continue
+            }
             if pending.measure == 0 && pending.offset > 0 && pending.offset >= score.pickupTicks {
                 error(score.pickupTicks == 0
                     ? "tempo@0+… needs a pickup; measure 0 is the pickup"

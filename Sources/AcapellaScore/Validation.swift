@@ -87,7 +87,7 @@ extension Score {
         }
         let meterMap = self.meterMap
 
-        if parts.isEmpty { report(.score, "the score has no parts") }
+        if parts.isEmpty { report(.score, "the score has no parts; add one after the headers: 'part NAME [clef]' and a line of its notes") }
         var seenNames: Set<String> = []
         for (partIndex, part) in parts.enumerated() {
             if let problem = textProblem(part.name, forbidden: ["(", ")", "[", "]", ":"]) {

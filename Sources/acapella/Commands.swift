@@ -202,16 +202,21 @@ func loadScore(_ path: String) throws -> Score {
 
 func runImport(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
-    let names = arguments.value("--parts").map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+    let names = arguments.value("--parts").map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) } }
+    if let names {
+        guard !names.contains(where: \.isEmpty) else { throw CLIError("--parts expects part names separated by commas, like \"Soprano,Alto\"; an empty name was given") }
+        if let twice = names.first(where: { name in names.filter { $0.lowercased() == name.lowercased() }.count > 1 }) {
+            throw CLIError("--parts names '\(twice)' twice; each part can be chosen once")
+        }
+    }
+    if let output = arguments.value("--output") {
+        do { try Folders.checkWritableFile(output) } catch { throw CLIError(error.description, exitCode: 1) }
+    }
     let result = try importMusicXML(path, options: ImportOptions(partNames: names))
     for line in result.report.lines { writeError("\(path): \(line)") }
     let text = Acasong.serialize(result.score)
     if let output = arguments.value("--output") {
-        do {
-            try text.write(toFile: output, atomically: true, encoding: .utf8)
-        } catch {
-            throw CLIError("\(output): cannot write: \(error.localizedDescription)", exitCode: 1)
-        }
+        do { try AtomicFile.write(Array(text.utf8), to: output) } catch { throw CLIError(error.description, exitCode: 1) }
         writeError("wrote \(output): \(result.score.parts.count) parts, \(measureCount(result.score)) measures")
     } else {
         print(text, terminator: "")
@@ -252,11 +257,7 @@ func runFormat(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
     let canonical = Acasong.serialize(try loadScore(path))
     if arguments.flags.contains("--write") {
-        do {
-            try canonical.write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw CLIError("\(path): cannot write: \(error.localizedDescription)", exitCode: 1)
-        }
+        do { try AtomicFile.write(Array(canonical.utf8), to: path) } catch { throw CLIError(error.description, exitCode: 1) }
     } else {
         print(canonical, terminator: "")
     }

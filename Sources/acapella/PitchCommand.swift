@@ -12,6 +12,9 @@ func runPitch(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
     let decoded: (samples: [Float], sampleRate: Int)
     do { decoded = try AudioFile.readMono(path) } catch { throw CLIError(error.description, exitCode: 1) }
+    guard YINDetector.sampleRates.contains(decoded.sampleRate) else {
+        throw CLIError("\(path): recorded at \(decoded.sampleRate) Hz; pitch tracking needs \(YINDetector.sampleRates.lowerBound)–\(YINDetector.sampleRates.upperBound) Hz", exitCode: 1)
+    }
     let hop = try arguments.int("--hop", default: 512 * decoded.sampleRate / 48_000, range: 16...8_192)
     var expectedNote: ((Int64) -> Int?)?
     if let song = arguments.value("--song") {

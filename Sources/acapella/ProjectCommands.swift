@@ -166,29 +166,15 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
 
 /// The device named by `--device`: `sim[:…]`, `alsa[:NAME][@…]`, or by
 /// default the first sound card, or the simulated room when there is none
-/// (and it says so).
-func openDevice(_ text: String?) throws -> any AudioDevice {
-    let choice: String
-    if let text {
-        choice = text
-    } else if DeviceInventory.scan().cards.isEmpty {
-        writeError("no sound card found: using the simulated room")
-        choice = "sim"
-    } else {
-        choice = "alsa"
-    }
+/// (and it says so). `source` names where the words came from.
+func openDevice(_ text: String?, source: String = "--device") throws -> any AudioDevice {
+    let choice: DeviceChoice
     // Bad words are usage errors (2); a device that will not open is a failure (1).
-    if choice.hasPrefix("sim") {
-        let options: SimulatedRoom.Options
-        do { options = try SimulatedRoom.Options(parsing: choice) } catch { throw CLIError("--device: \(error.description)") }
-        do { return try SimulatedRoom(options) } catch { throw CLIError("--device: \(error.description)") }
+    do { choice = try DeviceChoice(parsing: text) } catch { throw CLIError("\(source): \(error.description)") }
+    if case .automatic = choice, case .simulated = choice.resolved { writeError("no sound card found: using the simulated room") }
+    do { return try choice.open() } catch {
+        throw CLIError("\(source): \(error.description)", exitCode: error.kind == .configuration && !(text ?? "").hasPrefix("alsa") ? 2 : 1)
     }
-    if choice.hasPrefix("alsa") {
-        let options: ALSADevice.Options
-        do { options = try ALSADevice.Options(parsing: choice) } catch { throw CLIError("--device: \(error.description)") }
-        do { return try ALSADevice(options) } catch { throw CLIError("--device: \(error.description)", exitCode: 1) }
-    }
-    throw CLIError("--device: unknown device '\(choice)'; use sim[:latency=FRAMES,…] or alsa[:NAME][@period=N,periods=N,rate=HZ]")
 }
 
 func runDevices(_ arguments: ParsedArguments) throws -> Int32 {
@@ -277,7 +263,8 @@ func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
             }
             do {
                 let updated = try ControlConfig.learning(binding, into: existing, file: path)
-                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                let folder = (path as NSString).deletingLastPathComponent
+                if !folder.isEmpty { try Folders.make(folder) }
                 try AtomicFile.write(Array(updated), to: path)
             } catch let error as ControlConfigError {
                 throw CLIError(error.description, exitCode: 1)
@@ -335,6 +322,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     options.powerOffCommand = settings.powerOffCommand
     options.songIndex = index
     options.partIndex = max(0, try arguments.int("--part", default: settings.part, range: 1...64) - 1)
+    options.partSource = arguments.value("--part") != nil ? "--part" : "\(settingsPath ?? "settings"): part"
     options.countIn = settings.countIn
     options.metronome = settings.metronome
     options.consoleReadout = settings.consoleReadout
@@ -354,7 +342,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     let controlsPath = arguments.value("--controls") ?? options.dataDirectory + "/controls.json"
     var controls: ControlConfig
     do {
-        if FileManager.default.fileExists(atPath: controlsPath) {
+        if arguments.value("--controls") != nil || FileManager.default.fileExists(atPath: controlsPath) {
             controls = try ControlConfig.load(controlsPath)
         } else if let shipped = shippedControlsPath() {
             controls = try ControlConfig.load(shipped)
@@ -365,14 +353,17 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
         throw CLIError(error.description, exitCode: 1)
     }
     if let quantize = settings.quantize { controls.punchQuantize = quantize }
-    // Real time for the room when someone is listening; free-running in tests.
+    // The device's words are checked now, naming where they came from.
+    let deviceSource = arguments.value("--device") != nil ? "--device" : "\(settingsPath ?? "settings"): device"
     var device = arguments.value("--device") ?? settings.device
+    do { _ = try DeviceChoice(parsing: device) } catch { throw CLIError("\(deviceSource): \(error.description)", exitCode: arguments.value("--device") != nil ? 2 : 1) }
+    // Real time for the room when someone is listening; free-running in tests.
     if device == nil && DeviceInventory.scan().cards.isEmpty {
         device = "sim:speed=1"
     }
     let chosen = device
     do {
-        try Box.run(options: options, controls: controls, openDevice: { try openDevice(chosen) }, log: { writeError("acapella: \($0)") })
+        try Box.run(options: options, controls: controls, openDevice: { try openDevice(chosen, source: deviceSource) }, log: { writeError("acapella: \($0)") })
     } catch let error as CLIError {
         throw error
     } catch {

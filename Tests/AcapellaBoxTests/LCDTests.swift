@@ -51,6 +51,17 @@ final class TextLCDd {
         }
     }
 
+    /// Waits (up to 10 s: a loaded machine draws late) until the screen
+    /// shows every line of `frame`, then stops it and returns what it printed.
+    func stop(after frame: [String]) -> String {
+        for _ in 0..<200 {
+            let screen = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if frame.allSatisfy({ screen.contains("|\($0)|") }) { break }
+            usleep(50_000)
+        }
+        return stop()
+    }
+
     /// Stops it and returns what it printed (unbuffered: all of it is in the file).
     func stop() -> String {
         kill(process.processIdentifier, SIGKILL)
@@ -74,8 +85,7 @@ final class TextLCDd {
         let client = LCDClient(port: port)
         #expect(client.show(frame))
         #expect(client.columns == columns && client.rows == rows)
-        usleep(700_000)
-        var screen = server.stop()
+        var screen = server.stop(after: frame)
         for line in frame { #expect(screen.contains("|\(line)|"), "\(line) not on the screen:\n\(screen.suffix(400))") }
         // LCDd goes away: the client says so, then reconnects to the new one.
         #expect(!client.show(frame))
@@ -85,8 +95,7 @@ final class TextLCDd {
         let next = Readout.lcd(moved, columns: columns, rows: rows)
         let reconnected = client.show(next)
         #expect(reconnected, "\(server.process.isRunning) \((try? String(contentsOf: server.output, encoding: .utf8))?.prefix(300) ?? "")")
-        usleep(700_000)
-        screen = server.stop()
+        screen = server.stop(after: [next[rows == 2 ? 0 : 1]])
         #expect(screen.contains("|\(next[rows == 2 ? 0 : 1])|"), "after reconnecting:\n\(screen.suffix(400))")
     }
 

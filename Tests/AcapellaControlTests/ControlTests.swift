@@ -175,7 +175,7 @@ import Testing
         #expect(pedal.line == "17" && pedal.activeLow && pedal.bias == "pull-up")
         #expect(pedal.gestures.tap == .punchIn && pedal.gestures.hold == .stop && pedal.gestures.doubleTap == .discardTake)
         #expect(config.midi.bindings.contains(MIDIBinding(event: .controlChange(64), action: .punchIn)))
-        #expect(config.midi.machineControl && config.punchQuantize == "bar")
+        #expect(config.midi.machineControl && config.punchQuantize == .bar)
     }
 
     @Test(arguments: [
@@ -301,7 +301,7 @@ extension String {
     @Test func theShippedSettingsLoad() throws {
         let path = ControlConfigTests.shipped.replacingOccurrences(of: "controls.json", with: "acapella.json")
         let config = try BoxConfig.parse(try Data(contentsOf: URL(fileURLWithPath: path)), file: "acapella.json")
-        #expect(config.countIn == 1 && !config.metronome && config.quantize == "bar" && config.part == 2)
+        #expect(config.countIn == 1 && !config.metronome && config.quantize == .bar && config.part == 2)
         #expect(config.consoleReadout && config.lcdHost == "127.0.0.1" && config.lcdPort == 13_666 && config.device == nil)
     }
 
