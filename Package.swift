@@ -18,6 +18,8 @@ let package = Package(
         .executable(name: "acapella-fuzz-importer", targets: ["AcapellaFuzzImporter"]),
         .executable(name: "acapella-alloc-check", targets: ["acapella-alloc-check"]),
         .executable(name: "acapella-fuzz-midi", targets: ["AcapellaFuzzMIDI"]),
+        .executable(name: "acapella-fuzz-manifest", targets: ["AcapellaFuzzManifest"]),
+        .executable(name: "acapella-fuzz-settings", targets: ["AcapellaFuzzSettings"]),
     ],
     targets: [
         // MARK: C libraries from Debian, found through pkg-config.
@@ -113,6 +115,16 @@ let package = Package(
 
         .executableTarget(
             name: "AcapellaFuzzMIDI",
+            dependencies: ["AcapellaControl", "AcapellaFuzzSupport"],
+            swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        .executableTarget(
+            name: "AcapellaFuzzManifest",
+            dependencies: ["AcapellaProject", "AcapellaFuzzSupport"],
+            swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        .executableTarget(
+            name: "AcapellaFuzzSettings",
             dependencies: ["AcapellaControl", "AcapellaFuzzSupport"],
             swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
 

@@ -150,6 +150,53 @@ expect "damaged manifest reopens" 0 "$acapella" takes "$project" &&
   check "takes survive" contains "$out" "take 1  Alto  kept, active"
 expect "missing project" 1 "$acapella" takes "$work/nothing.acaproj" && check "missing project message" contains "$err" "no such project"
 
+# Bad input everywhere else: one line, the right exit status, nothing recorded.
+for words in "reported=1e300|the reported round trip is from 0 to 192000 frames" "reported=-500|the reported round trip is from 0 to 192000 frames" \
+  "period=1e300|a period is from 16 to 8192 frames" "rate=1e30|the rate is from 8000 to 192000 Hz" "latency=1e300|the round trip is from 1 to 192000 frames" \
+  "speed=-3|speed is 0 (as fast as possible) or from 0.01 to 1000 times real time" "period=100.5|a whole number, please"; do
+  option="${words%%|*}"
+  expect "record with sim:$option" 2 "$acapella" record "$project" --part Alto --device "sim:$option" &&
+    check "sim:$option message" equals "$err" "acapella record: error: --device: device option '$option': ${words#*|}"
+done
+check "no take from a refused device" equals "$(ls "$project/takes" | grep -c wav)" "4"
+
+"$acapella" new "$work/punch1.acaproj" --song Songs/simple-harmony.acasong >/dev/null
+expect "punch measure 1 alone" 0 "$acapella" record "$work/punch1.acaproj" --part Soprano --range 1-1 && check "a punch, not a full take" contains "$out" "punch 0..<144000"
+for rate in 50 200 1000000000; do
+  python3 -c "
+import struct
+r=$rate; d=struct.pack('<1000f',*([0.1]*1000))
+open('$work/rate$rate.wav','wb').write(b'RIFF'+struct.pack('<I',36+len(d))+b'WAVEfmt '+struct.pack('<IHHIIHH',16,3,1,r,r*4,4,32)+b'data'+struct.pack('<I',len(d))+d)"
+  expect "pitch at $rate Hz" 1 "$acapella" pitch "$work/rate$rate.wav" &&
+    check "pitch $rate Hz message" equals "$err" "acapella pitch: error: $work/rate$rate.wav: recorded at $rate Hz; pitch tracking needs 8000–384000 Hz"
+done
+if [[ -d "$mx" ]]; then
+  expect "import --parts empty" 2 "$acapella" import --parts "" "$mx/bach_bwv66.6.mxl" && check "empty parts message" contains "$err" "an empty name was given"
+  expect "import --parts twice" 2 "$acapella" import --parts "Bass,bass" "$mx/bach_bwv66.6.mxl" && check "twice message" contains "$err" "--parts names 'Bass' twice"
+  mkdir -p "$work/outdir"
+  expect "import -o a folder" 1 "$acapella" import "$mx/bach_bwv66.6.mxl" -o "$work/outdir" &&
+    check "folder message" equals "$err" "acapella import: error: $work/outdir: is a folder; give a file name (like $work/outdir/NAME)"
+  expect "import -o a missing folder" 1 "$acapella" import "$mx/bach_bwv66.6.mxl" -o "$work/none/x.acasong" &&
+    check "missing folder message" equals "$err" "acapella import: error: $work/none/x.acasong: the folder $work/none does not exist"
+fi
+printf '\xef\xbb\xbfacasong 1\ntime: 4/4\npart S [treble]\nC4 1 |\n' > "$work/bom.acasong"
+expect "a byte-order mark" 0 "$acapella" check "$work/bom.acasong"
+printf 'acasong 1\npart S [treble]\nC4 4 ( D4 4 E4 4 F4 4 |\n' > "$work/paren.acasong"
+expect "a stray parenthesis" 1 "$acapella" check "$work/paren.acasong" && check "one error" equals "$(wc -l <<<"$err")" "1"
+printf '{"device": "sim:latency=abc"}' > "$work/device-settings.json"
+expect "the box with a bad device setting" 1 "$acapella" run --config "$work/device-settings.json" --seconds 1 &&
+  check "device setting names the file" equals "$err" "acapella run: error: $work/device-settings.json: device: device option 'latency=abc' is not NAME=NUMBER"
+expect "the box with a missing controls file" 1 "$acapella" run --controls "$work/none.json" --seconds 1 &&
+  check "controls message" equals "$err" "acapella run: error: $work/none.json: cannot read the file (no such file)"
+printf '{"midi": {"bindings": [{"event":"note","note":36,"action":"stop"},{"event":"note","note":36,"channel":10,"action":"record"}]}}' > "$work/twice.json"
+expect "the box with one event bound twice" 1 "$acapella" run --controls "$work/twice.json" --seconds 1 &&
+  check "twice message" equals "$err" "acapella run: error: $work/twice.json: midi.bindings[1]: note 36 is bound to stop by midi.bindings[0] already; one event, one action"
+printf '{"part": 7}' > "$work/part-settings.json"
+expect "the box with part 7 of 4" 1 "$acapella" run --config "$work/part-settings.json" --song amazing --data "$work/box" --seconds 1 --device sim:speed=4 &&
+  check "part names the file" contains "$err" "acapella run: error: $work/part-settings.json: part: part 7, but 'Amazing Grace' has 4 parts"
+expect "the box with --part 9" 1 "$acapella" run --part 9 --song amazing --data "$work/box" --seconds 1 --device sim:speed=4 &&
+  check "--part message" contains "$err" "acapella run: error: --part: part 9, but 'Amazing Grace' has 4 parts"
+
 expect "devices" 0 "$acapella" devices && check "devices lists GPIO" contains "$out" "GPIO chips" && check "devices lists MIDI" contains "$out" "MIDI ports"
 if [ ! -e /dev/snd/seq ]; then
   expect "midi-learn without a sequencer" 1 "$acapella" midi-learn punch-in --timeout 1 && check "sequencer message" contains "$err" "MIDI: no ALSA sequencer"

@@ -186,8 +186,10 @@ public final class Recorder: @unchecked Sendable {
     }
 
     private func fail(_ open: inout OpenTake, _ error: FileError) {
-        problems.append(error.description)
-        open.record?.note = "stopped early: \(error.description)"
+        // Said relative to the project ("takes/alto-3.wav: No space left on device; …").
+        let line = error.description.replacingOccurrences(of: project.path + "/", with: "")
+        problems.append(line)
+        open.record?.note = "stopped early: \(line)"
         open.writer = nil  // the writer closed the file after the short write
     }
 

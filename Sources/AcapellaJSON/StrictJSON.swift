@@ -6,7 +6,9 @@ public import Foundation
 extension DecodingError {
     /// `KEY.PATH: what`, in words, for a one-line error naming the key
     /// (`midi.bindings[2].note: expected a whole number`).
-    public var located: String {
+    public var located: String { describe.oneLine }
+
+    private var describe: String {
         switch self {
         case .typeMismatch(let type, let context):
             return "\(Self.path(context.codingPath)): expected \(DecodingError.words(for: type))"
@@ -100,10 +102,38 @@ public enum JSONFile {
         do {
             return .success(try JSONDecoder().decode(type, from: data))
         } catch let error as DecodingError {
-            return .failure(JSONFileError(description: "\(file): \(error.located)"))
+            return .failure(JSONFileError(description: "\(file): \(explain(error, in: data))"))
         } catch {
             return .failure(JSONFileError(description: "\(file): not valid JSON"))
         }
+    }
+
+    /// `error.located`, except where the decoder says "not valid JSON" for
+    /// valid JSON (it does for a whole number too large for its type, and
+    /// names no key): then the number and its key.
+    public static func explain(_ error: DecodingError, in data: Data) -> String {
+        guard case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
+              let (path, number) = hugeNumber(in: object, path: "")
+        else { return error.located }
+        return "\(path.isEmpty ? "(top)" : path): \(number) is out of range".oneLine
+    }
+
+    /// The first number (keys in sorted order) that no whole-number field can hold.
+    static func hugeNumber(in value: Any, path: String) -> (String, String)? {
+        if let object = value as? [String: Any] {
+            for key in object.keys.sorted() {
+                if let found = hugeNumber(in: object[key]!, path: path.isEmpty ? key : path + "." + key) { return found }
+            }
+        } else if let list = value as? [Any] {
+            for (index, item) in list.enumerated() {
+                if let found = hugeNumber(in: item, path: path + "[\(index)]") { return found }
+            }
+        } else if let number = value as? NSNumber, !(value is Bool), String(cString: number.objCType) != "c" {
+            let double = number.doubleValue
+            if double.isFinite, double == double.rounded(), abs(double) >= 9.2e18 { return (path, number.stringValue) }
+        }
+        return nil
     }
 
     /// The text for `value`: sorted keys, indented, a final newline.
@@ -118,4 +148,27 @@ public enum JSONFile {
 public struct JSONFileError: Error, CustomStringConvertible, Hashable, Sendable {
     /// `FILE: KEY: what is wrong`.
     public var description: String
+}
+
+extension String {
+    /// This text on one line whatever a file held: control characters
+    /// shown escaped (a newline as a backslash and n), and an overlong text cut.
+    public var oneLine: String {
+        let text = self
+        var line = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            case "\t": line += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                    line += "\\u{\(String(scalar.value, radix: 16))}"
+                } else {
+                    line.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return line.count > 300 ? String(line.prefix(300)) + "…" : line
+    }
 }

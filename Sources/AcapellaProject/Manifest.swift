@@ -1,4 +1,5 @@
-import Foundation
+import AcapellaJSON
+public import Foundation
 
 /// Where a take stands. The same words are on disk (`"state": "kept"`).
 public enum TakeState: String, Codable, CaseIterable, Hashable, Sendable {
@@ -147,10 +148,10 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
     /// One line.
     public var description: String {
         switch self {
-        case .live(let holder): "being recorded now by \(holder)"
+        case .live(let holder): "being recorded now by \(holder.description.oneLine)"
         case .interrupted: "interrupted; 'acapella takes PROJECT recover' keeps what was recorded"
-        case .invalid(let reason): "unusable: \(reason)"
-        case .unreadable(let reason): "unreadable: \(reason)"
+        case .invalid(let reason): "unusable: \(reason.oneLine)"
+        case .unreadable(let reason): "unreadable: \(reason.oneLine)"
         case .scoreChanged: "score changed since it was recorded; activate it to play it again"
         }
     }
@@ -211,7 +212,7 @@ extension TakeRecord {
         guard file.hasPrefix("takes/"), file.hasSuffix(".wav") else { return false }
         let name = file.dropFirst(6)
         return name.count > 4 && name.count <= 200 && !name.hasPrefix(".")
-            && name.utf8.allSatisfy { $0 != UInt8(ascii: "/") && $0 != 0 && $0 != UInt8(ascii: "\\") }
+            && name.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "\\") }
     }
 
     /// "1", "9/10": a positive fraction from 1/4 to 4.
@@ -233,5 +234,89 @@ extension TakeState {
                 codingPath: decoder.codingPath, debugDescription: "'\(word)' is not one of " + TakeState.allCases.map(\.rawValue).joined(separator: ", ")))
         }
         self = state
+    }
+}
+
+extension Manifest {
+    /// Reads a manifest's bytes: format, version, then every field by type;
+    /// a problem names the key (`takes[2].state: 'keptt' is not one of …`).
+    public static func decode(_ data: Data) -> Result<Manifest, ProjectError> {
+        struct Version: Decodable {
+            var format: String?
+            var version: Int?
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            return .failure(ProjectError(description: "not valid JSON (truncated or damaged)"))
+        }
+        guard object is [String: Any], let version = try? JSONDecoder().decode(Version.self, from: data) else {
+            return .failure(ProjectError(description: "not a JSON object with format and version"))
+        }
+        guard version.format == "acaproj" else { return .failure(ProjectError(description: "not an acaproj manifest")) }
+        guard version.version == Manifest.currentVersion else {
+            return .failure(ProjectError(description: "schema version \(version.version.map(String.init) ?? "missing"), this build reads \(Manifest.currentVersion)"))
+        }
+        let manifest: Manifest
+        do { manifest = try JSONDecoder().decode(Manifest.self, from: data) } catch let error as DecodingError {
+            return .failure(ProjectError(description: JSONFile.explain(error, in: data)))
+        } catch {
+            return .failure(ProjectError(description: "damaged"))
+        }
+        guard Manifest.sampleRates.contains(manifest.sampleRate) else {
+            return .failure(ProjectError(description: "sampleRate: \(manifest.sampleRate) is outside \(Manifest.sampleRates.lowerBound)…\(Manifest.sampleRates.upperBound)"))
+        }
+        guard manifest.song == "score.acasong" else { return .failure(ProjectError(description: "song: '\(manifest.song)' is not score.acasong")) }
+        return .success(manifest)
+    }
+
+    /// The record checks, pure: takes with an impossible field (or a file
+    /// another take has) are flagged, not changed; a duplicate id is given
+    /// a fresh one when `renumberDuplicates` (a writer), else flagged;
+    /// `nextTakeID` is kept above every id. `parts` are the song's.
+    public mutating func check(parts: [String], renumberDuplicates: Bool) -> (conditions: [Int: TakeCondition], report: [String], changed: Bool) {
+        var conditions: [Int: TakeCondition] = [:]
+        var report: [String] = []
+        var changed = false
+        var seenIDs: [Int: Int] = [:]
+        var seenFiles: [String: Int] = [:]
+        for index in takes.indices {
+            let take = takes[index]
+            if let problem = take.problem(rate: sampleRate, parts: parts) {
+                conditions[take.id] = .invalid("manifest.json: takes[\(index)].\(problem)")
+                report.append("manifest.json: takes[\(index)].\(problem); take \(take.id) is left out until that is put right")
+                continue
+            }
+            if let first = seenFiles[take.file] {
+                conditions[take.id] = .invalid("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too")
+                report.append("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too; left out")
+                continue
+            }
+            seenFiles[take.file] = index
+            if let first = seenIDs[take.id] {
+                if renumberDuplicates {
+                    let fresh = max(min(max(nextTakeID, 1), Manifest.maximumTakeID), (takes.map(\.id).filter { $0 < Manifest.maximumTakeID }.max() ?? 0) + 1)
+                    takes[index].id = fresh
+                    nextTakeID = fresh + 1
+                    seenIDs[fresh] = index
+                    report.append("manifest.json: takes[\(index)].id: \(take.id) was used by takes[\(first)] too; this take (\(take.file)) is now take \(fresh)")
+                    changed = true
+                } else {
+                    conditions[take.id] = .invalid("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
+                    report.append("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
+                }
+                continue
+            }
+            seenIDs[take.id] = index
+        }
+        let highest = takes.map(\.id).filter { $0 < Manifest.maximumTakeID }.max() ?? 0
+        if nextTakeID < 1 || nextTakeID > Manifest.maximumTakeID {
+            report.append("manifest.json: nextTakeID: \(nextTakeID) is outside 1…\(Manifest.maximumTakeID); the next take is \(highest + 1)")
+            nextTakeID = highest + 1
+            changed = true
+        } else if nextTakeID <= highest {
+            report.append("manifest.json: nextTakeID: \(nextTakeID) is not above take \(highest)'s id; the next take is \(highest + 1)")
+            nextTakeID = highest + 1
+            changed = true
+        }
+        return (conditions, report, changed)
     }
 }

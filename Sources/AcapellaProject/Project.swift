@@ -148,10 +148,11 @@ public final class Project {
         if writer == nil {  // no live writer: files the manifest does not know are found
             changed = project.rediscoverTakes(&report) || changed
         }
-        changed = project.settleInterruptedTakes(writer: writer, &report) || changed
+        var repaired: Set<Int> = []
+        changed = project.settleInterruptedTakes(writer: writer, repaired: &repaired, &report) || changed
+        project.checkAudio(&report)
+        changed = project.settleActiveTakes(repaired: repaired) || changed
         if project.isWritable { project.checkSidecars(&report) }
-        project.checkAudio()
-        changed = project.activateRecoveredTakes() || changed
         if project.isWritable {
             project.removeStaleTemporaries()
             if changed {
@@ -161,7 +162,8 @@ public final class Project {
         } else if changed && !report.isEmpty {
             report.append("(opened read-only: nothing was changed on disk)")
         }
-        return (project, report)
+        // Part and file names come from the disk: never more than one line each.
+        return (project, report.map(\.oneLine))
     }
 
     /// Who else is writing, for a reader (nil for a writer: it holds the lock).
@@ -175,72 +177,16 @@ public final class Project {
         guard let data = FileManager.default.contents(atPath: path) else {
             return .failure(ProjectError(description: FileManager.default.fileExists(atPath: path) ? "cannot be read" : "missing"))
         }
-        struct Version: Decodable {
-            var format: String?
-            var version: Int?
-        }
-        guard let version = try? JSONDecoder().decode(Version.self, from: data) else {
-            return .failure(ProjectError(description: "not valid JSON (truncated or damaged)"))
-        }
-        guard version.format == "acaproj" else { return .failure(ProjectError(description: "not an acaproj manifest")) }
-        guard version.version == Manifest.currentVersion else {
-            return .failure(ProjectError(description: "schema version \(version.version.map(String.init) ?? "missing"), this build reads \(Manifest.currentVersion)"))
-        }
-        let manifest: Manifest
-        do { manifest = try JSONDecoder().decode(Manifest.self, from: data) } catch let error as DecodingError {
-            return .failure(ProjectError(description: error.located))
-        } catch {
-            return .failure(ProjectError(description: "damaged (\(error))"))
-        }
-        guard Manifest.sampleRates.contains(manifest.sampleRate) else {
-            return .failure(ProjectError(description: "sampleRate: \(manifest.sampleRate) is outside \(Manifest.sampleRates.lowerBound)…\(Manifest.sampleRates.upperBound)"))
-        }
-        guard manifest.song == "score.acasong" else { return .failure(ProjectError(description: "song: '\(manifest.song)' is not score.acasong")) }
-        return .success(manifest)
+        return Manifest.decode(data)
     }
 
     /// Flags takes with impossible fields; gives duplicate ids new ones
     /// (a writer) or flags them (a reader); keeps `nextTakeID` above every id.
     private func checkRecords(_ report: inout [String]) -> Bool {
-        var changed = false
-        var seenIDs: [Int: Int] = [:]
-        var seenFiles: [String: Int] = [:]
-        let parts = score.parts.map(\.name)
-        for index in manifest.takes.indices {
-            let take = manifest.takes[index]
-            if let problem = take.problem(rate: manifest.sampleRate, parts: parts) {
-                conditions[take.id] = .invalid("manifest.json: takes[\(index)].\(problem)")
-                report.append("manifest.json: takes[\(index)].\(problem); take \(take.id) is left out until that is put right")
-                continue
-            }
-            if let first = seenFiles[take.file] {
-                conditions[take.id] = .invalid("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too")
-                report.append("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too; left out")
-                continue
-            }
-            seenFiles[take.file] = index
-            if let first = seenIDs[take.id] {
-                if isWritable {
-                    let fresh = max(manifest.nextTakeID, (manifest.takes.map(\.id).max() ?? 0) + 1)
-                    manifest.takes[index].id = fresh
-                    manifest.nextTakeID = fresh + 1
-                    report.append("manifest.json: takes[\(index)].id: \(take.id) was used by takes[\(first)] too; this take (\(take.file)) is now take \(fresh)")
-                    changed = true
-                } else {
-                    conditions[take.id] = .invalid("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
-                    report.append("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
-                }
-                continue
-            }
-            seenIDs[take.id] = index
-        }
-        let highest = manifest.takes.map(\.id).filter { $0 < Manifest.maximumTakeID }.max() ?? 0
-        if manifest.nextTakeID <= highest || manifest.nextTakeID < 1 || manifest.nextTakeID > Manifest.maximumTakeID {
-            report.append("manifest.json: nextTakeID: \(manifest.nextTakeID) is not above the highest take id (\(highest)); the next take is \(highest + 1)")
-            manifest.nextTakeID = highest + 1
-            changed = true
-        }
-        return changed
+        let checked = manifest.check(parts: score.parts.map(\.name), renumberDuplicates: isWritable)
+        conditions.merge(checked.conditions) { old, _ in old }
+        report += checked.report
+        return checked.changed
     }
 
     /// Finds take files the manifest does not list (a lost or rebuilt
@@ -313,7 +259,7 @@ public final class Project {
     /// reader sees its lock held) is only flagged; with no recorder left, a
     /// reader flags it interrupted and a writer repairs its file in place
     /// and keeps what is there, flagged `recovered`.
-    private func settleInterruptedTakes(writer: OwnerLock.Holder?, _ report: inout [String]) -> Bool {
+    private func settleInterruptedTakes(writer: OwnerLock.Holder?, repaired: inout Set<Int>, _ report: inout [String]) -> Bool {
         var changed = false
         for index in manifest.takes.indices where manifest.takes[index].state == .recording && conditions[manifest.takes[index].id] == nil {
             let take = manifest.takes[index]
@@ -332,6 +278,7 @@ public final class Project {
                     manifest.takes[index].frames = frames
                     manifest.takes[index].state = frames > 0 ? .recovered : .discarded
                     manifest.takes[index].note = frames > 0 ? "recovered after an interrupted recording" : "interrupted before any audio was written"
+                    if frames > 0 { repaired.insert(take.id) }
                     report.append(String(format: "%@: take %d (%@) recovered after an interruption: %.2f s kept", take.file, take.id, take.part, Double(frames) / Double(take.sampleRate)))
                 } catch {
                     manifest.takes[index].state = .recovered
@@ -364,25 +311,42 @@ public final class Project {
     }
 
     /// Flags takes whose audio cannot play as recorded, and takes whose
-    /// song changed since.
-    private func checkAudio() {
-        for take in manifest.takes where conditions[take.id] == nil && take.state != .recording {
+    /// song changed since; each is named once in the report.
+    private func checkAudio(_ report: inout [String]) {
+        for take in manifest.takes where conditions[take.id] == nil && take.state.isUsable {
             if let problem = AudioFile.problem(path + "/" + take.file, sampleRate: manifest.sampleRate, channels: 1) {
                 conditions[take.id] = .unreadable(problem)
+            } else if let onDisk = TakeFile.framesOnDisk(path + "/" + take.file), onDisk < take.frames {
+                report.append(String(format: "take %d (%@): its file holds %.1f s of the %.1f s recorded (cut short); it plays what is there",
+                                     take.id, take.part, Double(onDisk) / Double(take.sampleRate), Double(take.frames) / Double(take.sampleRate)))
+                continue
             } else if let recorded = take.scoreHash, recorded != score.fingerprint(ofPart: take.part) {
                 conditions[take.id] = .scoreChanged
+            } else {
+                continue
             }
+            if take.state.isUsable { report.append("take \(take.id) (\(take.part)): \(conditions[take.id]!.description); left out") }
         }
     }
 
-    /// A recovered full take becomes the part's active take when none is.
-    private func activateRecoveredTakes() -> Bool {
+    /// A take just repaired after a crash (its alignment known) plays when
+    /// its part has no full take playing; and a part never has two full
+    /// takes playing (after a rebuild, the newest plays). A writer's job.
+    private func settleActiveTakes(repaired: Set<Int>) -> Bool {
+        guard isWritable else { return false }
         var changed = false
-        for index in manifest.takes.indices {
-            let take = manifest.takes[index]
-            guard isWritable, take.state == .recovered, !take.active, !take.isPunch, conditions[take.id] == nil else { continue }
-            if !manifest.takes.contains(where: { $0.part == take.part && $0.active && !$0.isPunch && conditions[$0.id] == nil }) {
+        for index in manifest.takes.indices where repaired.contains(manifest.takes[index].id) && !manifest.takes[index].isPunch {
+            let part = manifest.takes[index].part
+            if !manifest.takes.contains(where: { $0.part == part && $0.active && !$0.isPunch && conditions[$0.id] == nil }) {
                 manifest.takes[index].active = true
+                changed = true
+            }
+        }
+        for part in Set(manifest.takes.map(\.part)) {
+            let playing = manifest.takes.indices.filter { manifest.takes[$0].part == part && manifest.takes[$0].active && !manifest.takes[$0].isPunch && conditions[manifest.takes[$0].id] == nil }
+            guard let newest = playing.max(by: { manifest.takes[$0].id < manifest.takes[$1].id }) else { continue }
+            for index in playing where index != newest {
+                manifest.takes[index].active = false
                 changed = true
             }
         }
@@ -410,7 +374,7 @@ public final class Project {
     public func save() throws(ProjectError) {
         try requireWriter()
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data: Data
         do { data = try encoder.encode(manifest) } catch { throw ProjectError(description: "\(path)/manifest.json: \(error)") }
         try writeMakingRoom(Array(data) + [10], to: path + "/manifest.json")
@@ -461,7 +425,7 @@ public final class Project {
 
     func writeSidecar(_ take: TakeRecord) throws(ProjectError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data: Data
         do { data = try encoder.encode(take) } catch { throw ProjectError(description: "\(take.file): \(error)") }
         try writeMakingRoom(Array(data), to: path + "/" + Self.sidecar(take.file))
@@ -526,6 +490,10 @@ public final class Project {
             conditions[id] = nil
         case nil: break
         }
+        // A discarded take's audio is checked now (it was not when the project opened).
+        if let problem = AudioFile.problem(path + "/" + take.file, sampleRate: manifest.sampleRate, channels: 1) {
+            throw ProjectError(description: "take \(id) cannot play: \(problem)")
+        }
         // Activating a discarded take brings it back: nothing is ever deleted.
         if take.state == .discarded { manifest.takes[index].state = .kept }
         if !take.isPunch {
@@ -586,6 +554,10 @@ public final class Project {
         // A take being recorded (here or elsewhere), or left so by a crash, is named too.
         for take in manifest.takes where take.state == .recording {
             leftOut.append(LeftOutTake(take: take, reason: conditions[take.id]?.description ?? "being recorded"))
+        }
+        // A take of a part the song no longer has is named too.
+        for take in playing where !score.parts.contains(where: { $0.name == take.part }) {
+            leftOut.append(LeftOutTake(take: take, reason: conditions[take.id]?.description ?? "the song has no part '\(take.part)'"))
         }
         for part in score.parts.indices {
             let name = score.parts[part].name

@@ -66,7 +66,7 @@ public final class TakeFileWriter {
         frames += Int64(written)
         sinceSync += Int64(written)
         if written < count {
-            let reason = allowed < count ? "No space left on device" : String(cString: sf_strerror(file))
+            let reason = allowed < count ? "No space left on device" : Self.words(String(cString: sf_strerror(file)))
             try? finish()
             throw FileError(description: "\(path): \(reason); the take is kept up to \(String(format: "%.2f", Double(frames) / Double(sampleRate))) s")
         }
@@ -75,6 +75,13 @@ public final class TakeFileWriter {
             _ = sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
             sf_write_sync(file)
         }
+    }
+
+    /// libsndfile's "System error : No space left on device." as "No space left on device".
+    static func words(_ message: String) -> String {
+        var text = message.hasPrefix("System error : ") ? String(message.dropFirst(15)) : message
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 
     /// Writes `count` zeros (a dropout keeps its place in the take).

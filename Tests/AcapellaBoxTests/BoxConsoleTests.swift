@@ -161,16 +161,18 @@ final class BoxTerminal {
         print("box on the console: take \(take.id) over \(measures), \(lag) samples off the singer")
     }
 
-    /// SIGTERM while recording: the box finishes the take, writes the
-    /// manifest and exits 0; the project opens with nothing to repair and
-    /// the take's file holds what the manifest says.
-    @Test func sigtermDuringATakeLeavesAValidTake() throws {
+    /// SIGTERM (a stop) or SIGHUP (the terminal closed) while recording:
+    /// the box finishes the take, writes the manifest and exits 0; the
+    /// project opens with nothing to repair and the take's file holds what
+    /// the manifest says.
+    @Test(arguments: [SIGTERM, SIGHUP])
+    func aStopSignalDuringATakeLeavesAValidTake(signal: Int32) throws {
         let box = try BoxTerminal(speed: 3)
         #expect(box.wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP") })
         try box.type("r")
         #expect(box.wait("recording in measure 3") { screen, _ in screen.contains("REC   bar 3.") })
         let pid = try #require(box.pid)
-        #expect(kill(pid, SIGTERM) == 0)
+        #expect(kill(pid, signal) == 0)
         #expect(box.exitStatus() == 0, "\(box.log)")
         #expect(box.log.contains("take 1 (Alto) kept"), "\(box.log)")
         let stty = try String(contentsOfFile: box.data + "/stty", encoding: .utf8)

@@ -189,6 +189,16 @@ import Testing
         (#"{"footswitches": []}"#, "c.json: footswitches: unknown key; known: midi, footSwitches, punchQuantize, comment"),
         (#"{"punchQuantize": "soon"}"#, "c.json: punchQuantize: expected \"immediate\", \"beat\" or \"bar\""),
         (#"{"midi": "#, "c.json: not valid JSON"),
+        (#"{"midi": {"bindings": [{"event": "note", "note": 36, "action": "stop"}, {"event": "note", "note": 36, "channel": 10, "action": "record"}]}}"#,
+         "c.json: midi.bindings[1]: note 36 is bound to stop by midi.bindings[0] already; one event, one action"),
+        (#"{"midi": {"bindings": [{"event": "note", "note": 36, "velocity": 1, "action": "stop"}]}}"#,
+         "c.json: midi.bindings[0].velocity: unknown key; known: event, note, controller, program, channel, action"),
+        (#"{"midi": {"bindings": [{"event": "note", "note": 36, "controller": 1, "action": "stop"}]}}"#,
+         "c.json: midi.bindings[0].controller: not used by a note binding (it takes \"note\")"),
+        (#"{"midi": {"ccThreshold": 1e30}}"#, "c.json: midi.ccThreshold: expected a whole number from 1 to 127"),
+        (#"{"footSwitches": [{"chip": "gpiochip0", "line": 17, "tap": "stop", "colour": 1}]}"#,
+         "c.json: footSwitches[0].colour: unknown key; known: chip, line, activeLow, bias, debounceMs, holdMs, doubleTapMs, tap, hold, doubleTap"),
+        ("{\"mi\\ndi\": 1}", "c.json: mi\\ndi: unknown key"),
     ])
     func wrongConfigsSayWhere(text: String, message: String) {
         do {
@@ -323,6 +333,15 @@ extension String {
         } catch {
             #expect(error.description == message)
         }
+    }
+
+    /// Whatever parses writes back and parses equal (the fuzz oracle, on the shipped files).
+    @Test func settingsWriteBackEqual() throws {
+        let path = ControlConfigTests.shipped.replacingOccurrences(of: "controls.json", with: "acapella.json")
+        let settings = try BoxConfig.parse(try Data(contentsOf: URL(fileURLWithPath: path)), file: "a.json")
+        #expect(try BoxConfig.parse(settings.serialized(), file: "a.json") == settings)
+        let controls = try ControlConfig.load(ControlConfigTests.shipped)
+        #expect(try ControlConfig.parse(controls.serialized(), file: "c.json") == controls)
     }
 
     @Test func powerOffChoices() throws {

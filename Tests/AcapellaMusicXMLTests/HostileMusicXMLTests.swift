@@ -74,6 +74,62 @@ import Testing
         #expect(importError(text)?.description == expected)
     }
 
+    /// A score with one whole note, its pieces replaceable.
+    static func oneNote(divisions: String = "1", fifths: String = "0", step: String = "C", octave: String = "4", alter: String = "",
+                        duration: String = "4", beats: String = "4", extra: String = "") -> String {
+        """
+        <score-partwise><part-list><score-part id="P1"><part-name>Tenor</part-name></score-part></part-list>
+        <part id="P1"><measure number="1"><attributes><divisions>\(divisions)</divisions><key><fifths>\(fifths)</fifths></key>
+        <time><beats>\(beats)</beats><beat-type>4</beat-type></time>\(extra)</attributes>
+        <note><pitch><step>\(step)</step>\(alter)<octave>\(octave)</octave></pitch><duration>\(duration)</duration><type>whole</type></note>
+        </measure></part></score-partwise>
+        """
+    }
+
+    /// A number the importer cannot read is a located error — never a note
+    /// turned into a rest, shortened to nothing, or silently clamped.
+    @Test(arguments: [
+        (oneNote(duration: "four"), "evil.xml:4: error: <duration> 'four' is not a number"),
+        (oneNote(duration: ""), "evil.xml:4: error: <duration> '' is not a number"),
+        (oneNote(duration: "-4"), "evil.xml:4: error: note <duration> -4 is out of range"),
+        (oneNote(duration: "99999999999"), "evil.xml:4: error: note <duration> 99999999999 is out of range"),
+        (oneNote(divisions: "x"), "evil.xml:2: error: <divisions> 'x' is not a number"),
+        (oneNote(divisions: "0"), "evil.xml:2: error: <divisions> must be a positive number, not 0"),
+        (oneNote(step: "H"), "evil.xml:4: error: <step> 'H' is not a note name (A to G)"),
+        (oneNote(step: "CC"), "evil.xml:4: error: <step> 'CC' is not a note name (A to G)"),
+        (oneNote(octave: "12"), "evil.xml:4: error: <octave> 12 is outside 0…9"),
+        (oneNote(octave: "four"), "evil.xml:4: error: <octave> 'four' is not a number"),
+        (oneNote(alter: "<alter>sharp</alter>"), "evil.xml:4: error: <alter> 'sharp' is not a number"),
+        (oneNote(fifths: "9"), "evil.xml:2: error: <fifths> 9 is outside -7…7"),
+        (oneNote(fifths: "two"), "evil.xml:2: error: <fifths> 'two' is not a number"),
+        (oneNote(beats: "four"), "evil.xml:3: error: <beats> 'four' is not a number of beats (like 3 or 3+2)"),
+        (oneNote().replacingOccurrences(of: "<duration>4</duration>", with: ""), "evil.xml:4: error: a note without <duration> (only grace notes may leave it out)"),
+        (oneNote().replacingOccurrences(of: "<octave>4</octave>", with: ""), "evil.xml:4: error: a <pitch> without <octave>"),
+    ])
+    func unreadableNumbersAreLocated(text: String, expected: String) {
+        #expect(importError(text)?.description == expected)
+    }
+
+    /// Decimal durations and divisions (the schema allows them) are read exactly.
+    @Test func decimalDurationsAreExact() throws {
+        let score = try MusicXML.importScore(bytes: Array(Self.oneNote(divisions: "2.5", duration: "10.0").utf8)).score
+        #expect(score.parts[0].notes.map(\.durationTicks) == [3_840])
+    }
+
+    /// A transposing instrument's part imports at sounding pitch, spelled on
+    /// the moved letter, and the report says so.
+    @Test(arguments: [
+        ("<transpose><diatonic>-1</diatonic><chromatic>-2</chromatic></transpose>", "C", "4", Pitch(step: .b, alter: -1, octave: 3), "down 2 semitones"),
+        ("<transpose><octave-change>-1</octave-change></transpose>", "C", "5", Pitch(step: .c, octave: 4), "down an octave"),
+        ("<transpose><diatonic>-5</diatonic><chromatic>-9</chromatic></transpose>", "F", "4", Pitch(step: .a, alter: -1, octave: 3), "down 9 semitones"),
+        ("<transpose><chromatic>3</chromatic></transpose>", "E", "4", Pitch(step: .g, octave: 4), "up 3 semitones"),
+    ])
+    func transposingInstrumentsSoundWhereTheyShould(transpose: String, step: String, octave: String, sounding: Pitch, words: String) throws {
+        let result = try MusicXML.importScore(bytes: Array(Self.oneNote(step: step, octave: octave, extra: transpose).utf8))
+        #expect(result.score.parts[0].notes[0].pitch == sounding)
+        #expect(result.report.lines.contains { $0.contains("part 'Tenor' is written for a transposing instrument (\(words)): imported at sounding pitch") }, "\(result.report.lines)")
+    }
+
     @Test func garbageAndEmptyInput() {
         #expect(importError([])?.message.hasPrefix("malformed XML") == true)
         var rng = SystemRandomNumberGenerator()

@@ -129,6 +129,9 @@ import Testing
         ("acasong 1\ntempo@0+480: 90\npart A\nC4 1\n", "x:2:1: error: tempo@0+… needs a pickup; measure 0 is the pickup"),
         ("acasong 1\ntime@9: 3/4\npart A\nC4 1\n", "x:2:1: error: time signature at measure 9 is past the last measure (1)"),
         ("acasong 1\npart A\nC4 2. D4 2\n", "x:3:7: error: note crosses the barline into measure 2; split it at the barline and tie with ~ (measure 1)"),
+        ("acasong 1\ntempo@0: 90\npart A\nC4 1\n", "x:2:1: error: tempo@0 needs a pickup; measure 0 is the pickup (the opening tempo is 'tempo:')"),
+        ("acasong 1\ntitle: x\n\n", "x:2:1: error: the score has no parts; add one after the headers: 'part NAME [clef]' and a line of its notes"),
+        ("acasong 1\npart A\nC4 4 ( D4 4 E4 4 F4 4 |\n", "x:3:6: error: '(' opens no tuplet: write 3( … ) or N:M( … ) with the ratio before it (measure 1)"),
     ])
     func errorsAreLocatedAndExplained(input: String, expected: String) {
         do {
@@ -196,5 +199,34 @@ import Testing
         } catch {
             #expect(error.errors.first?.description == "x:3:24: error: barline check failed: measures 3–4 hold 7/4 but should hold 8/4 (measure 4)")
         }
+    }
+}
+
+@Suite struct ParserEdgeTests {
+    /// A stray '(' is one error, and the parser goes on from the next token
+    /// (it used to repeat the same error until it gave up, 50 times).
+    @Test func aStrayParenthesisIsOneError() {
+        do {
+            _ = try Acasong.parse("acasong 1\npart A\nC4 4 ( D4 4 E4 4 F4 4 | G4 1 | A4 1 | ( B4 1 |\n", file: "x")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.errors.map(\.description) == [
+                "x:3:6: error: '(' opens no tuplet: write 3( … ) or N:M( … ) with the ratio before it (measure 1)",
+                "x:3:39: error: '(' opens no tuplet: write 3( … ) or N:M( … ) with the ratio before it (measure 4)",
+            ])
+        }
+    }
+
+    /// A UTF-8 byte-order mark (Notepad writes one) is not text.
+    @Test func aByteOrderMarkIsAccepted() throws {
+        let plain = "acasong 1\ntime: 4/4\npart A\nC4 1 |\n"
+        let marked = try Acasong.parse(bytes: [0xEF, 0xBB, 0xBF] + Array(plain.utf8), file: "x")
+        #expect(marked == (try Acasong.parse(plain)))
+    }
+
+    /// With a pickup, measure 0 exists and a tempo may change inside it.
+    @Test func tempoInThePickupNeedsAPickup() throws {
+        let score = try Acasong.parse("acasong 1\ntempo: 60\npickup: 1/2\ntempo@0+480: 90\npart A\nC4 2 | C4 1 |\n")
+        #expect(score.tempos.map(\.tick) == [0, 480])
     }
 }
