@@ -236,6 +236,20 @@ final class Spawned: @unchecked Sendable {
 /// The reproductions of two more ways a take was lost, and `record`'s
 /// stop signals.
 @Suite(.serialized) struct TakeSafetyTests {
+    /// Two boxes on one data directory: the second is refused at once,
+    /// naming the first, which runs on undisturbed.
+    @Test func twoBoxesOnOneDataDirectory() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-two-boxes-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let first = try Spawned(["run", "--data", data, "--seconds", "3", "--device", "sim:speed=1"])
+        #expect(first.waitFor { $0.err.contains("ready: ") }, "\(first.err)")
+        let second = try Spawned(["run", "--data", data, "--seconds", "1", "--device", "sim:speed=1"])
+        #expect(second.wait() == 1)
+        #expect(second.err.hasSuffix("acapella run: error: \(data): in use by acapella run, pid \(first.pid)\n"), "\(second.err)")
+        #expect(!second.err.contains("ready: "))
+        #expect(first.wait() == 0, "\(first.err)")
+    }
+
     /// A manifest whose `nextTakeID` is at or below an existing take's id
     /// used to make the next recording overwrite that take. Now the next
     /// id is above every id the project has, and a file that is in the way

@@ -69,7 +69,7 @@ struct DiskAttackTests {
     static let device = "sim:speed=24"
 
     /// A project on `disk` with a Soprano take under way, `frames` into it.
-    static func recording(on disk: SmallDisk, after frames: Int64) throws -> (project: String, recorder: Spawned) {
+    static func recording(on disk: SmallDisk, after frames: Int64, device: String = device) throws -> (project: String, recorder: Spawned) {
         let project = disk.path + "/song.acaproj"
         try Project.create(at: project, songText: try songText("simple-harmony.acasong")).close()
         let recorder = try Spawned(["record", project, "--part", "Soprano", "--device", device, "--progress"])
@@ -82,9 +82,10 @@ struct DiskAttackTests {
     /// mixing and recovering all work on the still-full disk; no copy of
     /// the take is ever attempted; with room again, recording goes on.
     @Test func theDiskFillsDuringATake() throws {
-        let disk = try SmallDisk(megabytes: 6)
+        let disk = try SmallDisk(megabytes: 8)
         defer { disk.unmount() }
-        let (project, recorder) = try Self.recording(on: disk, after: 48_000)
+        // At twice real time: the disk fills well inside the take, however loaded the machine.
+        let (project, recorder) = try Self.recording(on: disk, after: 48_000, device: "sim:speed=2")
         disk.fill()
         #expect(recorder.wait() == 1, "\(recorder.err)")
         #expect(recorder.err.contains("\(project): takes/soprano-1.wav: No space left on device; the take is kept up to"), "\(recorder.err)")
@@ -121,7 +122,7 @@ struct DiskAttackTests {
     @Test func killedThenTheDiskIsFull() throws {
         let disk = try SmallDisk(megabytes: 6)
         defer { disk.unmount() }
-        let (project, recorder) = try Self.recording(on: disk, after: 96_000)
+        let (project, recorder) = try Self.recording(on: disk, after: 96_000, device: "sim:speed=2")
         kill(recorder.pid, SIGKILL)
         #expect(recorder.wait() == nil)
         let received = recorder.captured
