@@ -41,6 +41,9 @@ let package = Package(
         .systemLibrary(
             name: "CFFTW", pkgConfig: "fftw3f",
             providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
@@ -72,13 +75,19 @@ let package = Package(
         // MARK: I/O edge: the audio device interface, the simulated room.
         .target(
             name: "AcapellaDevices",
-            dependencies: ["AcapellaEngine", "AcapellaScore", "AcapellaAnalysis", "CALSA", "CSndFile", "CGPIOD", "CFFTW"],
+            dependencies: ["AcapellaEngine", "AcapellaScore", "AcapellaAnalysis", "CALSA", "CSndFile", "CGPIOD", "CFFTW", "CSystemd"],
             swiftSettings: strictSwift),
 
         // MARK: Analysis: the YIN pitch detector (FFTW), the shared FFTW planner lock.
         .target(
             name: "AcapellaAnalysis",
-            dependencies: ["CFFTW"],
+            dependencies: ["AcapellaDSP", "CFFTW"],
+            swiftSettings: strictSwift),
+
+        // MARK: Readouts: console and LCD frames, note names, short titles. Pure.
+        .target(
+            name: "AcapellaStatus",
+            dependencies: ["AcapellaDSP"],
             swiftSettings: strictSwift),
 
         // MARK: Hands-free control: actions, MIDI decoding, foot-switch gestures, bindings.
@@ -90,13 +99,13 @@ let package = Package(
         // MARK: The box: device + engine + recorder + project, put together.
         .target(
             name: "AcapellaBox",
-            dependencies: ["AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis"],
+            dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
         // MARK: The executable.
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
+            dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -147,11 +156,15 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaBoxTests",
-            dependencies: ["AcapellaBox", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
+            dependencies: ["AcapellaBox", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaControlTests",
             dependencies: ["AcapellaControl", "AcapellaEngine", "AcapellaScore"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "AcapellaStatusTests",
+            dependencies: ["AcapellaStatus"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaAnalysisTests",

@@ -1,3 +1,4 @@
+import AcapellaDSP
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -48,27 +49,5 @@ public struct PitchMetrics: Sendable, CustomStringConvertible {
 
     public var description: String {
         String(format: "%d voiced frames: raw pitch accuracy %.4f, median %.2f cents, p95 %.2f cents, %.2f %% more than 50 cents off", frames, rawPitchAccuracy, medianCents, p95Cents, grossErrorShare * 100)
-    }
-}
-
-/// Note names and cents for the needle.
-public enum NoteName {
-    static let names = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
-
-    /// "A4" for 440 Hz (nearest equal-tempered note).
-    public static func nearest(_ frequency: Double) -> (name: String, midi: Int, cents: Double) {
-        let exact = 69 + 12 * log2(frequency / 440)
-        let midi = Int(exact.rounded())
-        return (name(midi), midi, (exact - Double(midi)) * 100)
-    }
-
-    /// "C4" for MIDI 60.
-    public static func name(_ midi: Int) -> String {
-        names[((midi % 12) + 12) % 12] + String(midi / 12 - 1 - (midi < 0 && midi % 12 != 0 ? 1 : 0))
-    }
-
-    /// Cents of `frequency` above MIDI note `midi` (negative: flat).
-    public static func cents(_ frequency: Double, from midi: Int) -> Double {
-        1_200 * log2(frequency / (440 * pow(2, Double(midi - 69) / 12)))
     }
 }

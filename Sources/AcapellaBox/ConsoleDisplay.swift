@@ -1,4 +1,4 @@
-public import AcapellaControl
+public import AcapellaStatus
 
 #if canImport(Glibc)
 import Glibc
@@ -23,12 +23,12 @@ public final class ConsoleDisplay {
         return (80, 24)
     }
 
-    /// Draws a frame.
-    public func draw(_ readout: ReadoutState) {
+    /// Draws a frame (with `keys` for the help pages).
+    public func draw(_ readout: ReadoutState, keys: [String] = []) {
         let (width, height) = Self.size()
         var text = started ? "\u{1B}[H" : "\u{1B}[?25l\u{1B}[2J\u{1B}[H"
         started = true
-        text += Readout.console(readout, width: width, height: min(height, 14)).joined(separator: "\r\n")
+        text += Readout.console(readout, width: width, height: min(height, 14), keys: keys).joined(separator: "\r\n")
         write(text)
     }
 

@@ -24,21 +24,30 @@ public final class ConsoleInput {
 
     deinit { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
 
-    /// The keys pressed within `timeoutMilliseconds`: their actions, `?`
-    /// (help) and `q` (quit: the take in progress is finished first).
-    public func poll(timeoutMilliseconds: Int32) -> (actions: [ControlAction], help: Bool, quit: Bool) {
-        var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-        guard Glibc.poll(&descriptor, 1, timeoutMilliseconds) > 0 else { return ([], false, false) }
+    /// The descriptor to poll.
+    public var fileDescriptor: Int32 { STDIN_FILENO }
+
+    /// A key read from the terminal.
+    public enum Key: Hashable, Sendable {
+        case action(ControlAction)
+        /// `?`: the key help.
+        case help
+        /// `q`: quit (the take in progress is finished first).
+        case quit
+        /// A key that means nothing here.
+        case unknown(Character)
+    }
+
+    /// The keys waiting now (call when the descriptor is readable).
+    public func take() -> [Key] {
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = read(STDIN_FILENO, &buffer, buffer.count)
-        guard count > 0 else { return ([], false, false) }
-        var actions: [ControlAction] = []
-        var help = false
-        var quit = false
-        for byte in buffer[0..<count] {
+        guard count > 0 else { return [] }
+        return buffer[0..<count].map { byte in
             let key = Character(Unicode.Scalar(byte))
-            if key == "?" { help = true } else if key == "q" { quit = true } else if let action = ConsoleKeys.action(for: key) { actions.append(action) }
+            if key == "?" { return .help }
+            if key == "q" { return .quit }
+            return ConsoleKeys.action(for: key).map(Key.action) ?? .unknown(key)
         }
-        return (actions, help, quit)
     }
 }

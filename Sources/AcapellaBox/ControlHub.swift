@@ -1,5 +1,5 @@
 public import AcapellaControl
-import AcapellaDevices
+public import AcapellaDevices
 import Foundation
 
 #if canImport(Glibc)
@@ -45,35 +45,51 @@ public final class ControlHub {
         }
     }
 
-    /// The kernel's monotonic clock, the one GPIO edge timestamps use.
-    static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    /// Everything to wait on: the sequencer's descriptors and each foot
+    /// switch's line (one `poll` with the console and the wake descriptor).
+    public var descriptors: [PollDescriptor] {
+        (midi?.pollDescriptors ?? []) + switches.map { PollDescriptor(fd: $0.device.fileDescriptor) }
     }
 
-    /// Waits up to `timeoutMilliseconds` for input; returns the actions it meant.
-    public func poll(timeoutMilliseconds: Int32) -> [ControlAction] {
-        var actions: [ControlAction] = []
-        if let midi {
-            for message in decoder.feed(midi.read(timeoutMilliseconds: switches.isEmpty ? timeoutMilliseconds : 0)) {
-                if let action = interpreter.action(for: message) { actions.append(action) }
+    /// An action and when its input happened (the kernel's timestamp of a
+    /// GPIO edge, or when a MIDI event was read), monotonic nanoseconds.
+    public struct StampedAction: Hashable, Sendable {
+        public var action: ControlAction
+        public var nanoseconds: Int64
+    }
+
+    /// The actions of whatever input is ready (`ready`: the descriptors
+    /// `poll` found readable), without waiting; and any foot-switch hold
+    /// whose time has come.
+    public func take(ready: Set<Int32>) -> [StampedAction] {
+        var actions: [StampedAction] = []
+        let now = MonotonicClock.nanoseconds()
+        if let midi, midi.pollDescriptors.contains(where: { ready.contains($0.fd) }) {
+            for message in decoder.feed(midi.readReady()) {
+                if let action = interpreter.action(for: message) { actions.append(StampedAction(action: action, nanoseconds: now)) }
             }
-        } else if switches.isEmpty {
-            usleep(useconds_t(max(0, timeoutMilliseconds)) * 1_000)
         }
         for index in switches.indices {
-            let wait = index == 0 && midi == nil ? Int64(timeoutMilliseconds) * 1_000_000 : 0
-            do {
-                for edge in try switches[index].device.read(timeoutNanoseconds: wait) {
-                    actions += switches[index].gestures.edge(pressed: edge.pressed, at: edge.nanoseconds)
+            if ready.contains(switches[index].device.fileDescriptor) {
+                do {
+                    for edge in try switches[index].device.read(timeoutNanoseconds: 0) {
+                        actions += switches[index].gestures.edge(pressed: edge.pressed, at: edge.nanoseconds).map { StampedAction(action: $0, nanoseconds: edge.nanoseconds) }
+                    }
+                } catch {
+                    warnings.append(error.description)
                 }
-            } catch {
-                warnings.append(error.description)
             }
-            actions += switches[index].gestures.advance(to: Self.monotonicNanoseconds())
+            actions += switches[index].gestures.advance(to: now).map { StampedAction(action: $0, nanoseconds: now) }
         }
         return actions
+    }
+
+    /// Waits up to `timeoutMilliseconds` for input; returns the actions it
+    /// meant (for callers without a `poll` of their own).
+    public func poll(timeoutMilliseconds: Int32) -> [ControlAction] {
+        let ready = descriptors.isEmpty ? [] : Poller.wait(descriptors, timeoutMilliseconds: timeoutMilliseconds)
+        if descriptors.isEmpty { usleep(useconds_t(max(0, timeoutMilliseconds)) * 1_000) }
+        return take(ready: ready).map(\.action)
     }
 
     /// What changed since the last call, one line each for the log: MIDI

@@ -1,4 +1,6 @@
 import AcapellaAnalysis
+import AcapellaDSP
+import AcapellaStatus
 public import AcapellaEngine
 import Foundation
 import Synchronization
@@ -53,8 +55,7 @@ public final class PitchTracker: @unchecked Sendable {
 
     /// The part's note at a song sample.
     func expectedMIDI(at song: Int64) -> Int? {
-        let index = tones.partitionIndex { $0.endSample > song }
-        return index < tones.count && tones[index].startSample <= song ? tones[index].midi : nil
+        tones.tone(at: song)?.midi
     }
 
     /// Analyses what is in the ring now (the thread's loop body; tests call it directly).
@@ -87,7 +88,7 @@ public final class PitchTracker: @unchecked Sendable {
         let centre = mark(lag: lastLag ?? Double(detector.maximumLag) / 2)
         let playing = centre.kind == .playing || centre.kind == .armed || centre.kind == .recording
         let expected = playing ? expectedMIDI(at: centre.songSample) : nil
-        let frequencyExpected = expected.map { 440 * pow(2, Double($0 - 69) / 12) }
+        let frequencyExpected = expected.map { Tuning.frequency(midi: $0) }
         let estimate = window.map(\.value).withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
         lastLag = estimate.voiced ? Double(detector.sampleRate) / estimate.frequency : nil
         let stamp = lastLag.map { mark(lag: $0) } ?? centre

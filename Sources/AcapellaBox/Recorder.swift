@@ -40,7 +40,8 @@ public final class Recorder: @unchecked Sendable {
     /// Guards `project` and `finished`: the writer thread stores takes
     /// while the control thread reads the manifest and keeps or discards.
     private let projectLock = NSLock()
-    /// Problems met (one line each: disk full, …).
+    /// Problems met (one line each: disk full, …). Read it after `finish`;
+    /// meanwhile `problemsSoFar` sees them.
     public private(set) var problems: [String] = []
     private let stopRequested = Atomic<Bool>(false)
     private let received = Atomic<Int64>(0)
@@ -83,6 +84,13 @@ public final class Recorder: @unchecked Sendable {
         projectLock.lock()
         defer { projectLock.unlock() }
         return (finished.count, finished.last)
+    }
+
+    /// The problems met so far (any thread).
+    public func problemsSoFar() -> [String] {
+        projectLock.lock()
+        defer { projectLock.unlock() }
+        return problems
     }
 
     /// Armed frames received from the ring so far (any thread).
@@ -188,7 +196,9 @@ public final class Recorder: @unchecked Sendable {
     private func fail(_ open: inout OpenTake, _ error: FileError) {
         // Said relative to the project ("takes/alto-3.wav: No space left on device; …").
         let line = error.description.replacingOccurrences(of: project.path + "/", with: "")
+        projectLock.lock()
         problems.append(line)
+        projectLock.unlock()
         open.record?.note = "stopped early: \(line)"
         open.writer = nil  // the writer closed the file after the short write
     }

@@ -70,23 +70,9 @@ public struct RecordingResult: Sendable {
     public var pitchReadings: [PitchReading] = []
 }
 
-/// Holds the engine for the render thread. `@unchecked Sendable`: the
-/// core is touched only by the thread running the device loop, after the
-/// caller has handed it over and until that thread ends.
-final class EngineBox: @unchecked Sendable {
-    var core: EngineCore
-    init(_ core: consuming EngineCore) { self.core = core }
-}
-
-/// Holds a device for its thread (same hand-over rule as `EngineBox`).
-final class DeviceBox: @unchecked Sendable {
-    let device: any AudioDevice
-    init(_ device: any AudioDevice) { self.device = device }
-}
-
-/// Records one part of a project through a device: the engine on the
-/// device's thread, the recorder on its own, this (control) thread sending
-/// the commands and watching the events.
+/// Records one part of a project through a device (`acapella record`):
+/// the rig wires the engine, recorder and needle; this (control) thread
+/// sends the commands, watches the events and ends the take.
 public enum RecordingSession {
     /// Records and returns when the take is on disk. `progress` is called
     /// on the calling thread about every 50 ms with the frames received.
@@ -97,17 +83,25 @@ public enum RecordingSession {
         guard let partIndex = score.parts.firstIndex(where: { $0.name.lowercased() == request.part.lowercased() }) else {
             throw ProjectError(description: "no part named '\(request.part)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
         }
-        let partName = score.parts[partIndex].name
         guard device.sampleRate == project.manifest.sampleRate else {
             throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
         }
         guard project.isWritable else { throw ProjectError(description: "\(project.path): opened read-only; nothing can be recorded") }
         let looping = request.loopPasses != nil && request.measures != nil
-        let options = ScheduleOptions(sampleRate: device.sampleRate, countInMeasures: request.measures == nil || looping ? request.countInMeasures : 0)
-        let schedule: Schedule
-        do { schedule = try Schedule(score: score, options: options) } catch { throw ProjectError(description: error.description) }
-        if let measures = request.measures, schedule.loopRange(measures: measures) == nil {
-            throw ProjectError(description: "measures \(measures.lowerBound)-\(measures.upperBound) are not all in the song (measures \(schedule.firstMeasureNumber)–\(schedule.firstMeasureNumber + schedule.barlines.count - 1))")
+        var options = RigOptions(partIndex: partIndex)
+        options.countIn = request.measures == nil || looping ? request.countInMeasures : 0
+        options.ownGuide = request.ownGuide
+        options.punchesOnly = request.measures != nil
+        options.trackPitch = request.trackPitch
+        options.singer = request.singer
+        options.calibrationStore = request.calibrationStore
+        options.diskFullAfterFrames = request.diskFullAfterFrames
+        options.metronome = true
+        options.clickGain = 0.2
+        let check: Schedule
+        do { check = try Schedule(score: score, options: ScheduleOptions(sampleRate: device.sampleRate)) } catch { throw ProjectError(description: error.description) }
+        if let measures = request.measures, check.loopRange(measures: measures) == nil {
+            throw ProjectError(description: "measures \(measures.lowerBound)-\(measures.upperBound) are not all in the song (measures \(check.firstMeasureNumber)–\(check.firstMeasureNumber + check.barlines.count - 1))")
         }
         // Refused before the singer sings a note, rather than stopped mid-take.
         let bytesPerSecond = Int64(device.sampleRate) * 4
@@ -116,39 +110,8 @@ public enum RecordingSession {
         guard free >= minimum else {
             throw ProjectError(description: "\(project.path): the disk is full (\(free / 1_000_000) MB free; a take needs \(minimum / 1_000_000) MB at least): free some space first")
         }
-        // The singer hears the other parts; the part's own guide is muted unless asked for.
-        var mixes = PartMix.spread(count: score.parts.count)
-        mixes[partIndex].muted = !request.ownGuide
-        let (takes, _) = project.activeTakes(for: options)
-        var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.2, maximumFrames: device.periodFrames)
-        // The stored calibration for this route, else the device's own figure.
-        let store: CalibrationStore
-        if let path = request.calibrationStore { store = try CalibrationStore(path: path) } else { store = try CalibrationStore() }
-        let calibrationText = CalibrationStore.applying(store, to: device)
-        let recorder = Recorder(project: project, part: partName, options: options, calibration: calibrationText, punchesOnly: request.measures != nil,
-                                failAfterFrames: request.diskFullAfterFrames)
-        core.attachCapture(ring: recorder.ring, latencyFrames: try captureLatency(of: device))
-        let tracker = request.trackPitch ? PitchTracker(tones: schedule.tones[partIndex], sampleRate: device.sampleRate) : nil
-        if let tracker { core.attachAnalysis(ring: tracker.ring) }
-        var readings: [PitchReading] = []
-        let link = core.link
-        var singer: SyntheticSinger?
-        if let settings = request.singer {
-            var voice = SyntheticSinger(tones: schedule.tones[partIndex], sampleRate: device.sampleRate)
-            voice.detuneCents = settings.detuneCents
-            voice.vibratoCents = settings.vibratoCents
-            voice.timingErrorSamples = settings.timingErrorSamples
-            voice.noise = settings.noise
-            singer = voice
-        }
-        if let room = device as? SimulatedRoom {
-            let ring = recorder.ring
-            room.backpressure = { ring.waitingCount < ring.capacityCount / 2 }
-        }
-        let engine = EngineBox(core)
-        let roomSinger = singer
-        recorder.start()
-        tracker?.start()
+        let rig = try SessionRig(project: project, device: device, options: options)
+        let link = rig.link
         if let measures = request.measures, let passes = request.loopPasses {
             link.send(.loop(measures))
             link.send(.stopAfterPasses(passes))
@@ -158,14 +121,15 @@ public enum RecordingSession {
         } else {
             link.send(.record(.immediate))
         }
-        let render = RenderThread(device: DeviceBox(device), engine: engine, singer: roomSinger)
-        // The control loop: wait for the transport to stop by itself (song
-        // end or the punch's auto stop), for a stop signal (the take is
-        // finished, as with the stop button), or for the device to fail.
+        rig.start()
+        // Wait for the transport to stop by itself (song end or the punch's
+        // auto stop), for a stop signal (the take is finished, as with the
+        // stop button), or for the device to fail.
+        var readings: [PitchReading] = []
         var stopped = false
         var stopSent = false
         while !stopped {
-            if render.wait(milliseconds: 50) { break }
+            if rig.waitForDevice(milliseconds: 50) { break }
             if StopSignals.received && !stopSent {
                 link.send(.stop)
                 stopSent = true
@@ -174,34 +138,15 @@ public enum RecordingSession {
                 if case .stopped = event { stopped = true }
             }
             link.collectRetired()
-            progress?(recorder.receivedFrames)
-            if let reading = tracker?.reading, reading.songSample != readings.last?.songSample { readings.append(reading) }
+            progress?(rig.recorder?.receivedFrames ?? 0)
+            if let reading = rig.tracker?.reading, reading.songSample != readings.last?.songSample { readings.append(reading) }
         }
-        // Let the round trip's last frames reach the microphone, then stop.
-        if stopped {
-            let tail = Int(device.roundTripFrames) + 2 * device.periodFrames
-            _ = render.wait(milliseconds: max(20, tail * 1000 / device.sampleRate * 2))
-        }
-        render.stop()
-        recorder.finish()
-        tracker?.stop()
-        var problems = recorder.problems
+        rig.finish(stopTransport: true)
+        var problems = rig.recorder?.problems ?? []
         if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
-        if let failure = render.failure { problems.append(failure + "; the take is kept up to that moment") }
-        return RecordingResult(takes: recorder.finished, problems: problems, overrunFrames: recorder.ring.droppedCount, pitchReadings: readings)
+        if let failure = rig.deviceFailure { problems.append(failure + "; the take is kept up to that moment") }
+        return RecordingResult(takes: rig.recorder?.finished ?? [], problems: problems, overrunFrames: rig.recorder?.ring.droppedCount ?? 0, pitchReadings: readings)
     }
-}
-
-/// The round trip captured frames are tagged with, in whole frames;
-/// refused when it is not a round trip a device can have (a damaged
-/// calibration, a device reporting nonsense): a negative one would tag
-/// frames with moments not yet played.
-func captureLatency(of device: any AudioDevice) throws(ProjectError) -> Int {
-    let frames = device.roundTripFrames
-    guard frames.isFinite, frames >= 0, frames <= 192_000 else {
-        throw ProjectError(description: "\(device.route): a round trip of \(frames) frames is impossible (reported \(device.reportedRoundTripFrames), calibrated trim \(device.calibrationTrimFrames)); calibrate again")
-    }
-    return Int(frames.rounded())
 }
 
 extension CalibrationStore {

@@ -1,3 +1,4 @@
+public import AcapellaDevices
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,6 +13,14 @@ import Glibc
 public enum StopSignals {
     /// The signal that arrived (0: none yet).
     static let arrived = Atomic<Int32>(0)
+    /// The write end of a wake pipe the handler writes to (−1: none), so a
+    /// control loop asleep in `poll` wakes at once.
+    static let wakeWriteEnd = Atomic<Int32>(-1)
+
+    /// Wakes `wake` when a stop signal arrives.
+    public static func wake(_ wake: WakeDescriptor) {
+        wakeWriteEnd.store(wake.writeEnd, ordering: .relaxed)
+    }
 
     /// Whether a stop signal has arrived.
     public static var received: Bool { arrived.load(ordering: .relaxed) != 0 }
@@ -36,4 +45,6 @@ public enum StopSignals {
 /// would be main-actor isolated, and a signal may land on any thread.
 func stopSignalHandler(_ number: Int32) {
     StopSignals.arrived.store(number, ordering: .relaxed)
+    let wake = StopSignals.wakeWriteEnd.load(ordering: .relaxed)
+    if wake >= 0 { WakeDescriptor.wake(wake) }  // write(2): async-signal-safe
 }

@@ -19,15 +19,18 @@ public struct ActionDispatcher: Sendable {
     public var quantize: Quantize
     /// Metronome gain when on.
     public var metronomeGain: Float = 0.4
-    var metronomeOn = false
+    /// Whether the metronome is on (what the next `metronome` action turns off).
+    public private(set) var metronomeOn = false
     /// The loop being set up with loop-start-here / loop-end-here (measures).
     public private(set) var loopStart: Int?
     /// Its end.
     public private(set) var loopEnd: Int?
 
-    /// A dispatcher punching on `quantize` (the next barline by default).
-    public init(quantize: Quantize = .bar) {
+    /// A dispatcher punching on `quantize` (the next barline by default),
+    /// the metronome starting `metronome` (as the engine was built).
+    public init(quantize: Quantize = .bar, metronome: Bool = false) {
         self.quantize = quantize
+        metronomeOn = metronome
     }
 
     /// What `action` means now.

@@ -13,10 +13,14 @@ public enum ConsoleKeys {
         bindings.first { $0.key == key }?.action
     }
 
-    /// The list `?` shows.
-    public static var help: String {
-        bindings.map { "  \($0.key == " " ? "space" : String($0.key))  \($0.action.rawValue)" }.joined(separator: "\n")
+    /// The list `?` shows, one key a line, `?` and `q` included.
+    public static var helpLines: [String] {
+        bindings.map { "\(($0.key == " " ? "space" : String($0.key)).padding(toLength: 5))  \($0.action.rawValue)" }
+            + ["?      these keys (again: the next page)", "q      quit (a take is finished first)"]
     }
+
+    /// The same as one text.
+    public static var help: String { helpLines.map { "  " + $0 }.joined(separator: "\n") }
 }
 
 /// What to tell a controller when the transport changes (a record LED):
@@ -63,5 +67,11 @@ public struct MIDIFeedback: Hashable, Sendable {
             }
         }
         return bytes
+    }
+}
+
+extension String {
+    func padding(toLength length: Int) -> String {
+        count >= length ? self : self + String(repeating: " ", count: length - count)
     }
 }

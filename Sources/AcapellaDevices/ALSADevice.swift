@@ -401,7 +401,8 @@ public final class ALSADevice: AudioDevice {
             }
             left.update(repeating: 0, count: frames)
             right.update(repeating: 0, count: frames)
-            period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: deviceFrame, roomVoice: nil))
+            period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: deviceFrame, roomVoice: nil,
+                                 hostNanoseconds: MonotonicClock.nanoseconds()))
             for index in 0..<frames {
                 if playbackChannels == 1 {
                     playbackFormat.store((left[index] + right[index]) / 2, playbackRaw, index)

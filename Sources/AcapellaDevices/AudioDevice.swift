@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A device problem, said in one line.
 public struct DeviceError: Error, CustomStringConvertible, Equatable {
     /// What kind of problem.
@@ -37,6 +41,20 @@ public struct PeriodBuffers {
     /// A sound source in the room that the microphone hears with the
     /// playback (the simulated room's singer), zeroed; nil on real devices.
     public let roomVoice: UnsafeMutablePointer<Float>?
+    /// `CLOCK_MONOTONIC` when the period's capture was handed over. For
+    /// diagnostics only (how long an input took to reach the engine); never
+    /// used for timing, which is the device's frame count alone.
+    public var hostNanoseconds: Int64 = 0
+}
+
+/// The kernel's monotonic clock, the one GPIO edge timestamps use.
+public enum MonotonicClock {
+    /// Now, nanoseconds. The corresponding C function is `clock_gettime`.
+    public static func nanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
 }
 
 /// Linked capture and playback on one frame clock, period by period: the

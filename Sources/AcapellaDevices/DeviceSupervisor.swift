@@ -40,7 +40,7 @@ public final class DeviceSupervisor {
                     last = buffers.deviceFrame + Int64(buffers.frames)
                     rate = device.sampleRate
                     period(PeriodBuffers(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames,
-                                         deviceFrame: buffers.deviceFrame + offset, roomVoice: buffers.roomVoice))
+                                         deviceFrame: buffers.deviceFrame + offset, roomVoice: buffers.roomVoice, hostNanoseconds: buffers.hostNanoseconds))
                 }
                 return
             } catch where error.kind == .lost {

@@ -60,6 +60,10 @@ public final class GPIOSwitch {
         gpiod_chip_close(chip)
     }
 
+    /// The line's event descriptor, for the caller's own `poll`. The
+    /// corresponding C function is `gpiod_line_event_get_fd`.
+    public var fileDescriptor: Int32 { gpiod_line_event_get_fd(line) }
+
     /// Waits up to `timeoutNanoseconds` for edges; returns them as
     /// (pressed, kernel timestamp in ns). The corresponding C functions are
     /// `gpiod_line_event_wait` and `gpiod_line_event_read`.

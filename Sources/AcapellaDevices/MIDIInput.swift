@@ -124,9 +124,25 @@ public final class MIDIInput {
     /// corresponding C functions are `poll` on the sequencer's descriptors,
     /// `snd_seq_event_input` and `snd_midi_event_decode`.
     public func read(timeoutMilliseconds: Int32) -> [UInt8] {
+        guard !Poller.wait(pollDescriptors, timeoutMilliseconds: timeoutMilliseconds).isEmpty else { return [] }
+        return readReady()
+    }
+
+    /// The sequencer's descriptors, for the caller's own `poll` (one
+    /// `poll` over every input). The corresponding C functions are
+    /// `snd_seq_poll_descriptors_count` and `snd_seq_poll_descriptors`.
+    public var pollDescriptors: [PollDescriptor] {
         var descriptors = [pollfd](repeating: pollfd(), count: Int(snd_seq_poll_descriptors_count(sequencer, Int16(POLLIN))))
         let count = descriptors.withUnsafeMutableBufferPointer { snd_seq_poll_descriptors(sequencer, $0.baseAddress, UInt32($0.count), Int16(POLLIN)) }
-        guard poll(&descriptors, nfds_t(count), timeoutMilliseconds) > 0 else { return [] }
+        return descriptors.prefix(Int(count)).map { PollDescriptor(fd: $0.fd, events: $0.events) }
+    }
+
+    /// The events waiting now, as MIDI bytes, without waiting (connecting
+    /// new hardware ports announced meanwhile). The corresponding C
+    /// functions are `snd_seq_event_input_pending`, `snd_seq_event_input`
+    /// and `snd_midi_event_decode`.
+    public func readReady() -> [UInt8] {
+        guard snd_seq_event_input_pending(sequencer, 1) > 0 else { return [] }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1_024)
         while true {

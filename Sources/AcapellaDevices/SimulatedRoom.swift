@@ -178,7 +178,8 @@ public final class SimulatedRoom: AudioDevice {
             left.update(repeating: 0, count: frames)
             right.update(repeating: 0, count: frames)
             voice.update(repeating: 0, count: frames)
-            period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: frame, roomVoice: voice))
+            period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: frame, roomVoice: voice,
+                                 hostNanoseconds: MonotonicClock.nanoseconds()))
             for sample in 0..<frames {
                 acoustic[Int((frame + Int64(sample)) & Int64(mask))] = options.bleed * (left[sample] + right[sample]) / 2 + voice[sample]
             }
@@ -228,10 +229,8 @@ public struct SyntheticSinger: Sendable {
     /// What the singer sings at song sample `song`.
     public func sample(atSong song: Int64) -> Float {
         let s = song - timingErrorSamples
-        let index = tones.partitionIndex { $0.endSample > s }
         var value: Float = 0
-        if index < tones.count, tones[index].startSample <= s {
-            let tone = tones[index]
+        if let tone = tones.tone(at: s) {
             let rate = Double(sampleRate)
             let t = Double(s - tone.startSample) / rate
             let frequency = tone.frequency * pow(2, detuneCents / 1200)

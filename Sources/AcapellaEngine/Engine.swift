@@ -145,6 +145,10 @@ public struct EngineCore: ~Copyable {
     /// Passes left before the loop's end stops the transport.
     var passesLeft: Int?
     var outputPeak: Float = 0
+    /// Commands applied, ever, and the host time of the period that
+    /// applied the latest (echoed in the snapshot; never used for timing).
+    var commandsApplied: Int64 = 0
+    var commandsAppliedAt: Int64 = 0
     /// The metronome's gain outside the count-in.
     var metronomeGain: Float
     /// Click gain during a count-in when the metronome is off.
@@ -227,12 +231,18 @@ public struct EngineCore: ~Copyable {
     /// (when a recorder is attached) tagged and handed to the capture ring.
     /// `deviceFrame` is the device's frame counter at the period's first
     /// frame; a jump since the last period is an xrun. Render-thread safe.
-    public mutating func process(input: UnsafePointer<Float>?, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int, deviceFrame: Int64) {
+    /// `hostNanoseconds` is the device's stamp of the period (diagnostics only).
+    public mutating func process(input: UnsafePointer<Float>?, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int, deviceFrame: Int64,
+                                 hostNanoseconds: Int64 = 0) {
         if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
         var applied = 0
         while applied < Self.commandsPerPeriod, let command = link.commands.pop() {
             apply(command)
             applied += 1
+        }
+        if applied > 0 {
+            commandsApplied += Int64(applied)
+            commandsAppliedAt = hostNanoseconds
         }
         renderer.resetPeaks()
         var done = 0
@@ -557,7 +567,7 @@ public struct EngineCore: ~Copyable {
         let clicksBefore = schedule.clicks.partitionIndex { $0.sample >= barStart }
         link.board.publish(
             position: position, state: transport.state, measure: measure, beat: max(1, clicksSoFar - clicksBefore), looping: renderer.loop != nil,
-            outputPeak: outputPeak, refusedCommands: refusedCommands + link.commandsRefused
+            outputPeak: outputPeak, refusedCommands: refusedCommands + link.commandsRefused, commandsApplied: commandsApplied, commandsAppliedAt: commandsAppliedAt
         ) { part in (renderer.currentMIDI(part: part), renderer.peaks[part]) }
     }
 }
@@ -584,6 +594,7 @@ public final class EngineLink: Sendable {
     /// The snapshot board.
     public let board: SnapshotBoard
     private let refused = Atomic<Int64>(0)
+    private let sent = Atomic<Int64>(0)
 
     init(partCount: Int, capacity: Int) {
         commands = CommandRing(capacity: capacity)
@@ -604,10 +615,16 @@ public final class EngineLink: Sendable {
     /// queue is full. The one control thread only.
     @discardableResult
     public func send(_ command: EngineCommand) -> Bool {
-        if commands.push(command) { return true }
+        if commands.push(command) {
+            sent.add(1, ordering: .relaxed)
+            return true
+        }
         refused.add(1, ordering: .relaxed)
         return false
     }
+
+    /// Commands queued so far (compare with the snapshot's `commandsApplied`).
+    public var commandsSent: Int64 { sent.load(ordering: .relaxed) }
 
     /// The oldest event not yet taken, or nil.
     public func nextEvent() -> EngineEvent? { events.pop() }
@@ -640,6 +657,8 @@ public final class EngineControl {
     public let score: Score
     /// The options the current schedule was compiled with.
     public private(set) var options: ScheduleOptions
+    /// The last schedule compiled here (nil before the first change).
+    public private(set) var schedule: Schedule?
     private var audibleTakes: [Bool]
 
     /// Control for an engine built from `score` with `options`.
@@ -691,6 +710,16 @@ public final class EngineControl {
         }
         guard link.send(.schedule(schedule)) else { throw EngineControlError(description: "the engine is busy; try again") }
         options = new
+        self.schedule = schedule
+    }
+
+    /// Sets the tempo and count-in together (either may be unchanged);
+    /// returns the schedule now in force.
+    public func retime(tempoScale: Rational, countIn: Int) throws(EngineControlError) -> Schedule {
+        if tempoScale != options.tempoScale { try setTempo(tempoScale) }
+        if countIn != options.countInMeasures { try setCountIn(countIn) }
+        if let schedule { return schedule }
+        do { return try Schedule(score: score, options: options) } catch { throw EngineControlError(description: error.description) }
     }
 }
 

@@ -242,7 +242,7 @@ public struct SongRenderer: ~Copyable {
         for part in 0..<voices.count {
             voices[part].noteOff()
             toneSounding[part] = false
-            nextTone[part] = schedule.tones[part].partitionIndex { $0.endSample > sample }
+            nextTone[part] = schedule.tones[part].indexOfTone(notEndedAt: sample)
         }
         nextClick = schedule.clicks.partitionIndex { $0.sample >= sample }
     }

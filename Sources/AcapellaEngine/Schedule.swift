@@ -1,4 +1,5 @@
 public import AcapellaScore
+import AcapellaDSP
 
 #if canImport(Glibc)
 import Glibc
@@ -16,6 +17,28 @@ public struct ToneEvent: Hashable, Sendable {
     public var frequency: Double
     /// MIDI pitch after transposition.
     public var midi: Int
+}
+
+extension Array where Element == ToneEvent {
+    /// The index of the first tone not ended at `sample`: the one sounding
+    /// there, or else the next (`count` after the last).
+    public func indexOfTone(notEndedAt sample: Int64) -> Int {
+        partitionIndex { $0.endSample > sample }
+    }
+
+    /// The tone sounding at `sample`, if any: the one lookup of "which note
+    /// is this part singing here" (the needle, the singer, `acapella pitch`).
+    public func tone(at sample: Int64) -> ToneEvent? {
+        let index = indexOfTone(notEndedAt: sample)
+        return index < count && self[index].startSample <= sample ? self[index] : nil
+    }
+
+    /// The tone sounding at `sample`, else the next one, else the last:
+    /// "give me my note".
+    public func toneToSing(at sample: Int64) -> ToneEvent? {
+        let index = indexOfTone(notEndedAt: sample)
+        return index < count ? self[index] : last
+    }
 }
 
 /// A metronome click.
@@ -68,6 +91,12 @@ public struct Schedule: Sendable {
     /// The tick ↔ sample map used.
     public let timeMap: TimeMap
 
+    /// The measure number `sample` falls in (the count-in is before the
+    /// first; a pickup is measure 0).
+    public func measure(at sample: Int64) -> Int {
+        barlines.partitionIndex { $0 > sample } - 1 + firstMeasureNumber
+    }
+
     /// Compiles a valid score.
     public init(score: Score, options: ScheduleOptions = ScheduleOptions()) throws(TimeMap.Inexact) {
         let timeMap = try TimeMap(tempos: score.tempos, sampleRate: options.sampleRate, tempoScale: options.tempoScale)
@@ -92,7 +121,7 @@ public struct Schedule: Sendable {
                 }
                 let midi = pitch.midi + options.transpose
                 events.append(ToneEvent(startSample: timeMap.sample(atTick: note.startTick), endSample: timeMap.sample(atTick: end),
-                                        frequency: 440 * pow(2, Double(midi - 69) / 12), midi: midi))
+                                        frequency: Tuning.frequency(midi: midi), midi: midi))
                 index = last + 1
             }
             return events

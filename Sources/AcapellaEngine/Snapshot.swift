@@ -27,6 +27,12 @@ public struct EngineSnapshot: Hashable, Sendable {
     public var refusedCommands: Int64
 
     /// "12.3" — measure and beat.
+    /// Commands the render loop has applied, ever.
+    public var commandsApplied: Int64 = 0
+    /// `PeriodBuffers.hostNanoseconds` of the period that applied the
+    /// latest of them (diagnostics: input-to-engine latency).
+    public var commandsAppliedAtNanoseconds: Int64 = 0
+
     public var measureBeat: String { "\(measure).\(beat)" }
 }
 
@@ -37,7 +43,7 @@ public struct EngineSnapshot: Hashable, Sendable {
 /// waits; every word is an atomic, so there is no data race to reason
 /// about, only a torn read to retry.
 public final class SnapshotBoard: @unchecked Sendable {
-    private static let fixedWords = 9
+    private static let fixedWords = 10
     private let sequence = Atomic<Int64>(0)
     private let words: UnsafeMutablePointer<Atomic<Int64>>
     private let wordCount: Int
@@ -61,7 +67,7 @@ public final class SnapshotBoard: @unchecked Sendable {
     /// per-part values come from `part`, called once per part.
     func publish(
         position: Int64, state: Transport.State, measure: Int, beat: Int, looping: Bool, outputPeak: Float, refusedCommands: Int64,
-        part: (Int) -> (midi: Int?, peak: Float)
+        commandsApplied: Int64, commandsAppliedAt: Int64, part: (Int) -> (midi: Int?, peak: Float)
     ) {
         let serial = sequence.load(ordering: .relaxed) / 2 + 1
         sequence.store(serial * 2 - 1, ordering: .relaxed)
@@ -74,6 +80,8 @@ public final class SnapshotBoard: @unchecked Sendable {
         words[5].store(looping ? 1 : 0, ordering: .relaxed)
         words[6].store(Int64(outputPeak.bitPattern), ordering: .relaxed)
         words[7].store(refusedCommands, ordering: .relaxed)
+        words[8].store(commandsApplied, ordering: .relaxed)
+        words[9].store(commandsAppliedAt, ordering: .relaxed)
         for index in 0..<partCount {
             let value = part(index)
             words[Self.fixedWords + 2 * index].store(Int64(value.midi ?? -1), ordering: .relaxed)
@@ -99,7 +107,8 @@ public final class SnapshotBoard: @unchecked Sendable {
             looping: values[5] != 0,
             currentMIDI: (0..<partCount).map { values[Self.fixedWords + 2 * $0] < 0 ? nil : Int(values[Self.fixedWords + 2 * $0]) },
             partPeaks: (0..<partCount).map { Float(bitPattern: UInt32(truncatingIfNeeded: values[Self.fixedWords + 2 * $0 + 1])) },
-            outputPeak: Float(bitPattern: UInt32(truncatingIfNeeded: values[6])), refusedCommands: values[7])
+            outputPeak: Float(bitPattern: UInt32(truncatingIfNeeded: values[6])), refusedCommands: values[7], commandsApplied: values[8],
+            commandsAppliedAtNanoseconds: values[9])
     }
 }
 

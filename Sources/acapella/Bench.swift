@@ -1,4 +1,5 @@
 import AcapellaAnalysis
+import AcapellaBox
 import AcapellaDevices
 import AcapellaEngine
 import AcapellaMusicXML
@@ -453,7 +454,7 @@ func benchBox(_ arguments: ParsedArguments) throws -> Int32 {
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let settings = folder + "/acapella.json"
     try #"{ "readouts": { "console": false, "lcd": false } }"#.write(toFile: settings, atomically: true, encoding: .utf8)
-    guard let song = shippedPath("Songs/amazing-grace.acasong", installed: "share/acapella/songs/amazing-grace.acasong") else {
+    guard let song = ShippedFiles.path("Songs/amazing-grace.acasong", installed: "share/acapella/songs/amazing-grace.acasong") else {
         throw CLIError("bench box: the song library is not here (run from the repository)", exitCode: 1)
     }
 

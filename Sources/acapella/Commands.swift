@@ -90,8 +90,9 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--config"], valueName: "FILE", help: "settings (default: /etc/acapella/acapella.json, else the shipped Config/acapella.json)"),
             OptionSpec(names: ["--seconds"], valueName: "S", help: "quit after S seconds (demos, tests)"),
             OptionSpec(names: ["--play"], valueName: nil, help: "start playing at once"),
+            OptionSpec(names: ["--once"], valueName: nil, help: "play the song through once, then quit (demos)"),
         ],
-        details: "Keys: space play/pause, r record, s stop, p/o punch in/out, [ ] loop from/to here, l loop, , . measure,\n< > part, { } song, k keep, d discard, u undo, n my note, - + tempo, c count-in, m metronome, M mute,\nS solo, C calibrate, ? help, Q safe shutdown (q quits). Without a sound card the simulated room plays and a\nsynthetic singer sings the part.",
+        details: "Keys: space play/pause, r record, s stop, p/o punch in/out, [ ] loop from/to here, l loop, , . measure,\n< > part, { } song, k keep, d discard, u undo, n my note, - + tempo, c count-in, m metronome, M mute,\nS solo, C calibrate, ? help, Q safe shutdown (q quits). Without a sound card the simulated room plays and a\nsynthetic singer sings the part. Without a terminal (a service) it runs until stopped (SIGTERM), driven by\nMIDI and the foot switch.",
         run: runBox),
     Subcommand(
         name: "takes", summary: "list or change a project's takes",

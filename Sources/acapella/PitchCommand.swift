@@ -1,7 +1,9 @@
 import AcapellaAnalysis
+import AcapellaDSP
 import AcapellaEngine
 import AcapellaProject
 import AcapellaScore
+import AcapellaStatus
 import Foundation
 
 /// `acapella pitch FILE.wav [--song SONG --part NAME --offset N] [--truth CSV] [--hop N]`:
@@ -29,16 +31,14 @@ func runPitch(_ arguments: ParsedArguments) throws -> Int32 {
         let tones = schedule.tones[part]
         // File frame f holds song sample f − offset (a take's alignment).
         expectedNote = { frame in
-            let song = frame - offset
-            let index = tones.partitionIndex { $0.endSample > song }
-            return index < tones.count && tones[index].startSample <= song ? tones[index].midi : nil
+            tones.tone(at: frame - offset)?.midi
         }
     } else if arguments.value("--part") != nil || arguments.value("--offset") != nil {
         throw CLIError("--part and --offset need --song")
     }
     let detector = YINDetector(sampleRate: decoded.sampleRate)
     let estimates = detector.track(decoded.samples, hop: hop) { frame in
-        expectedNote?(frame).map { 440 * pow(2, Double($0 - 69) / 12) }
+        expectedNote?(frame).map { Tuning.frequency(midi: $0) }
     }
     if let truthPath = arguments.value("--truth") {
         guard let text = try? String(contentsOfFile: truthPath, encoding: .utf8) else { throw CLIError("\(truthPath): cannot read", exitCode: 1) }

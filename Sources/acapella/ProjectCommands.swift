@@ -205,25 +205,8 @@ func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
     return 0
 }
 
-/// Where the shipped control defaults are: beside the executable's package
-/// (`Config/controls.json`), or installed under `share/acapella`.
-func shippedControlsPath() -> String? {
-    shippedPath("Config/controls.json", installed: "share/acapella/controls.json")
-}
-
-/// A file the repository ships, found from the executable (a build tree
-/// puts it a few levels under the repository; an install under
-/// `PREFIX/bin` beside `PREFIX/share/acapella`), else the current directory.
-func shippedPath(_ relative: String, installed: String) -> String? {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    var candidates: [String] = [directory.appendingPathComponent("../" + installed).standardized.path]
-    for _ in 0..<5 {
-        directory = directory.deletingLastPathComponent()
-        candidates.append(directory.appendingPathComponent(relative).path)
-    }
-    candidates.append(FileManager.default.currentDirectoryPath + "/" + relative)
-    return candidates.first { FileManager.default.fileExists(atPath: $0) }
-}
+/// Where the shipped control defaults are.
+func shippedControlsPath() -> String? { ShippedFiles.controls }
 
 func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
     guard let action = ControlAction(rawValue: arguments.positionals[0]) else {
@@ -285,87 +268,28 @@ func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
 }
 
 func runBox(_ arguments: ParsedArguments) throws -> Int32 {
-    // Settings: --config, else /etc/acapella/acapella.json, else the shipped defaults.
-    let settingsPath = arguments.value("--config") ?? (FileManager.default.fileExists(atPath: "/etc/acapella/acapella.json") ? "/etc/acapella/acapella.json" : shippedPath("Config/acapella.json", installed: "share/acapella/acapella.json"))
-    var settings = BoxConfig()
-    if let settingsPath {
-        guard let data = FileManager.default.contents(atPath: settingsPath) else { throw CLIError("\(settingsPath): cannot read the settings", exitCode: 1) }
-        do { settings = try BoxConfig.parse(data, file: settingsPath) } catch { throw CLIError(error.description, exitCode: 1) }
-    }
-    // Songs: --song NAME|PATH, else the library beside the executable (or ./Songs).
-    let library = shippedPath("Songs", installed: "share/acapella/songs")
-    var songs = library.map { folder in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { folder + "/" + $0 } } ?? []
-    var index = 0
-    if let wanted = arguments.value("--song") ?? settings.song {
-        if FileManager.default.fileExists(atPath: wanted) {
-            songs.insert(wanted, at: 0)
-        } else if let found = songs.firstIndex(where: { ($0 as NSString).lastPathComponent.lowercased().hasPrefix(wanted.lowercased()) }) {
-            index = found
-        } else {
-            throw CLIError("no song '\(wanted)' (a path, or the start of a file name in the library)")
-        }
-    }
-    var projectPaths: [String: String] = [:]
-    if let project = arguments.value("--project") {
-        let song = project + "/score.acasong"
-        guard FileManager.default.fileExists(atPath: project + "/manifest.json") || FileManager.default.fileExists(atPath: song) else {
-            throw CLIError("\(project): not a project (make one with: acapella new \(project) --song SONG)", exitCode: 1)
-        }
-        songs.insert(song, at: 0)
-        projectPaths[song] = project
-        index = 0
-    }
-    guard !songs.isEmpty else { throw CLIError("no songs: give --song PATH, or run from the repository (Songs/)", exitCode: 1) }
-    var options = BoxOptions(songs: songs, dataDirectory: arguments.value("--data") ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
-    options.projectPaths = projectPaths
-    options.calibrationStore = options.dataDirectory + "/calibration.json"
-    options.powerOffCommand = settings.powerOffCommand
-    options.songIndex = index
-    options.partIndex = max(0, try arguments.int("--part", default: settings.part, range: 1...64) - 1)
-    options.partSource = arguments.value("--part") != nil ? "--part" : "\(settingsPath ?? "settings"): part"
-    options.countIn = settings.countIn
-    options.metronome = settings.metronome
-    options.consoleReadout = settings.consoleReadout
-    options.lcdHost = settings.lcdHost
-    options.lcdPort = UInt16(settings.lcdPort)
+    var flags = BoxFlags()
+    flags.settings = arguments.value("--config")
+    flags.song = arguments.value("--song")
+    flags.part = arguments.value("--part") != nil ? try arguments.int("--part", default: 1, range: 1...64) : nil
+    flags.device = arguments.value("--device")
+    flags.project = arguments.value("--project")
+    flags.data = arguments.value("--data")
+    flags.controls = arguments.value("--controls")
     if let seconds = arguments.value("--seconds") {
-        guard let value = Double(seconds), value > 0 else { throw CLIError("--seconds expects a positive number, not '\(seconds)'") }
-        options.seconds = value
+        guard let value = Double(seconds), value > 0, value.isFinite else { throw CLIError("--seconds expects a positive number, not '\(seconds)'") }
+        flags.seconds = value
     }
-    options.autoplay = arguments.flags.contains("--play")
-    if isatty(STDIN_FILENO) == 0 && options.seconds == nil {
-        // No keyboard to say Q: play the song through once, then stop.
-        options.autoplay = true
-        options.quitWhenStopped = true
-        writeError("acapella: no terminal attached: playing the song once through, then quitting")
-    }
-    let controlsPath = arguments.value("--controls") ?? options.dataDirectory + "/controls.json"
-    var controls: ControlConfig
+    flags.play = arguments.flags.contains("--play")
+    flags.once = arguments.flags.contains("--once")
+    let setup: BoxSetup
+    do { setup = try BoxSetup.resolve(flags) } catch { throw CLIError(error.description, exitCode: error.usage ? 2 : 1) }
+    let log = BoxLog()
+    for note in setup.notes { log(note) }
     do {
-        if arguments.value("--controls") != nil || FileManager.default.fileExists(atPath: controlsPath) {
-            controls = try ControlConfig.load(controlsPath)
-        } else if let shipped = shippedControlsPath() {
-            controls = try ControlConfig.load(shipped)
-        } else {
-            controls = try ControlConfig.parse(Data("{}".utf8), file: "(none)")
-        }
-    } catch {
-        throw CLIError(error.description, exitCode: 1)
-    }
-    if let quantize = settings.quantize { controls.punchQuantize = quantize }
-    // The device's words are checked now, naming where they came from.
-    let deviceSource = arguments.value("--device") != nil ? "--device" : "\(settingsPath ?? "settings"): device"
-    var device = arguments.value("--device") ?? settings.device
-    do { _ = try DeviceChoice(parsing: device) } catch { throw CLIError("\(deviceSource): \(error.description)", exitCode: arguments.value("--device") != nil ? 2 : 1) }
-    // Real time for the room when someone is listening; free-running in tests.
-    if device == nil && DeviceInventory.scan().cards.isEmpty {
-        device = "sim:speed=1"
-    }
-    let chosen = device
-    do {
-        try Box.run(options: options, controls: controls, openDevice: { try openDevice(chosen, source: deviceSource) }, log: { writeError("acapella: \($0)") })
-    } catch let error as CLIError {
-        throw error
+        try Box.run(options: setup.options, controls: setup.controls, openDevice: { () throws(DeviceError) -> any AudioDevice in try setup.openDevice() }, log: log)
+    } catch let error as DeviceError {
+        throw CLIError("\(setup.deviceSource): \(error.description)", exitCode: 1)
     } catch {
         throw CLIError("\(error)", exitCode: 1)
     }

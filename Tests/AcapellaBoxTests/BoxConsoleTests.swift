@@ -201,7 +201,7 @@ final class BoxTerminal {
             try box.type(key)
             #expect(box.wait("'\(key)'") { _, log in log.contains(said) })
         }
-        #expect(box.wait("the new tempo on the readout") { screen, _ in screen.contains("♩ = 76") })
+        #expect(box.wait("the new tempo on the readout") { screen, _ in screen.contains("♩=76") })
         try box.type("C")
         #expect(box.wait("calibration") { _, log in log.contains("calibrated sim:") })
         #expect(box.wait("the session after it") { _, log in log.components(separatedBy: "ready: Amazing Grace").count == 3 && log.contains("317.40 frames reported + 0.00 calibrated trim") })

@@ -100,8 +100,9 @@ final class Spawned: @unchecked Sendable {
             return 1
         }
         let samples = try AudioFile.readMono(project + "/" + take.file).samples
-        #expect(samples == reference, "run \(run): the take differs from an undisturbed one (\(samples.count) frames, \(reference.count) expected)")
-        return samples == reference ? 0 : 1
+        let same = samples == reference  // (compared here: a failing #expect would diff every sample)
+        #expect(same, "run \(run): the take differs from an undisturbed one (\(samples.count) frames, \(reference.count) expected)")
+        return same ? 0 : 1
     }
 
     /// Two `record` commands started at the same moment: one records, the
@@ -220,7 +221,8 @@ final class Spawned: @unchecked Sendable {
             let take = soprano[0]
             let samples = try AudioFile.readMono(project + "/" + take.file).samples
             #expect(Int64(samples.count) == take.frames)
-            #expect(Array(reference.prefix(samples.count)) == samples, "run \(run): the recovered audio differs from what was sung")
+            let same = Array(reference.prefix(samples.count)) == samples
+            #expect(same, "run \(run): the recovered audio differs from what was sung")
             let loss = Double(max(0, received - take.frames)) / 48_000
             losses.append(loss)
             #expect(loss <= 0.25, "run \(run): \(loss) s lost")
@@ -271,7 +273,10 @@ final class Spawned: @unchecked Sendable {
         let result = try RecordingSession.record(project: project, request: request, device: try quietRoom())
         #expect(result.takes.map(\.id) == [5] && result.takes.first?.file == "takes/tenor-5.wav", "\(result.takes)")
         #expect(FileManager.default.contents(atPath: copy + "/takes/tenor-4.wav") == stray, "the file in the way is untouched")
-        for (file, samples) in original { #expect(try AudioFile.readMono(copy + "/" + file).samples == samples, "\(file) changed") }
+        for (file, samples) in original {
+            let same = try AudioFile.readMono(copy + "/" + file).samples == samples
+            #expect(same, "\(file) changed")
+        }
         #expect(project.manifest.takes.map(\.id) == [1, 2, 3, 5] && project.manifest.nextTakeID == 6)
         project.close()
     }

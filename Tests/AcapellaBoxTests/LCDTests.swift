@@ -1,4 +1,5 @@
 import AcapellaControl
+import AcapellaStatus
 @testable import AcapellaDevices
 import Foundation
 import Testing
@@ -79,7 +80,7 @@ final class TextLCDd {
     func framesAppearOnARealLCDd(columns: Int, rows: Int) throws {
         try #require(Self.lcddInstalled, "LCDd is not installed (Debian package lcdproc; ./test installs it)")
         let port = UInt16(14_000 + Int(getpid() % 500) + columns)
-        let state = ReadoutState(song: "Amazing Grace", part: "Alto", state: "recording", measure: 12, beat: 3, tempo: 72, note: "F#4", cents: 17.6)
+        let state = ReadoutState(song: "Amazing Grace", part: "Alto", mode: .recording, measure: 12, beat: 3, tempo: 72, note: "F#4", cents: 17.6)
         let frame = Readout.lcd(state, columns: columns, rows: rows)
         var server = try TextLCDd(columns: columns, rows: rows, port: port)
         let client = LCDClient(port: port)

@@ -1,0 +1,492 @@
+public import AcapellaControl
+public import AcapellaEngine
+public import AcapellaProject
+public import AcapellaScore
+public import AcapellaStatus
+import Foundation
+
+/// How a session ends, and what comes next.
+public enum SessionEnd: Hashable, Sendable {
+    /// Quit (q, a signal, the time limit, played through once).
+    case quit
+    /// Another song or part (indices into the library and the song's parts).
+    case switchTo(song: Int, part: Int)
+    /// Calibrate the device, then carry on with the same song and part.
+    case calibrate
+    /// Safe shutdown: quit, then power off when configured.
+    case shutdown
+}
+
+/// The box's behaviour while one song and part are open, as a value type
+/// whose `handle` returns what to do (STYLE.md habit 6): the review of a
+/// finished take, song and part selection, the singer's own guide and solo,
+/// tempo and count-in, what each key says it did, the key help, and the
+/// controller's lights. No threads, devices, files or clocks: the rig that
+/// runs it feeds in what happened (actions, engine events, finished takes,
+/// the results of effects, the control loop's time) and carries out the
+/// effects. Tested exhaustively without any of them.
+public struct BoxSession: Sendable {
+    /// What the session is about; fixed while it runs.
+    public struct Context: Sendable {
+        public var songTitle: String
+        /// The title on the LCD (short, distinct in the library).
+        public var shortTitle: String
+        public var songIndex: Int
+        public var songCount: Int
+        public var partNames: [String]
+        public var partIndex: Int
+        /// The song compiled at the session's tempo and count-in.
+        public var schedule: Schedule
+        /// The written opening tempo, BPM.
+        public var writtenTempo: Double
+        /// The singer's part's level and place in the mix (its guide).
+        public var ownMix: PartMix
+        /// Tempo, percent of written (kept across songs and parts).
+        public var tempoPercent = 100
+        /// Count-in measures before a take.
+        public var countIn: Int
+        /// Metronome on while playing.
+        public var metronome = false
+        /// Where punches land.
+        public var quantize = Quantize.bar
+        /// Why nothing can be recorded here (the project is in use or
+        /// read-only), or nil when recording is possible.
+        public var recordingRefused: String?
+        /// Play the song once and quit (`--once`).
+        public var playOnceAndQuit = false
+        /// The lyric lines of the part.
+        public var lyrics: LyricLines
+
+        /// A context for `part` of `score` compiled as `schedule`.
+        public init(score: Score, schedule: Schedule, partIndex: Int, songIndex: Int = 0, songCount: Int = 1, shortTitle: String? = nil, countIn: Int = 1) {
+            songTitle = score.title ?? "(untitled)"
+            self.shortTitle = shortTitle ?? ShortTitle.make(songTitle, width: 10)
+            self.songIndex = songIndex
+            self.songCount = songCount
+            partNames = score.parts.map(\.name)
+            self.partIndex = partIndex
+            self.schedule = schedule
+            writtenTempo = Double(score.tempos.first?.tempo.milliBPM ?? 120_000) / 1_000
+            ownMix = PartMix.spread(count: score.parts.count)[partIndex]
+            self.countIn = countIn
+            lyrics = LyricLines(part: score.parts[partIndex], schedule: schedule)
+        }
+
+        /// The part being rehearsed.
+        public var partName: String { partNames[partIndex] }
+    }
+
+    /// What happened.
+    public enum Input: Sendable {
+        /// A control action (a key, a MIDI event, a foot switch).
+        case action(ControlAction)
+        /// `?` on the console: the key help, page by page.
+        case help
+        /// `q` on the console: quit (a take in progress is finished first).
+        case quit
+        /// A key that means nothing.
+        case unknownKey(Character)
+        /// A stop signal (SIGTERM, SIGINT, SIGHUP).
+        case stopSignal
+        /// The engine reported a transport change.
+        case engine(EngineEvent)
+        /// The recorder finished a take and the manifest says so.
+        case takeFinished(TakeRecord)
+        /// A problem the recorder met (a full disk…).
+        case recorderProblem(String)
+        /// The result of `Effect.undoLastTake`.
+        case undone(Result<TakeRecord, ProjectError>)
+        /// The result of `Effect.retime`: the schedule now in force, or why not.
+        case retimed(Result<Schedule, EngineControlError>)
+        /// The device went away / came back.
+        case deviceLost(String)
+        case deviceBack(String)
+        /// Time passed: the control loop's clock, milliseconds (messages and
+        /// the help go away by themselves). Never used for musical time.
+        case tick(milliseconds: Int64)
+    }
+
+    /// A new tempo and count-in for the engine.
+    public struct Retime: Hashable, Sendable {
+        public var tempoPercent: Int
+        public var countIn: Int
+
+        public init(tempoPercent: Int, countIn: Int) {
+            self.tempoPercent = tempoPercent
+            self.countIn = countIn
+        }
+    }
+
+    /// What the rig must do, in order.
+    public enum Effect: Equatable, Sendable {
+        /// Commands for the engine.
+        case engine([EngineCommand])
+        /// Recompile the schedule (tempo, count-in); answer with `.retimed`.
+        case retime(Retime)
+        /// Load the part's active takes into the engine again.
+        case reloadTakes
+        /// Discard the newest take; answer with `.undone`.
+        case undoLastTake
+        /// A line for the singer (the readout's message line) and the log.
+        case say(String)
+        /// A line for the log only, with its priority.
+        case log(String, LogPriority)
+        /// The controller's lights: the states that are on now.
+        case lights(Set<String>)
+        /// The session is over.
+        case end(SessionEnd)
+    }
+
+    public private(set) var context: Context
+    var dispatcher: ActionDispatcher
+    /// The take under review (recorded, heard with the others, not yet kept).
+    public private(set) var review: TakeRecord?
+    /// A take finished while the transport still ran: reviewed at the stop.
+    var waitingForReview: TakeRecord?
+    /// Whether the singer's own guide is muted (it is while they sing it).
+    public private(set) var guideMuted = true
+    public private(set) var soloed = false
+    var hasPlayed = false
+    var now: Int64 = 0
+    var message: (text: String, until: Int64)?
+    /// The help page shown, and until when.
+    var help: (page: Int, until: Int64)?
+    var lights: Set<String> = []
+    var lastState = Transport.State.stopped
+    /// Ended: every later input is ignored.
+    public private(set) var ended: SessionEnd?
+
+    /// How long a message or a help page stays, milliseconds.
+    public static let messageMilliseconds: Int64 = 4_000
+    public static let helpMilliseconds: Int64 = 15_000
+    /// How long "give me my note" sounds, seconds.
+    static let referenceSeconds = 1.5
+
+    /// A session in `context`.
+    public init(_ context: Context) {
+        self.context = context
+        dispatcher = ActionDispatcher(quantize: context.quantize, metronome: context.metronome)
+    }
+
+    // MARK: Handling
+
+    /// What `input` means now, given what the engine last published.
+    public mutating func handle(_ input: Input, snapshot: EngineSnapshot) -> [Effect] {
+        guard ended == nil else { return [] }
+        var effects: [Effect] = []
+        switch input {
+        case .action(let action):
+            if help != nil {
+                help = nil  // any key closes the help, and does what it does
+            }
+            effects += act(action, snapshot: snapshot)
+        case .help:
+            let next = (help?.page ?? -1) + 1
+            help = next < context.helpPageCount ? (next, now + Self.helpMilliseconds) : nil
+        case .quit:
+            effects.append(.end(.quit))
+        case .unknownKey(let key):
+            if help != nil {
+                help = nil  // any key closes the help
+            } else if !key.isWhitespace {
+                effects.append(say("'\(key)' does nothing; ? shows the keys"))
+            }
+        case .stopSignal:
+            effects.append(.log("stop signal: finishing and quitting", .info))
+            effects.append(.end(.quit))
+        case .engine(let event):
+            effects += transport(event, snapshot: snapshot)
+        case .takeFinished(let take):
+            if take.state == .kept {
+                waitingForReview = take
+            } else {
+                effects.append(say("take \(take.id) not kept: \(take.note ?? "nothing was recorded")"))
+            }
+        case .recorderProblem(let problem):
+            effects.append(.log(problem, .warning))
+            effects.append(say(problem))
+        case .undone(.success(let take)):
+            effects.append(say("take \(take.id) (\(take.part)) discarded; its file stays in the project"))
+            effects.append(.reloadTakes)
+            if review != nil {
+                review = nil
+                effects += setGuide(muted: true)
+            }
+        case .undone(.failure(let error)):
+            effects.append(say(error.description))
+        case .retimed(.success(let schedule)):
+            let scale = schedule.options.tempoScale
+            let retime = Retime(tempoPercent: Int((scale.numerator * 100 / scale.denominator)), countIn: schedule.options.countInMeasures)
+            let tempoChanged = retime.tempoPercent != context.tempoPercent
+            let countInChanged = retime.countIn != context.countIn
+            context.schedule = schedule
+            context.tempoPercent = retime.tempoPercent
+            context.countIn = retime.countIn
+            if tempoChanged {
+                effects.append(say("tempo \(retime.tempoPercent) % (\(Int((context.writtenTempo * Double(retime.tempoPercent) / 100).rounded())) bpm) from the next barline"))
+            }
+            if countInChanged { effects.append(say(retime.countIn == 0 ? "no count-in" : "count-in: \(retime.countIn) measure\(retime.countIn == 1 ? "" : "s")")) }
+        case .retimed(.failure(let error)):
+            effects.append(say(error.description))
+        case .deviceLost(let why):
+            effects.append(.log("\(why); waiting for the device to come back (the take so far is kept)", .warning))
+            effects.append(say("the audio device went away; waiting for it"))
+        case .deviceBack(let name):
+            effects.append(.log("the device is back: \(name)", .info))
+            effects.append(say("the audio device is back"))
+        case .tick(let milliseconds):
+            now = milliseconds
+        }
+        if let message, now >= message.until { self.message = nil }
+        if let help, now >= help.until { self.help = nil }
+        // A take finished and the transport stopped: heard at once (review).
+        // Not before the stop: loop passes finish takes while the singer
+        // still sings the next.
+        if let take = waitingForReview, snapshot.state == .stopped, ended == nil {
+            waitingForReview = nil
+            review = take
+            effects.append(.reloadTakes)
+            effects += setGuide(muted: false)
+            effects.append(say(String(format: "take %d recorded (%.1f s): space hears it with the others, k keeps, d discards", take.id,
+                                      Double(take.frames) / Double(context.schedule.options.sampleRate))))
+        }
+        let on = Self.lights(for: snapshot)
+        if on != lights {
+            lights = on
+            effects.append(.lights(on))
+        }
+        // The end comes last, after everything else this input did.
+        if let index = effects.firstIndex(where: { if case .end = $0 { true } else { false } }) {
+            let last = effects.remove(at: index)
+            effects.append(last)
+            if case .end(let end) = last { ended = end }
+        }
+        return effects
+    }
+
+    /// The controller's lights for a snapshot.
+    static func lights(for snapshot: EngineSnapshot) -> Set<String> {
+        var on: Set<String> = []
+        switch snapshot.state {
+        case .playing: on.insert("playing")
+        case .recording: on.formUnion(["playing", "recording"])
+        case .countIn: on.insert("count-in")
+        case .stopped: break
+        }
+        if snapshot.looping { on.insert("looping") }
+        return on
+    }
+
+    /// A line for the singer.
+    mutating func say(_ text: String) -> Effect {
+        message = (text, now + Self.messageMilliseconds)
+        return .say(text)
+    }
+
+    mutating func setGuide(muted: Bool) -> [Effect] {
+        guideMuted = muted
+        var mix = context.ownMix
+        mix.muted = muted
+        return [.engine([.mix(part: context.partIndex, mix)])]
+    }
+
+    /// The transport's changes, one log line each (journald keeps them).
+    mutating func transport(_ event: EngineEvent, snapshot: EngineSnapshot) -> [Effect] {
+        let schedule = context.schedule
+        switch event {
+        case .countIn(_, let music): return [.log("transport: count-in to measure \(schedule.measure(at: music))", .info)]
+        case .playing(let at):
+            hasPlayed = true
+            return [.log("transport: playing from measure \(schedule.measure(at: at))", .info)]
+        case .recordingStarted(let at):
+            hasPlayed = true
+            return [.log("transport: recording from measure \(schedule.measure(at: at)) (sample \(at))", .info)]
+        case .recordingStopped(let at): return [.log("transport: recording stopped at measure \(schedule.measure(at: at)) (sample \(at))", .info)]
+        case .stopped(let at, _, let finishedTake):
+            var effects: [Effect] = [.log("transport: stopped at measure \(schedule.measure(at: at))\(finishedTake ? ", take finished" : "")", .info)]
+            if context.playOnceAndQuit && hasPlayed { effects.append(.end(.quit)) }
+            return effects
+        case .looped(_, let to): return [.log("transport: loop back to measure \(schedule.measure(at: to))", .info)]
+        case .refused(let why): return [say("refused: \(why)")]
+        case .scheduleChanged: return []
+        }
+    }
+
+    // MARK: Actions
+
+    mutating func act(_ action: ControlAction, snapshot: EngineSnapshot) -> [Effect] {
+        var effects: [Effect] = []
+        if action == .record || action == .punchIn {
+            if let why = context.recordingRefused { return [say("recording is off: \(why)")] }
+            if let take = review {
+                // Recording again keeps the take under review and mutes the part's guide.
+                review = nil
+                effects += setGuide(muted: true)
+                effects.append(.log("take \(take.id) kept", .info))
+            }
+        }
+        switch dispatcher.dispatch(action, snapshot: snapshot) {
+        case .engine(let commands):
+            effects.append(.engine(commands))
+            effects.append(say(words(for: action, commands: commands, snapshot: snapshot)))
+        case .ignored:
+            effects.append(say(whyNot(action, snapshot: snapshot)))
+        case .box(let request):
+            effects += boxAction(request, snapshot: snapshot)
+        }
+        return effects
+    }
+
+    /// What an engine action did, in the singer's words.
+    func words(for action: ControlAction, commands: [EngineCommand], snapshot: EngineSnapshot) -> String {
+        let state = snapshot.state
+        switch action {
+        case .playPause: return state == .stopped ? "play" : "pause at measure \(max(snapshot.measure, 0))"
+        case .stop: return "stop"
+        case .record, .punchIn, .punchOut:
+            switch state {
+            case .stopped: return context.countIn > 0 ? "record after \(context.countIn) measure\(context.countIn == 1 ? "" : "s") of count-in" : "record"
+            case .countIn: return "count-in: record or not, toggled"
+            case .playing: return "punch in at the next \(context.quantize == .immediate ? "moment" : context.quantize.rawValue)"
+            case .recording: return "punch out at the next \(context.quantize == .immediate ? "moment" : context.quantize.rawValue)"
+            }
+        case .loop:
+            if case .loop(let range)? = commands.first, let range { return "loop \(range.lowerBound)-\(range.upperBound) on" }
+            return "loop off"
+        case .loopEndHere:
+            if case .loop(let range)? = commands.first, let range { return "loop \(range.lowerBound)-\(range.upperBound) on" }
+            return "loop to measure \(snapshot.measure)"
+        case .previousMeasure: return "measure \(snapshot.measure - 1)"
+        case .nextMeasure: return "measure \(snapshot.measure + 1)"
+        case .metronome: return dispatcher.metronomeOn ? "metronome on" : "metronome off"
+        default: return action.rawValue
+        }
+    }
+
+    /// Why an action did nothing now.
+    func whyNot(_ action: ControlAction, snapshot: EngineSnapshot) -> String {
+        switch action {
+        case .stop: return "already stopped"
+        case .punchIn:
+            return snapshot.state == .countIn ? "punch in after the count-in (r toggles recording during it)" : "already recording"
+        case .punchOut: return "not recording: nothing to punch out of"
+        case .loop: return "no loop yet: [ sets its start, ] its end"
+        case .loopStartHere: return "loop from measure \(snapshot.measure); ] sets its end"
+        case .loopEndHere: return "loop to measure \(snapshot.measure): set its start first with ["
+        default: return "\(action.rawValue): nothing to do now"
+        }
+    }
+
+    mutating func boxAction(_ request: ControlAction, snapshot: EngineSnapshot) -> [Effect] {
+        let parts = context.partNames.count
+        switch request {
+        case .nextSong, .previousSong:
+            let count = max(1, context.songCount)
+            let song = (context.songIndex + (request == .nextSong ? 1 : count - 1)) % count
+            return [.end(.switchTo(song: song, part: context.partIndex))]
+        case .nextPart, .previousPart:
+            let part = (context.partIndex + (request == .nextPart ? 1 : parts - 1)) % parts
+            return [.end(.switchTo(song: context.songIndex, part: part))]
+        case .keepTake:
+            guard let take = review else { return [say("no take to keep: takes are kept as they are recorded (d or u discards the newest)")] }
+            review = nil
+            return setGuide(muted: true) + [say("take \(take.id) kept")]
+        case .discardTake, .undoTake:
+            return [.engine([.stop]), .undoLastTake]
+        case .mutePart:
+            let effects = setGuide(muted: !guideMuted)
+            return effects + [say(guideMuted ? "\(context.partName) guide muted (you sing it)" : "\(context.partName) guide on")]
+        case .soloPart:
+            soloed.toggle()
+            var effects: [Effect] = [.engine([.solo(part: context.partIndex, soloed)])]
+            if soloed && guideMuted { effects += setGuide(muted: false) }
+            return effects + [say(soloed ? "\(context.partName) alone" : "all parts")]
+        case .giveMeMyNote:
+            let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
+            guard let tone = context.schedule.tones[context.partIndex].toneToSing(at: position) else { return [say("\(context.partName) has no notes")] }
+            let samples = Int(Self.referenceSeconds * Double(context.schedule.options.sampleRate))
+            return [.engine([.reference(frequency: tone.frequency, samples: samples)]), say("your note: \(NoteName.name(tone.midi))")]
+        case .tempoUp, .tempoDown:
+            let wanted = min(150, max(50, context.tempoPercent + (request == .tempoUp ? 5 : -5)))
+            guard wanted != context.tempoPercent else { return [say("tempo \(wanted) % is the \(request == .tempoUp ? "fastest" : "slowest")")] }
+            return [.retime(Retime(tempoPercent: wanted, countIn: context.countIn))]
+        case .countIn:
+            return [.retime(Retime(tempoPercent: context.tempoPercent, countIn: (context.countIn + 1) % 3))]
+        case .calibrate:
+            return [say("calibrating: connect the output to the input (a cable, or headphones held to the microphone)"), .end(.calibrate)]
+        case .shutdown:
+            return [say("safe shutdown"), .end(.shutdown)]
+        default:
+            return [say("\(request.rawValue): not handled by the box")]
+        }
+    }
+
+    // MARK: Readout
+
+    /// What the readouts show now.
+    public func readout(snapshot: EngineSnapshot, reading: PitchReading?, takes: Int) -> ReadoutState {
+        let mode: ReadoutMode
+        switch snapshot.state {
+        case .stopped: mode = review == nil ? .stopped : .review
+        case .countIn: mode = .countIn
+        case .playing: mode = .playing
+        case .recording: mode = .recording
+        }
+        let loop = snapshot.looping ? dispatcher.loopStart.map { "\($0)-\(dispatcher.loopEnd ?? $0)" } ?? "on" : nil
+        return ReadoutState(
+            song: context.songTitle, shortSong: context.shortTitle, part: context.partName, mode: mode, measure: snapshot.measure, beat: snapshot.beat,
+            tempo: context.writtenTempo * Double(context.tempoPercent) / 100, loop: loop, takes: takes,
+            inputDB: reading.map { $0.inputPeak > 0 ? 20 * log10(Double($0.inputPeak)) : -.infinity } ?? -.infinity,
+            clipped: (reading?.inputPeak ?? 0) >= 0.999, note: reading?.expectedMIDI.map(NoteName.name), cents: reading?.cents,
+            lyric: context.lyrics.line(at: snapshot.position), message: message?.text, helpPage: help?.page)
+    }
+}
+
+extension BoxSession.Context {
+    /// Pages of key help on the console (computed for a 14-line readout).
+    var helpPageCount: Int { Readout.helpPages(ConsoleKeys.helpLines, width: 80, height: 14).count }
+}
+
+/// How important a log line is, as journald reads it from stderr (`<3>`…).
+public enum LogPriority: Int, Hashable, Sendable {
+    case error = 3
+    case warning = 4
+    case info = 6
+}
+
+/// The part's lyrics as lines of four measures (a hymn's phrase), for the
+/// readout: syllables joined into words ("A-maz-ing grace …").
+public struct LyricLines: Sendable {
+    /// Line text and the song sample it starts on, in order.
+    public let lines: [(start: Int64, text: String)]
+
+    /// The lines of `part` on `schedule`.
+    public init(part: Part, schedule: Schedule) {
+        var lines: [(start: Int64, text: String)] = []
+        var currentGroup = Int.min
+        var text = ""
+        var joinNext = false
+        for note in part.notes {
+            guard let lyric = note.lyric else { continue }
+            let sample = schedule.timeMap.sample(atTick: note.startTick)
+            let group = max(0, schedule.measure(at: sample) - schedule.firstMeasureNumber) / 4
+            if group != currentGroup {
+                if !text.isEmpty { lines[lines.count - 1].text = text }
+                lines.append((sample, ""))
+                currentGroup = group
+                text = ""
+                joinNext = false
+            }
+            text += (text.isEmpty || joinNext ? "" : " ") + lyric.text + (lyric.continuesWord ? "-" : "")
+            joinNext = lyric.continuesWord
+        }
+        if !text.isEmpty && !lines.isEmpty { lines[lines.count - 1].text = text }
+        self.lines = lines
+    }
+
+    /// The line being sung at `sample` ("" before the first).
+    public func line(at sample: Int64) -> String {
+        let index = lines.partitionIndex { $0.start > sample } - 1
+        return index >= 0 ? lines[index].text : ""
+    }
+}

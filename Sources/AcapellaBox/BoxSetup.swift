@@ -1,0 +1,162 @@
+public import AcapellaControl
+public import AcapellaDevices
+import AcapellaProject
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the command line gave `acapella run` (nil: not given).
+public struct BoxFlags: Sendable {
+    /// `--config`: the settings file.
+    public var settings: String?
+    public var song: String?
+    /// `--part`, 1-based.
+    public var part: Int?
+    public var device: String?
+    /// `--project`: a project kept elsewhere, rehearsed first.
+    public var project: String?
+    /// `--data`: the data directory.
+    public var data: String?
+    /// `--controls`: the controls file.
+    public var controls: String?
+    public var seconds: Double?
+    /// `--play`: start playing at once.
+    public var play = false
+    /// `--once`: play the song through once, then quit.
+    public var once = false
+
+    /// No flags.
+    public init() {}
+}
+
+/// A problem resolving the box's set-up: one line naming the file and key
+/// or the flag; `usage` when the words on the command line were wrong.
+public struct BoxSetupError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public var usage: Bool
+}
+
+/// The files the program ships (songs, the default settings and controls),
+/// found from the executable: a build tree has them a few folders above,
+/// an install in `PREFIX/share/acapella` beside `PREFIX/bin`.
+public enum ShippedFiles {
+    /// The path of a shipped file, if it is there.
+    public static func path(_ relative: String, installed: String) -> String? {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var candidates: [String] = [directory.appendingPathComponent("../" + installed).standardized.path]
+        for _ in 0..<5 {
+            directory = directory.deletingLastPathComponent()
+            candidates.append(directory.appendingPathComponent(relative).path)
+        }
+        candidates.append(FileManager.default.currentDirectoryPath + "/" + relative)
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// The song library.
+    public static var songs: String? { path("Songs", installed: "share/acapella/songs") }
+    /// The default controls.
+    public static var controls: String? { path("Config/controls.json", installed: "share/acapella/controls.json") }
+    /// The default settings.
+    public static var settings: String? { path("Config/acapella.json", installed: "share/acapella/acapella.json") }
+}
+
+/// Everything `acapella run` needs, resolved once from the settings file,
+/// the command line and the shipped defaults (the command line wins over
+/// the file, the file over the defaults).
+public struct BoxSetup: Sendable {
+    public var options: BoxOptions
+    public var controls: ControlConfig
+    /// The device's words, and where they came from ("--device",
+    /// "/etc/acapella/acapella.json: device").
+    public var device: String?
+    public var deviceSource: String
+    /// Lines to log at start.
+    public var notes: [String] = []
+
+    /// Where the settings are read from: `--config`, else
+    /// `/etc/acapella/acapella.json`, else the shipped defaults.
+    public static let systemSettings = "/etc/acapella/acapella.json"
+    public static let systemControls = "/etc/acapella/controls.json"
+
+    /// Resolves `flags` against the settings file and the defaults.
+    public static func resolve(_ flags: BoxFlags) throws(BoxSetupError) -> BoxSetup {
+        func failure(_ text: String) -> BoxSetupError { BoxSetupError(description: text, usage: false) }
+        let settingsPath = flags.settings ?? (FileManager.default.fileExists(atPath: systemSettings) ? systemSettings : ShippedFiles.settings)
+        var settings = BoxConfig()
+        if let settingsPath {
+            guard let data = FileManager.default.contents(atPath: settingsPath) else { throw failure("\(settingsPath): cannot read the settings") }
+            do { settings = try BoxConfig.parse(data, file: settingsPath) } catch { throw failure(error.description) }
+        }
+        let fileKey = { (key: String) in "\(settingsPath ?? "settings"): \(key)" }
+        // Songs: the library, with --song (or the setting) first or chosen.
+        let library = ShippedFiles.songs
+        var songs = library.map { folder in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { folder + "/" + $0 } } ?? []
+        var index = 0
+        if let wanted = flags.song ?? settings.song {
+            if FileManager.default.fileExists(atPath: wanted) {
+                songs.insert(wanted, at: 0)
+            } else if let found = songs.firstIndex(where: { ($0 as NSString).lastPathComponent.lowercased().hasPrefix(wanted.lowercased()) }) {
+                index = found
+            } else {
+                throw BoxSetupError(description: "\(flags.song != nil ? "--song" : fileKey("song")): no song '\(wanted)' (a path, or the start of a file name in the library)",
+                                    usage: flags.song != nil)
+            }
+        }
+        var projectPaths: [String: String] = [:]
+        if let project = flags.project {
+            let song = project + "/score.acasong"
+            guard FileManager.default.fileExists(atPath: project + "/manifest.json") || FileManager.default.fileExists(atPath: song) else {
+                throw failure("\(project): not a project (make one with: acapella new \(project) --song SONG)")
+            }
+            songs.insert(song, at: 0)
+            projectPaths[song] = project
+            index = 0
+        }
+        guard !songs.isEmpty else { throw failure("no songs: give --song PATH, or run from the repository (Songs/)") }
+        var options = BoxOptions(songs: songs, dataDirectory: flags.data ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
+        options.projectPaths = projectPaths
+        options.calibrationStore = options.dataDirectory + "/calibration.json"
+        options.powerOffCommand = settings.powerOffCommand
+        options.songIndex = index
+        options.partIndex = (flags.part ?? settings.part) - 1
+        options.partSource = flags.part != nil ? "--part" : fileKey("part")
+        options.countIn = settings.countIn
+        options.metronome = settings.metronome
+        options.consoleReadout = settings.consoleReadout
+        options.lcdHost = settings.lcdHost
+        options.lcdPort = UInt16(settings.lcdPort)
+        options.seconds = flags.seconds
+        options.autoplay = flags.play || flags.once
+        options.playOnceAndQuit = flags.once
+        // Controls: --controls, else the data directory's (midi-learn writes
+        // there), else /etc/acapella's, else the shipped defaults.
+        let learned = options.dataDirectory + "/controls.json"
+        let controlsPath = flags.controls ?? [learned, systemControls].first { FileManager.default.fileExists(atPath: $0) } ?? ShippedFiles.controls
+        var controls: ControlConfig
+        do {
+            if let controlsPath { controls = try ControlConfig.load(controlsPath) } else { controls = try ControlConfig.parse(Data("{}".utf8), file: "(none)") }
+        } catch {
+            throw failure(error.description)
+        }
+        if let quantize = settings.quantize { controls.punchQuantize = quantize }
+        // The device's words are checked now, naming where they came from.
+        let deviceSource = flags.device != nil ? "--device" : fileKey("device")
+        var device = flags.device ?? settings.device
+        do { _ = try DeviceChoice(parsing: device) } catch { throw BoxSetupError(description: "\(deviceSource): \(error.description)", usage: flags.device != nil) }
+        // The room in real time when nobody asked for a device and there is no card.
+        if device == nil && DeviceInventory.scan().cards.isEmpty { device = "sim:speed=1" }
+        var setup = BoxSetup(options: options, controls: controls, device: device, deviceSource: deviceSource)
+        if isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once {
+            setup.notes.append("no terminal: running until stopped (SIGTERM), driven by MIDI and the foot switch")
+        }
+        return setup
+    }
+
+    /// Opens the device the set-up names (a fresh one each call: the box
+    /// opens one per session and again when a lost one returns).
+    public func openDevice() throws(DeviceError) -> any AudioDevice {
+        try DeviceChoice(parsing: device).open()
+    }
+}

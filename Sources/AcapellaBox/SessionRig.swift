@@ -1,0 +1,210 @@
+public import AcapellaDevices
+public import AcapellaEngine
+public import AcapellaProject
+import AcapellaScore
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How to rig a session.
+public struct RigOptions: Sendable {
+    /// The part rehearsed or recorded, by index.
+    public var partIndex: Int
+    /// Count-in measures before play and record.
+    public var countIn = 1
+    /// Tempo, percent of written.
+    public var tempoPercent = 100
+    /// The metronome while playing.
+    public var metronome = false
+    /// Metronome gain when on.
+    public var clickGain: Float = 0.3
+    /// Keep the part's own guide tone audible (normally muted: the singer sings it).
+    public var ownGuide = false
+    /// Record every take as a punch-in (a measure range was asked for).
+    public var punchesOnly = false
+    /// Run the pitch needle.
+    public var trackPitch = true
+    /// The simulated room's singer (used only in the room).
+    public var singer: SingerSettings? = SingerSettings()
+    /// Where calibrations are looked up (nil: the data directory's store).
+    public var calibrationStore: String?
+    /// Fault injection: a full disk after this many frames of a take.
+    public var diskFullAfterFrames: Int64?
+
+    /// Options for part `partIndex`.
+    public init(partIndex: Int) {
+        self.partIndex = partIndex
+    }
+}
+
+/// Starts and stops everything one session needs, for `acapella run` and
+/// `acapella record` alike: the schedule, the engine on the device's thread
+/// (through a supervisor that reopens a lost device when asked to), the
+/// recorder on its thread (when the project can be written), the pitch
+/// needle on its own, the stored calibration applied. It wires; it decides
+/// nothing (`BoxSession` and `RecordingSession` do).
+public final class SessionRig {
+    public let project: Project
+    public let partIndex: Int
+    /// The schedule the engine started with.
+    public let schedule: Schedule
+    /// The engine's links, and the control thread's half.
+    public let link: EngineLink
+    public let control: EngineControl
+    /// Nil when the project is read-only here (nothing is recorded).
+    public let recorder: Recorder?
+    public let tracker: PitchTracker?
+    /// The calibration line each take records.
+    public let calibration: String
+    /// Takes that could not be loaded, and why.
+    public let leftOut: [LeftOutTake]
+    /// The part's mix (muted unless its guide was asked for).
+    public let mixes: [PartMix]
+    private var render: RenderThread?
+    private var pending: (device: DeviceBox, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)?, engine: EngineBox, singer: SyntheticSinger?)?
+    let roundTripFrames: Double
+    let sampleRate: Int
+    let periodFrames: Int
+    private var finished = false
+
+    /// Rigs `project` on `device`; with `reopen`, a lost device is reopened
+    /// through it and the session carries on (the box), else the loss ends
+    /// the session (a recording).
+    public init(project: Project, device: any AudioDevice, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)? = nil, options: RigOptions) throws(ProjectError) {
+        let score = project.score
+        guard score.parts.indices.contains(options.partIndex) else { throw ProjectError(description: "no part number \(options.partIndex + 1)") }
+        guard device.sampleRate == project.manifest.sampleRate else {
+            throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
+        }
+        self.project = project
+        partIndex = options.partIndex
+        let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.tempoPercent), 100), countInMeasures: options.countIn)
+        do { schedule = try Schedule(score: score, options: scheduleOptions) } catch { throw ProjectError(description: error.description) }
+        var mixes = PartMix.spread(count: score.parts.count)
+        mixes[options.partIndex].muted = !options.ownGuide
+        self.mixes = mixes
+        let (takes, leftOut) = project.activeTakes(for: scheduleOptions)
+        self.leftOut = leftOut
+        var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.metronome ? options.clickGain : 0, maximumFrames: device.periodFrames)
+        let store: CalibrationStore
+        if let path = options.calibrationStore { store = try CalibrationStore(path: path) } else { store = try CalibrationStore() }
+        calibration = CalibrationStore.applying(store, to: device)
+        if project.isWritable {
+            let recorder = Recorder(project: project, part: score.parts[options.partIndex].name, options: scheduleOptions, calibration: calibration,
+                                    punchesOnly: options.punchesOnly, failAfterFrames: options.diskFullAfterFrames)
+            core.attachCapture(ring: recorder.ring, latencyFrames: try captureLatency(of: device))
+            if let room = device as? SimulatedRoom {
+                let ring = recorder.ring
+                room.backpressure = { ring.waitingCount < ring.capacityCount / 2 }
+            }
+            self.recorder = recorder
+        } else {
+            // Nothing is recorded, but the needle still hears the singer.
+            core.attachCapture(ring: BulkRing(capacity: 1), latencyFrames: try captureLatency(of: device))
+            recorder = nil
+        }
+        tracker = options.trackPitch ? PitchTracker(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate) : nil
+        if let tracker { core.attachAnalysis(ring: tracker.ring) }
+        link = core.link
+        control = EngineControl(link: link, score: score, options: scheduleOptions)
+        // (tells the control which parts play takes: a tempo change is refused under them)
+        for (index, slot) in takes.enumerated() where !slot.layers.isEmpty { control.send(.takes(part: index, slot)) }
+        var singer: SyntheticSinger?
+        if let settings = options.singer, device is SimulatedRoom {
+            var voice = SyntheticSinger(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate)
+            voice.detuneCents = settings.detuneCents
+            voice.vibratoCents = settings.vibratoCents
+            voice.timingErrorSamples = settings.timingErrorSamples
+            voice.noise = settings.noise
+            singer = voice
+        }
+        roundTripFrames = device.roundTripFrames
+        sampleRate = device.sampleRate
+        periodFrames = device.periodFrames
+        pending = (DeviceBox(device), reopen, EngineBox(core), singer)
+    }
+
+    /// Starts the recorder, the needle and the device loop. Commands sent
+    /// before apply in the very first period (a take then starts on device
+    /// frame 0: the same take every time in the simulated room).
+    public func start() {
+        guard let (device, reopen, engine, singer) = pending else { return }
+        pending = nil
+        recorder?.start()
+        tracker?.start()
+        render = RenderThread(device: device, reopen: reopen, engine: engine, singer: singer)
+    }
+
+    /// The part's active takes as the project has them now, into the engine.
+    public func reloadTakes() {
+        let load = { (project: Project) in project.activeTakes(for: self.control.options).takes }
+        let takes = recorder?.withProject(load) ?? load(project)
+        control.send(.takes(part: partIndex, takes[partIndex]))
+    }
+
+    /// Whether the device loop has ended (a lost device the rig does not
+    /// reopen, or `finish`), and why when it failed.
+    public var deviceEnded: Bool { render?.hasEnded ?? false }
+    public var deviceFailure: String? { render?.failure }
+
+    /// What happened to the device since the last call (lost, reopened).
+    public func deviceEvents() -> [DeviceSupervisor.Event] { render?.takeEvents() ?? [] }
+
+    /// Waits up to `milliseconds` for the device loop to end; true when it has.
+    public func waitForDevice(milliseconds: Int) -> Bool {
+        guard let render else {
+            usleep(useconds_t(milliseconds) * 1_000)
+            return false
+        }
+        return render.wait(milliseconds: milliseconds)
+    }
+
+    /// Stops the transport (a take in progress is finished), lets the round
+    /// trip's last frames arrive, stops the device, the recorder and the
+    /// needle. Returns once every take is on disk. Idempotent.
+    public func finish(stopTransport: Bool = true) {
+        guard !finished else { return }
+        finished = true
+        guard let render else { return }  // never started
+        if stopTransport && !render.hasEnded {
+            link.send(.stop)
+            let tail = Int(roundTripFrames) + 2 * periodFrames
+            _ = render.wait(milliseconds: max(50, tail * 3_000 / sampleRate))
+        }
+        render.stop()
+        recorder?.finish()
+        tracker?.stop()
+        link.collectRetired()
+    }
+
+    deinit { finish(stopTransport: false) }
+}
+
+/// Holds the engine for the render thread. `@unchecked Sendable`: the
+/// core is touched only by the thread running the device loop, after the
+/// caller has handed it over and until that thread ends.
+final class EngineBox: @unchecked Sendable {
+    var core: EngineCore
+    init(_ core: consuming EngineCore) { self.core = core }
+}
+
+/// Holds a device for its thread (same hand-over rule as `EngineBox`).
+final class DeviceBox: @unchecked Sendable {
+    let device: any AudioDevice
+    init(_ device: any AudioDevice) { self.device = device }
+}
+
+/// The round trip captured frames are tagged with, in whole frames;
+/// refused when it is not a round trip a device can have (a damaged
+/// calibration, a device reporting nonsense): a negative one would tag
+/// frames with moments not yet played.
+func captureLatency(of device: any AudioDevice) throws(ProjectError) -> Int {
+    let frames = device.roundTripFrames
+    guard frames.isFinite, frames >= 0, frames <= 192_000 else {
+        throw ProjectError(description: "\(device.route): a round trip of \(frames) frames is impossible (reported \(device.reportedRoundTripFrames), calibrated trim \(device.calibrationTrimFrames)); calibrate again")
+    }
+    return Int(frames.rounded())
+}

@@ -1,0 +1,263 @@
+@testable import AcapellaBox
+import AcapellaControl
+@testable import AcapellaEngine
+@testable import AcapellaProject
+import AcapellaScore
+import AcapellaStatus
+import Foundation
+import Testing
+
+/// The box's behaviour, alone: every action in every transport state, the
+/// review of a take, tempo and count-in, song and part selection, the key
+/// help, messages and lights — fed by hand, no thread, device or file.
+@Suite struct BoxSessionTests {
+    static let score = try! Acasong.parse(songText("amazing-grace.acasong"))
+
+    static func context(countIn: Int = 1, metronome: Bool = false, refused: String? = nil, once: Bool = false, songCount: Int = 3) -> BoxSession.Context {
+        let schedule = try! Schedule(score: score, options: ScheduleOptions(countInMeasures: countIn))
+        var context = BoxSession.Context(score: score, schedule: schedule, partIndex: 1, songIndex: 0, songCount: songCount, countIn: countIn)
+        context.metronome = metronome
+        context.recordingRefused = refused
+        context.playOnceAndQuit = once
+        return context
+    }
+
+    static func snapshot(_ state: Transport.State = .stopped, measure: Int = 1, position: Int64 = 40_000, looping: Bool = false) -> EngineSnapshot {
+        EngineSnapshot(serial: 1, position: position, state: state, measure: measure, beat: 1, looping: looping, currentMIDI: [nil, nil, nil, nil],
+                       partPeaks: [0, 0, 0, 0], outputPeak: 0, refusedCommands: 0)
+    }
+
+    static func take(_ id: Int, state: TakeState = .kept, frames: Int64 = 480_000) -> TakeRecord {
+        TakeRecord(id: id, part: "Alto", file: "takes/alto-\(id).wav", alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil, tempoScale: "1", transpose: 0,
+                   sampleRate: 48_000, state: state, active: true, frames: frames, dropouts: [], note: state == .kept ? nil : "nothing was recorded",
+                   calibration: nil, scoreHash: nil)
+    }
+
+    static func said(_ effects: [BoxSession.Effect]) -> [String] {
+        effects.compactMap { if case .say(let text) = $0 { text } else { nil } }
+    }
+
+    static func commands(_ effects: [BoxSession.Effect]) -> [EngineCommand] {
+        effects.flatMap { effect -> [EngineCommand] in
+            if case .engine(let commands) = effect { return commands }
+            return []
+        }
+    }
+
+    /// Every action, in every transport state, does something the singer
+    /// can see: it says what it did (or why not), or moves on to another
+    /// song, part, calibration or shutdown.
+    @Test(arguments: [Transport.State.stopped, .countIn, .playing, .recording])
+    func everyActionSaysWhatItDid(state: Transport.State) {
+        for action in ControlAction.allCases {
+            var session = BoxSession(Self.context())
+            let effects = session.handle(.action(action), snapshot: Self.snapshot(state))
+            let visible = effects.contains { effect in
+                switch effect {
+                case .say, .end, .retime, .undoLastTake: true
+                default: false
+                }
+            }
+            #expect(visible, "\(action.rawValue) while \(state): \(effects)")
+        }
+    }
+
+    @Test func theKeysTheIssueFoundSilentNowSpeak() {
+        var session = BoxSession(Self.context(metronome: true))
+        // The metronome was on from the settings: the first `m` turns it off.
+        #expect(Self.said(session.handle(.action(.metronome), snapshot: Self.snapshot(.playing))) == ["metronome off"])
+        #expect(Self.said(session.handle(.action(.metronome), snapshot: Self.snapshot(.playing))) == ["metronome on"])
+        #expect(Self.said(session.handle(.action(.loop), snapshot: Self.snapshot())) == ["no loop yet: [ sets its start, ] its end"])
+        #expect(Self.said(session.handle(.action(.punchIn), snapshot: Self.snapshot(.countIn))) == ["punch in after the count-in (r toggles recording during it)"])
+        let calibrate = session.handle(.action(.calibrate), snapshot: Self.snapshot())
+        #expect(Self.said(calibrate) == ["calibrating: connect the output to the input (a cable, or headphones held to the microphone)"])
+        #expect(calibrate.last == .end(.calibrate))
+    }
+
+    @Test func loopFromHereToHere() {
+        var session = BoxSession(Self.context())
+        #expect(Self.said(session.handle(.action(.loopStartHere), snapshot: Self.snapshot(measure: 3))) == ["loop from measure 3; ] sets its end"])
+        let end = session.handle(.action(.loopEndHere), snapshot: Self.snapshot(measure: 5))
+        #expect(Self.commands(end) == [.loop(3...5)] && Self.said(end) == ["loop 3-5 on"])
+        #expect(session.readout(snapshot: Self.snapshot(looping: true), reading: nil, takes: 0).loop == "3-5")
+        let off = session.handle(.action(.loop), snapshot: Self.snapshot(looping: true))
+        #expect(Self.commands(off) == [.loop(nil)] && Self.said(off) == ["loop off"])
+    }
+
+    /// A take finished while the transport runs (a loop pass) waits; at
+    /// the stop the newest is reviewed: heard with its guide, k keeps it.
+    @Test func reviewAfterTheStop() {
+        var session = BoxSession(Self.context())
+        _ = session.handle(.tick(milliseconds: 0), snapshot: Self.snapshot(.recording))
+        #expect(session.handle(.takeFinished(Self.take(4)), snapshot: Self.snapshot(.recording)).isEmpty)
+        #expect(session.handle(.takeFinished(Self.take(5)), snapshot: Self.snapshot(.recording)).isEmpty)
+        #expect(session.review == nil, "not reviewed while the singer still sings")
+        let stop = session.handle(.engine(.stopped(at: 500_000, returnTo: 40_000, finishedTake: true)), snapshot: Self.snapshot())
+        #expect(session.review?.id == 5)
+        #expect(stop.contains(.reloadTakes))
+        #expect(Self.commands(stop).contains { if case .mix(1, let mix) = $0 { !mix.muted } else { false } }, "the part's own guide is heard at review")
+        #expect(Self.said(stop).last == "take 5 recorded (10.0 s): space hears it with the others, k keeps, d discards")
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 2).mode == .review)
+        let keep = session.handle(.action(.keepTake), snapshot: Self.snapshot())
+        #expect(Self.said(keep) == ["take 5 kept"] && session.review == nil && session.guideMuted)
+        #expect(Self.said(session.handle(.action(.keepTake), snapshot: Self.snapshot())).first?.hasPrefix("no take to keep") == true)
+    }
+
+    @Test func aTakeNotKeptIsSaidSo() {
+        var session = BoxSession(Self.context())
+        let effects = session.handle(.takeFinished(Self.take(2, state: .discarded, frames: 0)), snapshot: Self.snapshot())
+        #expect(Self.said(effects) == ["take 2 not kept: nothing was recorded"] && session.review == nil)
+    }
+
+    /// d discards the newest take through the project and says so only
+    /// when the project did it; recording again during review keeps it.
+    @Test func discardAndRecordAgain() {
+        var session = BoxSession(Self.context())
+        _ = session.handle(.takeFinished(Self.take(3)), snapshot: Self.snapshot())
+        let discard = session.handle(.action(.discardTake), snapshot: Self.snapshot())
+        #expect(discard == [.engine([.stop]), .undoLastTake])
+        let undone = session.handle(.undone(.success(Self.take(3))), snapshot: Self.snapshot())
+        #expect(Self.said(undone) == ["take 3 (Alto) discarded; its file stays in the project"] && undone.contains(.reloadTakes))
+        #expect(session.review == nil && session.guideMuted)
+        #expect(Self.said(session.handle(.undone(.failure(ProjectError(description: "no take to undo"))), snapshot: Self.snapshot())) == ["no take to undo"])
+
+        _ = session.handle(.takeFinished(Self.take(6)), snapshot: Self.snapshot())
+        let record = session.handle(.action(.record), snapshot: Self.snapshot())
+        #expect(record.contains(.log("take 6 kept", .info)) && session.review == nil && session.guideMuted)
+        #expect(Self.commands(record).contains(.record(.bar)))
+    }
+
+    @Test func recordingRefusedSaysWhy() {
+        var session = BoxSession(Self.context(refused: "/p.acaproj is in use by another program or read-only"))
+        for action in [ControlAction.record, .punchIn] {
+            let effects = session.handle(.action(action), snapshot: Self.snapshot(.playing))
+            #expect(Self.commands(effects).isEmpty)
+            #expect(Self.said(effects) == ["recording is off: /p.acaproj is in use by another program or read-only"])
+        }
+    }
+
+    /// Tempo and count-in are asked of the engine; the session believes
+    /// them (and says so) only when the engine took them.
+    @Test func tempoAndCountIn() throws {
+        var session = BoxSession(Self.context())
+        #expect(session.handle(.action(.tempoUp), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 105, countIn: 1))])
+        let faster = try Schedule(score: Self.score, options: ScheduleOptions(tempoScale: Rational(105, 100), countInMeasures: 1))
+        #expect(Self.said(session.handle(.retimed(.success(faster)), snapshot: Self.snapshot())) == ["tempo 105 % (76 bpm) from the next barline"])
+        #expect(session.context.tempoPercent == 105 && session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).tempo == 75.6)
+        let refusal = EngineControlError(description: "tempo: takes are playing at the recorded tempo; mute or clear them first (no time-stretching)")
+        _ = session.handle(.action(.tempoUp), snapshot: Self.snapshot())
+        #expect(Self.said(session.handle(.retimed(.failure(refusal)), snapshot: Self.snapshot())) == [refusal.description])
+        #expect(session.context.tempoPercent == 105)
+        // The count-in cycles 1 → 2 → 0 → 1.
+        for (from, to, words) in [(1, 2, "count-in: 2 measures"), (2, 0, "no count-in"), (0, 1, "count-in: 1 measure")] {
+            #expect(session.handle(.action(.countIn), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 105, countIn: to))], "from \(from)")
+            let schedule = try Schedule(score: Self.score, options: ScheduleOptions(tempoScale: Rational(105, 100), countInMeasures: to))
+            #expect(Self.said(session.handle(.retimed(.success(schedule)), snapshot: Self.snapshot())) == [words])
+        }
+        var slowest = BoxSession(Self.context())
+        for _ in 0..<10 {
+            guard case .retime(let retime)? = slowest.handle(.action(.tempoDown), snapshot: Self.snapshot()).first else { break }
+            let schedule = try Schedule(score: Self.score, options: ScheduleOptions(tempoScale: Rational(Int128(retime.tempoPercent), 100), countInMeasures: 1))
+            _ = slowest.handle(.retimed(.success(schedule)), snapshot: Self.snapshot())
+        }
+        #expect(slowest.context.tempoPercent == 50)
+        #expect(Self.said(slowest.handle(.action(.tempoDown), snapshot: Self.snapshot())) == ["tempo 50 % is the slowest"])
+    }
+
+    @Test func songsAndPartsWrapAround() {
+        var first = BoxSession(Self.context(songCount: 3))
+        #expect(first.handle(.action(.previousSong), snapshot: Self.snapshot()) == [.end(.switchTo(song: 2, part: 1))])
+        #expect(first.ended == .switchTo(song: 2, part: 1))
+        #expect(first.handle(.action(.playPause), snapshot: Self.snapshot()).isEmpty, "an ended session does nothing more")
+        var session = BoxSession(Self.context())
+        #expect(session.handle(.action(.nextPart), snapshot: Self.snapshot()) == [.end(.switchTo(song: 0, part: 2))])
+        var context = Self.context()
+        context.partIndex = 3
+        var last = BoxSession(context)
+        #expect(last.handle(.action(.nextPart), snapshot: Self.snapshot()) == [.end(.switchTo(song: 0, part: 0))])
+    }
+
+    @Test func guideSoloAndMyNote() {
+        var session = BoxSession(Self.context())
+        let on = session.handle(.action(.mutePart), snapshot: Self.snapshot())
+        #expect(Self.said(on) == ["Alto guide on"] && !session.guideMuted)
+        #expect(Self.said(session.handle(.action(.mutePart), snapshot: Self.snapshot())) == ["Alto guide muted (you sing it)"])
+        let solo = session.handle(.action(.soloPart), snapshot: Self.snapshot())
+        #expect(Self.commands(solo).contains(.solo(part: 1, true)) && Self.said(solo) == ["Alto alone"] && !session.guideMuted)
+        let note = session.handle(.action(.giveMeMyNote), snapshot: Self.snapshot(position: 0))
+        #expect(Self.said(note) == ["your note: B3"])
+        guard case .reference(let frequency, let samples)? = Self.commands(note).first else { Issue.record("no reference tone"); return }
+        #expect(abs(frequency - 246.94) < 0.01 && samples == 72_000)
+    }
+
+    /// `?` shows the key help page by page, then closes; it closes by
+    /// itself too, and any key closes it (and does what it does).
+    @Test func keyHelpPagesAndTimesOut() {
+        var session = BoxSession(Self.context())
+        let pages = session.context.helpPageCount
+        #expect(pages >= 1)
+        for page in 0..<pages {
+            _ = session.handle(.help, snapshot: Self.snapshot())
+            #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).helpPage == page)
+        }
+        _ = session.handle(.help, snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).helpPage == nil, "closed after the last page")
+        _ = session.handle(.help, snapshot: Self.snapshot())
+        _ = session.handle(.tick(milliseconds: BoxSession.helpMilliseconds + 1), snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).helpPage == nil, "gone by itself")
+        _ = session.handle(.help, snapshot: Self.snapshot())
+        let play = session.handle(.action(.playPause), snapshot: Self.snapshot())
+        #expect(Self.commands(play) == [.play] && session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).helpPage == nil)
+        #expect(Self.said(session.handle(.unknownKey("x"), snapshot: Self.snapshot())) == ["'x' does nothing; ? shows the keys"])
+    }
+
+    @Test func messagesGoAwayByThemselves() {
+        var session = BoxSession(Self.context())
+        _ = session.handle(.tick(milliseconds: 1_000), snapshot: Self.snapshot())
+        _ = session.handle(.action(.stop), snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).message == "already stopped")
+        _ = session.handle(.tick(milliseconds: 1_000 + BoxSession.messageMilliseconds - 1), snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).message == "already stopped")
+        _ = session.handle(.tick(milliseconds: 1_000 + BoxSession.messageMilliseconds), snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).message == nil)
+    }
+
+    @Test func controllerLightsFollowTheTransport() {
+        var session = BoxSession(Self.context())
+        #expect(session.handle(.tick(milliseconds: 0), snapshot: Self.snapshot(.countIn)).last == .lights(["count-in"]))
+        #expect(session.handle(.tick(milliseconds: 1), snapshot: Self.snapshot(.recording, looping: true)).last == .lights(["playing", "recording", "looping"]))
+        #expect(session.handle(.tick(milliseconds: 2), snapshot: Self.snapshot(.recording, looping: true)).isEmpty, "unchanged: nothing sent")
+        #expect(session.handle(.tick(milliseconds: 3), snapshot: Self.snapshot()).last == .lights([]))
+    }
+
+    /// `--once`: the song plays through and the session quits at the stop;
+    /// a stop before anything played does not quit.
+    @Test func playOnceThenQuit() {
+        var session = BoxSession(Self.context(once: true))
+        #expect(!session.handle(.engine(.stopped(at: 0, returnTo: 0, finishedTake: false)), snapshot: Self.snapshot()).contains(.end(.quit)))
+        _ = session.handle(.engine(.playing(at: 0)), snapshot: Self.snapshot(.playing))
+        #expect(session.handle(.engine(.stopped(at: 1_720_000, returnTo: 0, finishedTake: false)), snapshot: Self.snapshot()).last == .end(.quit))
+    }
+
+    @Test func signalsAndQuit() {
+        var session = BoxSession(Self.context())
+        #expect(session.handle(.stopSignal, snapshot: Self.snapshot(.recording)).contains(.end(.quit)))
+        var other = BoxSession(Self.context())
+        #expect(other.handle(.quit, snapshot: Self.snapshot()) == [.end(.quit)])
+    }
+
+    @Test func transportIsLoggedWithMeasures() {
+        var session = BoxSession(Self.context())
+        #expect(session.handle(.engine(.countIn(from: -120_000, music: 40_000)), snapshot: Self.snapshot()) == [.log("transport: count-in to measure 1", .info)])
+        #expect(session.handle(.engine(.recordingStarted(at: 160_000)), snapshot: Self.snapshot()) == [.log("transport: recording from measure 2 (sample 160000)", .info)])
+        #expect(session.handle(.engine(.looped(from: 280_000, to: 40_000)), snapshot: Self.snapshot()) == [.log("transport: loop back to measure 1", .info)])
+        #expect(Self.said(session.handle(.engine(.refused(.notWhileRecording)), snapshot: Self.snapshot())) == ["refused: not while recording (or counting in): stop first"])
+    }
+
+    @Test func deviceLossIsSaid() {
+        var session = BoxSession(Self.context())
+        let lost = session.handle(.deviceLost("the device went away"), snapshot: Self.snapshot())
+        #expect(lost.contains(.log("the device went away; waiting for the device to come back (the take so far is kept)", .warning)))
+        #expect(Self.said(session.handle(.deviceBack("alsa:hw:1"), snapshot: Self.snapshot())) == ["the audio device is back"])
+    }
+}
