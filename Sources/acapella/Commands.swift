@@ -305,7 +305,7 @@ func songSummary(_ score: Score, rate: Int) throws -> String {
 }
 
 func runVersion(_ arguments: ParsedArguments) throws -> Int32 {
-    print("acapella 0.1.0 (acasong format 1, \(ticksPerQuarter) ticks per quarter)")
+    print("acapella 0.2.0 (acasong format 1, \(ticksPerQuarter) ticks per quarter)")
     print("libasound \(LibraryVersions.alsa), \(LibraryVersions.sndfile), libgpiod \(LibraryVersions.gpiod)")
     return 0
 }
