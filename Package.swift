@@ -14,6 +14,7 @@ let package = Package(
     name: "acapella",
     products: [
         .executable(name: "acapella", targets: ["acapella"]),
+        .executable(name: "acapella-bench", targets: ["acapella-bench"]),
         .executable(name: "acapella-fuzz-parser", targets: ["AcapellaFuzzParser"]),
         .executable(name: "acapella-fuzz-importer", targets: ["AcapellaFuzzImporter"]),
         .executable(name: "acapella-alloc-check", targets: ["acapella-alloc-check"]),
@@ -75,7 +76,7 @@ let package = Package(
         // MARK: I/O edge: the audio device interface, the simulated room.
         .target(
             name: "AcapellaDevices",
-            dependencies: ["AcapellaEngine", "AcapellaScore", "AcapellaAnalysis", "CALSA", "CSndFile", "CGPIOD", "CFFTW", "CSystemd"],
+            dependencies: ["AcapellaEngine", "AcapellaScore", "AcapellaAnalysis", "CALSA", "CSndFile", "CGPIOD", "CSystemd"],
             swiftSettings: strictSwift),
 
         // MARK: Analysis: the YIN pitch detector (FFTW), the shared FFTW planner lock.
@@ -102,10 +103,20 @@ let package = Package(
             dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
-        // MARK: The executable.
+        // MARK: Command-line parsing and song files, for both executables.
+        .target(
+            name: "AcapellaCLI",
+            dependencies: ["AcapellaScore", "AcapellaMusicXML"],
+            swiftSettings: strictSwift),
+
+        // MARK: The executables: the appliance, and the benchmarks apart from it.
+        .executableTarget(
+            name: "acapella-bench",
+            dependencies: ["AcapellaCLI", "AcapellaDSP", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaAnalysis"],
+            swiftSettings: strictSwift),
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
+            dependencies: ["AcapellaCLI", "AcapellaDSP", "AcapellaStatus", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -156,7 +167,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaBoxTests",
-            dependencies: ["AcapellaBox", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
+            dependencies: ["AcapellaBox", "AcapellaAnalysis", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaControlTests",

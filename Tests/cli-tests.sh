@@ -304,7 +304,7 @@ else
     check "the projects stay" test -d "$debroot/var/lib/acapella/projects/mine.acaproj"
 fi
 
-for command in check import mix dump format info bench version new record takes devices calibrate midi-learn run; do
+for command in check import mix dump format info version new record takes devices calibrate midi-learn run pitch; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done
@@ -315,7 +315,12 @@ expect "unknown option" 2 "$acapella" check --frob x && check "unknown option me
 expect "missing argument" 2 "$acapella" dump && check "usage shown" contains "$err" "usage: acapella dump"
 expect "bad number" 2 "$acapella" info --rate fast Songs/simple-harmony.acasong && check "bad number message" contains "$err" "--rate expects a whole number"
 expect "version" 0 "$acapella" version && check "version names libraries" contains "$out" "libgpiod"
-expect "bench small" 0 "$acapella" bench parse --parts 2 --measures 50 --repeat 1 && check "bench prints rate" contains "$out" "notes/s"
+bench="$(dirname "$acapella")/acapella-bench"
+expect "bench small" 0 "$bench" parse --parts 2 --measures 50 --repeat 1 && check "bench prints rate" contains "$out" "notes/s"
+expect "bench help" 0 "$bench" --help && check "bench usage" contains "$out" "usage: acapella-bench"
+expect "the appliance carries no benchmarks" 2 "$acapella" bench parse && check "bench is not a command" contains "$err" "unknown command 'bench'"
+expect "--version" 0 "$acapella" --version && check "--version names the program" contains "$out" "acapella 0.2.0"
+expect "required options in usage" 0 "$acapella" record --help && check "record's usage shows --part as required" contains "$out" "usage: acapella record --part NAME [--range A-B]"
 
 # Architecture: the score module stays pure (standard library only).
 check "AcapellaScore imports no Foundation or Glibc" \

@@ -1,5 +1,6 @@
 public import AcapellaControl
 public import AcapellaDevices
+import AcapellaAnalysis
 import AcapellaEngine
 import AcapellaProject
 import AcapellaScore

@@ -1,3 +1,4 @@
+public import AcapellaAnalysis
 public import AcapellaDevices
 import AcapellaEngine
 public import AcapellaProject

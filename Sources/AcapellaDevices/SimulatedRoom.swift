@@ -67,14 +67,15 @@ public final class SimulatedRoom: AudioDevice {
                 case "rate": sampleRate = Int(try within(8_000...192_000, "the rate is from 8000 to 192000 Hz"))
                 case "bleed": bleed = Float(try within(0...4, "bleed is a gain from 0 to 4"))
                 case "noise": noise = Float(try within(0...1, "noise is an amplitude from 0 to 1"))
+                case "lose": loseDeviceAtPeriod = Int(try within(1...100_000_000, "lose is the period the room goes away at (tests)"))
                 case "speed":
                     guard value == 0 || (0.01...1_000).contains(value) else {
                         throw DeviceError(.configuration, "device option '\(item)': speed is 0 (as fast as possible) or from 0.01 to 1000 times real time")
                     }
                     pacing = value > 0 ? .realTime(speed: value) : .freeRunning
-                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed")
+                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed, lose")
                 }
-                if value != value.rounded() && (pair[0] == "period" || pair[0] == "rate") {
+                if value != value.rounded() && (pair[0] == "period" || pair[0] == "rate" || pair[0] == "lose") {
                     throw DeviceError(.configuration, "device option '\(item)': a whole number, please")
                 }
             }

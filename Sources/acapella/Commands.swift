@@ -1,3 +1,4 @@
+import AcapellaCLI
 import AcapellaControl
 import AcapellaDevices
 import AcapellaEngine
@@ -26,14 +27,14 @@ let commands: [Subcommand] = [
     Subcommand(
         name: "new", summary: "create a project (NAME.acaproj) from a song",
         positionals: "NAME.acaproj", positionalCount: 1...1,
-        options: [OptionSpec(names: ["--song"], valueName: "SONG", help: "the song: .acasong or MusicXML (required)")],
+        options: [OptionSpec(names: ["--song"], valueName: "SONG", help: "the song: .acasong or MusicXML", required: true)],
         details: "The project is a folder: manifest.json, score.acasong and takes/. See the README for the manifest.",
         run: runNew),
     Subcommand(
         name: "record", summary: "record a part of a project (non-interactive: plays, records, stops by itself)",
         positionals: "PROJECT", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part to record (required)"),
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part to record", required: true),
             OptionSpec(names: ["--range"], valueName: "A-B", help: "punch in over measures A to B (one measure of pre-roll); default: the whole song"),
             OptionSpec(names: ["--loop"], valueName: "N", help: "loop recording: N passes over --range after a count-in, one take each"),
             OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,…] or sim[:latency=FRAMES,reported=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default: the first card, else sim)"),
@@ -104,7 +105,7 @@ let commands: [Subcommand] = [
         name: "mix", summary: "render a song or project to a loudness-normalized audio file",
         positionals: "SONG_OR_PROJECT", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus or .mp3 (required)"),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus or .mp3", required: true),
             OptionSpec(names: ["--lufs"], valueName: "LUFS", help: "integrated loudness target (default -16)"),
             OptionSpec(names: ["--tones"], valueName: "include|omit", help: "guide tones of parts without takes (default include)"),
             OptionSpec(names: ["--practice"], valueName: "PART", help: "practice track: PART forward, the others 9 dB quieter"),
@@ -131,75 +132,9 @@ let commands: [Subcommand] = [
         options: [OptionSpec(names: ["--rate"], valueName: "HZ", help: "sample rate for the length in samples (default 48000)")],
         details: "", run: runInfo),
     Subcommand(
-        name: "bench", summary: "run a benchmark and print its figures",
-        positionals: "NAME", positionalCount: 1...1,
-        options: [
-            OptionSpec(names: ["--parts"], valueName: "N", help: "parts in the generated score (default 8)"),
-            OptionSpec(names: ["--measures"], valueName: "N", help: "measures in the generated score (default 10000)"),
-            OptionSpec(names: ["--repeat"], valueName: "N", help: "timed repetitions; the best (box: the median) is reported (default 5)"),
-            OptionSpec(names: ["--dir"], valueName: "DIR", help: "data folder for 'import' (MusicXML) and 'pitch' (voice files)"),
-            OptionSpec(names: ["--periods"], valueName: "N", help: "periods for 'render' (default 100000)"),
-            OptionSpec(names: ["--frames"], valueName: "N", help: "period size for 'render' (default 128)"),
-        ],
-        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed\n  render  worst-case time of one period (8 parts: tones, takes, punch-ins, clicks) as a share of the period's duration\n  mix     mixdown of a 3-minute 4-part song from 4 take files; sox -m on the same files side by side\n  tones   guide tones of a 3-minute 4-part song to WAV; fluidsynth -F on the same notes as MIDI side by side\n  calibrate  a calibration in the simulated room; the FFT correlation beside a direct one\n  pitch   YIN on the voice files in --dir (default ../shared/data/voice); aubio's YIN side by side\n  box     the box as a process: start-up to ready, and resident size with an 8-part 3-minute project's takes loaded",
-        run: runBench),
-    Subcommand(
         name: "version", summary: "print the versions of acapella and its libraries",
         positionals: "", positionalCount: 0...0, options: [], details: "", run: runVersion),
 ]
-
-/// Files larger than this are refused before parsing: no song is that big,
-/// and a runaway file should not exhaust the box's memory.
-let maximumSongBytes = 64 << 20
-
-func writeError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
-}
-
-/// Reads a file's bytes, with one-line errors that name it.
-func readSongBytes(_ path: String) throws -> [UInt8] {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-        throw CLIError("\(path): no such file", exitCode: 1)
-    }
-    if isDirectory.boolValue { throw CLIError("\(path): is a directory, not a song file", exitCode: 1) }
-    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-    if size > maximumSongBytes {
-        throw CLIError("\(path): file is \(size >> 20) MiB; song files are limited to \(maximumSongBytes >> 20) MiB", exitCode: 1)
-    }
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw CLIError("\(path): cannot be read (permissions?)", exitCode: 1)
-    }
-    return [UInt8](data)
-}
-
-/// Extensions read as MusicXML; everything else is read as `.acasong`.
-let musicXMLExtensions: Set<String> = ["musicxml", "xml", "mxl"]
-
-func isMusicXML(_ path: String) -> Bool {
-    musicXMLExtensions.contains((path as NSString).pathExtension.lowercased())
-}
-
-/// Imports a MusicXML file, printing its errors; the report is returned.
-func importMusicXML(_ path: String, options: ImportOptions = ImportOptions()) throws -> ImportResult {
-    do {
-        return try MusicXML.importScore(bytes: readSongBytes(path), fileName: path, options: options)
-    } catch let error as ImportError {
-        writeError(error.description)
-        throw CLIError(error.description, exitCode: 1, alreadyReported: true)
-    }
-}
-
-/// Reads a song: `.acasong` text, or MusicXML imported in memory.
-func loadScore(_ path: String) throws -> Score {
-    if isMusicXML(path) { return try importMusicXML(path).score }
-    do {
-        return try Acasong.parse(bytes: readSongBytes(path), file: path)
-    } catch let errors as ScoreErrors {
-        for error in errors.errors { writeError(error.description) }
-        throw CLIError("\(path): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", exitCode: 1, alreadyReported: true)
-    }
-}
 
 func runImport(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]

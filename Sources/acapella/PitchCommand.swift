@@ -1,4 +1,5 @@
 import AcapellaAnalysis
+import AcapellaCLI
 import AcapellaDSP
 import AcapellaEngine
 import AcapellaProject

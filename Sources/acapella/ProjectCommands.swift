@@ -1,4 +1,6 @@
+import AcapellaAnalysis
 import AcapellaBox
+import AcapellaCLI
 import AcapellaControl
 import AcapellaDevices
 import AcapellaProject
@@ -205,66 +207,22 @@ func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
     return 0
 }
 
-/// Where the shipped control defaults are.
-func shippedControlsPath() -> String? { ShippedFiles.controls }
-
 func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
     guard let action = ControlAction(rawValue: arguments.positionals[0]) else {
         throw CLIError("unknown action '\(arguments.positionals[0])'; actions: \(ControlAction.names)")
     }
     let seconds = try arguments.int("--timeout", default: 30, range: 1...600)
     let path = arguments.value("--config") ?? CalibrationStore.dataDirectory + "/controls.json"
-    // The file to change: the user's, else a copy of the shipped defaults.
-    let existing: Data
-    if let data = FileManager.default.contents(atPath: path) {
-        existing = data
-    } else if let shipped = shippedControlsPath(), let data = FileManager.default.contents(atPath: shipped) {
-        existing = data
-    } else {
-        existing = Data("{}".utf8)
-    }
-    let config: ControlConfig
-    do { config = try ControlConfig.parse(existing, file: path) } catch { throw CLIError(error.description, exitCode: 1) }
-    let input: MIDIInput
-    do { input = try MIDIInput(sources: config.midiSources) } catch { throw CLIError(error.description, exitCode: 1) }
-    writeError("press, play or turn the control for \(action.rawValue) (listening on \(input.connected.isEmpty ? "no port yet; connect one" : input.connected.map(\.description).joined(separator: ", ")))")
-    var decoder = MIDIDecoder()
-    var interpreter = MIDIInterpreter(bindings: [], threshold: config.midi.threshold, machineControl: false)
-    let deadline = Date().addingTimeInterval(Double(seconds))
-    while Date() < deadline {
-        for message in decoder.feed(input.read(timeoutMilliseconds: 200)) {
-            let binding: MIDIBinding
-            switch message {
-            case .noteOn(let channel, let note, _): binding = MIDIBinding(event: .note(note), channel: channel, action: action)
-            case .programChange(let channel, let program): binding = MIDIBinding(event: .program(program), channel: channel, action: action)
-            case .controlChange(let channel, let controller, _):
-                // Only a press (the rising edge through the threshold) counts.
-                interpreter.bindings = [MIDIBinding(event: .controlChange(controller), action: action)]
-                guard interpreter.action(for: message) != nil else { continue }
-                binding = MIDIBinding(event: .controlChange(controller), channel: channel, action: action)
-            default: continue
-            }
-            do {
-                let updated = try ControlConfig.learning(binding, into: existing, file: path)
-                let folder = (path as NSString).deletingLastPathComponent
-                if !folder.isEmpty { try Folders.make(folder) }
-                try AtomicFile.write(Array(updated), to: path)
-            } catch let error as ControlConfigError {
-                throw CLIError(error.description, exitCode: 1)
-            } catch let error as FileError {
-                throw CLIError(error.description, exitCode: 1)
-            }
-            let what: String
-            switch binding.event {
-            case .note(let note): what = "note \(note)"
-            case .controlChange(let controller): what = "controller \(controller)"
-            case .program(let program): what = "program \(program)"
-            }
-            print("bound \(what) on channel \(binding.channel ?? 0) to \(action.rawValue) in \(path)")
-            return 0
+    let learned: MIDILearn.Learned
+    do {
+        learned = try MIDILearn.learn(action, into: path, seconds: seconds) { ports in
+            writeError("press, play or turn the control for \(action.rawValue) (listening on \(ports))")
         }
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
     }
-    throw CLIError("no MIDI event in \(seconds) s; nothing changed", exitCode: 1)
+    print("bound \(learned.binding.event) on channel \(learned.binding.channel ?? 0) to \(action.rawValue) in \(learned.file)")
+    return 0
 }
 
 func runBox(_ arguments: ParsedArguments) throws -> Int32 {

@@ -18,8 +18,9 @@ final class BoxTerminal {
     let data: String
     var log: String { (try? String(contentsOfFile: data + "/log", encoding: .utf8)) ?? "" }
 
-    /// Starts the box in an 80×24 pane on the simulated room at `speed`× real time.
-    init(speed: Int, extra: [String] = [], settings extraSettings: String = "") throws {
+    /// Starts the box in an 80×24 pane on the simulated room at `speed`× real
+    /// time; its stderr goes to `log`, or (`stderrOnTheTerminal`) to the pane.
+    init(speed: Int, extra: [String] = [], settings extraSettings: String = "", stderrOnTheTerminal: Bool = false) throws {
         data = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-box-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         // `DATA` in extra settings stands for this terminal's data folder.
@@ -29,7 +30,7 @@ final class BoxTerminal {
         let arguments = ["run", "--data", data, "--config", data + "/acapella.json", "--song", songsDirectory.appendingPathComponent("amazing-grace.acasong").path,
                          "--device", "sim:speed=\(speed)"] + extra
         // The pid for signals, the exit status and the terminal's settings after the box has gone.
-        let script = "echo $$ > \(data)/pid; ACAPELLA_DATA_DIR=\(data) exec \(executable) \(arguments.joined(separator: " ")) 2> \(data)/log"
+        let script = "echo $$ > \(data)/pid; ACAPELLA_DATA_DIR=\(data) exec \(executable) \(arguments.joined(separator: " "))" + (stderrOnTheTerminal ? "" : " 2> \(data)/log")
         let command = "sh -c '\(script)'; echo $? > \(data)/status; stty -a > \(data)/stty; sleep 30"
         try tmux(["new-session", "-d", "-s", "box", "-x", "80", "-y", "24", command])
     }
@@ -39,37 +40,15 @@ final class BoxTerminal {
         try? FileManager.default.removeItem(atPath: data)
     }
 
-    /// Runs tmux on this terminal's own server and returns what it printed.
-    /// Spawned and reaped here rather than through `Process`: the server
-    /// tmux forks keeps the descriptors it was started with, and `Process`
-    /// waits for those to close, which would be never.
+    /// Runs tmux on this terminal's own server and returns what it printed
+    /// (through `DetachedCommand`: tmux leaves its server behind).
     @discardableResult
     func tmux(_ arguments: [String]) throws -> String {
         let path = data + "/tmux-out"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = (["tmux", "-L", socket] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        // A clean signal mask: test threads block signals, and the pane
-        // would inherit that through the server (SIGTERM would never arrive).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var pid = pid_t()
-        guard posix_spawnp(&pid, "tmux", &actions, &attributes, argv, environ) == 0 else {
+        guard DetachedCommand.run(["tmux", "-L", socket] + arguments, output: path) != nil else {
             struct NoTmux: Error, CustomStringConvertible { var description = "tmux will not start (deploy/test-packages.txt installs it)" }
             throw NoTmux()
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 
@@ -238,5 +217,40 @@ final class BoxTerminal {
         #expect(whole.count >= 2 && whole.filter { $0.active }.map { $0.id } == [whole.last!.id], "\(kept.map { "\($0.id) \(String(describing: $0.range)) \($0.active)" })")
         #expect(kept.last?.active == true, "the last pass plays")
         #expect(box.log.contains("take \(kept.last?.id ?? -1) recorded ("), "the review is of the last pass")
+    }
+
+    /// With stderr on the same terminal as the readout, log lines go to
+    /// box.log and the readout shows the latest: nothing scribbles over it.
+    @Test func logLinesNeverDrawOverTheReadout() throws {
+        let box = try BoxTerminal(speed: 3, stderrOnTheTerminal: true)
+        #expect(box.wait("ready") { screen, _ in screen.contains("STOP  bar") })
+        try box.type("m")
+        #expect(box.wait("the metronome message on the readout") { screen, _ in screen.contains("  metronome on") })
+        let screen = box.screen()
+        #expect(!screen.contains("acapella: "), "a raw log line on the readout:\n\(screen)")
+        #expect(screen.split(separator: "\n").first?.hasPrefix("Amazing Grace — Alto") == true, "the frame starts at the top:\n\(screen)")
+        let diverted = (try? String(contentsOfFile: box.data + "/box.log", encoding: .utf8)) ?? ""
+        #expect(diverted.contains("ready: Amazing Grace") && diverted.contains("metronome on"), "\(diverted)")
+        try box.type("q")
+        #expect(box.exitStatus() == 0)
+    }
+
+    /// d after a take: the log ends saying the take was discarded, never kept;
+    /// ? shows the keys and the footer follows the state.
+    @Test func discardedIsNeverLoggedAsKept() throws {
+        let box = try BoxTerminal(speed: 3)
+        try box.readyAtMeasureOne()
+        try box.type("?")
+        #expect(box.wait("the key help") { screen, _ in screen.contains("keys, page 1 of") && screen.contains("play-pause") })
+        try box.type("r")
+        #expect(box.wait("recording") { screen, _ in screen.contains("REC   bar 2.") && screen.contains("o punch out  s stop") })
+        try box.type("s")
+        #expect(box.wait("the review") { screen, _ in screen.contains("TAKE?") && screen.contains("k keep  d discard  space listen") })
+        try box.type("d")
+        #expect(box.wait("discarded") { _, log in log.contains("take 1 (Alto) discarded; its file stays in the project") })
+        try box.type("q")
+        #expect(box.exitStatus() == 0, "\(box.log)")
+        #expect(box.log.contains("take 1 (Alto) discarded:"), "\(box.log)")
+        #expect(!box.log.contains("take 1 (Alto) kept") && !box.log.contains("take 1 kept"), "\(box.log)")
     }
 }

@@ -1,3 +1,4 @@
+import AcapellaAnalysis
 @testable import AcapellaDevices
 import Foundation
 import Testing

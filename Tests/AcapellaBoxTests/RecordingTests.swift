@@ -1,4 +1,5 @@
 @testable import AcapellaBox
+import AcapellaAnalysis
 import AcapellaDevices
 import AcapellaEngine
 import AcapellaProject

@@ -100,3 +100,18 @@ final class NotifySocket {
         #expect(text.contains("<4>acapella: MIDI: ") || text.contains("<4>acapella: LCD: no LCDd"), "warnings at priority 4: \(text)")
     }
 }
+
+/// A sound card that goes away mid-session (a USB interface pulled out)
+/// does not end the box: it says so, waits, reopens it when it is back and
+/// carries on — in the same session, without a restart.
+@Suite struct DeviceLossInTheBoxTests {
+    @Test func theBoxWaitsForItsDeviceAndCarriesOn() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-loss-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let box = try Spawned(["run", "--data", data, "--device", "sim:speed=4,lose=150", "--seconds", "4", "--play"])
+        #expect(box.wait() == 0, "\(box.err)")
+        #expect(box.err.contains("the device went away; waiting for the device to come back (the take so far is kept)"), "\(box.err)")
+        #expect(box.err.contains("the device is back: simulated room"), "\(box.err)")
+        #expect(box.err.components(separatedBy: "ready: ").count == 2, "one session throughout, no restart: \(box.err)")
+    }
+}

@@ -356,3 +356,19 @@ extension String {
         #expect(config.lcdHost == nil && !config.consoleReadout)
     }
 }
+
+@Suite struct MIDILearnerTests {
+    /// The next note-on, program change or controller press is bound; a
+    /// controller's values below the threshold, a held pedal's further
+    /// values, note-offs and clock bytes are not.
+    @Test func learnsWhatTheBoxWouldHear() {
+        var learner = MIDILearner(action: .punchIn, threshold: 64)
+        #expect(learner.learn(.controlChange(channel: 1, controller: 64, value: 10)) == nil)
+        #expect(learner.learn(.controlChange(channel: 1, controller: 64, value: 100)) == MIDIBinding(event: .controlChange(64), channel: 1, action: .punchIn))
+        #expect(learner.learn(.controlChange(channel: 1, controller: 64, value: 127)) == nil, "held: not a new press")
+        #expect(learner.learn(.noteOff(channel: 10, note: 36)) == nil)
+        #expect(learner.learn(.realtime(0xF8)) == nil)
+        #expect(learner.learn(.noteOn(channel: 10, note: 36, velocity: 90)) == MIDIBinding(event: .note(36), channel: 10, action: .punchIn))
+        #expect(learner.learn(.programChange(channel: 2, program: 5)) == MIDIBinding(event: .program(5), channel: 2, action: .punchIn))
+    }
+}

@@ -3,7 +3,7 @@
 # (Debian's kernel: snd-aloop loopback card, snd-virmidi ports, the
 # sequencer). Each check prints PASS or FAIL with the measured figure; the
 # script exits 1 if any failed. Usage: Tests/hil/scenarios.sh ACAPELLA
-# [SECTION…] (default: all of 1 2 3 4 5).
+# [SECTION…] (default: all of 1 2 3 4 5 6).
 set -uo pipefail
 acapella="${1:-.build/release/acapella}"
 work="$(mktemp -d)"
@@ -109,15 +109,23 @@ kill -TERM "$box"; wait "$box"; status=$?
 
 fi
 
+# A simulated GPIO chip (gpio-sim, through configfs) with a foot switch on
+# line 3; sets $chip and $pull (the line's pull, which the test flips).
+gpio_sim_line() {
+  local sim=/sys/kernel/config/gpio-sim/box
+  if [[ ! -e "$sim/live" ]] || [[ "$(cat "$sim/live")" != 1 ]]; then
+    mkdir -p "$sim/bank0/line3"
+    echo 8 > "$sim/bank0/num_lines"
+    echo footswitch > "$sim/bank0/line3/name"
+    echo 1 > "$sim/live"
+  fi
+  chip="$(cat "$sim/bank0/chip_name")"
+  pull="$(ls -d /sys/devices/platform/gpio-sim.*/"$chip"/sim_gpio3)/pull"
+}
+
 if want 4; then
 echo "== 4. a foot switch on a gpio-sim line"
-sim=/sys/kernel/config/gpio-sim/box
-mkdir -p "$sim/bank0/line3"
-echo 8 > "$sim/bank0/num_lines"
-echo footswitch > "$sim/bank0/line3/name"
-echo 1 > "$sim/live"
-chip="$(cat "$sim/bank0/chip_name")"
-pull="$(ls -d /sys/devices/platform/gpio-sim.*/"$chip"/sim_gpio3)/pull"
+gpio_sim_line
 [[ -w "$pull" ]] && pass "gpio-sim chip $chip, line 3 at $pull" || fail "no gpio-sim line: $(ls /sys/devices/platform/)"
 cat > "$work/controls.json" <<CONTROLS
 { "punchQuantize": "bar",
@@ -168,6 +176,41 @@ kill -KILL "$recorder"; wait "$recorder" 2>/dev/null
 "$acapella" takes "$project2" > "$work/takes.out" 2>&1
 grep -q "recovered" "$work/takes.out" && pass "the killed take is recovered: $(grep -m1 recovered "$work/takes.out")" || fail "after SIGKILL: $(cat "$work/recover.out" "$work/takes.out" | head -5)"
 
+fi
+
+if want 6; then
+echo "== 6. the box as a service: no terminal, no time limit; idle, then MIDI and the foot switch; SIGTERM"
+gpio_sim_line
+if ! aconnect -l 2>/dev/null | grep -q VirMIDI; then
+  insmod /hil-modules/snd-seq-virmidi.ko 2>/dev/null; insmod /hil-modules/snd-virmidi.ko 2>/dev/null
+  for _ in $(seq 50); do amidi -l 2>/dev/null | grep -q VirMIDI && break; sleep 0.1; done
+fi
+cat > "$work/service-controls.json" <<CONTROLS
+{ "midi": { "connect": "all" },
+  "footSwitches": [ { "chip": "$chip", "line": 3, "activeLow": true, "bias": "pull-up", "debounceMs": 30, "tap": "metronome" } ] }
+CONTROLS
+echo '{ "readouts": { "console": false, "lcd": false } }' > "$work/service-settings.json"
+service_log="$work/service.log"
+"$acapella" run --device "$device" --data "$work/service" --controls "$work/service-controls.json" --config "$work/service-settings.json" \
+  < /dev/null 2> "$service_log" &
+box=$!
+for _ in $(seq 100); do grep -q "ready:" "$service_log" && break; sleep 0.1; done
+grep -q "no terminal: running until stopped" "$service_log" && pass "without a terminal the box runs until stopped" || fail "$(head -3 "$service_log")"
+sleep 5
+kill -0 "$box" 2>/dev/null && pass "idle for 5 s, still running" || fail "the box ended while idle: $(tail -3 "$service_log")"
+amidi -p hw:VirMIDI,0 -S 'F0 7F 7F 06 02 F7'
+for _ in $(seq 60); do grep -q "transport: count-in\|transport: playing" "$service_log" && break; sleep 0.1; done
+grep -q "transport: count-in\|transport: playing" "$service_log" && pass "driven over MIDI after idling: MMC play" || fail "MMC play after idling: $(tail -2 "$service_log")"
+# 20 taps of the foot switch, each a metronome toggle: an engine command
+# stamped with the kernel's time of the edge.
+for _ in $(seq 20); do echo pull-down > "$pull"; sleep 0.08; echo pull-up > "$pull"; sleep 0.25; done
+sleep 0.5
+taps="$(grep -c 'metronome o[nf]' "$service_log")"
+((taps == 20)) && pass "20 taps, 20 metronome toggles" || fail "$taps metronome toggles for 20 taps"
+kill -TERM "$box"; wait "$box"; status=$?
+((status == 0)) && pass "stopped cleanly on SIGTERM" || fail "box exit $status: $(tail -3 "$service_log")"
+latency="$(sed -n 's/.*input to engine: \(.*\)/\1/p' "$service_log" | tail -n 1)"
+[[ -n "$latency" ]] && pass "input to engine (gpio-sim edge timestamp to the period applying it, emulated CPU): $latency" || fail "no latency figures: $(tail -3 "$service_log")"
 fi
 
 rm -rf "$work"

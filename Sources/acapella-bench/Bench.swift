@@ -1,5 +1,6 @@
 import AcapellaAnalysis
 import AcapellaBox
+import AcapellaCLI
 import AcapellaDevices
 import AcapellaEngine
 import AcapellaMusicXML
@@ -8,7 +9,7 @@ import AcapellaScore
 import Foundation
 import Synchronization
 
-/// `acapella bench NAME`. Timing lives here, never in unit tests.
+/// `acapella-bench NAME`. Timing lives here, never in unit tests.
 func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     switch arguments.positionals[0] {
     case "parse": return try benchParse(arguments)
@@ -19,7 +20,8 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "calibrate": return try benchCalibrate(arguments)
     case "pitch": return try benchPitch(arguments)
     case "box": return try benchBox(arguments)
-    default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella bench --help'")
+    case "latency": return try benchLatency(arguments)
+    default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }
 
@@ -448,7 +450,9 @@ func benchPitch(_ arguments: ParsedArguments) throws -> Int32 {
 func benchBox(_ arguments: ParsedArguments) throws -> Int32 {
     let repeats = try arguments.int("--repeat", default: 10, range: 1...50)
     let rate = 48_000
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+    // The appliance beside this benchmark program (the same build folder).
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("acapella").path
+    guard FileManager.default.isExecutableFile(atPath: executable) else { throw CLIError("bench box: no acapella program at \(executable); build it first", exitCode: 1) }
     let folder = NSTemporaryDirectory() + "acapella-bench-box-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -528,5 +532,61 @@ func benchBox(_ arguments: ParsedArguments) throws -> Int32 {
     print(String(format: "bench box: memory, 8 parts × %.0f s with a full take each (%.1f MB of decoded takes), ready in %.0f ms", Double(frames) / Double(rate), decodedMB, ready * 1000))
     print(String(format: "  resident %6.1f MB   budget 40 MB + 1.1 × %.1f MB = %.1f MB: %@ (%.1f MB besides the takes)", residentMB, decodedMB, budget,
                  residentMB <= budget ? "met" : "NOT met", residentMB - decodedMB))
+    return 0
+}
+
+/// `acapella-bench latency`: the box on the simulated room in real time, in
+/// a terminal (tmux), 40 key presses 100 ms apart (each an engine command:
+/// the metronome on or off); the box measures each from the moment its key
+/// was read to the start of the period that applied it, and this prints
+/// the figures against the goal (one period + 1 ms at p99).
+func benchLatency(_ arguments: ParsedArguments) throws -> Int32 {
+    let presses = try arguments.int("--repeat", default: 40, range: 5...1_000)
+    let period = try arguments.int("--frames", default: 128, range: 16...4_096)
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("acapella").path
+    let folder = NSTemporaryDirectory() + "acapella-bench-latency-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try #"{ "readouts": { "console": true, "lcd": false } }"#.write(toFile: folder + "/settings.json", atomically: true, encoding: .utf8)
+    let socket = "acapella-bench-\(getpid())"
+    func tmux(_ words: [String]) -> Int32 { DetachedCommand.run(["tmux", "-L", socket] + words) ?? -1 }
+    defer { _ = tmux(["kill-server"]) }
+    let log = folder + "/log"
+    let command = "ACAPELLA_DATA_DIR=\(folder) \(executable) run --data \(folder) --config \(folder)/settings.json --device sim:speed=1,period=\(period) 2> \(log); sleep 5"
+    guard tmux(["new-session", "-d", "-s", "bench", "-x", "80", "-y", "24", command]) == 0 else {
+        throw CLIError("bench latency: tmux will not start (Debian package tmux)", exitCode: 1)
+    }
+    func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+    let start = Date()
+    while !logText().contains("ready: ") && Date().timeIntervalSince(start) < 20 { usleep(50_000) }
+    guard logText().contains("ready: ") || FileManager.default.fileExists(atPath: folder + "/box.log") else {
+        throw CLIError("bench latency: the box did not start: \(logText().suffix(300))", exitCode: 1)
+    }
+    usleep(300_000)
+    for _ in 0..<presses {
+        _ = tmux(["send-keys", "-t", "bench", "-l", "m"])
+        usleep(100_000)
+    }
+    _ = tmux(["send-keys", "-t", "bench", "-l", "q"])
+    let boxLog = folder + "/box.log"
+    var summary: String?
+    let deadline = Date().addingTimeInterval(15)
+    while summary == nil && Date() < deadline {
+        let text = logText() + ((try? String(contentsOfFile: boxLog, encoding: .utf8)) ?? "")
+        summary = text.split(separator: "\n").first { $0.contains("input to engine: ") }.map(String.init)
+        usleep(100_000)
+    }
+    guard let summary, let range = summary.range(of: "input to engine: ") else {
+        throw CLIError("bench latency: the box reported no figures: \(logText().suffix(300))", exitCode: 1)
+    }
+    let figures = String(summary[range.upperBound...])
+    print("bench latency: \(presses) console keys, \(period)-frame periods at 48 kHz, the simulated room in real time")
+    print("  \(figures)")
+    let numbers = figures.split(separator: " ").compactMap { Double($0) }
+    if numbers.count >= 5 {
+        let p99 = numbers[2]
+        let periodMilliseconds = numbers[4]
+        print(String(format: "  goal: p99 ≤ one period + 1 ms = %.2f ms: %@", periodMilliseconds + 1, p99 <= periodMilliseconds + 1 ? "met" : "NOT met"))
+    }
     return 0
 }

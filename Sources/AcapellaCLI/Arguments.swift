@@ -1,36 +1,67 @@
+import Foundation
+
 /// A command-line option a subcommand accepts.
-struct OptionSpec: Sendable {
+public struct OptionSpec: Sendable {
     /// The name commands look values up by: the long form (`--output` for
     /// `-o, --output`), so short aliases never change the lookup.
-    var key: String { names.first { $0.hasPrefix("--") } ?? names[0] }
+    public var key: String { names.first { $0.hasPrefix("--") } ?? names[0] }
 
     /// `--json`, `-o`…
-    var names: [String]
+    public var names: [String]
     /// Placeholder for the value, or `nil` for a flag.
-    var valueName: String?
+    public var valueName: String?
     /// One line of help.
-    var help: String
+    public var help: String
+    /// The command cannot do without it (shown without brackets in usage).
+    public var required = false
+
+    /// An option.
+    public init(names: [String], valueName: String?, help: String, required: Bool = false) {
+        self.names = names
+        self.valueName = valueName
+        self.help = help
+        self.required = required
+    }
 }
 
 /// A subcommand: its table entry in `commands`.
-struct Subcommand: Sendable {
-    var name: String
-    var summary: String
+public struct Subcommand: Sendable {
+    public var name: String
+    public var summary: String
     /// Positional arguments as shown in usage, e.g. `FILE…`.
-    var positionals: String
+    public var positionals: String
     /// Bounds on the number of positional arguments.
-    var positionalCount: ClosedRange<Int>
-    var options: [OptionSpec]
+    public var positionalCount: ClosedRange<Int>
+    public var options: [OptionSpec]
     /// Extra help text after the options.
-    var details: String
-    var run: @Sendable (ParsedArguments) throws -> Int32
+    public var details: String
+    public var run: @Sendable (ParsedArguments) throws -> Int32
 
-    var usage: String {
-        let optionText = options.map { "[\($0.names[0])\($0.valueName.map { " \($0)" } ?? "")]" }.joined(separator: " ")
-        return ["acapella", name, optionText, positionals].filter { !$0.isEmpty }.joined(separator: " ")
+    /// A subcommand.
+    public init(name: String, summary: String, positionals: String, positionalCount: ClosedRange<Int>, options: [OptionSpec], details: String,
+                run: @escaping @Sendable (ParsedArguments) throws -> Int32) {
+        self.name = name
+        self.summary = summary
+        self.positionals = positionals
+        self.positionalCount = positionalCount
+        self.options = options
+        self.details = details
+        self.run = run
     }
 
-    var help: String {
+    /// The usage line.
+    public var usage: String {
+        // Required options first and bare, the rest in brackets.
+        let ordered = options.filter(\.required) + options.filter { !$0.required }
+        let optionText = ordered.map { option in
+            let text = option.names[0] + (option.valueName.map { " \($0)" } ?? "")
+            return option.required ? text : "[\(text)]"
+        }.joined(separator: " ")
+        return [name == "bench" ? "acapella-bench" : "acapella " + name, optionText, positionals].filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// The whole help text.
+    public var help: String {
         var text = "\(summary)\n\nusage: \(usage)\n"
         if !options.isEmpty {
             text += "\noptions:\n"
@@ -45,14 +76,19 @@ struct Subcommand: Sendable {
 }
 
 /// What the user gave: flags, option values and positionals.
-struct ParsedArguments {
-    var flags: Set<String> = []
-    var values: [String: String] = [:]
-    var positionals: [String] = []
+public struct ParsedArguments: Sendable {
+    public var flags: Set<String> = []
+    public var values: [String: String] = [:]
+    public var positionals: [String] = []
 
-    func value(_ name: String) -> String? { values[name] }
+    /// Nothing given.
+    public init() {}
 
-    func int(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
+    /// An option's value, by its long name.
+    public func value(_ name: String) -> String? { values[name] }
+
+    /// An option's whole number in `range`, or `fallback` when absent.
+    public func int(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text = values[name] else { return fallback }
         guard let number = Int(text), range.contains(number) else {
             throw CLIError("\(name) expects a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
@@ -62,13 +98,13 @@ struct ParsedArguments {
 }
 
 /// A failure the CLI reports as one line and a non-zero exit.
-struct CLIError: Error, CustomStringConvertible {
-    var description: String
-    var exitCode: Int32 = 2
+public struct CLIError: Error, CustomStringConvertible {
+    public var description: String
+    public var exitCode: Int32 = 2
     /// The error lines were already printed (located `FILE:LINE:COL: error:`
     /// lines); nothing more to say.
-    var alreadyReported = false
-    init(_ description: String, exitCode: Int32 = 2, alreadyReported: Bool = false) {
+    public var alreadyReported = false
+    public init(_ description: String, exitCode: Int32 = 2, alreadyReported: Bool = false) {
         self.description = description
         self.exitCode = exitCode
         self.alreadyReported = alreadyReported
@@ -76,11 +112,13 @@ struct CLIError: Error, CustomStringConvertible {
 }
 
 /// `--help` was asked for; not an error.
-struct HelpRequested: Error {}
+public struct HelpRequested: Error {
+    public init() {}
+}
 
 extension Subcommand {
     /// Matches arguments against the option table.
-    func parse(_ arguments: [String]) throws -> ParsedArguments {
+    public func parse(_ arguments: [String]) throws -> ParsedArguments {
         var parsed = ParsedArguments()
         var index = 0
         var onlyPositionals = false
@@ -129,7 +167,27 @@ extension Subcommand {
 }
 
 extension String {
-    func padding(to width: Int) -> String {
+    /// Padded with spaces to `width` (one space at least).
+    public func padding(to width: Int) -> String {
         count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}
+
+/// Runs one subcommand of `commands` as the program's main: help, usage
+/// errors (exit 2) and failures (exit 1) as one line each. Only executables
+/// call this; libraries throw.
+public func runCommand(_ command: Subcommand, arguments: [String], program: String) -> Never {
+    do {
+        let parsed = try command.parse(arguments)
+        exit(try command.run(parsed))
+    } catch is HelpRequested {
+        print(command.help, terminator: "")
+        exit(0)
+    } catch let error as CLIError {
+        if !error.alreadyReported { writeError("\(program): error: \(error.description)") }
+        exit(error.exitCode)
+    } catch {
+        writeError("\(program): error: \(error)")
+        exit(1)
     }
 }

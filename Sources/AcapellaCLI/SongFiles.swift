@@ -1,0 +1,59 @@
+public import AcapellaMusicXML
+public import AcapellaScore
+import Foundation
+
+/// Files larger than this are refused before parsing: no song is that big,
+/// and a runaway file should not exhaust the box's memory.
+public let maximumSongBytes = 64 << 20
+
+/// One line to stderr.
+public func writeError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Reads a file's bytes, with one-line errors that name it.
+public func readSongBytes(_ path: String) throws -> [UInt8] {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw CLIError("\(path): no such file", exitCode: 1)
+    }
+    if isDirectory.boolValue { throw CLIError("\(path): is a directory, not a song file", exitCode: 1) }
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    if size > maximumSongBytes {
+        throw CLIError("\(path): file is \(size >> 20) MiB; song files are limited to \(maximumSongBytes >> 20) MiB", exitCode: 1)
+    }
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw CLIError("\(path): cannot be read (permissions?)", exitCode: 1)
+    }
+    return [UInt8](data)
+}
+
+/// Extensions read as MusicXML; everything else is read as `.acasong`.
+public let musicXMLExtensions: Set<String> = ["musicxml", "xml", "mxl"]
+
+/// Whether a path names a MusicXML file.
+public func isMusicXML(_ path: String) -> Bool {
+    musicXMLExtensions.contains((path as NSString).pathExtension.lowercased())
+}
+
+/// Imports a MusicXML file, printing its errors; the report is returned.
+public func importMusicXML(_ path: String, options: ImportOptions = ImportOptions()) throws -> ImportResult {
+    do {
+        return try MusicXML.importScore(bytes: readSongBytes(path), fileName: path, options: options)
+    } catch let error as ImportError {
+        writeError(error.description)
+        throw CLIError(error.description, exitCode: 1, alreadyReported: true)
+    }
+}
+
+/// Reads a song: `.acasong` text, or MusicXML imported in memory.
+public func loadScore(_ path: String) throws -> Score {
+    if isMusicXML(path) { return try importMusicXML(path).score }
+    do {
+        return try Acasong.parse(bytes: readSongBytes(path), file: path)
+    } catch let errors as ScoreErrors {
+        for error in errors.errors { writeError(error.description) }
+        throw CLIError("\(path): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", exitCode: 1, alreadyReported: true)
+    }
+}
+

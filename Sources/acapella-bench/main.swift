@@ -1,0 +1,26 @@
+// `acapella-bench NAME`: the benchmarks, apart from the appliance (the
+// box's binary does not carry the peers' runners). Each prints its figures
+// beside a peer's run side by side when that peer is installed.
+import AcapellaCLI
+import Foundation
+
+let benchCommand = Subcommand(
+        name: "bench", summary: "run a benchmark and print its figures",
+        positionals: "NAME", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--parts"], valueName: "N", help: "parts in the generated score (default 8)"),
+            OptionSpec(names: ["--measures"], valueName: "N", help: "measures in the generated score (default 10000)"),
+            OptionSpec(names: ["--repeat"], valueName: "N", help: "timed repetitions; the best (box: the median) is reported (default 5)"),
+            OptionSpec(names: ["--dir"], valueName: "DIR", help: "data folder for 'import' (MusicXML) and 'pitch' (voice files)"),
+            OptionSpec(names: ["--periods"], valueName: "N", help: "periods for 'render' (default 100000)"),
+            OptionSpec(names: ["--frames"], valueName: "N", help: "period size for 'render' (default 128)"),
+        ],
+        details: "Benchmarks:\n  parse   parse + validate + print of a generated score, in notes per second\n  import  import every MusicXML file in --dir; music21 on the same files side by side when installed\n  render  worst-case time of one period (8 parts: tones, takes, punch-ins, clicks) as a share of the period's duration\n  mix     mixdown of a 3-minute 4-part song from 4 take files; sox -m on the same files side by side\n  tones   guide tones of a 3-minute 4-part song to WAV; fluidsynth -F on the same notes as MIDI side by side\n  calibrate  a calibration in the simulated room; the FFT correlation beside a direct one\n  pitch   YIN on the voice files in --dir (default ../shared/data/voice); aubio's YIN side by side\n  box     the box as a process: start-up to ready, and resident size with an 8-part 3-minute project's takes loaded\n  latency the box in a terminal: from a key read to the start of the period applying its command (p99 goal: a period + 1 ms)",
+        run: runBench)
+
+let benchArguments = Array(CommandLine.arguments.dropFirst())
+if benchArguments.isEmpty {
+    print(benchCommand.help, terminator: "")
+    exit(2)
+}
+runCommand(benchCommand, arguments: benchArguments, program: "acapella-bench")
