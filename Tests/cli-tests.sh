@@ -262,6 +262,15 @@ echo "   systemd-analyze security: exposure $exposure"
 check "the unit's exposure is at most 4.0 (OK)" awk -v e="$exposure" 'BEGIN { exit !(e != "" && e <= 4.0) }'
 expect "the installed box finds its songs" 0 "$stage/usr/local/bin/acapella" run --data "$work/box2" --seconds 1 --device sim:speed=4 &&
   check "installed box ready" contains "$err" "ready: Amazing Grace"
+# The installed box as the service starts it: stdin on /dev/null, no time limit; idle; SIGTERM.
+"$stage/usr/local/bin/acapella" run --data "$work/box-service" --device sim:speed=1 </dev/null 2>"$work/service.err" &
+service=$!
+for _ in $(seq 50); do grep -q "ready:" "$work/service.err" && break; sleep 0.1; done
+sleep 2
+check "the installed box idles without a terminal" kill -0 "$service"
+kill -TERM "$service"; wait "$service"; service_status=$?
+check "and stops cleanly on SIGTERM" equals "$service_status" "0"
+check "saying why it keeps running" contains "$(cat "$work/service.err")" "no terminal: running until stopped (SIGTERM)"
 # What a user added stays through an uninstall.
 printf 'acasong 1\npart S [treble]\nC4 1 |\n' > "$stage/usr/local/share/acapella/songs/mine.acasong"
 mkdir -p "$stage/var/lib/acapella/projects/mine.acaproj"
