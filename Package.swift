@@ -37,6 +37,9 @@ let package = Package(
             name: "CZip", pkgConfig: "libzip",
             providers: [.apt(["libzip-dev"])]),
         .systemLibrary(
+            name: "CExpat", pkgConfig: "expat",
+            providers: [.apt(["libexpat1-dev"])]),
+        .systemLibrary(
             name: "CEBUR128", pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(
@@ -70,7 +73,7 @@ let package = Package(
         // MARK: MusicXML and .mxl → Score.
         .target(
             name: "AcapellaMusicXML",
-            dependencies: ["AcapellaScore", "CZip"],
+            dependencies: ["AcapellaScore", "CZip", "CExpat"],
             swiftSettings: strictSwift),
 
         // MARK: I/O edge: the audio device interface, the simulated room.

@@ -39,7 +39,9 @@ public enum MusicXML {
                 documentName = fileName.map { "\($0)/\(path)" } ?? path
                 xml = document
             }
-            let root = try XMLTree.parse(xml)
+            let document = try XMLTree.parse(xml)
+            defer { withExtendedLifetime(document) {} }
+            let root = document.root
             switch root.name {
             case "score-partwise": break
             case "score-timewise":
@@ -262,7 +264,7 @@ struct ScoreBuilder {
         for creator in identification?.children("creator") ?? [] {
             let text = Self.clean(creator.text, forbidden: "")
             guard !text.isEmpty else { continue }
-            switch creator.attributes["type"] {
+            switch creator.attribute("type") {
             case "composer": score.composer = score.composer ?? text
             case "arranger": score.arranger = score.arranger ?? text
             default: break

@@ -68,13 +68,13 @@ struct MusicXMLReader {
         var names: [String: (name: String, abbreviation: String?)] = [:]
         if let list = root.child("part-list") {
             for scorePart in list.children("score-part") {
-                guard let id = scorePart.attributes["id"] else { continue }
+                guard let id = scorePart.attribute("id") else { continue }
                 names[id] = (scorePart.string("part-name") ?? "", scorePart.string("part-abbreviation"))
             }
         }
         var parts: [RawPart] = []
         for partNode in root.children("part") {
-            let id = partNode.attributes["id"] ?? "P\(parts.count + 1)"
+            let id = partNode.attribute("id") ?? "P\(parts.count + 1)"
             var part = RawPart(id: id, name: names[id]?.name ?? "", abbreviation: names[id]?.abbreviation)
             part.displayName = ScoreBuilder.partName(part.name, index: parts.count)
             try readMeasures(of: partNode, into: &part)
@@ -146,7 +146,7 @@ struct MusicXMLReader {
             throw ImportError("part '\(part.displayName)' has \(measures.count) measures; refusing more than \(Self.maximumMeasures)", line: partNode.line)
         }
         for (measureIndex, measureNode) in measures.enumerated() {
-            var measure = RawMeasure(number: measureNode.attributes["number"] ?? "\(measureIndex + 1)")
+            var measure = RawMeasure(number: measureNode.attribute("number") ?? "\(measureIndex + 1)")
             let keptVoice = Self.keptVoice(of: measureNode)
             var position = Rational.zero
             var furthest = Rational.zero
@@ -158,7 +158,7 @@ struct MusicXMLReader {
             var droppedVoices: [String: Int] = [:]
             var droppedStaffNotes = 0
 
-            for element in measureNode.children {
+            for element in measureNode.elements {
                 switch element.name {
                 case "attributes":
                     if let value = try Self.number(element, "divisions") {
@@ -178,11 +178,11 @@ struct MusicXMLReader {
                             report.note("part '\(part.displayName)' is written for a transposing instrument (\(Self.intervalWords(transposition!.chromatic))): imported at sounding pitch", measureIndex: measureIndex)
                         }
                     }
-                    if let keyNode = element.child("key"), keyNode.attributes["number"] == nil || keyNode.attributes["number"] == "1" {
+                    if let keyNode = element.child("key"), keyNode.attribute("number") == nil || keyNode.attribute("number") == "1" {
                         try readKey(keyNode, at: position, into: &measure, measureIndex: measureIndex)
                     }
                     if let time = element.child("time") { try readTime(time, into: &measure, measureIndex: measureIndex) }
-                    for clef in element.children("clef") where (clef.attributes["number"] ?? "1") == "1" {
+                    for clef in element.children("clef") where (clef.attribute("number") ?? "1") == "1" {
                         readClef(clef, into: &measure, measureIndex: measureIndex)
                     }
                     if let staves = element.int("staves"), staves > 1 {
@@ -238,14 +238,14 @@ struct MusicXMLReader {
                 case "direction":
                     readDirection(element, at: position, divisions: divisions, into: &measure, measureIndex: measureIndex)
                 case "sound":
-                    if let tempo = element.attributes["tempo"].flatMap(Double.init) { addTempo(tempo, at: position, into: &measure, measureIndex: measureIndex) }
+                    if let tempo = element.attribute("tempo").flatMap(Double.init) { addTempo(tempo, at: position, into: &measure, measureIndex: measureIndex) }
                 case "barline":
                     if let repeatNode = element.child("repeat") {
-                        if repeatNode.attributes["direction"] == "backward" {
+                        if repeatNode.attribute("direction") == "backward" {
                             report.noteOncePerMeasure("repeats: kept a single pass (repeat signs ignored)", measureIndex: measureIndex)
                         }
                     }
-                    if element.child("ending") != nil, element.child("ending")?.attributes["type"] == "start" {
+                    if element.child("ending") != nil, element.child("ending")?.attribute("type") == "start" {
                         report.noteOncePerMeasure("volta endings: all endings kept in written order", measureIndex: measureIndex)
                     }
                 case "harmony":
@@ -310,8 +310,8 @@ struct MusicXMLReader {
             report.note("unpitched (percussion) notes made rests", measureIndex: measureIndex)
         }
         func hasTie(_ type: String) -> Bool {
-            element.children("tie").contains { $0.attributes["type"] == type }
-                || (element.child("notations")?.children("tied").contains { $0.attributes["type"] == type } ?? false)
+            element.children("tie").contains { $0.attribute("type") == type }
+                || (element.child("notations")?.children("tied").contains { $0.attribute("type") == type } ?? false)
         }
         note.tieStart = hasTie("start")
         note.tieStop = hasTie("stop")
@@ -326,7 +326,7 @@ struct MusicXMLReader {
             note.ratio = (actual, normal)
         }
         if let notations = element.child("notations") {
-            note.startsTuplet = notations.children("tuplet").contains { $0.attributes["type"] == "start" }
+            note.startsTuplet = notations.children("tuplet").contains { $0.attribute("type") == "start" }
             for (child, message) in [("slur", "slurs ignored"), ("articulations", "articulations ignored"),
                                      ("fermata", "fermatas ignored"), ("ornaments", "ornaments ignored"),
                                      ("dynamics", "dynamics ignored")]
@@ -336,7 +336,7 @@ struct MusicXMLReader {
         }
         let lyrics = element.children("lyric")
         if !lyrics.isEmpty {
-            let first = lyrics.first { ($0.attributes["number"] ?? "1") == "1" } ?? lyrics[0]
+            let first = lyrics.first { ($0.attribute("number") ?? "1") == "1" } ?? lyrics[0]
             if lyrics.count > 1 { report.note("lyrics: kept the first verse, later verses ignored", measureIndex: measureIndex, count: lyrics.count - 1) }
             let texts = first.children("text").map(\.text)
             var text = texts.joined(separator: "‿")
@@ -453,7 +453,7 @@ struct MusicXMLReader {
             at = (try? at.adding(Self.ticks(offset, divisions: divisions))) ?? at
             if at.compare(.zero) < 0 { at = .zero }
         }
-        if let tempo = node.child("sound")?.attributes["tempo"].flatMap(Double.init) {
+        if let tempo = node.child("sound")?.attribute("tempo").flatMap(Double.init) {
             addTempo(tempo, at: at, into: &measure, measureIndex: measureIndex)
         } else {
             for type in node.children("direction-type") {
@@ -470,7 +470,7 @@ struct MusicXMLReader {
             for (child, message) in [("dynamics", "dynamics ignored"), ("wedge", "hairpins ignored"), ("words", "text directions ignored"),
                                      ("pedal", "pedal marks ignored"), ("rehearsal", "rehearsal marks ignored")]
             where type.child(child) != nil {
-                if child == "wedge" && type.child(child)?.attributes["type"] == "stop" { continue }
+                if child == "wedge" && type.child(child)?.attribute("type") == "stop" { continue }
                 report.note(message, measureIndex: measureIndex)
             }
         }

@@ -1,144 +1,234 @@
 import AcapellaScore
+import CExpat
 import Foundation
-import FoundationXML
 
-/// An element of a parsed XML document: just what the importer walks.
-final class XMLNode {
-    let name: String
-    let attributes: [String: String]
-    let line: Int
-    var text = ""
-    var children: [XMLNode] = []
+/// A parsed XML document, flat: element records in document order, their
+/// names interned, text and attribute values in one byte arena. Nothing is
+/// allocated per element, which is what makes import fast.
+final class XMLDocument {
+    struct Record {
+        var name: Int32
+        var line: Int32
+        var firstChild: Int32 = -1
+        var lastChild: Int32 = -1
+        var nextSibling: Int32 = -1
+        var attributeStart: Int32
+        var attributeEnd: Int32
+        var textStart: Int32 = 0
+        var textEnd: Int32 = 0
+    }
 
-    init(name: String, attributes: [String: String], line: Int) {
-        self.name = name
+    struct Attribute {
+        var name: Int32
+        var start: Int32
+        var end: Int32
+    }
+
+    let records: [Record]
+    let attributes: [Attribute]
+    let bytes: [UInt8]
+    let names: [String]
+
+    init(records: [Record], attributes: [Attribute], bytes: [UInt8], names: [String]) {
+        self.records = records
         self.attributes = attributes
-        self.line = line
+        self.bytes = bytes
+        self.names = names
+    }
+
+    /// The root element (the document has at least one element).
+    var root: XMLNode { XMLNode(document: self, index: 0) }
+}
+
+/// An element of a parsed document: a view that is only valid while its
+/// document is alive (the importer keeps it alive for the whole import).
+struct XMLNode {
+    unowned(unsafe) let document: XMLDocument
+    let index: Int32
+
+    private var record: XMLDocument.Record { document.records[Int(index)] }
+
+    var name: String { document.names[Int(record.name)] }
+    var line: Int { Int(record.line) }
+
+    /// The element's own text (not its children's), as written.
+    var text: String {
+        let record = record
+        return String(decoding: document.bytes[Int(record.textStart)..<Int(record.textEnd)], as: UTF8.self)
+    }
+
+    /// The value of an attribute.
+    func attribute(_ name: String) -> String? {
+        let record = record
+        for index in Int(record.attributeStart)..<Int(record.attributeEnd) {
+            let attribute = document.attributes[index]
+            if document.names[Int(attribute.name)] == name {
+                return String(decoding: document.bytes[Int(attribute.start)..<Int(attribute.end)], as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    /// Child elements in order.
+    var elements: Children { Children(document: document, first: record.firstChild) }
+
+    struct Children: Sequence {
+        unowned(unsafe) let document: XMLDocument
+        let first: Int32
+
+        struct Iterator: IteratorProtocol {
+            unowned(unsafe) let document: XMLDocument
+            var cursor: Int32
+            mutating func next() -> XMLNode? {
+                guard cursor >= 0 else { return nil }
+                let node = XMLNode(document: document, index: cursor)
+                cursor = document.records[Int(cursor)].nextSibling
+                return node
+            }
+        }
+
+        func makeIterator() -> Iterator { Iterator(document: document, cursor: first) }
+        var isEmpty: Bool { first < 0 }
     }
 
     /// The first child of that name.
-    func child(_ name: String) -> XMLNode? { children.first { $0.name == name } }
-
-    /// All children of that name.
-    func children(_ name: String) -> [XMLNode] { children.filter { $0.name == name } }
-
-    /// Trimmed text of the first child of that name.
-    func string(_ name: String) -> String? {
-        guard let text = child(name)?.text else { return nil }
-        // Element text in MusicXML is short; trim ASCII blanks without
-        // going through Foundation.
-        let utf8 = text.utf8
-        guard let first = utf8.firstIndex(where: { !Self.isBlank($0) }) else { return "" }
-        let last = utf8.lastIndex(where: { !Self.isBlank($0) })!
-        return String(text[first...last])
+    func child(_ name: String) -> XMLNode? {
+        for node in elements where node.name == name { return node }
+        return nil
     }
 
-    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+    /// All children of that name.
+    func children(_ name: String) -> [XMLNode] { elements.filter { $0.name == name } }
+
+    /// The bytes of the first child's text, trimmed of blanks.
+    private func trimmedText(_ name: String) -> ArraySlice<UInt8>? {
+        guard let child = child(name) else { return nil }
+        let record = child.record
+        var start = Int(record.textStart)
+        var end = Int(record.textEnd)
+        let bytes = document.bytes
+        while start < end && Self.isBlank(bytes[start]) { start += 1 }
+        while end > start && Self.isBlank(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    /// Trimmed text of the first child of that name.
+    func string(_ name: String) -> String? { trimmedText(name).map { String(decoding: $0, as: UTF8.self) } }
+
+    static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
 
     /// Integer text of the first child of that name.
-    func int(_ name: String) -> Int? { string(name).flatMap { Int($0) } }
+    func int(_ name: String) -> Int? {
+        guard let text = trimmedText(name), !text.isEmpty, text.count <= 18 else { return nil }
+        var value = 0
+        var negative = false
+        var index = text.startIndex
+        if text[index] == UInt8(ascii: "-") || text[index] == UInt8(ascii: "+") {
+            negative = text[index] == UInt8(ascii: "-")
+            index += 1
+            guard index < text.endIndex else { return nil }
+        }
+        while index < text.endIndex {
+            let digit = Int(text[index]) - 48
+            guard (0...9).contains(digit) else { return nil }
+            value = value * 10 + digit
+            index += 1
+        }
+        return negative ? -value : value
+    }
 
     /// Decimal text of the first child of that name.
     func double(_ name: String) -> Double? { string(name).flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } }
 }
 
-/// Turns untrusted bytes into an element tree, or a located error.
+/// Turns untrusted bytes into an element tree, or a located error: a
+/// streaming expat parse (one pass, no recovery mode: the first error is
+/// fatal) building just the elements the importer walks.
 enum XMLTree {
     /// Largest XML document accepted (the largest real score seen is < 1 MiB).
     static let maximumBytes = 32 << 20
     /// Deepest element nesting accepted; MusicXML needs about 8.
     static let maximumDepth = 64
 
-    static func parse(_ input: [UInt8]) throws(ImportError) -> XMLNode {
-        // Our own declaration first: libxml2 then reads plain UTF-8 and never
-        // detects or converts an encoding itself.
-        let bytes = declaration + (try sanitized(input))
-        let builder = TreeBuilder()
-        let parser = XMLParser(data: Data(bytes))
-        parser.shouldResolveExternalEntities = false
-        parser.shouldProcessNamespaces = false
-        parser.delegate = builder
-        let succeeded = parser.parse()
-        if var failure = builder.failure {
-            // Columns on line 1 count from the document's own first byte.
-            if failure.line == 1, let column = failure.column { failure.column = max(1, column - declaration.count) }
-            throw failure
-        }
-        guard succeeded, let root = builder.root else {
-            throw ImportError("malformed XML (the document has no root element)", line: parser.lineNumber)
-        }
-        return root
-    }
-
-    static let declaration = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>".utf8)
-
-    /// Size limit, UTF-16 → UTF-8, and the document type declaration blanked
-    /// out so nothing external is ever loaded; entity declarations refused.
-    static func sanitized(_ input: [UInt8]) throws(ImportError) -> [UInt8] {
+    static func parse(_ input: [UInt8]) throws(ImportError) -> XMLDocument {
         if input.count > maximumBytes {
             throw ImportError("the XML document is \(input.count >> 20) MiB; refusing more than \(maximumBytes >> 20) MiB")
         }
-        var bytes = try utf8Text(input)
-        if let entity = find(Array("<!ENTITY".utf8), in: bytes, from: 0) {
-            throw ImportError("the document declares XML entities, which are refused (entity expansion / external entity attacks)",
-                              line: lineNumber(at: entity, in: bytes))
-        }
-        if let doctype = find(Array("<!DOCTYPE".utf8), in: bytes, from: 0) {
-            var index = doctype
-            var quote: UInt8?
-            var depth = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                if let open = quote {
-                    if byte == open { quote = nil }
-                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                    quote = byte
-                } else if byte == UInt8(ascii: "[") {
-                    depth += 1
-                } else if byte == UInt8(ascii: "]") {
-                    depth -= 1
-                } else if byte == UInt8(ascii: ">") && depth <= 0 {
-                    break
+        let (bytes, encoding) = try decodable(input)
+        // The encoding is fixed (found above), overriding any declaration.
+        // Without parameter-entity parsing and without an external entity
+        // handler, expat never loads a DTD or anything else; an entity
+        // declaration stops the parse (see `entityDeclared`).
+        guard let parser = XML_ParserCreate(encoding) else { throw ImportError("out of memory for the XML parser") }
+        defer { XML_ParserFree(parser) }
+        var builder = TreeBuilder(parser: parser, capacity: bytes.count)
+        let status = withUnsafeMutablePointer(to: &builder) { state in
+            XML_SetUserData(parser, state)
+            XML_SetElementHandler(parser, TreeBuilder.startElement, TreeBuilder.endElement)
+            XML_SetCharacterDataHandler(parser, TreeBuilder.characters)
+            XML_SetEntityDeclHandler(parser, TreeBuilder.entityDeclared)
+            // An empty document still gets a valid pointer (and fails as one).
+            return (bytes.isEmpty ? [0] : bytes).withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    XML_Parse(parser, $0, Int32(bytes.count), 1)
                 }
-                index += 1
-            }
-            for position in doctype..<min(index + 1, bytes.count) where bytes[position] != 0x0A {
-                bytes[position] = 0x20
             }
         }
-        blankProcessingInstructions(&bytes)
-        return bytes
+        if let failure = builder.failure { throw failure }
+        guard status == XML_STATUS_OK else {
+            let code = XML_GetErrorCode(parser)
+            if encoding == "UTF-8", let clearer = diagnosis(bytes) { throw clearer }
+            throw ImportError("malformed XML (\(describe(code)))", line: Int(XML_GetCurrentLineNumber(parser)),
+                              column: Int(XML_GetCurrentColumnNumber(parser)) + 1)
+        }
+        guard !builder.records.isEmpty else {
+            throw ImportError("malformed XML (the document has no root element)", line: Int(XML_GetCurrentLineNumber(parser)))
+        }
+        return XMLDocument(records: builder.records, attributes: builder.attributes, bytes: builder.bytes, names: builder.names.names)
     }
 
-    /// Processing instructions (`<?target data?>`) carry nothing MusicXML
-    /// needs, and Foundation's callback for them reads a NULL pointer when
-    /// the data is empty (found by fuzzing): they are blanked out, keeping
-    /// line numbers. In well-formed XML `<?` can only start one (text must
-    /// escape `<`).
-    static func blankProcessingInstructions(_ bytes: inout [UInt8]) {
-        var index = 0
-        while let start = find(Array("<?".utf8), in: bytes, from: index) {
-            let end = find(Array("?>".utf8), in: bytes, from: start + 2).map { $0 + 2 } ?? bytes.count
-            for position in start..<end where bytes[position] != 0x0A { bytes[position] = 0x20 }
-            index = end
+    /// A clearer message than expat's "invalid token" for the usual ways a
+    /// file is not XML text: control characters, bytes that are not UTF-8.
+    static func diagnosis(_ bytes: [UInt8]) -> ImportError? {
+        // XML 1.0 allows no NUL or C0 control characters but tab and line breaks.
+        if let control = bytes.firstIndex(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
+            return ImportError("the document contains the control character 0x\(String(bytes[control], radix: 16, uppercase: true)), which XML does not allow",
+                               line: lineNumber(at: control, in: bytes))
+        }
+        if let offset = firstInvalidUTF8Offset(in: bytes) {
+            return ImportError("the document is not valid UTF-8 text", line: lineNumber(at: offset, in: bytes))
+        }
+        return nil
+    }
+
+    /// Words for expat's error codes, for a choir director rather than a
+    /// parser writer.
+    static func describe(_ code: XML_Error) -> String {
+        switch code {
+        case XML_ERROR_NO_ELEMENTS: "the document is empty or does not start with an element"
+        case XML_ERROR_JUNK_AFTER_DOC_ELEMENT: "there is content after the end of the document"
+        case XML_ERROR_INVALID_TOKEN, XML_ERROR_BAD_CHAR_REF: "an invalid character"
+        case XML_ERROR_UNDEFINED_ENTITY, XML_ERROR_RECURSIVE_ENTITY_REF: "an undeclared or looping entity reference"
+        case XML_ERROR_DUPLICATE_ATTRIBUTE: "an attribute written twice"
+        case XML_ERROR_TAG_MISMATCH: "an end tag does not match its start tag"
+        case XML_ERROR_UNCLOSED_TOKEN, XML_ERROR_PARTIAL_CHAR: "the document ends inside a tag or character"
+        case XML_ERROR_NO_MEMORY: "out of memory"
+        default:
+            if let text = XML_ErrorString(code) { String(cString: text) } else { "XML error \(code.rawValue)" }
         }
     }
 
-    /// The document as UTF-8 with its XML declaration blanked out, so that
-    /// libxml2 never converts encodings itself (its converters have crashed
-    /// on hostile declarations such as UTF-7). UTF-8, UTF-16 and Latin-1 are
-    /// decoded here; other encodings are refused.
-    static func utf8Text(_ input: [UInt8]) throws(ImportError) -> [UInt8] {
+    /// The bytes expat reads and the encoding it reads them in: UTF-8 (a
+    /// byte-order mark dropped), UTF-16 as expat decodes it, Latin-1 turned
+    /// into UTF-8 here; any other declared encoding is refused, so expat
+    /// never converts from anything exotic (libxml2, the parser before
+    /// expat, crashed on a declared UTF-7).
+    static func decodable(_ input: [UInt8]) throws(ImportError) -> (bytes: [UInt8], encoding: String) {
+        if let bigEndian = utf16Encoding(input) { return (input, bigEndian ? "UTF-16BE" : "UTF-16LE") }
         var bytes = input
-        var declared: String?
-        if let utf16 = utf16Encoding(bytes) {
-            bytes = transcodeUTF16(bytes, bigEndian: utf16)
-            declared = "utf-8"
-        } else if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            bytes.removeFirst(3)
-        }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
         if let declaration = xmlDeclaration(bytes) {
-            let encoding = declared ?? declaration.encoding?.lowercased() ?? "utf-8"
+            let encoding = declaration.encoding?.lowercased() ?? "utf-8"
             switch encoding {
             case "utf-8", "utf8", "us-ascii", "ascii":
                 break
@@ -147,19 +237,8 @@ enum XMLTree {
             default:
                 throw ImportError("unsupported text encoding '\(declaration.encoding ?? encoding)'; save the file as UTF-8", line: 1)
             }
-            for position in 0..<declaration.end where bytes[position] != 0x0A { bytes[position] = 0x20 }
         }
-        // XML 1.0 allows no NUL or C0 control characters but tab and line
-        // breaks; refusing them here also keeps libxml2 from guessing UCS-4
-        // or EBCDIC from leading zero bytes (another crash found by fuzzing).
-        if let control = bytes.firstIndex(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
-            throw ImportError("the document contains the control character 0x\(String(bytes[control], radix: 16, uppercase: true)), which XML does not allow",
-                              line: lineNumber(at: control, in: bytes))
-        }
-        if let offset = firstInvalidUTF8Offset(in: bytes) {
-            throw ImportError("the document is not valid UTF-8 text", line: lineNumber(at: offset, in: bytes))
-        }
-        return bytes
+        return (bytes, "UTF-8")
     }
 
     /// The `<?xml … ?>` declaration at the start: where it ends, and the
@@ -188,19 +267,6 @@ enum XMLTree {
         return nil
     }
 
-    static func transcodeUTF16(_ bytes: [UInt8], bigEndian: Bool) -> [UInt8] {
-        var units: [UInt16] = []
-        units.reserveCapacity(bytes.count / 2)
-        var index = 0
-        while index + 1 < bytes.count {
-            let unit = bigEndian ? UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]) : UInt16(bytes[index + 1]) << 8 | UInt16(bytes[index])
-            units.append(unit)
-            index += 2
-        }
-        if units.first == 0xFEFF { units.removeFirst() }
-        return Array(String(decoding: units, as: UTF16.self).utf8)
-    }
-
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
         guard !needle.isEmpty, start >= 0, needle.count <= haystack.count - start else { return nil }
         return haystack.withUnsafeBufferPointer { hay -> Int? in
@@ -226,79 +292,170 @@ enum XMLTree {
     }
 }
 
-/// Builds the tree from parser callbacks.
-private final class TreeBuilder: NSObject, XMLParserDelegate {
-    var root: XMLNode?
-    var stack: [XMLNode] = []
+/// Builds the document from expat's callbacks (C function pointers: a
+/// pointer to the builder travels as expat's user data; a struct behind a
+/// pointer needs no exclusivity checks per callback).
+private struct TreeBuilder {
+    let parser: XML_Parser
+    var records: [XMLDocument.Record] = []
+    var attributes: [XMLDocument.Attribute] = []
+    var bytes: [UInt8] = []
+    var stack: [Int32] = []
     var failure: ImportError?
+    var names = NameTable()
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName: String?, attributes: [String: String] = [:])
-    {
+    init(parser: XML_Parser, capacity: Int) {
+        self.parser = parser
+        // About one element per 40 bytes of MusicXML; text is a fraction.
+        records.reserveCapacity(capacity / 40 + 16)
+        bytes.reserveCapacity(capacity / 8 + 16)
+        stack.reserveCapacity(XMLTree.maximumDepth)
+    }
+
+    static func builder(_ context: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<TreeBuilder> {
+        context!.assumingMemoryBound(to: TreeBuilder.self)
+    }
+
+    mutating func fail(_ message: String) {
+        guard failure == nil else { return }
+        failure = ImportError(message, line: Int(XML_GetCurrentLineNumber(parser)))
+        XML_StopParser(parser, 0)
+    }
+
+    mutating func append(_ text: UnsafePointer<CChar>, count: Int) {
+        text.withMemoryRebound(to: UInt8.self, capacity: count) { bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: count)) }
+    }
+
+    mutating func start(_ name: UnsafePointer<CChar>, _ attributeList: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
         guard failure == nil else { return }
         if stack.count >= XMLTree.maximumDepth {
-            failure = ImportError("XML elements nested more than \(XMLTree.maximumDepth) deep; refusing", line: parser.lineNumber)
-            parser.abortParsing()
+            fail("XML elements nested more than \(XMLTree.maximumDepth) deep; refusing")
             return
         }
-        let node = XMLNode(name: elementName, attributes: attributes, line: parser.lineNumber)
-        if let parent = stack.last { parent.children.append(node) } else { root = node }
-        stack.append(node)
-    }
-
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
-        if !stack.isEmpty { stack.removeLast() }
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        stack.last?.text += string
-    }
-
-    /// libxml2 runs in recovery mode under Foundation's parser, so a broken
-    /// document would otherwise come back as a partial tree: the first
-    /// error is fatal here.
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-        guard failure == nil else { return }
-        failure = ImportError("malformed XML (\(Self.describe((parseError as NSError).code)))", line: parser.lineNumber, column: parser.columnNumber)
-        parser.abortParsing()
-    }
-
-    /// Words for the libxml2 error codes (`xmlParserErrors` in
-    /// libxml/xmlerror.h) that Foundation passes through unchanged.
-    static func describe(_ code: Int) -> String {
-        switch code {
-        case 3, 4: "the document is empty or does not start with an element"
-        case 5, 86: "there is content after the end of the document"
-        case 8, 9: "an invalid character"
-        case 26, 89: "an undeclared or looping entity reference"
-        case 32, 81: "an unsupported or invalid text encoding"
-        case 39, 41: "a malformed attribute"
-        case 68: "a name is missing"
-        case 72, 73, 74: "a '<' or '>' is missing"
-        case 76: "an end tag does not match its start tag"
-        case 77: "an element is never closed"
-        case 85: "elements are not properly nested"
-        default: "XML error \(code)"
+        if records.count >= Int32.max / 2 || bytes.count >= Int32.max / 2 {
+            fail("the XML document has too many elements")
+            return
         }
+        let attributeStart = Int32(attributes.count)
+        if var pair = attributeList {
+            while let key = pair.pointee, let value = pair.successor().pointee {
+                let start = Int32(bytes.count)
+                append(value, count: strlen(value))
+                attributes.append(.init(name: names.id(key), start: start, end: Int32(bytes.count)))
+                pair = pair.advanced(by: 2)
+            }
+        }
+        let index = Int32(records.count)
+        records.append(.init(name: names.id(name), line: Int32(truncatingIfNeeded: XML_GetCurrentLineNumber(parser)),
+                             attributeStart: attributeStart, attributeEnd: Int32(attributes.count)))
+        if let parent = stack.last {
+            let previous = records[Int(parent)].lastChild
+            if previous >= 0 { records[Int(previous)].nextSibling = index } else { records[Int(parent)].firstChild = index }
+            records[Int(parent)].lastChild = index
+        }
+        stack.append(index)
     }
 
-    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-        stack.last?.text += String(decoding: CDATABlock, as: UTF8.self)
+    mutating func characters(_ text: UnsafePointer<CChar>, count: Int) {
+        guard let node = stack.last else { return }
+        var record = records[Int(node)]
+        if record.textStart == record.textEnd {
+            // Layout between elements is blank text; the importer trims it
+            // anyway, so an element keeps none until its first real character.
+            let blank = text.withMemoryRebound(to: UInt8.self, capacity: count) {
+                UnsafeBufferPointer(start: $0, count: count).allSatisfy(XMLNode.isBlank)
+            }
+            if blank { return }
+            record.textStart = Int32(bytes.count)
+        } else if Int(record.textEnd) != bytes.count {
+            // Text interrupted by a child element: move what there is to
+            // the end of the arena so the element's text stays contiguous.
+            let earlier = Array(bytes[Int(record.textStart)..<Int(record.textEnd)])
+            record.textStart = Int32(bytes.count)
+            bytes.append(contentsOf: earlier)
+        }
+        append(text, count: count)
+        record.textEnd = Int32(bytes.count)
+        records[Int(node)] = record
+    }
+
+    static let startElement: XML_StartElementHandler = { context, name, attributes in
+        if let name { builder(context).pointee.start(name, attributes) }
+    }
+
+    static let endElement: XML_EndElementHandler = { context, _ in
+        let builder = builder(context)
+        if !builder.pointee.stack.isEmpty { builder.pointee.stack.removeLast() }
+    }
+
+    static let characters: XML_CharacterDataHandler = { context, text, length in
+        if let text, length > 0 { builder(context).pointee.characters(text, count: Int(length)) }
+    }
+
+    /// Any entity declaration (internal or external, general or parameter)
+    /// stops the parse: nothing is expanded or fetched.
+    static let entityDeclared: XML_EntityDeclHandler = { context, _, _, _, _, _, _, _, _ in
+        builder(context).pointee.fail("the document declares XML entities, which are refused (entity expansion / external entity attacks)")
+    }
+}
+
+/// Element and attribute names, each decoded once: a score repeats a few
+/// dozen names hundreds of thousands of times. Open addressing on an FNV-1a
+/// hash of the name's bytes; no allocation on a hit.
+struct NameTable {
+    private(set) var names: [String] = []
+    private var spellings: [[UInt8]] = []
+    private var slots = [Int32](repeating: -1, count: 1024)
+
+    mutating func id(_ pointer: UnsafePointer<CChar>) -> Int32 {
+        var hash: UInt32 = 2_166_136_261
+        var length = 0
+        pointer.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
+            while bytes[length] != 0 {
+                hash = (hash ^ UInt32(bytes[length])) &* 16_777_619
+                length += 1
+            }
+        }
+        var slot = Int(hash) & (slots.count - 1)
+        while slots[slot] >= 0 {
+            let id = Int(slots[slot])
+            let same = spellings[id].count == length && spellings[id].withUnsafeBytes { memcmp($0.baseAddress!, pointer, length) == 0 }
+            if same { return Int32(id) }
+            slot = (slot + 1) & (slots.count - 1)
+        }
+        let id = Int32(names.count)
+        let spelling = pointer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        names.append(String(decoding: spelling, as: UTF8.self))
+        spellings.append(spelling)
+        slots[slot] = id
+        if names.count * 2 > slots.count { grow() }
+        return id
+    }
+
+    private mutating func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        for (id, spelling) in spellings.enumerated() {
+            var hash: UInt32 = 2_166_136_261
+            for byte in spelling { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+            var slot = Int(hash) & (slots.count - 1)
+            while slots[slot] >= 0 { slot = (slot + 1) & (slots.count - 1) }
+            slots[slot] = Int32(id)
+        }
     }
 }
 
 /// `META-INF/container.xml` → the root file's path.
 enum ContainerXML {
     static func rootFilePath(_ bytes: [UInt8]) -> String? {
-        guard let root = try? XMLTree.parse(bytes) else { return nil }
-        var queue = [root]
+        guard let document = try? XMLTree.parse(bytes) else { return nil }
+        var queue = [document.root]
         while let node = queue.popLast() {
-            if node.name == "rootfile", let path = node.attributes["full-path"], !path.isEmpty {
+            if node.name == "rootfile", let path = node.attribute("full-path"), !path.isEmpty {
                 // MusicXML 4 may list other rootfiles (PDF, …) after the score.
-                let type = node.attributes["media-type"] ?? "application/vnd.recordare.musicxml+xml"
+                let type = node.attribute("media-type") ?? "application/vnd.recordare.musicxml+xml"
                 if type.contains("musicxml") || type.contains("xml") { return path }
             }
-            queue.append(contentsOf: node.children.reversed())
+            queue.append(contentsOf: Array(node.elements).reversed())
         }
         return nil
     }

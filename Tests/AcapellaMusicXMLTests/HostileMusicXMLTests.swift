@@ -61,7 +61,7 @@ import Testing
 
     @Test func malformedXMLIsLocated() {
         let error = importError("<score-partwise>\n<part-list>\n<oops></part-list>\n</score-partwise>")
-        #expect(error?.description == "evil.xml:3:19: error: malformed XML (an end tag does not match its start tag)")
+        #expect(error?.description == "evil.xml:3:9: error: malformed XML (an end tag does not match its start tag)")
     }
 
     @Test(arguments: [

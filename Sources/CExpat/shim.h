@@ -1,0 +1,2 @@
+// Umbrella header for the CExpat system library module.
+#include <expat.h>
