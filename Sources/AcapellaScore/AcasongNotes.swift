@@ -320,16 +320,29 @@ extension AcasongParser {
         return (value, tie)
     }
 
-    // MARK: lyrics PART: syllables
+    // MARK: lyrics PART: syllables, lyrics[VERSE] PART: syllables
 
     mutating func parseLyricsLine(_ content: Range<Int>, location base: TextLocation) {
         var index = content.lowerBound + 6
+        var verse = 1
+        if index < content.upperBound && bytes[index] == UInt8(ascii: "[") {
+            var close = index + 1
+            while close < content.upperBound && bytes[close] != UInt8(ascii: "]") && bytes[close] != UInt8(ascii: ":") { close += 1 }
+            let number = text((index + 1)..<close)
+            guard close < content.upperBound, bytes[close] == UInt8(ascii: "]"), let parsed = Int(number), (1...Score.maximumVerses).contains(parsed) else {
+                error("expected 'lyrics[VERSE] PART NAME: syllables…' with a verse from 1 to \(Score.maximumVerses)", at: base.at(index))
+                return
+            }
+            verse = parsed
+            index = close + 1
+        }
+        let nameStart = index
         while index < content.upperBound && bytes[index] != UInt8(ascii: ":") { index += 1 }
         guard index < content.upperBound else {
             error("expected 'lyrics PART NAME: syllables…'", at: base)
             return
         }
-        let name = text((content.lowerBound + 6)..<index).trimmingBlanks()
+        let name = text(nameStart..<index).trimmingBlanks()
         var tokens: [LyricToken] = []
         index += 1
         while index < content.upperBound {
@@ -338,28 +351,31 @@ extension AcasongParser {
             while index < content.upperBound && !isBlankByte(bytes[index]) { index += 1 }
             if index > start { tokens.append(LyricToken(text: text(start..<index), location: base.at(start))) }
         }
-        lyricLines.append((name, base, tokens))
+        lyricLines.append((name, verse, base, tokens))
     }
 
     mutating func assignLyrics() {
-        var cursors: [Int] = Array(repeating: 0, count: parts.count)
+        // A verse's syllables may span several lines; each (part, verse)
+        // has its own cursor over the part's attacks.
+        var cursors: [String: Int] = [:]
         for line in lyricLines {
             guard let partIndex = parts.firstIndex(where: { $0.part.name == line.partName }) else {
                 error("lyrics for '\(line.partName)', but there is no part of that name", at: line.location)
                 continue
             }
+            let cursorKey = "\(partIndex) \(line.verse)"
             // Syllables are collected first and written after, so no copy of
             // the notes is alive while they are modified.
             var assignments: [(note: Int, lyric: Lyric)] = []
             let part = parts[partIndex].part
             for token in line.tokens {
-                var cursor = cursors[partIndex]
+                var cursor = cursors[cursorKey] ?? 0
                 while cursor < part.notes.count && !part.isAttack(at: cursor) { cursor += 1 }
                 guard cursor < part.notes.count else {
-                    error("more syllables than sung notes in part '\(line.partName)'", at: token.location)
+                    error("more syllables than sung notes in part '\(line.partName)'" + (line.verse > 1 ? " (verse \(line.verse))" : ""), at: token.location)
                     break
                 }
-                cursors[partIndex] = cursor + 1
+                cursors[cursorKey] = cursor + 1
                 if token.text == "_" { continue }
                 var syllable = token.text
                 let continues = syllable.hasSuffix("-")
@@ -371,7 +387,7 @@ extension AcasongParser {
                 }
                 assignments.append((cursor, Lyric(syllable, continuesWord: continues)))
             }
-            for assignment in assignments { parts[partIndex].part.notes[assignment.note].lyric = assignment.lyric }
+            for assignment in assignments { parts[partIndex].part.notes[assignment.note].setLyric(assignment.lyric, verse: line.verse) }
         }
     }
 

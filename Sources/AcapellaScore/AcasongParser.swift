@@ -94,7 +94,7 @@ struct AcasongParser {
     var score = Score(meters: [], keys: [], tempos: [])
     var parts: [PartState] = []
     var current: PartState?
-    var lyricLines: [(partName: String, location: TextLocation, tokens: [LyricToken])] = []
+    var lyricLines: [(partName: String, verse: Int, location: TextLocation, tokens: [LyricToken])] = []
     var headerLocations: [Subject: TextLocation] = [:]
     var seenHeaders: Set<String> = []
     var pendingTempos: [PendingTempo] = []
@@ -218,11 +218,16 @@ struct AcasongParser {
         return range.count == wordBytes.count || isBlankByte(bytes[range.lowerBound + wordBytes.count])
     }
 
+    func startsWith(_ range: Range<Int>, _ prefix: String) -> Bool {
+        let prefixBytes = Array(prefix.utf8)
+        return range.count >= prefixBytes.count && bytes[range.lowerBound..<(range.lowerBound + prefixBytes.count)].elementsEqual(prefixBytes)
+    }
+
     mutating func parseLine(_ content: Range<Int>, location: TextLocation) {
         if startsWithWord(content, "part") {
             closeHeader(at: location)
             parsePartDeclaration(content, location: location)
-        } else if startsWithWord(content, "lyrics") {
+        } else if startsWithWord(content, "lyrics") || startsWith(content, "lyrics[") {
             parseLyricsLine(content, location: location)
         } else if let nameEnd = headerKeyEnd(content) {
             if headerClosed {
@@ -340,9 +345,30 @@ struct AcasongParser {
             }
             headerLocations[.pickup] = location
             score.pickupTicks = numerator * ticksPerWhole / denominator
+        case "written":
+            guard let measures = writtenMeasures(valueText) else {
+                error("expected the written measure of each measure as numbers and runs, like '0 1-8 1-7 9-16', found \(quoted(value))", at: valueLocation)
+                return
+            }
+            headerLocations[.header("written")] = location
+            score.writtenMeasures = measures
         default:
-            error("unknown header '\(key)'; expected title, composer, arranger, source, license, tags, time, key, tempo or pickup", at: location)
+            error("unknown header '\(key)'; expected title, composer, arranger, source, license, tags, time, key, tempo, pickup or written", at: location)
         }
+    }
+
+    /// "0 1-8 1-7 9-16" → [0, 1, …, 8, 1, …]; nil when malformed or longer
+    /// than any song (a bound on what a hostile file can make us allocate).
+    func writtenMeasures(_ text: String) -> [Int]? {
+        var measures: [Int] = []
+        for run in text.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            let ends = run.split(separator: "-", omittingEmptySubsequences: false)
+            guard ends.count <= 2, let first = boundedInt(ends[0]), let last = ends.count == 2 ? boundedInt(ends[1]) : first,
+                  last >= first, measures.count + (last - first) < Score.maximumWrittenMeasures
+            else { return nil }
+            measures.append(contentsOf: first...last)
+        }
+        return measures.isEmpty ? nil : measures
     }
 
     func boundedInt(_ text: Substring) -> Int? {

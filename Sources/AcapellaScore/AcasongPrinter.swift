@@ -38,6 +38,9 @@ extension Acasong {
             let fraction = wholeNoteFraction(score.pickupTicks)
             out += "pickup: \(fraction.contains("/") ? fraction : fraction + "/1")\n"
         }
+        if !score.writtenMeasures.isEmpty {
+            out += "written: " + writtenRuns(score.writtenMeasures) + "\n"
+        }
         for part in score.parts {
             out += "\n"
             printPart(part, meterMap: meterMap, into: &out)
@@ -53,7 +56,8 @@ extension Acasong {
         var line = ""
         var measuresOnLine = 0
         var currentMeasure: Int?
-        var lyricTokens: [String] = []
+        let verses = part.verseCount
+        var lyricTokens: [[String]] = Array(repeating: [], count: verses)
         var previousTupletID: Int?
         for (index, note) in part.notes.enumerated() {
             let measure = meterMap.measure(containing: note.startTick)
@@ -77,17 +81,33 @@ extension Acasong {
                 line += ")"
             }
             if part.isAttack(at: index) {
-                if let lyric = note.lyric {
-                    lyricTokens.append(lyric.text + (lyric.continuesWord ? "-" : ""))
-                } else {
-                    lyricTokens.append("_")
+                for verse in 0..<verses {
+                    if let lyric = note.lyric(verse: verse + 1) {
+                        lyricTokens[verse].append(lyric.text + (lyric.continuesWord ? "-" : ""))
+                    } else {
+                        lyricTokens[verse].append("_")
+                    }
                 }
             }
         }
         if !line.isEmpty { out += line + "\n" }
-        while lyricTokens.last == "_" { lyricTokens.removeLast() }
-        if !lyricTokens.isEmpty {
-            out += "lyrics \(part.name): " + lyricTokens.joined(separator: " ") + "\n"
+        for (verse, var tokens) in lyricTokens.enumerated() {
+            while tokens.last == "_" { tokens.removeLast() }
+            guard !tokens.isEmpty else { continue }
+            out += (verse == 0 ? "lyrics" : "lyrics[\(verse + 1)]") + " \(part.name): " + tokens.joined(separator: " ") + "\n"
         }
+    }
+
+    /// "0 1-8 1-7 9-16": runs of consecutive measure numbers.
+    static func writtenRuns(_ measures: [Int]) -> String {
+        var runs: [String] = []
+        var index = 0
+        while index < measures.count {
+            var end = index
+            while end + 1 < measures.count && measures[end + 1] == measures[end] + 1 { end += 1 }
+            runs.append(end > index ? "\(measures[index])-\(measures[end])" : "\(measures[index])")
+            index = end + 1
+        }
+        return runs.joined(separator: " ")
     }
 }

@@ -66,8 +66,11 @@ public struct NoteEvent: Hashable, Sendable {
     public var tieToNext: Bool
     /// Tuplet group membership, if any.
     public var tuplet: Tuplet?
-    /// The syllable sung on this note, if any.
+    /// The syllable of the first verse sung on this note, if any.
     public var lyric: Lyric?
+    /// Syllables of verses 2, 3…, in order; no trailing `nil`s, so a song
+    /// with one verse keeps this empty (see `lyric(verse:)`).
+    public private(set) var laterVerses: [Lyric?]
 
     /// A note event.
     public init(
@@ -81,7 +84,39 @@ public struct NoteEvent: Hashable, Sendable {
         self.tieToNext = tieToNext
         self.tuplet = tuplet
         self.lyric = lyric
+        self.laterVerses = []
     }
+
+    /// The syllable of verse `verse` (1-based), if any.
+    public func lyric(verse: Int) -> Lyric? {
+        if verse == 1 { return lyric }
+        let index = verse - 2
+        return index >= 0 && index < laterVerses.count ? laterVerses[index] : nil
+    }
+
+    /// Sets (or clears) the syllable of verse `verse` (1-based, at most
+    /// `Score.maximumVerses`).
+    public mutating func setLyric(_ syllable: Lyric?, verse: Int) {
+        precondition(verse >= 1 && verse <= Score.maximumVerses, "verse \(verse) out of range")
+        if verse == 1 {
+            lyric = syllable
+            return
+        }
+        let index = verse - 2
+        if let syllable {
+            while laterVerses.count <= index { laterVerses.append(nil) }
+            laterVerses[index] = syllable
+        } else if index < laterVerses.count {
+            laterVerses[index] = nil
+            while laterVerses.last == .some(nil) { laterVerses.removeLast() }
+        }
+    }
+
+    /// Verses this note has a place for: 1 plus its later verses.
+    public var verseCount: Int { 1 + laterVerses.count }
+
+    /// Whether the note carries a syllable in any verse.
+    public var hasLyric: Bool { lyric != nil || laterVerses.contains { $0 != nil } }
 
     /// Whether this is a rest.
     public var isRest: Bool { pitch == nil }
@@ -118,15 +153,25 @@ public struct Part: Hashable, Sendable {
         return notes[index - 1].pitch?.midi != pitch.midi
     }
 
-    /// Each note's syllabic (begin/middle/end/single), or `nil` where the
-    /// note has no syllable; a word runs on across melismas.
-    public func syllabics() -> [Syllabic?] {
+    /// Each note's syllabic (begin/middle/end/single) in a verse, or `nil`
+    /// where the note has no syllable; a word runs on across melismas.
+    public func syllabics(verse: Int = 1) -> [Syllabic?] {
         var previousContinues = false
         return notes.map { note in
-            guard let lyric = note.lyric else { return nil }
+            guard let lyric = note.lyric(verse: verse) else { return nil }
             defer { previousContinues = lyric.continuesWord }
             return Syllabic(lyric: lyric, previousContinues: previousContinues)
         }
+    }
+
+    /// Verses with at least one syllable in this part: 0 when it has no words.
+    public var verseCount: Int {
+        var count = 0
+        for note in notes {
+            if note.lyric != nil { count = max(count, 1) }
+            if let last = note.laterVerses.lastIndex(where: { $0 != nil }) { count = max(count, last + 2) }
+        }
+        return count
     }
 
     /// The named clef, or the one the part's range suggests.
@@ -208,6 +253,15 @@ public struct Score: Hashable, Sendable {
     public var pickupTicks: Int
     /// The parts, in score order.
     public var parts: [Part]
+    /// For a song whose repeats were written out (unfolded), the written
+    /// measure each measure was, from the song's first measure (the
+    /// pickup, 0, when there is one); empty when the song is as written.
+    public var writtenMeasures: [Int]
+
+    /// Most verses a song may have.
+    public static let maximumVerses = 99
+    /// Most measures an unfolded song may list in `writtenMeasures`.
+    public static let maximumWrittenMeasures = 100_000
 
     /// A score; defaults are 4/4, C major, 120 BPM, no pickup.
     public init(
@@ -216,7 +270,7 @@ public struct Score: Hashable, Sendable {
         meters: [MeterChange] = [MeterChange(measure: 1, meter: Meter(4, 4))],
         keys: [KeyChange] = [KeyChange(measure: 1, key: Key(fifths: 0, mode: .major))],
         tempos: [TempoChange] = [TempoChange(tick: 0, tempo: Tempo(bpm: 120))],
-        pickupTicks: Int = 0, parts: [Part] = []
+        pickupTicks: Int = 0, parts: [Part] = [], writtenMeasures: [Int] = []
     ) {
         self.title = title
         self.composer = composer
@@ -229,6 +283,25 @@ public struct Score: Hashable, Sendable {
         self.tempos = tempos
         self.pickupTicks = pickupTicks
         self.parts = parts
+        self.writtenMeasures = writtenMeasures
+    }
+
+    /// Verses of the song: the most any part has (0 without words).
+    public var verseCount: Int { parts.map(\.verseCount).max() ?? 0 }
+
+    /// The measures of the song, from the first (0 with a pickup) to the last.
+    public var measureNumbers: ClosedRange<Int>? {
+        guard endTick > 0 else { return nil }
+        let map = meterMap
+        return map.measure(containing: 0)...map.measure(containing: endTick - 1)
+    }
+
+    /// The written measure a measure of the song was (itself unless the song
+    /// is unfolded).
+    public func writtenMeasure(_ measure: Int) -> Int {
+        guard !writtenMeasures.isEmpty, let first = measureNumbers?.lowerBound else { return measure }
+        let index = measure - first
+        return index >= 0 && index < writtenMeasures.count ? writtenMeasures[index] : measure
     }
 
     /// The meter map as a lookup structure.

@@ -98,6 +98,31 @@ public enum ScoreGenerator {
             part.notes = randomNotes(range: ranges[index % ranges.count], meterMap: meterMap, endTick: endTick, using: &rng)
             score.parts.append(part)
         }
+
+        // Later verses and unfolded measure numbers, drawn from their own
+        // generator so the notes above stay what they were for a seed.
+        var extra = SplitMix64(seed: rng.next())
+        let verses = Int.random(in: 1...3, using: &extra)
+        if verses > 1 {
+            for part in score.parts.indices {
+                for index in score.parts[part].notes.indices where score.parts[part].notes[index].lyric != nil {
+                    for verse in 2...verses where Int.random(in: 0..<3, using: &extra) != 0 {
+                        score.parts[part].notes[index].setLyric(
+                            Lyric(syllables.randomElement(using: &extra)!, continuesWord: Int.random(in: 0..<3, using: &extra) == 0), verse: verse)
+                    }
+                }
+            }
+        }
+        if Int.random(in: 0..<3, using: &extra) == 0 {
+            let count = options.measures + (score.pickupTicks > 0 ? 1 : 0)
+            var written: [Int] = []
+            while written.count < count {
+                let start = Int.random(in: (score.pickupTicks > 0 ? 0 : 1)...max(1, options.measures), using: &extra)
+                let length = Int.random(in: 1...8, using: &extra)
+                written.append(contentsOf: (start..<(start + length)).prefix(count - written.count))
+            }
+            score.writtenMeasures = written
+        }
         return score
     }
 

@@ -42,16 +42,20 @@ extension Score {
             json.field("measures") {
                 json.number(endTick == 0 ? 0 : meterMap.measure(containing: endTick - 1))
             }
+            json.field("writtenMeasures") {
+                if writtenMeasures.isEmpty { json.raw("null") } else { json.array(writtenMeasures) { json.number($0) } }
+            }
+            json.field("verses") { json.number(verseCount) }
             json.field("parts") {
                 json.array(parts) { part in
                     json.object {
                         json.field("name") { json.string(part.name) }
                         json.field("shortName") { json.string(part.displayShortName) }
                         json.field("clef") { json.string(part.effectiveClef.rawValue) }
-                        let syllabics = part.syllabics()
+                        let verses = (0..<max(1, verseCount)).map { part.syllabics(verse: $0 + 1) }
                         json.field("notes") {
-                            json.array(Array(zip(part.notes, syllabics)), multiline: true) { note, syllabic in
-                                jsonNote(note, syllabic: syllabic, into: json)
+                            json.array(Array(part.notes.indices), multiline: true) { index in
+                                jsonNote(part.notes[index], syllabics: verses.map { $0[index] }, into: json)
                             }
                         }
                     }
@@ -61,7 +65,7 @@ extension Score {
         return json.text + "\n"
     }
 
-    private func jsonNote(_ note: NoteEvent, syllabic: Syllabic?, into json: JSONWriter) {
+    private func jsonNote(_ note: NoteEvent, syllabics: [Syllabic?], into json: JSONWriter) {
         json.object {
             json.field("start") { json.number(note.startTick) }
             json.field("duration") { json.number(note.durationTicks) }
@@ -71,15 +75,19 @@ extension Score {
             if let tuplet = note.tuplet {
                 json.field("tuplet") { json.raw("[\(tuplet.actual),\(tuplet.normal)]") }
             }
-            json.field("lyric") {
-                if let lyric = note.lyric {
+            func syllable(_ verse: Int) {
+                if let lyric = note.lyric(verse: verse) {
                     json.object {
                         json.field("text") { json.string(lyric.text) }
-                        json.field("syllabic") { json.string(syllabic?.rawValue) }
+                        json.field("syllabic") { json.string(syllabics[verse - 1]?.rawValue) }
                     }
                 } else {
                     json.raw("null")
                 }
+            }
+            json.field("lyric") { syllable(1) }
+            if syllabics.count > 1 {
+                json.field("lyrics") { json.array(Array(1...syllabics.count)) { syllable($0) } }
             }
         }
     }

@@ -115,6 +115,15 @@ extension Score {
 
         // Map entries past the end of the music.
         let end = ends.max() ?? 0
+        if !writtenMeasures.isEmpty, end > 0 {
+            let measures = meterMap.measure(containing: end - 1) - meterMap.measure(containing: 0) + 1
+            if writtenMeasures.count != measures {
+                report(.header("written"), "'written:' lists \(writtenMeasures.count) measures but the song has \(measures)")
+            }
+            if writtenMeasures.contains(where: { $0 < 0 || $0 > Score.maximumWrittenMeasures }) {
+                report(.header("written"), "'written:' measure numbers run from 0 to \(Score.maximumWrittenMeasures)")
+            }
+        }
         if end > 0 {
             let lastMeasure = meterMap.measure(containing: end - 1)
             for (index, change) in meters.enumerated() where change.measure > lastMeasure {
@@ -253,13 +262,19 @@ extension Score {
                 fail(index, "\(note.pitch!) is tied to \(next); a tie joins two notes of the same pitch")
             }
         }
-        if let lyric = note.lyric {
+        if note.hasLyric {
             if note.pitch == nil {
                 fail(index, "a rest cannot carry a lyric")
             } else if !part.isAttack(at: index) {
                 fail(index, "a tied-over note cannot carry its own lyric")
-            } else if let problem = lyricProblem(lyric.text) {
-                fail(index, "lyric '\(lyric.text)' \(problem)")
+            } else if note.verseCount > Score.maximumVerses {
+                fail(index, "a note carries \(note.verseCount) verses; at most \(Score.maximumVerses)")
+            } else {
+                for verse in 1...note.verseCount {
+                    if let lyric = note.lyric(verse: verse), let problem = lyricProblem(lyric.text) {
+                        fail(index, "lyric '\(lyric.text)'" + (verse > 1 ? " (verse \(verse))" : "") + " \(problem)")
+                    }
+                }
             }
         }
     }

@@ -102,7 +102,7 @@ import Testing
         ("acasong 2\n", "x:1:1: error: unsupported format version 'acasong 2'; this build reads 'acasong 1'"),
         ("title: x\n", "x:1:1: error: expected 'acasong 1' on the first line"),
         ("acasong 1\nC4 4\n", "x:2:1: error: expected a header line ('title: …') or 'part NAME'; notes must follow a 'part' line"),
-        ("acasong 1\ncolour: red\npart A\nC4 1\n", "x:2:1: error: unknown header 'colour'; expected title, composer, arranger, source, license, tags, time, key, tempo or pickup"),
+        ("acasong 1\ncolour: red\npart A\nC4 1\n", "x:2:1: error: unknown header 'colour'; expected title, composer, arranger, source, license, tags, time, key, tempo, pickup or written"),
         ("acasong 1\ntime: 4/5\npart A\nC4 1\n", "x:2:7: error: expected a time signature like 4/4, 3/4 or 6/8, found '4/5'"),
         ("acasong 1\nkey: H major\npart A\nC4 1\n", "x:2:6: error: expected a key like 'G major', 'F# minor' or 'Bb major', found 'H major'"),
         ("acasong 1\ntempo: fast\npart A\nC4 1\n", "x:2:8: error: expected a tempo in quarter notes per minute between 1 and 999.999, found 'fast'"),
