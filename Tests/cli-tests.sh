@@ -98,7 +98,7 @@ if [[ -d "$mx" ]]; then
   expect "check MusicXML" 0 "$acapella" check "$mx/lusitano_allor_che_ignuda.mxl"
   printf '<score-partwise>\n<part-list>\n<oops></part-list>\n</score-partwise>\n' >"$work/broken.musicxml"
   expect "import broken XML" 1 "$acapella" import "$work/broken.musicxml" &&
-    check "broken XML message" equals "$err" "$work/broken.musicxml:3:19: error: malformed XML (an end tag does not match its start tag)"
+    check "broken XML message" equals "$err" "$work/broken.musicxml:3:9: error: malformed XML (an end tag does not match its start tag)"
 else
   echo "cli: ../shared/data/musicxml not found; import checks skipped" >&2
 fi
