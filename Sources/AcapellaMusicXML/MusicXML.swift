@@ -4,10 +4,20 @@ import Foundation
 /// What to import.
 public struct ImportOptions: Sendable {
     /// Keep only these parts (by name, in this order); `nil` keeps all.
+    /// Names are those of the imported song (after splitting voices).
     public var partNames: [String]?
+    /// Whether a part with several voices becomes one part per voice.
+    public var split: SplitMode
+    /// Write repeats out in singing order: `nil` does when the file has
+    /// repeats, endings or jumps.
+    public var unfold: Bool?
 
     /// Options.
-    public init(partNames: [String]? = nil) { self.partNames = partNames }
+    public init(partNames: [String]? = nil, split: SplitMode = .auto, unfold: Bool? = nil) {
+        self.partNames = partNames
+        self.split = split
+        self.unfold = unfold
+    }
 }
 
 /// An imported score and what the import changed or skipped.
@@ -21,12 +31,14 @@ public struct ImportResult: Sendable {
 /// MusicXML (`.musicxml`, `.xml`) and compressed MusicXML (`.mxl`) import.
 ///
 /// The practical subset singers meet: partwise scores; notes, rests, dots,
-/// ties, tuplets (nested ones flattened into groups of one ratio), backup and
-/// forward, voice 1 of each part, the top note of chords, divisions of any
-/// size, key/time/tempo and their changes, part names, first-verse lyrics,
-/// pickups, irregular measures (as time changes). Repeats are kept as a
-/// single pass, as written. What is skipped or changed is counted in the
-/// report, never silently dropped.
+/// ties, tuplets (nested ones flattened into groups of one ratio; durations
+/// rounded by the writing program made exact from the note values), backup
+/// and forward, closed score (each voice of each staff its own part, chords
+/// split by pitch), divisions of any size, key/time/tempo and their changes,
+/// part names, every verse of the lyrics, pickups, irregular measures (as
+/// time changes), repeats, endings and `<sound>` jumps written out in
+/// singing order. What is skipped or changed is counted in the report,
+/// never silently dropped.
 public enum MusicXML {
     /// Imports a MusicXML or `.mxl` document from its bytes (the format is
     /// recognized from the content).
@@ -51,7 +63,37 @@ public enum MusicXML {
             }
             var reader = MusicXMLReader()
             let parts = try reader.readParts(root)
-            var builder = ScoreBuilder(parts: parts, pending: reader.report)
+            var splitter = VoiceSplitter(mode: options.split, report: reader.report)
+            var lines = parts.flatMap { splitter.lines(of: $0) }
+            var pending = splitter.report
+            var written: [Int]?
+            let count = parts.map(\.measures.count).max() ?? 0
+            var marks = [RepeatMarks](repeating: RepeatMarks(), count: count)
+            for part in parts {
+                for (index, measure) in part.measures.enumerated() { marks[index].merge(measure.marks) }
+            }
+            if Unfolder.hasRepeats(marks) {
+                if options.unfold ?? true {
+                    if let visits = Unfolder.order(marks), visits.count > 0 {
+                        for index in lines.indices where lines[index].measures.count < count {
+                            lines[index].measures += (lines[index].measures.count..<count).map { _ in RawMeasure(number: "") }
+                        }
+                        lines = Unfolder.unfold(lines, visits: visits, report: &pending)
+                        written = visits.map(\.measure)
+                        let repeats = marks.filter { $0.backward != nil }.count
+                        let jumps = marks.filter { $0.daCapo || $0.dalSegno }.count
+                        pending.note("repeats written out in singing order: \(count) written measures sung as \(visits.count)"
+                                     + (repeats + jumps > 0 ? " (\([repeats > 0 ? "\(repeats) repeat\(repeats == 1 ? "" : "s")" : nil, jumps > 0 ? "\(jumps) jump\(jumps == 1 ? "" : "s")" : nil].compactMap { $0 }.joined(separator: ", ")))" : "")
+                                     + "; import with --no-unfold to keep them as written", measureIndex: nil)
+                    } else {
+                        pending.note("repeat marks that lead nowhere sensible: kept as written, a single pass", measureIndex: nil)
+                    }
+                } else {
+                    pending.note("repeats kept as written, a single pass (--no-unfold)", measureIndex: nil)
+                }
+            }
+            var builder = ScoreBuilder(parts: lines, pending: pending, written: written,
+                                       printed: ScoreBuilder.printedNumbers(parts.first?.measures.map(\.number) ?? []))
             var score = try builder.build(root: root, sourceName: fileName)
             if let names = options.partNames {
                 score.parts = try names.map { (name) throws(ImportError) -> Part in
@@ -74,21 +116,67 @@ public enum MusicXML {
 struct ScoreBuilder {
     var parts: [RawPart]
     var pending: MusicXMLReader.PendingReport
+    /// The written measure (index) of each measure, when repeats were unfolded.
+    var written: [Int]?
     var report = ImportReport()
     var hasPickup = false
 
-    init(parts: [RawPart], pending: MusicXMLReader.PendingReport) {
+    /// The number printed on each written measure, when the file's numbers
+    /// can be trusted (see `printedNumbers`).
+    var printed: [Int]?
+
+    init(parts: [RawPart], pending: MusicXMLReader.PendingReport, written: [Int]? = nil, printed: [Int]? = nil) {
         self.parts = parts
         self.pending = pending
+        self.written = written
+        self.printed = printed
     }
 
-    func measureNumber(_ index: Int) -> Int { hasPickup ? index : index + 1 }
+    /// The measure numbers a file prints ("12", "4a" for the second half of
+    /// measure 4 split by a repeat), when they count from 0 or 1 in steps of
+    /// one, a split measure keeping its number; nil otherwise (then
+    /// measures are counted).
+    static func printedNumbers(_ numbers: [String]) -> [Int]? {
+        var result: [Int] = []
+        result.reserveCapacity(numbers.count)
+        var repeated = 0
+        for text in numbers {
+            let digits = text.prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, digits.count <= 6, let number = Int(digits) else { return nil }
+            if let previous = result.last {
+                guard number == previous || number == previous + 1 else { return nil }
+                if number == previous { repeated += 1 }
+            } else if number > 1 {
+                return nil
+            }
+            result.append(number)
+        }
+        return repeated * 4 <= result.count ? result : nil
+    }
+
+    /// The written measure index of a measure of the song.
+    func writtenIndex(_ index: Int) -> Int { written.map { $0[min(index, $0.count - 1)] } ?? index }
+
+    /// The measure number a report gives for a measure of the song: the
+    /// written one, the number a singer finds in their score.
+    func measureNumber(_ index: Int) -> Int { writtenNumber(writtenIndex: writtenIndex(index)) }
+
+    /// The song's own number for a measure (its maps count these).
+    func songMeasure(_ index: Int) -> Int { hasPickup ? index : index + 1 }
+
+    /// The written number a report gives for a song measure number.
+    func reported(songMeasure measure: Int) -> Int { measureNumber(hasPickup ? measure : measure - 1) }
+
+    func writtenNumber(writtenIndex index: Int) -> Int {
+        if let printed, index < printed.count { return printed[index] }
+        return hasPickup ? index : index + 1
+    }
 
     mutating func build(root: XMLNode, sourceName: String?) throws(ImportError) -> Score {
         let count = parts.map(\.measures.count).max() ?? 0
         guard count > 0 else { throw ImportError("the score has no measures", line: root.line) }
         for index in parts.indices where parts[index].measures.count < count {
-            pending.note("part '\(parts[index].displayName)' was shorter than the others; filled with rests", measureIndex: parts[index].measures.count)
+            pending.note("part '\(parts[index].displayName)' was shorter than the others; filled with rests", measureIndex: writtenIndex(parts[index].measures.count))
             while parts[index].measures.count < count { parts[index].measures.append(RawMeasure(number: "")) }
         }
 
@@ -99,7 +187,7 @@ struct ScoreBuilder {
             if let meter = parts.lazy.compactMap({ $0.measures[index].meter }).first { current = meter }
             if current == nil {
                 current = Meter(4, 4)
-                pending.note("no time signature: 4/4 assumed", measureIndex: 0)
+                pending.note("no time signature: 4/4 assumed", measureIndex: nil)
             }
             nominal.append(current!)
         }
@@ -107,9 +195,15 @@ struct ScoreBuilder {
         // Actual lengths, one per measure for all parts (barlines align):
         // the time signature's when any part fills it exactly, else the
         // length the parts agree on (most of them; the longest on a tie).
+        // A part that pads its measure with hidden `<forward>`s after its
+        // last note has only a soft say: where some part ends its measure
+        // with a note or rest, only such parts decide (a pickup written in
+        // the voices, padded to a full measure in a resting part).
         var lengths: [Int] = []
         for index in 0..<count {
-            let written = parts.map(\.measures[index].length).filter { $0.numerator != 0 }
+            let measures = parts.map { $0.measures[index] }
+            var written = measures.filter { $0.length.numerator != 0 && $0.paddedLength.compare($0.length) == 0 }.map(\.length)
+            if written.isEmpty { written = measures.map(\.paddedLength).filter { $0.numerator != 0 } }
             let nominalTicks = Rational(nominal[index].measureTicks)
             var chosen = nominalTicks
             if !written.isEmpty && !written.contains(where: { $0.compare(nominalTicks) == 0 }) {
@@ -127,15 +221,15 @@ struct ScoreBuilder {
             var ticks = Int(chosen.floor)
             if !chosen.isInteger || ticks % 120 != 0 {
                 ticks = (ticks / 120 + 1) * 120
-                pending.note("measure lengths finer than a 32nd note rounded up", measureIndex: index)
+                pending.note("measure lengths finer than a 32nd note rounded up", measureIndex: writtenIndex(index))
             }
             for part in parts where part.measures[index].length.compare(Rational(ticks)) > 0 {
-                pending.note("part '\(part.displayName)': overfull measures cut at the barline", measureIndex: index)
+                pending.note("part '\(part.displayName)': overfull measures cut at the barline", measureIndex: writtenIndex(index))
             }
             lengths.append(ticks)
         }
         hasPickup = count > 1 && lengths[0] < nominal[0].measureTicks
-        for item in pending.items { report.note(item.message, measure: item.measureIndex.map(measureNumber), count: item.count) }
+        for item in pending.items { report.note(item.message, measure: item.measureIndex.map { writtenNumber(writtenIndex: $0) }, count: item.count) }
 
         // Meter map: irregular measures become time changes.
         var meters: [MeterChange] = []
@@ -151,7 +245,7 @@ struct ScoreBuilder {
                 irregular += 1
                 meter = fitted
             }
-            if meter != previous { meters.append(MeterChange(measure: measureNumber(index), meter: meter)) }
+            if meter != previous { meters.append(MeterChange(measure: songMeasure(index), meter: meter)) }
             previous = meter
         }
         if meters.isEmpty { meters = [MeterChange(measure: 1, meter: nominal[0])] }
@@ -165,6 +259,10 @@ struct ScoreBuilder {
 
         var score = Score(meters: meters, keys: keys(count: count), tempos: tempos(starts: starts, endTick: endTick),
                           pickupTicks: hasPickup ? lengths[0] : 0)
+        // Measure numbers as the singer's score prints them, when those are
+        // not the song's own (repeats written out, measures split in two).
+        let numbers = (0..<count).map(measureNumber)
+        if numbers != (0..<count).map(songMeasure) { score.writtenMeasures = numbers }
         readMetadata(root, into: &score, sourceName: sourceName)
 
         var usedNames: Set<String> = []
@@ -181,8 +279,8 @@ struct ScoreBuilder {
             if let abbreviation = raw.abbreviation.map({ Self.clean($0, forbidden: "()[]:") }), !abbreviation.isEmpty {
                 part.shortName = abbreviation
             }
-            if let first = raw.measures.first(where: { $0.clef != nil || !$0.clefSupported }), first.clefSupported {
-                part.clef = first.clef
+            if let first = raw.measures.first(where: { $0.clefs[1] != nil }), let clef = first.clefs[1] {
+                part.clef = clef
             }
             let (notes, tieStops) = try notes(of: raw, starts: starts, lengths: lengths)
             part.notes = notes
@@ -218,7 +316,7 @@ struct ScoreBuilder {
             guard let measure = parts.lazy.map({ $0.measures[index] }).first(where: { $0.key != nil }), let key = measure.key else { continue }
             if measure.keyOffset.numerator != 0 { report.note("key changes inside a measure moved to the measure's start", measure: measureNumber(index)) }
             if keys.last?.key != key {
-                let number = max(1, measureNumber(index))
+                let number = max(1, songMeasure(index))
                 if keys.last?.measure == number { keys.removeLast() }
                 keys.append(KeyChange(measure: number, key: key))
             }
@@ -250,9 +348,9 @@ struct ScoreBuilder {
     }
 
     func readMetadata(_ root: XMLNode, into score: inout Score, sourceName: String?) {
-        let work = root.child("work")
-        var title = work?.string("work-title") ?? root.string("movement-title")
-        if let movement = root.string("movement-title"), title == nil || title!.isEmpty || title!.hasSuffix(".mxl") || title!.hasSuffix(".xml") {
+        let work = root.child(.work)
+        var title = work?.string(.workTitle) ?? root.string(.movementTitle)
+        if let movement = root.string(.movementTitle), title == nil || title!.isEmpty || title!.hasSuffix(".mxl") || title!.hasSuffix(".xml") {
             title = movement
         }
         if let raw = title {
@@ -260,8 +358,8 @@ struct ScoreBuilder {
             for suffix in [".mxl", ".musicxml", ".xml"] where cleaned.hasSuffix(suffix) { cleaned.removeLast(suffix.count) }
             if !cleaned.isEmpty { score.title = cleaned }
         }
-        let identification = root.child("identification")
-        for creator in identification?.children("creator") ?? [] {
+        let identification = root.child(.identification)
+        for creator in identification?.children(.creator) ?? [] {
             let text = Self.clean(creator.text, forbidden: "")
             guard !text.isEmpty else { continue }
             switch creator.attribute("type") {
@@ -270,12 +368,12 @@ struct ScoreBuilder {
             default: break
             }
         }
-        if let rights = identification?.string("rights") {
+        if let rights = identification?.string(.rights) {
             let text = Self.clean(rights, forbidden: "")
             if !text.isEmpty && text != "Copyright ©" { score.license = text }
         }
         if let sourceName {
-            let software = identification?.child("encoding")?.string("software").map { Self.clean($0, forbidden: "") }
+            let software = identification?.child(.encoding)?.string(.software).map { Self.clean($0, forbidden: "") }
             score.source = "MusicXML file \(Self.clean(sourceName, forbidden: ""))" + (software.map { " (\($0))" } ?? "")
         }
     }
@@ -296,23 +394,10 @@ struct ScoreBuilder {
         var note: RawNote?
     }
 
+    /// A line's measure as timed events filling it exactly (lines hold one
+    /// note at a time; overlaps are shortened, gaps become rests).
     mutating func events(of measure: RawMeasure, length: Int, index: Int) -> [Event] {
-        // Chords: keep the top note.
-        var kept: [RawNote] = []
-        for note in measure.notes {
-            if note.isChordMember, var last = kept.last {
-                report.note("chords: kept the top note", measure: measureNumber(index))
-                if let pitch = note.pitch, (last.pitch?.midi ?? -1) < pitch.midi {
-                    last.pitch = pitch
-                    last.tieStart = note.tieStart
-                    last.tieStop = note.tieStop
-                }
-                if last.lyric == nil { last.lyric = note.lyric }
-                kept[kept.count - 1] = last
-            } else {
-                kept.append(note)
-            }
-        }
+        let kept = measure.notes
         let end = Rational(length)
         var events: [Event] = []
         var cursor = Rational.zero
@@ -366,10 +451,9 @@ struct ScoreBuilder {
                     var tick = start
                     for (offset, duration) in group.durations.enumerated() {
                         let member = events[position + offset]
-                        notes.append(NoteEvent(startTick: tick, durationTicks: duration, value: group.values[offset], pitch: member.note?.pitch,
-                                               tieToNext: member.note?.tieStart ?? false,
-                                               tuplet: Tuplet(id: tupletID, actual: group.actual, normal: group.normal),
-                                               lyric: member.note?.lyric))
+                        notes.append(Self.noteEvent(startTick: tick, durationTicks: duration, value: group.values[offset], raw: member.note,
+                                                    tieToNext: member.note?.tieStart ?? false, withLyrics: true,
+                                                    tuplet: Tuplet(id: tupletID, actual: group.actual, normal: group.normal)))
                         tieStops.append(member.note?.tieStop ?? false)
                         tick += duration
                     }
@@ -393,9 +477,8 @@ struct ScoreBuilder {
                     for (offset, value) in pieces.enumerated() {
                         let isLast = offset == pieces.count - 1
                         let pitch = event.note?.pitch
-                        notes.append(NoteEvent(startTick: tick, durationTicks: value.writtenTicks, value: value, pitch: pitch,
-                                               tieToNext: pitch != nil && (isLast ? (event.note?.tieStart ?? false) : true),
-                                               lyric: offset == 0 ? event.note?.lyric : nil))
+                        notes.append(Self.noteEvent(startTick: tick, durationTicks: value.writtenTicks, value: value, raw: event.note,
+                                                    tieToNext: pitch != nil && (isLast ? (event.note?.tieStart ?? false) : true), withLyrics: offset == 0))
                         tieStops.append(offset > 0 || (event.note?.tieStop ?? false))
                         tick += value.writtenTicks
                     }
@@ -407,6 +490,15 @@ struct ScoreBuilder {
             }
         }
         return (notes, tieStops)
+    }
+
+    static func noteEvent(startTick: Int, durationTicks: Int, value: NoteValue, raw: RawNote?, tieToNext: Bool, withLyrics: Bool,
+                          tuplet: Tuplet? = nil) -> NoteEvent {
+        var note = NoteEvent(startTick: startTick, durationTicks: durationTicks, value: value, pitch: raw?.pitch, tieToNext: tieToNext, tuplet: tuplet)
+        if withLyrics, let raw {
+            for (verse, lyric) in raw.lyrics { note.setLyric(lyric, verse: verse) }
+        }
+        return note
     }
 
     struct Group {
@@ -441,23 +533,65 @@ struct ScoreBuilder {
     }
 
     /// Ties must join equal pitches and syllables sit on attacks; what
-    /// MusicXML allowed otherwise is removed and reported.
+    /// MusicXML allowed otherwise is removed and reported. A tie with no
+    /// written end before a note of the same pitch is a tie, as notation
+    /// programs read it.
     mutating func cleanTiesAndLyrics(_ part: inout Part, tieStops: [Bool], meterMap: MeterMap) {
         for index in part.notes.indices where part.notes[index].tieToNext {
             let next = index + 1 < part.notes.count ? part.notes[index + 1].pitch : nil
-            let measure = meterMap.measure(containing: part.notes[index].startTick)
+            let measure = reported(songMeasure: meterMap.measure(containing: part.notes[index].startTick))
             if next?.midi != part.notes[index].pitch?.midi {
                 part.notes[index].tieToNext = false
                 report.note("ties to a different note (or to nothing) removed", measure: measure)
             } else if !tieStops[index + 1] {
-                part.notes[index].tieToNext = false
-                report.note("ties without an end (no tie stop on the next note) removed", measure: measure)
+                report.note("ties with no written end joined to the next note of the same pitch", measure: measure)
             }
         }
-        for index in part.notes.indices where part.notes[index].lyric != nil && !part.isAttack(at: index) {
+        for index in part.notes.indices where tieStops[index] && part.notes[index].pitch != nil {
+            if index == 0 || !part.notes[index - 1].tieToNext {
+                report.note("tie ends with no tie start ignored", measure: reported(songMeasure: meterMap.measure(containing: part.notes[index].startTick)))
+            }
+        }
+        for index in part.notes.indices where part.notes[index].hasLyric && !part.isAttack(at: index) {
             report.note(part.notes[index].pitch == nil ? "lyrics on rests dropped" : "lyrics on tied-over notes dropped",
-                        measure: meterMap.measure(containing: part.notes[index].startTick))
-            part.notes[index].lyric = nil
+                        measure: reported(songMeasure: meterMap.measure(containing: part.notes[index].startTick)))
+            for verse in 1...part.notes[index].verseCount { part.notes[index].setLyric(nil, verse: verse) }
+        }
+    }
+}
+
+extension MusicXML {
+    /// How far `importStages(_:through:)` goes: for the benchmark's
+    /// breakdown of where import time is spent.
+    public enum Stage: Int, CaseIterable, Sendable {
+        /// The score document out of an `.mxl` archive (a plain file as is).
+        case unpack
+        /// The document parsed by expat into the element tree.
+        case parse
+        /// Parts, measures and notes read from the tree (no voice splitting,
+        /// repeats or song building).
+        case read
+
+        public var name: String {
+            switch self {
+            case .unpack: "unzip"
+            case .parse: "expat tree"
+            case .read: "read parts"
+            }
+        }
+    }
+
+    /// Runs the import of one file up to `stage` and returns a count from it
+    /// (bytes, elements or parts) so the work cannot be skipped.
+    public static func importStages(_ bytes: [UInt8], through stage: Stage) throws(ImportError) -> Int {
+        var xml = bytes
+        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) { xml = try MXLArchive.rootDocument(in: bytes).1 }
+        if stage == .unpack { return xml.count }
+        let document = try XMLTree.parse(xml)
+        return try withExtendedLifetime(document) { () throws(ImportError) -> Int in
+            if stage == .parse { return document.root.elements.underestimatedCount }
+            var reader = MusicXMLReader()
+            return try reader.readParts(document.root).count
         }
     }
 }

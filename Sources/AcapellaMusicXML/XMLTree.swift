@@ -28,16 +28,37 @@ final class XMLDocument {
     let attributes: [Attribute]
     let bytes: [UInt8]
     let names: [String]
+    /// The importer's name for each interned name (`.other` for the rest).
+    let tags: [Tag]
 
     init(records: [Record], attributes: [Attribute], bytes: [UInt8], names: [String]) {
         self.records = records
         self.attributes = attributes
         self.bytes = bytes
         self.names = names
+        tags = names.map { Tag(rawValue: $0) ?? .other }
     }
 
     /// The root element (the document has at least one element).
     var root: XMLNode { XMLNode(document: self, index: 0) }
+}
+
+/// The element names the importer reads; everything else is `.other`.
+enum Tag: String {
+    case scorePartwise = "score-partwise", scoreTimewise = "score-timewise", partList = "part-list", scorePart = "score-part"
+    case partName = "part-name", partAbbreviation = "part-abbreviation", part, measure, attributes, divisions
+    case key, fifths, mode, time, beats, beatType = "beat-type", senzaMisura = "senza-misura"
+    case clef, sign, line, clefOctaveChange = "clef-octave-change", staves, transpose, diatonic, chromatic, octaveChange = "octave-change"
+    case note, grace, cue, chord, pitch, step, alter, octave, unpitched, rest, duration, tie, type, dot
+    case timeModification = "time-modification", actualNotes = "actual-notes", normalNotes = "normal-notes"
+    case voice, staff, notations, tied, tuplet, slur, articulations, fermata, ornaments, dynamics
+    case lyric, syllabic, text, elision
+    case backup, forward, direction, directionType = "direction-type", sound, offset
+    case metronome, perMinute = "per-minute", beatUnit = "beat-unit", beatUnitDot = "beat-unit-dot"
+    case wedge, words, pedal, rehearsal, barline, `repeat`, ending, harmony, figuredBass = "figured-bass"
+    case work, workTitle = "work-title", movementTitle = "movement-title", identification, creator, rights, encoding, software
+    case rootfile
+    case other = ""
 }
 
 /// An element of a parsed document: a view that is only valid while its
@@ -49,6 +70,7 @@ struct XMLNode {
     private var record: XMLDocument.Record { document.records[Int(index)] }
 
     var name: String { document.names[Int(record.name)] }
+    var tag: Tag { document.tags[Int(record.name)] }
     var line: Int { Int(record.line) }
 
     /// The element's own text (not its children's), as written.
@@ -91,19 +113,21 @@ struct XMLNode {
         var isEmpty: Bool { first < 0 }
     }
 
-    /// The first child of that name.
-    func child(_ name: String) -> XMLNode? {
-        for node in elements where node.name == name { return node }
+    /// The first child of that kind.
+    func child(_ tag: Tag) -> XMLNode? {
+        for node in elements where node.tag == tag { return node }
         return nil
     }
 
-    /// All children of that name.
-    func children(_ name: String) -> [XMLNode] { elements.filter { $0.name == name } }
+    /// Whether there is a child of that kind.
+    func has(_ tag: Tag) -> Bool { child(tag) != nil }
 
-    /// The bytes of the first child's text, trimmed of blanks.
-    private func trimmedText(_ name: String) -> ArraySlice<UInt8>? {
-        guard let child = child(name) else { return nil }
-        let record = child.record
+    /// All children of that kind.
+    func children(_ tag: Tag) -> [XMLNode] { elements.filter { $0.tag == tag } }
+
+    /// The element's own text, trimmed of blanks, as bytes.
+    var trimmedBytes: ArraySlice<UInt8> {
+        let record = record
         var start = Int(record.textStart)
         var end = Int(record.textEnd)
         let bytes = document.bytes
@@ -112,14 +136,29 @@ struct XMLNode {
         return bytes[start..<end]
     }
 
-    /// Trimmed text of the first child of that name.
-    func string(_ name: String) -> String? { trimmedText(name).map { String(decoding: $0, as: UTF8.self) } }
+    /// The bytes of the first child's text, trimmed of blanks.
+    func trimmedText(_ tag: Tag) -> ArraySlice<UInt8>? { child(tag)?.trimmedBytes }
+
+    /// Whether an attribute has exactly this value (no String made).
+    func attribute(_ name: String, is value: String) -> Bool {
+        let record = record
+        for index in Int(record.attributeStart)..<Int(record.attributeEnd) {
+            let attribute = document.attributes[index]
+            if document.names[Int(attribute.name)] == name {
+                return document.bytes[Int(attribute.start)..<Int(attribute.end)].elementsEqual(value.utf8)
+            }
+        }
+        return false
+    }
+
+    /// Trimmed text of the first child of that kind.
+    func string(_ tag: Tag) -> String? { trimmedText(tag).map { String(decoding: $0, as: UTF8.self) } }
 
     static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
 
-    /// Integer text of the first child of that name.
-    func int(_ name: String) -> Int? {
-        guard let text = trimmedText(name), !text.isEmpty, text.count <= 18 else { return nil }
+    /// Integer text of the first child of that kind.
+    func int(_ tag: Tag) -> Int? {
+        guard let text = trimmedText(tag), !text.isEmpty, text.count <= 18 else { return nil }
         var value = 0
         var negative = false
         var index = text.startIndex
@@ -137,8 +176,8 @@ struct XMLNode {
         return negative ? -value : value
     }
 
-    /// Decimal text of the first child of that name.
-    func double(_ name: String) -> Double? { string(name).flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } }
+    /// Decimal text of the first child of that kind.
+    func double(_ tag: Tag) -> Double? { string(tag).flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } }
 }
 
 /// Turns untrusted bytes into an element tree, or a located error: a
@@ -450,7 +489,7 @@ enum ContainerXML {
         guard let document = try? XMLTree.parse(bytes) else { return nil }
         var queue = [document.root]
         while let node = queue.popLast() {
-            if node.name == "rootfile", let path = node.attribute("full-path"), !path.isEmpty {
+            if node.tag == .rootfile, let path = node.attribute("full-path"), !path.isEmpty {
                 // MusicXML 4 may list other rootfiles (PDF, …) after the score.
                 let type = node.attribute("media-type") ?? "application/vnd.recordare.musicxml+xml"
                 if type.contains("musicxml") || type.contains("xml") { return path }

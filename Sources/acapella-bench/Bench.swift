@@ -61,10 +61,41 @@ func benchParse(_ arguments: ParsedArguments) throws -> Int32 {
     return 0
 }
 
+/// Runs a program and returns what it printed (nil when it cannot start or
+/// fails), its error output discarded or passed through.
+func capture(_ arguments: [String], passErrors: Bool = false) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    if !passErrors { process.standardError = FileHandle.nullDevice }
+    do { try process.run() } catch { return nil }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return output
+}
+
+/// music21's corpus of Bach chorales, when music21 is installed.
+func music21BachCorpus() -> String? {
+    let script = "import music21, os; print(os.path.join(os.path.dirname(music21.__file__), 'corpus', 'bach'))"
+    guard let path = capture(["python3", "-c", script])?.trimmingCharacters(in: .whitespacesAndNewlines), !path.isEmpty,
+          FileManager.default.fileExists(atPath: path) else { return nil }
+    return path
+}
+
 /// Imports every MusicXML file in a folder, best of N, and runs music21 on
 /// the same files side by side when it is installed (development peer).
+/// With `--corpus bach`: music21's 410 Bach chorales, and the note-for-note
+/// comparison with music21 (Tools/compare-music21.py) after the timing.
 func benchImport(_ arguments: ParsedArguments) throws -> Int32 {
-    let folder = arguments.value("--dir") ?? "../shared/data/musicxml"
+    let corpus = arguments.value("--corpus")
+    if let corpus, corpus != "bach" { throw CLIError("--corpus: only 'bach' (music21's Bach chorales)", exitCode: 2) }
+    var folder = arguments.value("--dir") ?? "../shared/data/musicxml"
+    if corpus != nil {
+        guard let bach = music21BachCorpus() else { throw CLIError("--corpus bach needs music21 (pip install music21)", exitCode: 1) }
+        folder = bach
+    }
     let repeats = try arguments.int("--repeat", default: 5, range: 1...100)
     let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(isMusicXML).sorted()
     guard !names.isEmpty else { throw CLIError("no MusicXML files in \(folder); pass --dir", exitCode: 1) }
@@ -90,6 +121,19 @@ func benchImport(_ arguments: ParsedArguments) throws -> Int32 {
     }
     print("bench import: \(names.count) files, \(bytes / 1024) KiB, \(notes) notes imported")
     print(String(format: "  acapella  %8.1f ms   (best of %d)", best * 1000, repeats))
+    // Where the time goes: each stage includes the ones before it.
+    for stage in MusicXML.Stage.allCases {
+        var bestStage = Double.infinity
+        for _ in 0..<repeats {
+            let time = try clock.measure {
+                for file in files {
+                    do { _ = try MusicXML.importStages(file, through: stage) } catch let error as ImportError { throw CLIError(error.description, exitCode: 1) }
+                }
+            }
+            bestStage = min(bestStage, seconds(time))
+        }
+        print("    up to " + stage.name.padding(toLength: 12, withPad: " ", startingAt: 0) + String(format: "%8.1f ms", bestStage * 1000))
+    }
 
     let script = """
         import sys, time
@@ -105,26 +149,27 @@ func benchImport(_ arguments: ParsedArguments) throws -> Int32 {
             best = min(best, time.perf_counter() - start)
         print(best)
         """
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script, String(max(1, min(repeats, 3)))] + paths
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    do {
-        try process.run()
-    } catch {
+    let peerRepeats = corpus != nil ? 1 : max(1, min(repeats, 3))
+    guard let output = capture(["python3", "-c", script, String(peerRepeats)] + paths) else {
         print("  music21   not run (no python3)")
         return 0
     }
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
     guard let peer = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
         print("  music21   not installed (pip install music21 for the side-by-side figure)")
         return 0
     }
-    print(String(format: "  music21   %8.1f ms   (best of %d, converter.parse with forceSource)", peer * 1000, max(1, min(repeats, 3))))
+    print(String(format: "  music21   %8.1f ms   (best of %d, converter.parse with forceSource)", peer * 1000, peerRepeats))
     print(String(format: "  ratio     %8.1f× faster than music21", peer / best))
+    guard corpus != nil else { return 0 }
+    // The notes themselves, compared with music21's reading of every file.
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    let tool = ["Tools/compare-music21.py", executable.appendingPathComponent("../../Tools/compare-music21.py").path]
+        .first { FileManager.default.fileExists(atPath: $0) }
+    guard let tool, let comparison = capture(["python3", tool, "--acapella", executable.appendingPathComponent("acapella").path, "--corpus", "bach", "--unfold"], passErrors: true) else {
+        print("  comparison not run (Tools/compare-music21.py not found; run from the repository)")
+        return 0
+    }
+    for line in comparison.split(separator: "\n") where !line.hasPrefix("same ") { print("  " + line) }
     return 0
 }
 

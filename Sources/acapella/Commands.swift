@@ -20,9 +20,17 @@ let commands: [Subcommand] = [
         positionals: "IN", positionalCount: 1...1,
         options: [
             OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "write the .acasong here (default: standard output)"),
-            OptionSpec(names: ["--parts"], valueName: "NAMES", help: "keep only these parts, comma-separated, in this order"),
-        ],
-        details: "The report (stderr) has one line per kind of thing skipped or changed, with a count and\nthe first measure. Repeats are kept as a single pass, as written.",
+            OptionSpec(names: ["--parts"], valueName: "NAMES", help: "keep only these parts (names as imported), comma-separated, in this order"),
+        ] + importOptionSpecs,
+        details: """
+            The report (stderr) has one line per kind of thing skipped or changed, with a count and
+            the first measure (as the score numbers it).
+            Closed score (Soprano and Alto on one staff, as two voices or chords) becomes one part
+            per voice, named from the part name ("Soprano Alto" → Soprano, Alto; "SATB" → S, A, T,
+            B; otherwise "Choir 1"…); a keyboard part stays one part (its top notes) unless --split.
+            Repeats are written out in singing order, each pass singing its own line of words; the
+            song's 'written:' line keeps the measure numbers of the score.
+            """,
         run: runImport),
     Subcommand(
         name: "new", summary: "create a project (NAME.acaproj) from a song",
@@ -118,7 +126,7 @@ let commands: [Subcommand] = [
     Subcommand(
         name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
         positionals: "FILE", positionalCount: 1...1,
-        options: [OptionSpec(names: ["--json"], valueName: nil, help: "JSON output (the only format, and the default)")],
+        options: [OptionSpec(names: ["--json"], valueName: nil, help: "JSON output (the only format, and the default)")] + importOptionSpecs,
         details: "", run: runDump),
     Subcommand(
         name: "format", summary: "print a song in canonical form (or rewrite it with --write)",
@@ -148,7 +156,7 @@ func runImport(_ arguments: ParsedArguments) throws -> Int32 {
     if let output = arguments.value("--output") {
         do { try Folders.checkWritableFile(output) } catch { throw CLIError(error.description, exitCode: 1) }
     }
-    let result = try importMusicXML(path, options: ImportOptions(partNames: names))
+    let result = try importMusicXML(path, options: importOptions(arguments, partNames: names))
     for line in result.report.lines { writeError("\(path): \(line)") }
     let text = Acasong.serialize(result.score)
     if let output = arguments.value("--output") {
@@ -184,7 +192,7 @@ func runCheck(_ arguments: ParsedArguments) throws -> Int32 {
 }
 
 func runDump(_ arguments: ParsedArguments) throws -> Int32 {
-    let score = try loadScore(arguments.positionals[0])
+    let score = try loadScore(arguments.positionals[0], options: importOptions(arguments))
     print(score.jsonText(), terminator: "")
     return 0
 }
