@@ -108,6 +108,16 @@ expect "mix wav" 0 "$acapella" mix Songs/amazing-grace.acasong -o "$work/ag.wav"
   check "mix wrote a file" test -s "$work/ag.wav"
 expect "mix practice flac, slower, transposed" 0 "$acapella" mix Songs/my-bonnie.acasong -o "$work/bonnie.flac" --practice lead --tempo 0.9 --transpose -2 --lufs -18 &&
   check "mix honours --lufs" contains "$out" "-18.0 LUFS integrated"
+expect "mix every verse" 0 "$acapella" mix Songs/amazing-grace.acasong -o "$work/ag-all.wav" --verse all &&
+  check "mix sings both verses" contains "$out" "1:11.8, -16.0 LUFS integrated" &&
+  check "mix says the verses" contains "$out" ", 2 verses" &&
+  check "timed words beside the mix" equals "$(sed -n '6p' "$work/ag-all.lrc")" "[00:35.83]'Twas grace that taught my heart to fear,"
+expect "mix verse 2" 0 "$acapella" mix Songs/amazing-grace.acasong -o "$work/ag2.wav" --verse 2 &&
+  check "verse 2 words" equals "$(sed -n '2p' "$work/ag2.lrc")" "[00:00.00]'Twas grace that taught my heart to fear,"
+expect "mix verse past the last" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --verse 3 &&
+  check "verse message" equals "$err" "acapella mix: error: Songs/amazing-grace.acasong: the song has 2 verses; --verse expects 1–2 or all"
+expect "mix bad verse" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --verse second &&
+  check "bad verse message" contains "$err" "--verse expects a verse number or all, not 'second'"
 expect "mix unknown format" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.aiffc" && check "format message" contains "$err" "unknown audio format"
 expect "mix unknown part" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --practice Descant && check "part message" contains "$err" "no part named 'Descant'"
 expect "mix bad tempo" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --tempo fast && check "tempo message" contains "$err" "--tempo expects a multiplier"

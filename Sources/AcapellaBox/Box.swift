@@ -37,6 +37,9 @@ public struct BoxOptions: Sendable {
     public var tempoPercent = 100
     /// The metronome while playing.
     public var metronome = false
+    /// The verse the lyric line follows (kept across songs and parts; `v`
+    /// steps through a song's verses).
+    public var verse = 1
     /// Draw the console readout (when a terminal is attached).
     public var consoleReadout = true
     /// LCDd's address (nil: no LCD).
@@ -229,6 +232,7 @@ public enum Box {
         var context = BoxSession.Context(score: score, schedule: rig.schedule, partIndex: options.partIndex, songIndex: options.songIndex,
                                          songCount: options.songs.count, shortTitle: io.shortTitle, countIn: options.countIn)
         context.tempoPercent = options.tempoPercent
+        context.verse = options.verse
         context.metronome = options.metronome
         context.quantize = io.quantize
         context.recordingRefused = refused.map { _ in "\(project.path) is in use by another program or read-only" }
@@ -360,6 +364,7 @@ public enum Box {
         }
         if let summary = latency.summary(periodFrames: device.periodFrames, sampleRate: device.sampleRate) { log(summary) }
         options.tempoPercent = session.context.tempoPercent
+        if session.context.verseLines.count > 1 { options.verse = session.context.verse }
         options.countIn = session.context.countIn
         return StopSignals.received ? .quit : end
     }

@@ -54,8 +54,15 @@ public struct BoxSession: Sendable {
         public var recordingRefused: String?
         /// Play the song once and quit (`--once`).
         public var playOnceAndQuit = false
-        /// The lyric lines of the part.
-        public var lyrics: LyricLines
+        /// The lyric lines of the part, one per verse (at least one).
+        public var verseLines: [LyricLines]
+        /// The verse the lyric line follows (1-based; kept across songs and
+        /// parts, the song's last when it has fewer).
+        public var verse = 1 {
+            didSet { verse = min(max(verse, 1), verseLines.count) }
+        }
+        /// The lyric lines of the chosen verse.
+        public var lyrics: LyricLines { verseLines[verse - 1] }
 
         /// A context for `part` of `score` compiled as `schedule`.
         public init(score: Score, schedule: Schedule, partIndex: Int, songIndex: Int = 0, songCount: Int = 1, shortTitle: String? = nil, countIn: Int = 1) {
@@ -69,7 +76,8 @@ public struct BoxSession: Sendable {
             writtenTempo = Double(score.tempos.first?.tempo.milliBPM ?? 120_000) / 1_000
             ownMix = PartMix.spread(count: score.parts.count)[partIndex]
             self.countIn = countIn
-            lyrics = LyricLines(part: score.parts[partIndex], schedule: schedule)
+            let part = score.parts[partIndex]
+            verseLines = (1...max(1, part.verseCount)).map { LyricLines(part: part, schedule: schedule, verse: $0, pickupTicks: score.pickupTicks, writtenMeasure: score.writtenMeasure) }
         }
 
         /// The part being rehearsed.
@@ -401,6 +409,12 @@ public struct BoxSession: Sendable {
             var effects: [Effect] = [.engine([.solo(part: context.partIndex, soloed)])]
             if soloed && guideMuted { effects += setGuide(muted: false) }
             return effects + [say(soloed ? "\(context.partName) alone" : "all parts")]
+        case .nextVerse:
+            guard context.verseLines.count > 1 else {
+                return [say(context.verseLines[0].lines.isEmpty ? "\(context.partName) has no words" : "one verse only")]
+            }
+            context.verse = context.verse % context.verseLines.count + 1
+            return [say("verse \(context.verse) of \(context.verseLines.count)")]
         case .giveMeMyNote:
             let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
             guard let tone = context.schedule.tones[context.partIndex].toneToSing(at: position) else { return [say("\(context.partName) has no notes")] }
@@ -454,39 +468,3 @@ public enum LogPriority: Int, Hashable, Sendable {
     case info = 6
 }
 
-/// The part's lyrics as lines of four measures (a hymn's phrase), for the
-/// readout: syllables joined into words ("A-maz-ing grace …").
-public struct LyricLines: Sendable {
-    /// Line text and the song sample it starts on, in order.
-    public let lines: [(start: Int64, text: String)]
-
-    /// The lines of `part` on `schedule`.
-    public init(part: Part, schedule: Schedule) {
-        var lines: [(start: Int64, text: String)] = []
-        var currentGroup = Int.min
-        var text = ""
-        var joinNext = false
-        for note in part.notes {
-            guard let lyric = note.lyric else { continue }
-            let sample = schedule.timeMap.sample(atTick: note.startTick)
-            let group = max(0, schedule.measure(at: sample) - schedule.firstMeasureNumber) / 4
-            if group != currentGroup {
-                if !text.isEmpty { lines[lines.count - 1].text = text }
-                lines.append((sample, ""))
-                currentGroup = group
-                text = ""
-                joinNext = false
-            }
-            text += (text.isEmpty || joinNext ? "" : " ") + lyric.text + (lyric.continuesWord ? "-" : "")
-            joinNext = lyric.continuesWord
-        }
-        if !text.isEmpty && !lines.isEmpty { lines[lines.count - 1].text = text }
-        self.lines = lines
-    }
-
-    /// The line being sung at `sample` ("" before the first).
-    public func line(at sample: Int64) -> String {
-        let index = lines.partitionIndex { $0.start > sample } - 1
-        return index >= 0 ? lines[index].text : ""
-    }
-}

@@ -26,6 +26,8 @@ public struct BoxFlags: Sendable {
     public var play = false
     /// `--once`: play the song through once, then quit.
     public var once = false
+    /// `--verse`: the verse the lyric line follows (1-based).
+    public var verse: Int?
 
     /// No flags.
     public init() {}
@@ -130,6 +132,7 @@ public struct BoxSetup: Sendable {
         options.seconds = flags.seconds
         options.autoplay = flags.play || flags.once
         options.playOnceAndQuit = flags.once
+        options.verse = flags.verse ?? 1
         // Controls: --controls, else the data directory's (midi-learn writes
         // there), else /etc/acapella's, else the shipped defaults.
         let learned = options.dataDirectory + "/controls.json"

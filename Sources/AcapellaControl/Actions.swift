@@ -25,6 +25,7 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     case discardTake = "discard-take"
     case undoTake = "undo-take"
     case giveMeMyNote = "give-me-my-note"
+    case nextVerse = "next-verse"
     case calibrate
     case shutdown
 

@@ -14,13 +14,17 @@ public func fuzzImporter(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-/// Imports; an accepted score must be valid and survive the text format.
+/// Imports as a user would (voices split, repeats unfolded) and as written
+/// with every voice split; an accepted score must be valid and survive the
+/// text format.
 func checkImporter(_ bytes: [UInt8]) {
-    guard let result = try? MusicXML.importScore(bytes: bytes) else { return }
-    precondition(result.score.isValid, "importer produced an invalid score")
-    let text = Acasong.serialize(result.score)
-    guard let again = try? Acasong.parse(text), again == result.score else {
-        fatalError("imported score does not round-trip through .acasong")
+    for options in [ImportOptions(), ImportOptions(split: .always, unfold: false)] {
+        guard let result = try? MusicXML.importScore(bytes: bytes, options: options) else { return }
+        precondition(result.score.isValid, "importer produced an invalid score")
+        let text = Acasong.serialize(result.score)
+        guard let again = try? Acasong.parse(text), again == result.score else {
+            fatalError("imported score does not round-trip through .acasong")
+        }
     }
 }
 

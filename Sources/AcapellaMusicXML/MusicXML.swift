@@ -238,7 +238,7 @@ struct ScoreBuilder {
         for index in (hasPickup ? 1 : 0)..<count {
             var meter = nominal[index]
             if lengths[index] != meter.measureTicks {
-                guard let fitted = Self.meter(forTicks: lengths[index], preferring: meter.denominator) else {
+                guard let fitted = Meter.fitting(ticks: lengths[index], preferring: meter.denominator) else {
                     throw ImportError("measure \(measureNumber(index)) is \(lengths[index]) ticks long, more than a time signature can hold")
                 }
                 if irregular == 0 { report.note("measures whose length differs from their time signature written as time changes", measure: measureNumber(index)) } else { report.note("measures whose length differs from their time signature written as time changes") }
@@ -299,15 +299,6 @@ struct ScoreBuilder {
     static func partName(_ raw: String, index: Int) -> String {
         let name = clean(raw, forbidden: "()[]:")
         return name.isEmpty || name == "MusicXML Part" ? "Part \(index + 1)" : name
-    }
-
-    /// A meter exactly `ticks` long, preferably in the given beat unit.
-    static func meter(forTicks ticks: Int, preferring denominator: Int) -> Meter? {
-        for unit in [denominator, 4, 8, 16, 32, 64, 2, 1] where (ticks * unit) % ticksPerWhole == 0 {
-            let meter = Meter(ticks * unit / ticksPerWhole, unit)
-            if meter.isValid { return meter }
-        }
-        return nil
     }
 
     mutating func keys(count: Int) -> [KeyChange] {
@@ -418,21 +409,6 @@ struct ScoreBuilder {
         return events
     }
 
-    static let values: [NoteValue] = [1, 2, 4, 8, 16, 32].flatMap { d in (0...2).map { NoteValue(d, dots: $0) } }
-        .filter(\.isValid).sorted { $0.writtenTicks > $1.writtenTicks }
-
-    /// Note values filling `ticks` (a multiple of a 32nd), largest first.
-    static func decompose(_ ticks: Int, preferring preferred: NoteValue?) -> [NoteValue] {
-        if let preferred, preferred.writtenTicks == ticks { return [preferred] }
-        var remaining = ticks
-        var pieces: [NoteValue] = []
-        while remaining > 0, let value = values.first(where: { $0.writtenTicks <= remaining && (remaining - $0.writtenTicks) % 120 == 0 }) {
-            pieces.append(value)
-            remaining -= value.writtenTicks
-        }
-        return pieces
-    }
-
     /// The part's notes, and for each whether it ends a tie: MusicXML marks
     /// both ends, and a tie counts only when both are there.
     mutating func notes(of raw: RawPart, starts: [Int], lengths: [Int]) throws(ImportError) -> ([NoteEvent], [Bool]) {
@@ -472,7 +448,7 @@ struct ScoreBuilder {
                 if let last = notes.last, last.endTick > starts[index] { onset = max(onset, last.endTick - starts[index]) }
                 if position == events.count - 1 { end = lengths[index] }
                 if end > onset {
-                    let pieces = Self.decompose(end - onset, preferring: event.note?.typeValue)
+                    let pieces = NoteValue.filling(ticks: end - onset, preferring: event.note?.typeValue)
                     var tick = starts[index] + onset
                     for (offset, value) in pieces.enumerated() {
                         let isLast = offset == pieces.count - 1

@@ -89,6 +89,24 @@ public struct NoteValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Duration in ticks before any tuplet ratio is applied.
+    /// Plain and dotted values (up to two dots), longest first.
+    static let common: [NoteValue] = [1, 2, 4, 8, 16, 32].flatMap { d in (0...2).map { NoteValue(d, dots: $0) } }
+        .filter(\.isValid).sorted { $0.writtenTicks > $1.writtenTicks }
+
+    /// Values that fill `ticks` (a multiple of a 32nd note), longest first;
+    /// `preferred` alone when it fits exactly. Short of `ticks` when they
+    /// are not a multiple of a 32nd.
+    public static func filling(ticks: Int, preferring preferred: NoteValue? = nil) -> [NoteValue] {
+        if let preferred, preferred.writtenTicks == ticks { return [preferred] }
+        var remaining = ticks
+        var pieces: [NoteValue] = []
+        while remaining > 0, let value = common.first(where: { $0.writtenTicks <= remaining && (remaining - $0.writtenTicks) % 120 == 0 }) {
+            pieces.append(value)
+            remaining -= value.writtenTicks
+        }
+        return pieces
+    }
+
     public var writtenTicks: Int {
         let base = ticksPerWhole / denominator
         // base · (2 − 2^−dots) = base · (2^(dots+1) − 1) / 2^dots, exact for
@@ -144,6 +162,16 @@ public struct Meter: Hashable, Sendable, CustomStringConvertible {
 
     /// Ticks in one measure.
     public var measureTicks: Int { numerator * ticksPerWhole / denominator }
+
+    /// A meter whose measure is `ticks` long: in the preferred beat unit
+    /// when it can be, else the nearest common one (nil when none can).
+    public static func fitting(ticks: Int, preferring denominator: Int) -> Meter? {
+        for unit in [denominator, 4, 8, 16, 32, 64, 2, 1] where (ticks * unit) % ticksPerWhole == 0 {
+            let meter = Meter(ticks * unit / ticksPerWhole, unit)
+            if meter.isValid { return meter }
+        }
+        return nil
+    }
 
     /// Ticks in one beat (the denominator's note value).
     public var beatTicks: Int { ticksPerWhole / denominator }

@@ -100,8 +100,9 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--seconds"], valueName: "S", help: "quit after S seconds (demos, tests)"),
             OptionSpec(names: ["--play"], valueName: nil, help: "start playing at once"),
             OptionSpec(names: ["--once"], valueName: nil, help: "play the song through once, then quit (demos)"),
+            OptionSpec(names: ["--verse"], valueName: "N", help: "the verse the lyric line follows (default 1; v steps through them)"),
         ],
-        details: "Keys: space play/pause, r record, s stop, p/o punch in/out, [ ] loop from/to here, l loop, , . measure,\n< > part, { } song, k keep, d discard, u undo, n my note, - + tempo, c count-in, m metronome, M mute,\nS solo, C calibrate, ? help, Q safe shutdown (q quits). Without a sound card the simulated room plays and a\nsynthetic singer sings the part. Without a terminal (a service) it runs until stopped (SIGTERM), driven by\nMIDI and the foot switch.",
+        details: "Keys: space play/pause, r record, s stop, p/o punch in/out, [ ] loop from/to here, l loop, , . measure,\n< > part, { } song, k keep, d discard, u undo, n my note, v verse, - + tempo, c count-in, m metronome, M mute,\nS solo, C calibrate, ? help, Q safe shutdown (q quits). Without a sound card the simulated room plays and a\nsynthetic singer sings the part. Without a terminal (a service) it runs until stopped (SIGTERM), driven by\nMIDI and the foot switch.",
         run: runBox),
     Subcommand(
         name: "takes", summary: "list or change a project's takes",
@@ -120,8 +121,9 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--tempo"], valueName: "X", help: "tempo multiplier, e.g. 0.9 (default 1)"),
             OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones up or down (default 0)"),
             OptionSpec(names: ["--bits"], valueName: "16|24", help: "sample size for .wav and .flac (default 16)"),
+            OptionSpec(names: ["--verse"], valueName: "N|all", help: "the verse whose words go with the mix, or all: the song once per verse (default 1)"),
         ],
-        details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named.",
+        details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named. When the song has words,\ntheir timed lines are written beside the mix as OUT.lrc (the practice part's, else the first\npart's with words). With --verse all each take plays again in every verse.",
         run: runMix),
     Subcommand(
         name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
@@ -233,6 +235,8 @@ func songSummary(_ score: Score, rate: Int) throws -> String {
     let pickup = score.pickupTicks > 0 ? " + pickup" : ""
     lines.append("  \(measureCount(score)) measures\(pickup) in \(meters); \(score.keys[0].key); ♩ = \(tempos)")
     if !score.tags.isEmpty { lines.append("  tags: " + score.tags.joined(separator: ", ")) }
+    if score.verseCount > 1 { lines.append("  words: \(score.verseCount) verses (mix --verse N|all, v in the box)") }
+    if !score.writtenMeasures.isEmpty { lines.append("  repeats written out: \(score.writtenMeasures.count) measures sung from \(Set(score.writtenMeasures).count) written") }
     lines.append("  length \(formatDuration(samples: samples, rate: rate)) = \(samples) samples at \(rate) Hz")
     let nameWidth = max(8, score.parts.map(\.name.count).max() ?? 0) + 2
     for part in score.parts {
@@ -300,11 +304,27 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     } else {
         score = try loadScore(source)
     }
+    var mixed = score
+    var passes = 1
+    if let text = arguments.value("--verse") {
+        guard let choice = VerseChoice(text) else { throw CLIError("--verse expects a verse number or all, not '\(text)'") }
+        do {
+            (mixed, takes, passes) = try Mixdown.verses(choice, of: score, takes: takes, options: options)
+        } catch {
+            throw CLIError("\(source): \(error.description)", exitCode: 1)
+        }
+    }
+    let lyrics: String?
+    do {
+        lyrics = try Mixdown.lyrics(mixed, options: options, part: options.practicePart.flatMap { name in mixed.parts.firstIndex { $0.name.lowercased() == name.lowercased() } })
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
     let showProgress = isatty(STDERR_FILENO) != 0
     let stereo: OfflineRender.Stereo
     let measured: LoudnessMeasurement
     do {
-        (stereo, measured) = try Mixdown.mix(score, options: options, takes: takes) { fraction in
+        (stereo, measured) = try Mixdown.mix(mixed, options: options, takes: takes) { fraction in
             if showProgress { drawProgress(fraction, label: "rendering") }
         }
     } catch {
@@ -320,7 +340,17 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     let seconds = Double(stereo.left.count) / Double(options.sampleRate)
     print(String(format: "wrote %@: %d:%04.1f, %.1f LUFS integrated, true peak %@", output,
-                 Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakText))
+                 Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakText)
+          + (passes > 1 ? ", \(passes) verses" + (takes != nil ? " (takes play in each)" : "") : ""))
+    if let lyrics {
+        let path = (output as NSString).deletingPathExtension + ".lrc"
+        do {
+            try Data(lyrics.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CLIError("\(path): cannot write the words: \(error.localizedDescription)", exitCode: 1)
+        }
+        print("wrote \(path): the words, line by line")
+    }
     return 0
 }
 

@@ -74,6 +74,23 @@ import Testing
         #expect(calibrate.last == .end(.calibrate))
     }
 
+    /// `v` steps through the song's verses; the lyric line follows, and the
+    /// lines start where the phrases do (a pickup before the barline).
+    @Test func theLyricLineFollowsTheChosenVerse() {
+        var session = BoxSession(Self.context())
+        let start = Self.snapshot(position: 0)
+        #expect(session.readout(snapshot: start, reading: nil, takes: 0).lyric == "A-maz-ing grace how sweet the sound")
+        #expect(Self.said(session.handle(.action(.nextVerse), snapshot: start)) == ["verse 2 of 2"])
+        #expect(session.readout(snapshot: start, reading: nil, takes: 0).lyric == "'Twas grace that taught my heart to fear,")
+        #expect(Self.said(session.handle(.action(.nextVerse), snapshot: start)) == ["verse 1 of 2"])
+        var context = Self.context()
+        context.verse = 7
+        #expect(context.verse == 2, "a verse past the song's last is its last")
+        let plain = try! Acasong.parse(songText("row-row-row-your-boat.acasong")).singing(verse: 1)
+        var one = BoxSession(BoxSession.Context(score: plain, schedule: try! Schedule(score: plain, options: ScheduleOptions()), partIndex: 0))
+        #expect(Self.said(one.handle(.action(.nextVerse), snapshot: start)) == ["one verse only"])
+    }
+
     @Test func loopFromHereToHere() {
         var session = BoxSession(Self.context())
         #expect(Self.said(session.handle(.action(.loopStartHere), snapshot: Self.snapshot(measure: 3))) == ["loop from measure 3; ] sets its end"])
