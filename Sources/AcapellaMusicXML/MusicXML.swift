@@ -542,6 +542,9 @@ extension MusicXML {
     public enum Stage: Int, CaseIterable, Sendable {
         /// The score document out of an `.mxl` archive (a plain file as is).
         case unpack
+        /// expat alone over the document, building nothing: the floor any
+        /// reader on expat stands on.
+        case expat
         /// The document parsed by expat into the element tree.
         case parse
         /// Parts, measures and notes read from the tree (no voice splitting,
@@ -551,6 +554,7 @@ extension MusicXML {
         public var name: String {
             switch self {
             case .unpack: "unzip"
+            case .expat: "expat alone"
             case .parse: "expat tree"
             case .read: "read parts"
             }
@@ -563,6 +567,7 @@ extension MusicXML {
         var xml = bytes
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) { xml = try MXLArchive.rootDocument(in: bytes).1 }
         if stage == .unpack { return xml.count }
+        if stage == .expat { return try XMLTree.scan(xml) }
         let document = try XMLTree.parse(xml)
         return try withExtendedLifetime(document) { () throws(ImportError) -> Int in
             if stage == .parse { return document.root.elements.underestimatedCount }

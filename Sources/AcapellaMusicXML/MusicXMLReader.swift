@@ -160,7 +160,12 @@ struct MusicXMLReader {
 
     /// Ticks for a MusicXML duration: `duration` divisions of a quarter.
     static func ticks(_ duration: Rational, divisions: Rational) -> Rational {
-        Rational(duration.numerator * Int128(ticksPerQuarter) * divisions.denominator, duration.denominator * divisions.numerator)
+        // Whole durations that give whole ticks (nearly all): no reduction.
+        if duration.denominator == 1 && divisions.denominator == 1 && divisions.numerator > 0 {
+            let (top, overflow) = duration.numerator.multipliedReportingOverflow(by: Int128(ticksPerQuarter))
+            if !overflow && top % divisions.numerator == 0 { return Rational(top / divisions.numerator, 1) }
+        }
+        return Rational(duration.numerator * Int128(ticksPerQuarter) * divisions.denominator, duration.denominator * divisions.numerator)
     }
 
     /// "12", "1.5", "0.125", "-2" exactly; nil when the text is not a

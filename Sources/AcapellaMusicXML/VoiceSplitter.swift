@@ -66,6 +66,12 @@ struct VoiceSplitter {
     /// The lines of a part, named, with what was done reported.
     mutating func lines(of part: RawPart) -> [RawPart] {
         let staves = max(1, part.staves)
+        // One staff, one voice, no chords (an open-score part): the part
+        // is its own line, as the general path below would find.
+        if staves == 1, let voice = part.measures.lazy.flatMap(\.notes).first?.voice,
+           part.measures.allSatisfy({ $0.notes.allSatisfy { $0.voice == voice && !$0.isChordMember } }) {
+            return [part]
+        }
         var perStaff: [[VoiceEvents]] = []
         var widths: [Int] = []
         var substantial: [Bool] = []

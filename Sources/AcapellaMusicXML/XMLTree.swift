@@ -8,7 +8,10 @@ import Foundation
 final class XMLDocument {
     struct Record {
         var name: Int32
-        var line: Int32
+        /// Where the start tag begins in the parsed bytes (its line is
+        /// found from this only when asked: counting lines as expat goes
+        /// would scan the document a second time).
+        var offset: Int32
         var firstChild: Int32 = -1
         var lastChild: Int32 = -1
         var nextSibling: Int32 = -1
@@ -30,13 +33,38 @@ final class XMLDocument {
     let names: [String]
     /// The importer's name for each interned name (`.other` for the rest).
     let tags: [Tag]
+    /// The bytes expat parsed and their encoding, for line numbers.
+    let source: [UInt8]
+    let encoding: String
+    /// Offsets of the line breaks in `source`, found on the first request.
+    private lazy var lineBreaks: [Int32] = Self.lineBreaks(in: source, encoding: encoding)
 
-    init(records: [Record], attributes: [Attribute], bytes: [UInt8], names: [String]) {
+    init(records: [Record], attributes: [Attribute], bytes: [UInt8], names: [String], source: [UInt8], encoding: String) {
         self.records = records
         self.attributes = attributes
         self.bytes = bytes
         self.names = names
+        self.source = source
+        self.encoding = encoding
         tags = names.map { Tag(rawValue: $0) ?? .other }
+    }
+
+    /// The line (from 1) of a byte offset in the parsed bytes.
+    func line(atOffset offset: Int32) -> Int {
+        1 + lineBreaks.partitionIndex { $0 >= offset }
+    }
+
+    static func lineBreaks(in source: [UInt8], encoding: String) -> [Int32] {
+        var breaks: [Int32] = []
+        switch encoding {
+        case "UTF-16LE":
+            for index in stride(from: 0, to: source.count - 1, by: 2) where source[index] == 0x0A && source[index + 1] == 0 { breaks.append(Int32(index)) }
+        case "UTF-16BE":
+            for index in stride(from: 0, to: source.count - 1, by: 2) where source[index] == 0 && source[index + 1] == 0x0A { breaks.append(Int32(index + 1)) }
+        default:
+            for (index, byte) in source.enumerated() where byte == 0x0A { breaks.append(Int32(index)) }
+        }
+        return breaks
     }
 
     /// The root element (the document has at least one element).
@@ -71,7 +99,7 @@ struct XMLNode {
 
     var name: String { document.names[Int(record.name)] }
     var tag: Tag { document.tags[Int(record.name)] }
-    var line: Int { Int(record.line) }
+    var line: Int { document.line(atOffset: record.offset) }
 
     /// The element's own text (not its children's), as written.
     var text: String {
@@ -223,7 +251,27 @@ enum XMLTree {
         guard !builder.records.isEmpty else {
             throw ImportError("malformed XML (the document has no root element)", line: Int(XML_GetCurrentLineNumber(parser)))
         }
-        return XMLDocument(records: builder.records, attributes: builder.attributes, bytes: builder.bytes, names: builder.names.names)
+        return XMLDocument(records: builder.records, attributes: builder.attributes, bytes: builder.bytes, names: builder.names.names,
+                           source: bytes, encoding: encoding)
+    }
+
+    /// expat over the document with no handler but the entity guard, for
+    /// the benchmark's floor; returns the bytes parsed.
+    static func scan(_ input: [UInt8]) throws(ImportError) -> Int {
+        let (bytes, encoding) = try decodable(input)
+        guard let parser = XML_ParserCreate(encoding) else { throw ImportError("out of memory for the XML parser") }
+        defer { XML_ParserFree(parser) }
+        var builder = TreeBuilder(parser: parser, capacity: 0)
+        let status = withUnsafeMutablePointer(to: &builder) { state in
+            XML_SetUserData(parser, state)
+            XML_SetEntityDeclHandler(parser, TreeBuilder.entityDeclared)
+            return bytes.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress.map { $0.withMemoryRebound(to: CChar.self, capacity: buffer.count) { XML_Parse(parser, $0, Int32(bytes.count), 1) } }
+                    ?? XML_STATUS_ERROR
+            }
+        }
+        guard status == XML_STATUS_OK, builder.failure == nil else { throw ImportError("malformed XML") }
+        return bytes.count
     }
 
     /// A clearer message than expat's "invalid token" for the usual ways a
@@ -385,7 +433,7 @@ private struct TreeBuilder {
             }
         }
         let index = Int32(records.count)
-        records.append(.init(name: names.id(name), line: Int32(truncatingIfNeeded: XML_GetCurrentLineNumber(parser)),
+        records.append(.init(name: names.id(name), offset: Int32(truncatingIfNeeded: XML_GetCurrentByteIndex(parser)),
                              attributeStart: attributeStart, attributeEnd: Int32(attributes.count)))
         if let parent = stack.last {
             let previous = records[Int(parent)].lastChild

@@ -18,9 +18,20 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
         denominator = 1
     }
 
+    /// Already reduced parts (denominator positive).
+    init(reduced numerator: Int128, _ denominator: Int128) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+
     /// `numerator / denominator`, reduced. The denominator must not be zero.
     public init(_ numerator: Int128, _ denominator: Int128) {
         precondition(denominator != 0, "Rational with zero denominator")
+        if denominator == 1 {
+            self.numerator = numerator
+            self.denominator = 1
+            return
+        }
         let divisor = Rational.gcd(numerator, denominator)
         let sign: Int128 = denominator < 0 ? -1 : 1
         self.numerator = sign * numerator / divisor
@@ -41,6 +52,10 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
 
     /// Exact sum, or `Overflow`.
     public func adding(_ other: Rational) throws(Overflow) -> Rational {
+        // Whole numbers (most musical positions): no reduction needed.
+        if denominator == 1 && other.denominator == 1 {
+            return Rational(reduced: try Rational.checked(numerator.addingReportingOverflow(other.numerator)), 1)
+        }
         let divisor = Rational.gcd(denominator, other.denominator)
         let left = try Rational.checked(numerator.multipliedReportingOverflow(by: other.denominator / divisor))
         let right = try Rational.checked(other.numerator.multipliedReportingOverflow(by: denominator / divisor))
@@ -76,6 +91,7 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
     /// 128 bits, which it does for every musical quantity here; otherwise
     /// compared through their floors and then as doubles.
     public func compare(_ other: Rational) -> Int {
+        if denominator == other.denominator { return numerator == other.numerator ? 0 : (numerator < other.numerator ? -1 : 1) }
         if let difference = try? subtracting(other) { return difference.numerator.signum() == 0 ? 0 : (difference.numerator < 0 ? -1 : 1) }
         if floor != other.floor { return floor < other.floor ? -1 : 1 }
         let left = Double(numerator) / Double(denominator)

@@ -169,6 +169,22 @@ import Testing
         #expect(importError(badUTF8)?.message == "the document is not valid UTF-8 text")
     }
 
+    /// Errors found after the parse name the element's line, whatever the
+    /// encoding (lines are counted from byte offsets only when asked).
+    @Test func linesAreCountedInEveryEncoding() {
+        let body = "\n\n" + Self.minimal.replacingOccurrences(of: "<duration>4</duration>", with: "<duration>four</duration>")
+        // The note is on the body's third line, after two blank lines.
+        let utf8 = importError(body)
+        #expect(utf8?.line == 5)
+        #expect(utf8?.message.contains("four") ?? false, "\(String(describing: utf8))")
+        var utf16LE: [UInt8] = [0xFF, 0xFE]
+        for unit in body.utf16 { utf16LE += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        #expect(importError(utf16LE)?.line == 5)
+        var utf16BE: [UInt8] = [0xFE, 0xFF]
+        for unit in body.utf16 { utf16BE += [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        #expect(importError(utf16BE)?.line == 5)
+    }
+
     @Test func hugeDocumentIsRefused() {
         let big = [UInt8](repeating: UInt8(ascii: " "), count: XMLTree.maximumBytes + 1)
         #expect(importError(big)?.message == "the XML document is 32 MiB; refusing more than 32 MiB")
