@@ -88,6 +88,12 @@ let package = Package(
             dependencies: ["AcapellaDSP", "CFFTW"],
             swiftSettings: strictSwift),
 
+        // MARK: Engraving: the song as SMuFL notation, laid out to a display list; SVG. Pure.
+        .target(
+            name: "AcapellaEngrave",
+            dependencies: ["AcapellaScore"],
+            swiftSettings: strictSwift),
+
         // MARK: Readouts: console and LCD frames, note names, short titles. Pure.
         .target(
             name: "AcapellaStatus",
@@ -119,7 +125,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaCLI", "AcapellaDSP", "AcapellaStatus", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
+            dependencies: ["AcapellaEngrave", "AcapellaCLI", "AcapellaDSP", "AcapellaStatus", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -183,6 +189,10 @@ let package = Package(
         .testTarget(
             name: "AcapellaAnalysisTests",
             dependencies: ["AcapellaAnalysis", "AcapellaProject"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "AcapellaEngraveTests",
+            dependencies: ["AcapellaEngrave", "AcapellaScore", "AcapellaMusicXML"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

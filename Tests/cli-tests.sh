@@ -118,6 +118,19 @@ expect "mix verse past the last" 1 "$acapella" mix Songs/amazing-grace.acasong -
   check "verse message" equals "$err" "acapella mix: error: Songs/amazing-grace.acasong: the song has 2 verses; --verse expects 1–2 or all"
 expect "mix bad verse" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --verse second &&
   check "bad verse message" contains "$err" "--verse expects a verse number or all, not 'second'"
+expect "engrave a song" 0 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/ag.svg" --timemap "$work/ag-time.json" &&
+  check "engrave says what it drew" equals "$out" "wrote $work/ag.svg: 2 systems, 116 notes, 4 parts" &&
+  check "an SVG with every note and rest a group" equals "$(grep -c '<g id="n[0-9]*-[0-9]*" class="note"' "$work/ag.svg")" "120" &&
+  check "the time map is JSON" python3 -c "import json; t=json.load(open('$work/ag-time.json')); assert t[1]['tick']==960 and t[1]['sample']==40000, t[1]"
+expect "engrave one part, verse 2" 0 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/alto.svg" --part Alto --verse 2 --highlight Alto &&
+  check "one part" equals "$out" "wrote $work/alto.svg: 2 systems, 28 notes, 1 part" &&
+  check "verse 2 words only" equals "$(grep -c '>.Twas<' "$work/alto.svg"),$(grep -c '>A<' "$work/alto.svg")" "1,0" &&
+  check "the part in colour" contains "$(cat "$work/alto.svg")" 'class="highlight" data-part="Alto"'
+
+expect "engrave to PDF (not yet)" 2 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/ag.pdf" &&
+  check "pdf message" contains "$err" "engrave writes .svg"
+expect "engrave unknown part" 1 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/x.svg" --part Descant &&
+  check "engrave part message" contains "$err" "no part named 'Descant'; the parts are: Soprano, Alto, Tenor, Bass"
 expect "mix unknown format" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.aiffc" && check "format message" contains "$err" "unknown audio format"
 expect "mix unknown part" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --practice Descant && check "part message" contains "$err" "no part named 'Descant'"
 expect "mix bad tempo" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --tempo fast && check "tempo message" contains "$err" "--tempo expects a multiplier"
@@ -309,6 +322,7 @@ else
   expect "dpkg installs it into a throwaway root" 0 "${dpkg_root[@]}" -i "$deb" &&
     check "the program" test -x "$debroot/usr/bin/acapella" &&
     check "the songs" test -s "$debroot/usr/share/acapella/songs/silent-night.acasong" &&
+    check "the music font and its licence" test -s "$debroot/usr/share/acapella/fonts/bravura/Bravura.otf" -a -s "$debroot/usr/share/acapella/fonts/bravura/OFL.txt" &&
     check "the unit runs /usr/bin/acapella" contains "$(cat "$debroot/lib/systemd/system/acapella.service")" "ExecStart=/usr/bin/acapella run" &&
     check "the settings, as conffiles" contains "$(dpkg "--root=$debroot" -s acapella)" "/etc/acapella/acapella.json"
   expect "the packaged box runs" 0 "$debroot/usr/bin/acapella" run --data "$work/box3" --seconds 1 --device sim:speed=4 &&

@@ -126,6 +126,21 @@ let commands: [Subcommand] = [
         details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named. When the song has words,\ntheir timed lines are written beside the mix as OUT.lrc (the practice part's, else the first\npart's with words). With --verse all each take plays again in every verse.",
         run: runMix),
     Subcommand(
+        name: "engrave", summary: "engrave a song (.acasong or MusicXML) as notation: SVG",
+        positionals: "SONG", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT.svg", help: "the engraved score", required: true),
+            OptionSpec(names: ["--part"], valueName: "NAME[,NAME…]", help: "only these parts (default: all, a vocal score)"),
+            OptionSpec(names: ["--verse"], valueName: "N", help: "only verse N's words (default: every verse, stacked)"),
+            OptionSpec(names: ["--highlight"], valueName: "PART", help: "draw PART in colour (a singer's own)"),
+            OptionSpec(names: ["--page"], valueName: "a4|letter", help: "page width (default a4)"),
+            OptionSpec(names: ["--width"], valueName: "MM", help: "page width in millimetres (overrides --page)"),
+            OptionSpec(names: ["--embed-font"], valueName: nil, help: "put the music font in the SVG (a standalone file)"),
+            OptionSpec(names: ["--timemap"], valueName: "OUT.json", help: "every onset's tick, song sample, notes, measure and place on the page"),
+        ] + importOptionSpecs,
+        details: "Notation in the Bravura font (SMuFL): spacing by duration, systems justified to the page,\nbeams by the beat (within a melisma where there are words), accidentals from the key and the\nmeasure, lyrics with hyphens and extenders. Every note is an SVG group with its part, measure,\ntick, song sample, MIDI note and lyric.",
+        run: runEngrave),
+    Subcommand(
         name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
         positionals: "FILE", positionalCount: 1...1,
         options: [OptionSpec(names: ["--json"], valueName: nil, help: "JSON output (the only format, and the default)")] + importOptionSpecs,

@@ -1,0 +1,429 @@
+import AcapellaScore
+import Foundation
+
+/// One part's staff in one system: preamble, barlines, notes, stems,
+/// beams, flags, ties, lyrics. Staff top at y 0; the system stacks staves.
+struct StaffDrawing {
+    let builder: SystemBuilder
+    let part: PartLayout
+    let shown: Int
+    let placement: Placement
+    let range: ClosedRange<Int>
+    let system: Int
+    var items: [DisplayItem] = []
+    var notes: [EngravedNote] = []
+    /// Ink extent above the top line (negative) and below the bottom.
+    var minY = 0.0
+    var maxY = 4.0
+    /// Stem ends by note, for ties and lyrics placement.
+    var stemUp: [Int: Bool] = [:]
+
+    init(builder: SystemBuilder, part: PartLayout, shown: Int, placement: Placement, range: ClosedRange<Int>, system: Int) {
+        self.builder = builder
+        self.part = part
+        self.shown = shown
+        self.placement = placement
+        self.range = range
+        self.system = system
+    }
+
+    var font: SMuFLFont { builder.font }
+    var layout: Layout { builder.layout }
+    var notesOfPart: [NoteEvent] { part.part.notes }
+
+    mutating func add(_ name: String, _ x: Double, _ y: Double) {
+        let glyph = font.glyph(name)
+        items.append(.glyph(name: name, codepoint: glyph.codepoint, at: Point(x, y)))
+        minY = min(minY, y + glyph.box.minY)
+        maxY = max(maxY, y + glyph.box.maxY)
+    }
+
+    mutating func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, _ thickness: Double) {
+        items.append(.line(from: Point(x1, y1), to: Point(x2, y2), thickness: thickness))
+        minY = min(minY, min(y1, y2))
+        maxY = max(maxY, max(y1, y2))
+    }
+
+    mutating func polygon(_ points: [Point]) {
+        items.append(.polygon(points))
+        for point in points {
+            minY = min(minY, point.y)
+            maxY = max(maxY, point.y)
+        }
+    }
+
+    mutating func draw() {
+        let measures = layout.measures
+        // Preamble: clef, key, time.
+        var x = placement.start + 1.0
+        let first = measures[range.lowerBound]
+        add(clefGlyph, x, clefY)
+        x += font.glyph("gClef").box.maxX + 0.8
+        x = drawKey(first.key, at: x)
+        if first.showsMeter || range.lowerBound == 0 { x = drawMeter(first.meter, at: x) }
+        // Measures.
+        let barline = font.value("thinBarlineThickness", 0.16)
+        for measureIndex in range {
+            let measure = measures[measureIndex]
+            guard let (start, width) = placement.measureX[measureIndex] else { continue }
+            if measureIndex != range.lowerBound, measure.showsKey || measure.showsMeter {
+                var changeX = start - layout.preambleWidth(measure, first: false, clef: false)
+                if measure.showsKey { changeX = drawKey(measure.key, at: changeX + 0.3) }
+                if measure.showsMeter { _ = drawMeter(measure.meter, at: changeX + 0.2) }
+            }
+            drawNotes(of: measure, start: start, width: width)
+            let end = start + width
+            if measureIndex == layout.measures.count - 1 {
+                let thick = font.value("thickBarlineThickness", 0.5)
+                line(end - thick - 0.4 - barline / 2, 0, end - thick - 0.4 - barline / 2, 4, barline)
+                line(end - thick / 2, 0, end - thick / 2, 4, thick)
+            } else {
+                line(end - barline / 2, 0, end - barline / 2, 4, barline)
+            }
+        }
+        drawLyrics()
+    }
+
+    var clefGlyph: String {
+        switch part.clef {
+        case .treble: "gClef"
+        case .treble8vb: "gClef8vb"
+        case .alto: "cClef"
+        case .bass: "fClef"
+        }
+    }
+
+    var clefY: Double {
+        switch part.clef {
+        case .treble, .treble8vb: 3
+        case .alto: 2
+        case .bass: 1
+        }
+    }
+
+    /// Key signature positions on the treble staff (steps above the middle
+    /// line), moved for the clef.
+    func keyPositions(_ key: Key) -> [Int] {
+        let sharps = [4, 1, 5, 2, -1, 3, 0]
+        let flats = [0, 3, -1, 2, -3, 1, -4]
+        let shift: Int
+        switch part.clef {
+        case .treble, .treble8vb: shift = 0
+        case .alto: shift = -1
+        case .bass: shift = -2
+        }
+        return (key.fifths > 0 ? sharps.prefix(key.fifths) : flats.prefix(-key.fifths)).map { $0 + shift }
+    }
+
+    mutating func drawKey(_ key: Key, at start: Double) -> Double {
+        guard key.fifths != 0 else { return start }
+        let name = key.fifths > 0 ? "accidentalSharp" : "accidentalFlat"
+        var x = start
+        for position in keyPositions(key) {
+            add(name, x, Layout.y(position))
+            x += font.glyph(name).box.maxX + 0.15
+        }
+        return x + 0.6
+    }
+
+    mutating func drawMeter(_ meter: Meter, at start: Double) -> Double {
+        let width = layout.meterWidth(meter)
+        for (value, y) in [(meter.numerator, 1.0), (meter.denominator, 3.0)] {
+            let digits = String(value).map { "timeSig\($0)" }
+            let total = digits.reduce(0) { $0 + font.glyph($1).box.maxX }
+            var x = start + (width - total) / 2
+            for digit in digits {
+                add(digit, x, y)
+                x += font.glyph(digit).box.maxX
+            }
+        }
+        return start + width + 0.8
+    }
+
+    // MARK: Notes
+
+    func noteheadGlyph(_ value: NoteValue) -> String {
+        value.denominator == 1 ? "noteheadWhole" : value.denominator == 2 ? "noteheadHalf" : "noteheadBlack"
+    }
+
+    func restGlyph(_ value: NoteValue) -> String {
+        switch value.denominator {
+        case 1: "restWhole"
+        case 2: "restHalf"
+        case 4: "restQuarter"
+        case 8: "rest8th"
+        case 16: "rest16th"
+        default: "rest32nd"
+        }
+    }
+
+    /// The beat groups eighths are beamed in.
+    func beamGroupTicks(_ meter: Meter, measureTicks: Int) -> Int {
+        if meter.isCompound { return meter.beatTicks * 3 }
+        if meter.denominator >= 8 { return measureTicks }
+        return 960
+    }
+
+    /// Groups of beamed notes in a measure: eighths and shorter within a
+    /// beat; in a part with words, a new syllable starts a new group (notes
+    /// are beamed only within a melisma, as vocal music is written).
+    func beamGroups(_ indices: [Int], measure: MeasureLayout) -> [[Int]] {
+        let group = beamGroupTicks(measure.meter, measureTicks: measure.endTick - measure.startTick)
+        var groups: [[Int]] = []
+        var current: [Int] = []
+        func close() {
+            if current.count > 1 { groups.append(current) }
+            current = []
+        }
+        for index in indices {
+            let note = notesOfPart[index]
+            let beat = (note.startTick - measure.startTick) / group
+            guard note.pitch != nil, note.value.denominator >= 8, (note.endTick - 1 - measure.startTick) / group == beat else {
+                close()
+                continue
+            }
+            if let last = current.last {
+                let lastBeat = (notesOfPart[last].startTick - measure.startTick) / group
+                let newSyllable = part.hasLyrics && note.lyric(verse: part.verses.first ?? 1) != nil
+                if lastBeat != beat || newSyllable || notesOfPart[last].endTick != note.startTick { close() }
+            }
+            current.append(index)
+        }
+        close()
+        return groups
+    }
+
+    mutating func drawNotes(of measure: MeasureLayout, start: Double, width: Double) {
+        let indices = part.byMeasure[measure.number] ?? []
+        let groups = beamGroups(indices, measure: measure)
+        var beamed: [Int: Int] = [:]
+        for (number, group) in groups.enumerated() { for index in group { beamed[index] = number } }
+        // Stem directions: a group by its note farthest from the middle line.
+        var up: [Int: Bool] = [:]
+        for index in indices {
+            guard let pitch = notesOfPart[index].pitch else { continue }
+            up[index] = Layout.position(pitch, clef: part.clef) < 0
+        }
+        for group in groups {
+            let positions = group.compactMap { notesOfPart[$0].pitch.map { Layout.position($0, clef: part.clef) } }
+            let farthest = positions.max { abs($0) < abs($1) } ?? 0
+            for index in group { up[index] = farthest < 0 }
+        }
+        stemUp.merge(up) { $1 }
+        let wholeRest = indices.count == 1 && notesOfPart[indices[0]].pitch == nil
+        var stemEnds: [Int: (x: Double, y: Double)] = [:]
+        for index in indices {
+            let note = notesOfPart[index]
+            guard let x = placement.noteX[shown]?[index] else { continue }
+            let id = "n\(part.index)-\(index)"
+            var data = [DataAttribute("part", part.part.name), DataAttribute("measure", "\(measure.number)"), DataAttribute("tick", "\(note.startTick)"),
+                        DataAttribute("sample", "\(layout.timeMap.sample(atTick: note.startTick))")]
+            if let pitch = note.pitch { data.append(DataAttribute("midi", "\(pitch.midi)")) }
+            if let lyric = note.lyric(verse: part.verses.first ?? 1) { data.append(DataAttribute("lyric", lyric.text)) }
+            items.append(.beginGroup(id: id, className: "note", data: data))
+            var record = EngravedNote(id: id, part: part.index, note: index, measure: measure.number, tick: note.startTick,
+                                      sample: layout.timeMap.sample(atTick: note.startTick), system: system, x: x, y: 2, staffTop: 0,
+                                      staffPosition: nil, accidental: nil, clef: part.clef)
+            if let pitch = note.pitch {
+                let position = Layout.position(pitch, clef: part.clef)
+                let y = Layout.y(position)
+                record.y = y
+                record.staffPosition = position
+                let head = noteheadGlyph(note.value)
+                let headWidth = font.glyph(head).box.maxX
+                // Ledger lines.
+                let ledger = font.value("legerLineThickness", 0.16)
+                let extend = font.value("legerLineExtension", 0.4)
+                if position >= 6 {
+                    for step in stride(from: 6, through: position, by: 2) { line(x - extend, Layout.y(step), x + headWidth + extend, Layout.y(step), ledger) }
+                } else if position <= -6 {
+                    for step in stride(from: -6, through: position, by: -2) { line(x - extend, Layout.y(step), x + headWidth + extend, Layout.y(step), ledger) }
+                }
+                if let accidental = part.accidentals[index] {
+                    let width = font.glyph(accidental).box.maxX
+                    add(accidental, x - width - 0.25, y)
+                    record.accidental = accidental
+                }
+                add(head, x, y)
+                drawDots(note.value.dots, x: x + headWidth + 0.3, position: position)
+                // Stem.
+                if note.value.denominator >= 2 {
+                    let isUp = up[index] ?? true
+                    let anchor = font.glyph(head).anchors[isUp ? "stemUpSE" : "stemDownNW"] ?? Point(isUp ? headWidth : 0, 0)
+                    let stemThickness = font.value("stemThickness", 0.12)
+                    let stemX = x + anchor.x + (isUp ? -stemThickness / 2 : stemThickness / 2)
+                    let flags = max(0, Int(log2(Double(note.value.denominator))) - 2)
+                    var length = Metric.stemLength + (beamed[index] == nil ? Double(max(0, flags - 1)) * 0.5 : 0)
+                    // Stems of notes far from the staff reach the middle line.
+                    length = max(length, abs(y - 2))
+                    let endY = isUp ? y - length : y + length
+                    stemEnds[index] = (stemX, endY)
+                    if beamed[index] == nil {
+                        line(stemX, y + anchor.y, stemX, endY, stemThickness)
+                        if flags > 0 {
+                            let name = ["flag8th", "flag16th", "flag32nd"][min(flags, 3) - 1] + (isUp ? "Up" : "Down")
+                            let flag = font.glyph(name)
+                            let attach = flag.anchors[isUp ? "stemUpNW" : "stemDownSW"] ?? Point(0, 0)
+                            add(name, stemX - stemThickness / 2 - attach.x, endY - attach.y)
+                        }
+                    }
+                }
+            } else {
+                let name = wholeRest ? "restWhole" : restGlyph(note.value)
+                let glyphWidth = font.glyph(name).box.maxX
+                let restX = wholeRest ? start + (width - glyphWidth) / 2 : x
+                let y = name == "restWhole" ? 1.0 : 2.0
+                add(name, restX, y)
+                if !wholeRest { drawDots(note.value.dots, x: restX + glyphWidth + 0.3, position: 1) }
+                record.x = restX
+                record.y = y
+            }
+            items.append(.endGroup)
+            notes.append(record)
+        }
+        for group in groups { drawBeam(group, ends: stemEnds, up: up[group[0]] ?? true) }
+        for index in indices where notesOfPart[index].tieToNext { drawTie(from: index) }
+        // A tie coming in from the previous system.
+        if let first = indices.first, first > 0, notesOfPart[first - 1].tieToNext, measure.number == layout.measures[range.lowerBound].number,
+           let x = placement.noteX[shown]?[first], let pitch = notesOfPart[first].pitch {
+            tieCurve(from: x - 2.2, to: x - 0.1, y: Layout.y(Layout.position(pitch, clef: part.clef)), above: !(up[first] ?? true))
+        }
+    }
+
+    mutating func drawDots(_ count: Int, x: Double, position: Int) {
+        guard count > 0 else { return }
+        // A dot on a line moves to the space above.
+        let y = Layout.y(position) - (position % 2 == 0 ? 0.5 : 0)
+        for dot in 0..<count { add("augmentationDot", x + Double(dot) * 0.6, y) }
+    }
+
+    /// A straight beam over a group's stems (slope at most one staff space),
+    /// its stems drawn to it; secondary beams for sixteenths.
+    mutating func drawBeam(_ group: [Int], ends: [Int: (x: Double, y: Double)], up: Bool) {
+        let stems = group.compactMap { index in ends[index].map { (index, $0.x, $0.y) } }
+        guard stems.count == group.count, let first = stems.first, let last = stems.last, last.1 > first.1 else { return }
+        let thickness = font.value("beamThickness", 0.5)
+        let spacing = font.value("beamSpacing", 0.25)
+        let stemThickness = font.value("stemThickness", 0.12)
+        var slope = (last.2 - first.2) / (last.1 - first.1)
+        let maxRise = 1.0 / max(last.1 - first.1, 1)
+        slope = min(max(slope, -maxRise), maxRise)
+        // Every stem at least 2.5 staff spaces long (plus its beams).
+        var offset = first.2
+        let levels = group.map { max(1, Int(log2(Double(notesOfPart[$0].value.denominator))) - 2) }
+        for (index, stem) in stems.enumerated() {
+            guard let pitch = notesOfPart[stem.0].pitch else { continue }
+            let noteY = Layout.y(Layout.position(pitch, clef: part.clef))
+            let extra = Double(levels[index] - 1) * (thickness + spacing)
+            let beamY = offset + slope * (stem.1 - first.1)
+            if up, beamY > noteY - 2.5 - extra { offset -= beamY - (noteY - 2.5 - extra) }
+            if !up, beamY < noteY + 2.5 + extra { offset += (noteY + 2.5 + extra) - beamY }
+        }
+        func beamY(_ x: Double) -> Double { offset + slope * (x - first.1) }
+        for stem in stems {
+            guard let pitch = notesOfPart[stem.0].pitch else { continue }
+            let head = noteheadGlyph(notesOfPart[stem.0].value)
+            let anchor = font.glyph(head).anchors[up ? "stemUpSE" : "stemDownNW"] ?? Point(0, 0)
+            let noteY = Layout.y(Layout.position(pitch, clef: part.clef))
+            line(stem.1, noteY + anchor.y, stem.1, beamY(stem.1), stemThickness)
+        }
+        // Beam levels: the primary over the group, then each level over the
+        // runs of notes that have it (a lone note gets a stub).
+        let direction: Double = up ? 1 : -1
+        let maxLevel = levels.max() ?? 1
+        for level in 1...maxLevel {
+            let shift = Double(level - 1) * (thickness + spacing) * direction
+            var run: [Int] = []
+            func flush() {
+                guard !run.isEmpty else { return }
+                var x1 = stems[run.first!].1 - stemThickness / 2
+                var x2 = stems[run.last!].1 + stemThickness / 2
+                if run.count == 1 {
+                    if run[0] == stems.count - 1 || (run[0] > 0 && level > 1) { x1 = x2 - 1.2 } else { x2 = x1 + 1.2 }
+                }
+                let y1 = beamY(x1) + shift
+                let y2 = beamY(x2) + shift
+                polygon([Point(x1, y1), Point(x2, y2), Point(x2, y2 + thickness * direction), Point(x1, y1 + thickness * direction)])
+                run = []
+            }
+            for index in stems.indices {
+                if levels[index] >= level { run.append(index) } else { flush() }
+            }
+            flush()
+        }
+    }
+
+    /// A tie to the next note: to it in this system, else to the system's end.
+    mutating func drawTie(from index: Int) {
+        guard let x = placement.noteX[shown]?[index], let pitch = notesOfPart[index].pitch else { return }
+        let head = font.glyph(noteheadGlyph(notesOfPart[index].value)).box.maxX
+        let y = Layout.y(Layout.position(pitch, clef: part.clef))
+        let above = !(stemUp[index] ?? true)
+        if let next = placement.noteX[shown]?[index + 1] {
+            tieCurve(from: x + head + 0.15, to: next - 0.15, y: y, above: above)
+        } else {
+            tieCurve(from: x + head + 0.15, to: placement.end - 0.3, y: y, above: above)
+        }
+    }
+
+    /// A tie as a filled crescent: thin at its ends, thicker in the middle.
+    mutating func tieCurve(from x1: Double, to x2: Double, y: Double, above: Bool) {
+        guard x2 > x1 else { return }
+        let direction: Double = above ? -1 : 1
+        let start = y + 0.5 * direction
+        let height = min(1.2, 0.35 + (x2 - x1) * 0.08)
+        let middle = font.value("tieMidpointThickness", 0.22)
+        var outer: [Point] = []
+        var inner: [Point] = []
+        let segments = 16
+        for step in 0...segments {
+            let t = Double(step) / Double(segments)
+            let bulge = 4 * t * (1 - t)
+            let x = x1 + (x2 - x1) * t
+            outer.append(Point(x, start + direction * height * bulge))
+            inner.append(Point(x, start + direction * (height - middle) * bulge))
+        }
+        polygon(outer + inner.reversed())
+    }
+
+    // MARK: Lyrics
+
+    /// Each verse a row under the staff: syllables centred on their notes,
+    /// hyphens between the syllables of a word, extender lines under a
+    /// word's melisma.
+    mutating func drawLyrics() {
+        guard !part.verses.isEmpty else { return }
+        let baseline = max(4 + 2.6, maxY + 2.2)
+        let xs = placement.noteX[shown] ?? [:]
+        for (row, verse) in part.verses.enumerated() {
+            let y = baseline + Double(row) * Metric.lyricRow
+            let shownNotes = xs.keys.sorted()
+            for (position, index) in shownNotes.enumerated() {
+                guard let lyric = notesOfPart[index].lyric(verse: verse), let x = xs[index] else { continue }
+                let centre = x + 0.59
+                let width = TextMetrics.width(lyric.text, size: Metric.lyricSize)
+                items.append(.text(lyric.text, at: Point(centre, y), size: Metric.lyricSize, anchor: .middle, style: .normal))
+                let right = centre + width / 2
+                // The next syllable of this verse.
+                let later = shownNotes[(position + 1)...]
+                let nextSyllable = later.first { notesOfPart[$0].lyric(verse: verse) != nil }
+                if lyric.continuesWord {
+                    let nextLeft = nextSyllable.flatMap { next in
+                        xs[next].map { $0 + 0.59 - TextMetrics.width(notesOfPart[next].lyric(verse: verse)!.text, size: Metric.lyricSize) / 2 }
+                    } ?? min(right + 2.0, placement.end)
+                    if nextLeft - right > 0.5 {
+                        let hyphenX = (right + nextLeft) / 2
+                        line(hyphenX - 0.35, y - 0.55, hyphenX + 0.35, y - 0.55, 0.14)
+                    }
+                } else {
+                    // A melisma: the word's last syllable held over more notes.
+                    let held = later.prefix { notesOfPart[$0].lyric(verse: verse) == nil && notesOfPart[$0].pitch != nil }
+                    if let last = held.last, let lastX = xs[last], lastX + 1.18 > right + 0.6 {
+                        line(right + 0.2, y + 0.1, lastX + 1.18, y + 0.1, font.value("lyricLineThickness", 0.16))
+                    }
+                }
+            }
+            maxY = max(maxY, y + 0.8)
+        }
+    }
+}

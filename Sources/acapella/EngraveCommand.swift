@@ -1,0 +1,81 @@
+import AcapellaBox
+import AcapellaCLI
+import AcapellaEngrave
+import AcapellaProject
+import AcapellaScore
+import Foundation
+
+/// The shipped music font (Bravura, SIL OFL) and its SMuFL metadata.
+func shippedMusicFont() throws -> (font: SMuFLFont, file: String) {
+    guard let folder = ShippedFiles.path("Fonts/bravura", installed: "share/acapella/fonts/bravura") else {
+        throw CLIError("the music font is missing (Fonts/bravura beside the program, or share/acapella/fonts/bravura)", exitCode: 1)
+    }
+    do {
+        let font = try SMuFLFont(metadata: URL(fileURLWithPath: folder + "/bravura_metadata.json"),
+                                 glyphNames: URL(fileURLWithPath: folder + "/glyphnames.json"))
+        return (font, folder + "/Bravura.otf")
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+}
+
+func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
+    guard let output = arguments.value("--output") else { throw CLIError("engrave needs -o OUT.svg") }
+    guard output.lowercased().hasSuffix(".svg") else {
+        throw CLIError("\(output): engrave writes .svg (PDF output is not built yet)")
+    }
+    var options = EngraveOptions()
+    if let parts = arguments.value("--part") {
+        let names = parts.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !names.isEmpty, !names.contains(where: \.isEmpty) else { throw CLIError("--part expects part names separated by commas, not '\(parts)'") }
+        options.parts = names
+    }
+    if arguments.value("--verse") != nil { options.verse = try arguments.int("--verse", default: 1, range: 1...Score.maximumVerses) }
+    options.highlight = arguments.value("--highlight")
+    switch arguments.value("--page") ?? "a4" {
+    case "a4": break
+    case "letter": options.letter()
+    case let other: throw CLIError("--page expects a4 or letter, not '\(other)'")
+    }
+    if let width = arguments.value("--width") {
+        guard let value = Double(width), value.isFinite, (60.0...1000.0).contains(value) else {
+            throw CLIError("--width expects millimetres from 60 to 1000, not '\(width)'")
+        }
+        options.pageWidthMM = value
+    }
+    let source = arguments.positionals[0]
+    let score = try loadScore(source, options: importOptions(arguments))
+    let (font, fontFile) = try shippedMusicFont()
+    let engraving: Engraving
+    do {
+        engraving = try Engraver(font: font).engrave(score, options: options)
+    } catch {
+        throw CLIError("\(source): \(error.description)", exitCode: 1)
+    }
+    let fontSource: SVGWriter.FontSource
+    if arguments.flags.contains("--embed-font") {
+        guard let bytes = FileManager.default.contents(atPath: fontFile) else { throw CLIError("\(fontFile): cannot read the music font", exitCode: 1) }
+        fontSource = .embedded([UInt8](bytes))
+    } else {
+        fontSource = .url(URL(fileURLWithPath: fontFile).absoluteString)
+    }
+    let svg = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: fontSource)
+    do {
+        try AtomicFile.write(Array(svg.utf8), to: output)
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    if let timemap = arguments.value("--timemap") {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            try AtomicFile.write(Array(try encoder.encode(engraving.timeMap)), to: timemap)
+        } catch {
+            throw CLIError("\(timemap): \(error)", exitCode: 1)
+        }
+    }
+    let notes = engraving.notes.filter { $0.staffPosition != nil }.count
+    let parts = options.parts?.count ?? score.parts.count
+    print("wrote \(output): \(engraving.systems.count) system\(engraving.systems.count == 1 ? "" : "s"), \(notes) notes, \(parts) part\(parts == 1 ? "" : "s")")
+    return 0
+}
