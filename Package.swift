@@ -40,6 +40,9 @@ let package = Package(
             name: "CExpat", pkgConfig: "expat",
             providers: [.apt(["libexpat1-dev"])]),
         .systemLibrary(
+            name: "CCairo", pkgConfig: "cairo-ft",
+            providers: [.apt(["libcairo2-dev", "libfreetype-dev"])]),
+        .systemLibrary(
             name: "CEBUR128", pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(
@@ -94,6 +97,12 @@ let package = Package(
             dependencies: ["AcapellaScore"],
             swiftSettings: strictSwift),
 
+        // MARK: The engraving as PDF pages through cairo (the font through FreeType).
+        .target(
+            name: "AcapellaEngravePDF",
+            dependencies: ["AcapellaEngrave", "CCairo"],
+            swiftSettings: strictSwift),
+
         // MARK: Readouts: console and LCD frames, note names, short titles. Pure.
         .target(
             name: "AcapellaStatus",
@@ -121,11 +130,11 @@ let package = Package(
         // MARK: The executables: the appliance, and the benchmarks apart from it.
         .executableTarget(
             name: "acapella-bench",
-            dependencies: ["AcapellaCLI", "AcapellaDSP", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaAnalysis"],
+            dependencies: ["AcapellaEngrave", "AcapellaCLI", "AcapellaDSP", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
         .executableTarget(
             name: "acapella",
-            dependencies: ["AcapellaEngrave", "AcapellaCLI", "AcapellaDSP", "AcapellaStatus", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
+            dependencies: ["AcapellaEngrave", "AcapellaEngravePDF", "AcapellaCLI", "AcapellaDSP", "AcapellaStatus", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaControl", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
 
         // libFuzzer entry point; build with
@@ -192,7 +201,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaEngraveTests",
-            dependencies: ["AcapellaEngrave", "AcapellaScore", "AcapellaMusicXML"],
+            dependencies: ["AcapellaEngrave", "AcapellaEngravePDF", "AcapellaScore", "AcapellaMusicXML"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

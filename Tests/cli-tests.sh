@@ -127,8 +127,12 @@ expect "engrave one part, verse 2" 0 "$acapella" engrave Songs/amazing-grace.aca
   check "verse 2 words only" equals "$(grep -c '>.Twas<' "$work/alto.svg"),$(grep -c '>A<' "$work/alto.svg")" "1,0" &&
   check "the part in colour" contains "$(cat "$work/alto.svg")" 'class="highlight" data-part="Alto"'
 
-expect "engrave to PDF (not yet)" 2 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/ag.pdf" &&
-  check "pdf message" contains "$err" "engrave writes .svg"
+expect "engrave to PDF" 0 "$acapella" engrave Songs/lift-every-voice-and-sing.acasong -o "$work/lift.pdf" &&
+  check "engrave says the pages" equals "$out" "wrote $work/lift.pdf: 6 systems, 398 notes, 4 parts, 3 pages" &&
+  check "a PDF" equals "$(head -c 5 "$work/lift.pdf")" "%PDF-" &&
+  check "three A4 pages" equals "$(grep -a -c 'MediaBox \[ 0 0 595.275591 841.889764' "$work/lift.pdf")" "3"
+expect "engrave to another format" 2 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/ag.png" &&
+  check "format message" contains "$err" "engrave writes .svg (for the screen) or .pdf (pages to print)"
 expect "engrave unknown part" 1 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/x.svg" --part Descant &&
   check "engrave part message" contains "$err" "no part named 'Descant'; the parts are: Soprano, Alto, Tenor, Bass"
 expect "mix unknown format" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.aiffc" && check "format message" contains "$err" "unknown audio format"

@@ -55,6 +55,12 @@ public struct EngravedPage: Hashable, Sendable {
     public var width: Double
     public var height: Double
     public var items: [DisplayItem]
+
+    public init(width: Double, height: Double, items: [DisplayItem]) {
+        self.width = width
+        self.height = height
+        self.items = items
+    }
 }
 
 /// Estimated text widths: the writers set text in a serif face the

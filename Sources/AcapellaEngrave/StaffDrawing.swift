@@ -282,11 +282,59 @@ struct StaffDrawing {
             notes.append(record)
         }
         for group in groups { drawBeam(group, ends: stemEnds, up: up[group[0]] ?? true) }
+        drawTuplets(indices, ends: stemEnds, up: up, beamed: beamed)
         for index in indices where notesOfPart[index].tieToNext { drawTie(from: index) }
         // A tie coming in from the previous system.
         if let first = indices.first, first > 0, notesOfPart[first - 1].tieToNext, measure.number == layout.measures[range.lowerBound].number,
            let x = placement.noteX[shown]?[first], let pitch = notesOfPart[first].pitch {
             tieCurve(from: x - 2.2, to: x - 0.1, y: Layout.y(Layout.position(pitch, clef: part.clef)), above: !(up[first] ?? true))
+        }
+    }
+
+    /// A tuplet's number over its group (on the stems' side), with a
+    /// bracket unless one beam already holds the whole group.
+    mutating func drawTuplets(_ indices: [Int], ends: [Int: (x: Double, y: Double)], up: [Int: Bool], beamed: [Int: Int]) {
+        var groups: [[Int]] = []
+        for index in indices {
+            guard let tuplet = notesOfPart[index].tuplet else { continue }
+            if let last = groups.last?.last, notesOfPart[last].tuplet?.id == tuplet.id, last == index - 1 {
+                groups[groups.count - 1].append(index)
+            } else {
+                groups.append([index])
+            }
+        }
+        for group in groups {
+            guard let tuplet = notesOfPart[group[0]].tuplet, let first = placement.noteX[shown]?[group[0]],
+                  let last = placement.noteX[shown]?[group[group.count - 1]] else { continue }
+            let pitched = group.filter { notesOfPart[$0].pitch != nil }
+            let above = pitched.isEmpty ? true : pitched.filter { up[$0] ?? true }.count * 2 >= pitched.count
+            // Clear of the notes and their stems.
+            var extreme = above ? 0.0 : 4.0
+            for index in group {
+                let headY = notesOfPart[index].pitch.map { Layout.y(Layout.position($0, clef: part.clef)) } ?? 2
+                let stemY = ends[index]?.y ?? headY
+                extreme = above ? min(extreme, min(headY - 0.6, stemY)) : max(extreme, max(headY + 0.6, stemY))
+            }
+            let y = above ? extreme - 1.0 : extreme + 1.6
+            let left = first
+            let right = last + 1.18
+            let digits = String(tuplet.actual).map { "tuplet\($0)" }
+            let width = digits.reduce(0) { $0 + font.glyph($1).box.maxX }
+            let centre = (left + right) / 2
+            var x = centre - width / 2
+            for digit in digits {
+                add(digit, x, y + 0.45)
+                x += font.glyph(digit).box.maxX
+            }
+            let oneBeam = group.allSatisfy { beamed[$0] != nil && beamed[$0] == beamed[group[0]] }
+            if !oneBeam {
+                let thickness = font.value("tupletBracketThickness", 0.16)
+                let hook = above ? 0.6 : -0.6
+                line(left, y + hook, left, y, thickness)
+                line(left, y, centre - width / 2 - 0.4, y, thickness)
+                line(centre + width / 2 + 0.4, y, right, y, thickness)
+                line(right, y, right, y + hook, thickness)
+            }
         }
     }
 

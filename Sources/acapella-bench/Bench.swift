@@ -14,6 +14,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     switch arguments.positionals[0] {
     case "parse": return try benchParse(arguments)
     case "import": return try benchImport(arguments)
+    case "engrave": return try benchEngrave(arguments)
     case "render": return try benchRender(arguments)
     case "mix": return try benchMix(arguments)
     case "tones": return try benchTones(arguments)

@@ -126,10 +126,10 @@ let commands: [Subcommand] = [
         details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named. When the song has words,\ntheir timed lines are written beside the mix as OUT.lrc (the practice part's, else the first\npart's with words). With --verse all each take plays again in every verse.",
         run: runMix),
     Subcommand(
-        name: "engrave", summary: "engrave a song (.acasong or MusicXML) as notation: SVG",
+        name: "engrave", summary: "engrave a song (.acasong or MusicXML) as notation: SVG for the screen, PDF to print",
         positionals: "SONG", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT.svg", help: "the engraved score", required: true),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT.svg|OUT.pdf", help: "the engraved score: one long SVG, or PDF pages", required: true),
             OptionSpec(names: ["--part"], valueName: "NAME[,NAME…]", help: "only these parts (default: all, a vocal score)"),
             OptionSpec(names: ["--verse"], valueName: "N", help: "only verse N's words (default: every verse, stacked)"),
             OptionSpec(names: ["--highlight"], valueName: "PART", help: "draw PART in colour (a singer's own)"),

@@ -1,6 +1,7 @@
 import AcapellaBox
 import AcapellaCLI
 import AcapellaEngrave
+import AcapellaEngravePDF
 import AcapellaProject
 import AcapellaScore
 import Foundation
@@ -20,9 +21,10 @@ func shippedMusicFont() throws -> (font: SMuFLFont, file: String) {
 }
 
 func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
-    guard let output = arguments.value("--output") else { throw CLIError("engrave needs -o OUT.svg") }
-    guard output.lowercased().hasSuffix(".svg") else {
-        throw CLIError("\(output): engrave writes .svg (PDF output is not built yet)")
+    guard let output = arguments.value("--output") else { throw CLIError("engrave needs -o OUT.svg or OUT.pdf") }
+    let pdf = output.lowercased().hasSuffix(".pdf")
+    guard pdf || output.lowercased().hasSuffix(".svg") else {
+        throw CLIError("\(output): engrave writes .svg (for the screen) or .pdf (pages to print)")
     }
     var options = EngraveOptions()
     if let parts = arguments.value("--part") {
@@ -52,18 +54,29 @@ func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     } catch {
         throw CLIError("\(source): \(error.description)", exitCode: 1)
     }
+    if pdf {
+        do {
+            try PDFWriter.write(engraving.pages, staffSpaceMM: engraving.staffSpaceMM, fontFile: fontFile, to: output)
+        } catch {
+            throw CLIError(error.description, exitCode: 1)
+        }
+    }
     let fontSource: SVGWriter.FontSource
-    if arguments.flags.contains("--embed-font") {
+    if pdf {
+        fontSource = .url("")
+    } else if arguments.flags.contains("--embed-font") {
         guard let bytes = FileManager.default.contents(atPath: fontFile) else { throw CLIError("\(fontFile): cannot read the music font", exitCode: 1) }
         fontSource = .embedded([UInt8](bytes))
     } else {
         fontSource = .url(URL(fileURLWithPath: fontFile).absoluteString)
     }
-    let svg = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: fontSource)
-    do {
-        try AtomicFile.write(Array(svg.utf8), to: output)
-    } catch {
-        throw CLIError(error.description, exitCode: 1)
+    if !pdf {
+        let svg = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: fontSource)
+        do {
+            try AtomicFile.write(Array(svg.utf8), to: output)
+        } catch {
+            throw CLIError(error.description, exitCode: 1)
+        }
     }
     if let timemap = arguments.value("--timemap") {
         let encoder = JSONEncoder()
@@ -76,6 +89,7 @@ func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     }
     let notes = engraving.notes.filter { $0.staffPosition != nil }.count
     let parts = options.parts?.count ?? score.parts.count
-    print("wrote \(output): \(engraving.systems.count) system\(engraving.systems.count == 1 ? "" : "s"), \(notes) notes, \(parts) part\(parts == 1 ? "" : "s")")
+    let pages = pdf ? ", \(engraving.pages.count) page\(engraving.pages.count == 1 ? "" : "s")" : ""
+    print("wrote \(output): \(engraving.systems.count) system\(engraving.systems.count == 1 ? "" : "s"), \(notes) notes, \(parts) part\(parts == 1 ? "" : "s")" + pages)
     return 0
 }

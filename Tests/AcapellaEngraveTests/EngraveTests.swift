@@ -1,4 +1,5 @@
 @testable import AcapellaEngrave
+import AcapellaEngravePDF
 import AcapellaMusicXML
 import AcapellaScore
 import Foundation
@@ -134,5 +135,28 @@ func loadSong(_ name: String) throws -> Score {
         let engraving = try Engraver(font: bravura).engrave(score)
         let accidentals = engraving.notes.map { $0.accidental.map { $0.replacingOccurrences(of: "accidental", with: "") } ?? "-" }
         #expect(accidentals == ["-", "Natural", "-", "Sharp", "Flat", "Natural", "Flat", "-", "Natural", "Natural", "Sharp", "-", "-"])
+    }
+}
+
+@Suite struct PDFTests {
+    /// The pages go to a PDF through cairo with Bravura embedded from the
+    /// shipped file: as many pages as the layout made, each A4.
+    @Test func pagesToPrint() throws {
+        let score = try loadSong("Songs/lift-every-voice-and-sing.acasong")
+        let engraving = try Engraver(font: bravura).engrave(score)
+        #expect(engraving.pages.count >= 2, "a long song breaks into pages")
+        #expect(engraving.pages.flatMap(\.items).filter { if case .beginGroup(_, "note", _) = $0 { true } else { false } }.count
+                == score.parts.reduce(0) { $0 + $1.notes.count }, "every note on some page, once")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("engrave-\(UUID().uuidString).pdf").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try PDFWriter.write(engraving.pages, staffSpaceMM: engraving.staffSpaceMM,
+                            fontFile: repository.appendingPathComponent("Fonts/bravura/Bravura.otf").path, to: path)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix("%PDF-"))
+        #expect(text.components(separatedBy: "/Type /Page ").count - 1 == engraving.pages.count, "page objects")
+        #expect(text.contains("+Bravura"), "the music font is embedded")
+        #expect(text.contains("/MediaBox [ 0 0 595.27") , "A4 pages")
+        #expect(throws: EngraveError.self) { try PDFWriter.write(engraving.pages, staffSpaceMM: 1.75, fontFile: "/nonexistent.otf", to: path) }
     }
 }
