@@ -131,6 +131,9 @@ expect "engrave to PDF" 0 "$acapella" engrave Songs/lift-every-voice-and-sing.ac
   check "engrave says the pages" equals "$out" "wrote $work/lift.pdf: 6 systems, 398 notes, 4 parts, 3 pages" &&
   check "a PDF" equals "$(head -c 5 "$work/lift.pdf")" "%PDF-" &&
   check "three A4 pages" equals "$(grep -a -c 'MediaBox \[ 0 0 595.275591 841.889764' "$work/lift.pdf")" "3"
+expect "engrave closed score" 0 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/closed.svg" --closed &&
+  check "two staves a system, all notes" equals "$out" "wrote $work/closed.svg: 2 systems, 116 notes, 4 parts" &&
+  check "one line of words (two verses) between the staves" equals "$(grep -c '>grace<' "$work/closed.svg")" "4"
 expect "engrave to another format" 2 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/ag.png" &&
   check "format message" contains "$err" "engrave writes .svg (for the screen) or .pdf (pages to print)"
 expect "engrave unknown part" 1 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/x.svg" --part Descant &&

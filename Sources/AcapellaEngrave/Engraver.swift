@@ -15,6 +15,9 @@ public struct EngraveOptions: Sendable {
     public var verse: Int?
     /// A part drawn in the highlight colour (a singer's own).
     public var highlight: String?
+    /// Closed score: two parts on each staff (1–2, 3–4…), stems up for the
+    /// upper voice and down for the lower, the words between the staves.
+    public var closed = false
     /// Samples per second for the song samples in the time map.
     public var sampleRate = 48_000
 
@@ -152,6 +155,16 @@ struct MeasureLayout {
     var changeWidth: Double
     var showsMeter: Bool
     var showsKey: Bool
+    /// The key before a change here (its accidentals are cancelled).
+    var previousKey: Key?
+
+    /// How many of the previous key's accidentals a change here cancels:
+    /// all of them, unless the new key keeps them (more of the same kind).
+    var cancelled: Int {
+        guard showsKey, let old = previousKey, old.fifths != 0 else { return 0 }
+        if old.fifths.signum() == key.fifths.signum() { return max(0, abs(old.fifths) - abs(key.fifths)) }
+        return abs(old.fifths)
+    }
 }
 
 struct Layout {
@@ -162,6 +175,8 @@ struct Layout {
     let timeMap: TimeMap
     var parts: [PartLayout] = []
     var measures: [MeasureLayout] = []
+    /// Shown parts by staff (one each, or two in closed score).
+    var staves: [[Int]] = []
 
     init(score: Score, options: EngraveOptions, font: SMuFLFont) throws(EngraveError) {
         guard score.isValid else { throw EngraveError("the song is not valid; run 'acapella check' on it") }
@@ -198,7 +213,17 @@ struct Layout {
             parts.append(PartLayout(index: index, part: part, clef: part.effectiveClef, verses: verses, byMeasure: byMeasure,
                                     accidentals: [:], hasLyrics: !verses.isEmpty))
         }
-        for index in parts.indices { parts[index].accidentals = Self.accidentals(of: parts[index].part, score: score, map: map) }
+        staves = options.closed ? stride(from: 0, to: parts.count, by: 2).map { Array($0..<min($0 + 2, parts.count)) } : parts.indices.map { [$0] }
+        for voices in staves where voices.count == 2 {
+            // One clef per staff: the lower voice's if it is a bass clef (a
+            // tenor joins the basses), else the upper's.
+            let clef = parts[voices[1]].clef == .bass ? Clef.bass : parts[voices[0]].clef
+            for voice in voices { parts[voice].clef = clef }
+        }
+        for voices in staves {
+            let accidentals = Self.accidentals(of: voices.map { parts[$0].part }, score: score, map: map)
+            for (voice, shown) in voices.enumerated() { parts[shown].accidentals = accidentals[voice] }
+        }
         var previousMeter: Meter?
         var previousKey: Key?
         for number in numbers {
@@ -208,7 +233,7 @@ struct Layout {
             let key = score.key(atMeasure: number)
             var measure = MeasureLayout(number: number, startTick: start, endTick: end, meter: meter, key: key, columns: [], width: 0,
                                         changeWidth: 0, showsMeter: previousMeter != meter && number != 0 || previousMeter == nil,
-                                        showsKey: previousKey != key)
+                                        showsKey: previousKey != key, previousKey: previousKey)
             if number == 0 { measure.showsMeter = true }
             previousMeter = meter
             previousKey = key
@@ -223,13 +248,19 @@ struct Layout {
     /// accidentals earlier in its measure (a tied-over note shows none), with
     /// a courtesy accidental on the first such step after a barline when
     /// the previous measure altered it.
-    static func accidentals(of part: Part, score: Score, map: MeterMap) -> [Int: String] {
-        var result: [Int: String] = [:]
+    /// Voices sharing a staff share its measure's memory: they are read in
+    /// time order (the upper voice first at the same moment).
+    static func accidentals(of voices: [Part], score: Score, map: MeterMap) -> [[Int: String]] {
+        var result = voices.map { _ in [Int: String]() }
         var measure = Int.min
         var state: [Int: Int] = [:]
         var altered: [Int: Int] = [:]
         var previousMeasureAltered: [Int: Int] = [:]
-        for (index, note) in part.notes.enumerated() {
+        let order = voices.enumerated().flatMap { voice, part in part.notes.indices.map { (voice, $0) } }
+            .sorted { (voices[$0.0].notes[$0.1].startTick, $0.0) < (voices[$1.0].notes[$1.1].startTick, $1.0) }
+        for (voice, index) in order {
+            let part = voices[voice]
+            let note = part.notes[index]
             let number = map.measure(containing: note.startTick)
             if number != measure {
                 previousMeasureAltered = altered
@@ -249,12 +280,19 @@ struct Layout {
                 continue
             }
             if pitch.alter != current || (state[slot] == nil && previousMeasureAltered[slot].map { $0 != pitch.alter } ?? false) {
-                result[index] = accidentalGlyph(pitch.alter)
+                result[voice][index] = accidentalGlyph(pitch.alter)
             }
             state[slot] = pitch.alter
             if pitch.alter != keyAlter { altered[slot] = pitch.alter } else { altered[slot] = nil }
         }
         return result
+    }
+
+    /// A part's words as shown (every shown verse), to print a line of
+    /// words once in closed score.
+    func words(of shown: Int) -> [String] {
+        let part = parts[shown]
+        return part.verses.flatMap { verse in part.part.notes.compactMap { $0.lyric(verse: verse)?.text } }
     }
 
     static func keyAlteration(of step: Step, in key: Key) -> Int {
@@ -295,6 +333,12 @@ struct Layout {
 
     // MARK: Horizontal spacing
 
+    /// How far the upper voice of a second moves right: past the lower
+    /// note's head and its dots.
+    static func secondShift(lowerDots: Int, head: Double) -> Double {
+        head + (lowerDots > 0 ? 0.3 + Double(lowerDots) * 0.6 + 0.1 : 0)
+    }
+
     /// Space after a note by what follows it: a standard engraving rule,
     /// about ×1.5 for each doubling of duration.
     static func space(ticks: Int) -> Double { max(2.2, 3.6 * pow(Double(ticks) / 960, 0.6)) }
@@ -318,10 +362,26 @@ struct Layout {
             var accidental = 0.0
             var syllables: [(key: Int, half: Double, hyphen: Bool)] = []
             var dots = 0
+            // Two voices on a staff: their accidentals side by side, and room
+            // for a second's shifted notehead.
+            var second = false
+            var secondHead = 1.18
+            for voices in staves {
+                var width = 0.0
+                var positions: [Int] = []
+                for shown in voices {
+                    let part = parts[shown]
+                    guard let index = (part.byMeasure[measure.number] ?? []).first(where: { part.part.notes[$0].startTick == tick }) else { continue }
+                    if let glyph = part.accidentals[index] { width += glyphWidth(glyph) + 0.25 + (width > 0 ? 0.2 : 0) }
+                    if let pitch = part.part.notes[index].pitch { positions.append(Self.position(pitch, clef: part.clef)) }
+                    if part.part.notes[index].value.denominator == 1 { secondHead = glyphWidth("noteheadWhole") }
+                }
+                accidental = max(accidental, width)
+                if positions.count == 2 && abs(positions[0] - positions[1]) <= 1 { second = true }
+            }
             for (partIndex, part) in parts.enumerated() {
                 guard let index = (part.byMeasure[measure.number] ?? []).first(where: { part.part.notes[$0].startTick == tick }) else { continue }
                 let note = part.part.notes[index]
-                if let glyph = part.accidentals[index] { accidental = max(accidental, glyphWidth(glyph) + 0.25) }
                 dots = max(dots, note.value.dots)
                 for (row, verse) in part.verses.enumerated() {
                     if let lyric = note.lyric(verse: verse) {
@@ -346,7 +406,7 @@ struct Layout {
             }
             for syllable in syllables { lyricEdge[syllable.key] = (x + 0.59 + syllable.half, syllable.hyphen) }
             columns.append(Column(tick: tick, x: x))
-            previousRight = x + 1.18 + (dots > 0 ? 0.3 + Double(dots) * 0.6 : 0)
+            previousRight = x + 1.18 + (second ? Self.secondShift(lowerDots: dots, head: secondHead) : 0) + (dots > 0 ? 0.3 + Double(dots) * 0.6 : 0)
         }
         var width = (columns.last.map { $0.x + Self.space(ticks: measure.endTick - $0.tick) } ?? 4) + 0.4
         width = max(width, previousRight + 0.8)
@@ -363,6 +423,7 @@ struct Layout {
         var width = 0.0
         if clef { width += 1.0 + glyphWidth("gClef") + 0.8 }
         if clef || measure.showsKey { width += keyWidth(measure.key) + (measure.key.fifths == 0 ? 0 : 0.6) }
+        if measure.cancelled > 0 { width += Double(measure.cancelled) * (glyphWidth("accidentalNatural") + 0.15) + 0.4 }
         if measure.showsMeter || first { width += meterWidth(measure.meter) + 0.8 }
         return width
     }

@@ -29,7 +29,7 @@ public enum SVGWriter {
         out += "<style>@font-face{font-family:'\(fontName)';src:\(source);}"
         out += ".m{font-family:'\(fontName)';font-size:4px;}"
         out += "text.t{font-family:'Century Schoolbook','TeX Gyre Schola','DejaVu Serif',serif;}"
-        out += "g.highlight{fill:#1a5fb4;stroke:#1a5fb4;}g.highlight text{fill:#1a5fb4;}"
+        out += "g.highlight text,g.highlight polygon{fill:#1a5fb4;}"
         out += "line{stroke:#000;stroke-linecap:butt;}g.highlight line{stroke:#1a5fb4;}</style>\n"
         out += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
         for item in page.items {

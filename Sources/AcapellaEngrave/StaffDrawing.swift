@@ -17,6 +17,17 @@ struct StaffDrawing {
     var maxY = 4.0
     /// Stem ends by note, for ties and lyrics placement.
     var stemUp: [Int: Bool] = [:]
+    /// Two voices on one staff: this voice's stems all up (the upper
+    /// voice) or all down, its rests moved out of the other's way.
+    var fixedUp: Bool?
+    /// Whether this drawing draws the staff's clef, key, time and barlines
+    /// (the first voice of a staff does).
+    var furniture = true
+    /// The upper voice, when this is the lower voice of a staff: its
+    /// accidentals at the same moment push this voice's further left.
+    var upperVoice: PartLayout?
+    /// The other voice on the staff and its index among the shown parts.
+    var otherVoice: (PartLayout, Int)?
 
     init(builder: SystemBuilder, part: PartLayout, shown: Int, placement: Placement, range: ClosedRange<Int>, system: Int) {
         self.builder = builder
@@ -57,21 +68,25 @@ struct StaffDrawing {
         // Preamble: clef, key, time.
         var x = placement.start + 1.0
         let first = measures[range.lowerBound]
-        add(clefGlyph, x, clefY)
-        x += font.glyph("gClef").box.maxX + 0.8
-        x = drawKey(first.key, at: x)
-        if first.showsMeter || range.lowerBound == 0 { x = drawMeter(first.meter, at: x) }
+        if furniture {
+            add(clefGlyph, x, clefY)
+            x += font.glyph("gClef").box.maxX + 0.8
+            x = drawCancellation(first, at: x)
+            x = drawKey(first.key, at: x)
+            if first.showsMeter || range.lowerBound == 0 { x = drawMeter(first.meter, at: x) }
+        }
         // Measures.
         let barline = font.value("thinBarlineThickness", 0.16)
         for measureIndex in range {
             let measure = measures[measureIndex]
             guard let (start, width) = placement.measureX[measureIndex] else { continue }
-            if measureIndex != range.lowerBound, measure.showsKey || measure.showsMeter {
+            if furniture, measureIndex != range.lowerBound, measure.showsKey || measure.showsMeter {
                 var changeX = start - layout.preambleWidth(measure, first: false, clef: false)
-                if measure.showsKey { changeX = drawKey(measure.key, at: changeX + 0.3) }
+                if measure.showsKey { changeX = drawKey(measure.key, at: drawCancellation(measure, at: changeX + 0.3)) }
                 if measure.showsMeter { _ = drawMeter(measure.meter, at: changeX + 0.2) }
             }
             drawNotes(of: measure, start: start, width: width)
+            guard furniture else { continue }
             let end = start + width
             if measureIndex == layout.measures.count - 1 {
                 let thick = font.value("thickBarlineThickness", 0.5)
@@ -81,7 +96,6 @@ struct StaffDrawing {
                 line(end - barline / 2, 0, end - barline / 2, 4, barline)
             }
         }
-        drawLyrics()
     }
 
     var clefGlyph: String {
@@ -113,6 +127,18 @@ struct StaffDrawing {
         case .bass: shift = -2
         }
         return (key.fifths > 0 ? sharps.prefix(key.fifths) : flats.prefix(-key.fifths)).map { $0 + shift }
+    }
+
+    /// Naturals for the accidentals of the previous key that a change drops.
+    mutating func drawCancellation(_ measure: MeasureLayout, at start: Double) -> Double {
+        guard measure.cancelled > 0, let old = measure.previousKey else { return start }
+        let kept = abs(old.fifths) - measure.cancelled
+        var x = start
+        for position in keyPositions(old).dropFirst(old.fifths.signum() == measure.key.fifths.signum() ? kept : 0) {
+            add("accidentalNatural", x, Layout.y(position))
+            x += font.glyph("accidentalNatural").box.maxX + 0.15
+        }
+        return x + 0.4
     }
 
     mutating func drawKey(_ key: Key, at start: Double) -> Double {
@@ -209,6 +235,7 @@ struct StaffDrawing {
             let farthest = positions.max { abs($0) < abs($1) } ?? 0
             for index in group { up[index] = farthest < 0 }
         }
+        if let fixedUp { for index in up.keys { up[index] = fixedUp } }
         stemUp.merge(up) { $1 }
         let wholeRest = indices.count == 1 && notesOfPart[indices[0]].pitch == nil
         var stemEnds: [Int: (x: Double, y: Double)] = [:]
@@ -241,11 +268,22 @@ struct StaffDrawing {
                 }
                 if let accidental = part.accidentals[index] {
                     let width = font.glyph(accidental).box.maxX
-                    add(accidental, x - width - 0.25, y)
+                    var left = x - width - 0.25
+                    if let upper = upperVoice, let other = upper.part.notes.firstIndex(where: { $0.startTick == note.startTick }),
+                       let otherAccidental = upper.accidentals[other], let column = placement.columnX[note.startTick] {
+                        left = min(left, column - font.glyph(otherAccidental).box.maxX - 0.25 - width - 0.2)
+                    }
+                    add(accidental, left, y)
                     record.accidental = accidental
                 }
                 add(head, x, y)
-                drawDots(note.value.dots, x: x + headWidth + 0.3, position: position)
+                // Dots follow the widest notehead of the staff at this moment.
+                var headRight = x + headWidth
+                if let (other, shownOther) = otherVoice, let otherIndex = other.part.notes.firstIndex(where: { $0.startTick == note.startTick && $0.pitch != nil }),
+                   let otherX = placement.noteX[shownOther]?[otherIndex] {
+                    headRight = max(headRight, otherX + font.glyph(noteheadGlyph(other.part.notes[otherIndex].value)).box.maxX)
+                }
+                drawDots(note.value.dots, x: headRight + 0.3, position: position)
                 // Stem.
                 if note.value.denominator >= 2 {
                     let isUp = up[index] ?? true
@@ -272,7 +310,8 @@ struct StaffDrawing {
                 let name = wholeRest ? "restWhole" : restGlyph(note.value)
                 let glyphWidth = font.glyph(name).box.maxX
                 let restX = wholeRest ? start + (width - glyphWidth) / 2 : x
-                let y = name == "restWhole" ? 1.0 : 2.0
+                let shift = fixedUp.map { $0 ? -2.0 : 2.0 } ?? 0
+                let y = (name == "restWhole" ? 1.0 : 2.0) + shift
                 add(name, restX, y)
                 if !wholeRest { drawDots(note.value.dots, x: restX + glyphWidth + 0.3, position: 1) }
                 record.x = restX
@@ -340,8 +379,9 @@ struct StaffDrawing {
 
     mutating func drawDots(_ count: Int, x: Double, position: Int) {
         guard count > 0 else { return }
-        // A dot on a line moves to the space above.
-        let y = Layout.y(position) - (position % 2 == 0 ? 0.5 : 0)
+        // A dot on a line moves to the space above (below, for the lower of
+        // two voices).
+        let y = Layout.y(position) + (position % 2 == 0 ? (fixedUp == false ? 0.5 : -0.5) : 0)
         for dot in 0..<count { add("augmentationDot", x + Double(dot) * 0.6, y) }
     }
 
@@ -447,7 +487,10 @@ struct StaffDrawing {
             let y = baseline + Double(row) * Metric.lyricRow
             let shownNotes = xs.keys.sorted()
             for (position, index) in shownNotes.enumerated() {
-                guard let lyric = notesOfPart[index].lyric(verse: verse), let x = xs[index] else { continue }
+                // Words centre on the column (a note moved aside for a second
+                // keeps its syllable in line with the others).
+                guard let lyric = notesOfPart[index].lyric(verse: verse),
+                      let x = placement.columnX[notesOfPart[index].startTick] ?? xs[index] else { continue }
                 let centre = x + 0.59
                 let width = TextMetrics.width(lyric.text, size: Metric.lyricSize)
                 items.append(.text(lyric.text, at: Point(centre, y), size: Metric.lyricSize, anchor: .middle, style: .normal))

@@ -69,6 +69,23 @@ struct SystemBuilder {
             }
             placement.noteX[shown] = xs
         }
+        // Two voices a second apart (or a unison of unlike noteheads or
+        // dots): the upper voice's note moves right of the lower's and of
+        // its dots.
+        for voices in layout.staves where voices.count == 2 {
+            let (upper, lower) = (layout.parts[voices[0]], layout.parts[voices[1]])
+            var lowerAt: [Int: NoteEvent] = [:]
+            for (noteIndex, _) in placement.noteX[voices[1]] ?? [:] { lowerAt[lower.part.notes[noteIndex].startTick] = lower.part.notes[noteIndex] }
+            for (noteIndex, x) in placement.noteX[voices[0]] ?? [:] {
+                let note = upper.part.notes[noteIndex]
+                guard let pitch = note.pitch, let other = lowerAt[note.startTick], let otherPitch = other.pitch else { continue }
+                let step = Layout.position(pitch, clef: upper.clef) - Layout.position(otherPitch, clef: lower.clef)
+                if abs(step) == 1 || (step == 0 && note.value != other.value) {
+                    let head = font.glyph(other.value.denominator == 1 ? "noteheadWhole" : "noteheadBlack").box.maxX
+                    placement.noteX[voices[0]]?[noteIndex] = x + Layout.secondShift(lowerDots: other.value.dots, head: head)
+                }
+            }
+        }
         placement.start = left
         placement.end = right
         return placement
@@ -90,42 +107,71 @@ struct SystemBuilder {
         var firstAbove = 0.0
         var staffTops: [Double] = []
         var lastBottom = 0.0
+        var wordsShown = Set<[String]>()
         let thickness = font.value("staffLineThickness", 0.13)
-        for (shown, part) in layout.parts.enumerated() {
-            var staff = StaffDrawing(builder: self, part: part, shown: shown, placement: placement, range: range, system: index)
-            staff.draw()
-            // Stack: this staff's top below the previous staff's lyrics.
-            if shown == 0 {
-                firstAbove = max(2.5, -staff.minY + 1)
-            } else {
-                staffTop = lastBottom + Metric.staffGap + max(0, -staff.minY)
+        for (staffIndex, voices) in layout.staves.enumerated() {
+            // One drawing per voice on the staff; the first draws the staff's
+            // furniture, two voices have fixed stems, the words come last.
+            var drawings = voices.enumerated().map { voice, shown in
+                var drawing = StaffDrawing(builder: self, part: layout.parts[shown], shown: shown, placement: placement, range: range, system: index)
+                drawing.furniture = voice == 0
+                if voices.count > 1 { drawing.fixedUp = voice == 0 }
+                if voice > 0 { drawing.upperVoice = layout.parts[voices[0]] }
+                if voices.count == 2 { drawing.otherVoice = (layout.parts[voices[1 - voice]], voices[1 - voice]) }
+                drawing.draw()
+                return drawing
             }
-            let highlighted = layout.options.highlight.map { $0.lowercased() == part.part.name.lowercased() } ?? false
-            items.append(.beginGroup(id: "staff-\(index)-\(shown)", className: highlighted ? "highlight" : "staff",
-                                     data: [DataAttribute("part", part.part.name)]))
+            let inkTop = drawings.map(\.minY).min() ?? 0
+            let inkBottom = drawings.map(\.maxY).max() ?? 4
+            drawings[0].maxY = inkBottom
+            for voice in drawings.indices {
+                // In closed score a line of words is printed once, between
+                // the staves; another voice's words only where they differ.
+                let words = layout.words(of: voices[voice])
+                guard !layout.options.closed || (!words.isEmpty && !wordsShown.contains(words)) else { continue }
+                wordsShown.insert(words)
+                if voice > 0 { drawings[voice].maxY = drawings[voice - 1].maxY }
+                drawings[voice].drawLyrics()
+            }
+            // Stack: this staff's top below the previous staff's lyrics.
+            if staffIndex == 0 {
+                firstAbove = max(2.5, -inkTop + 1)
+            } else {
+                staffTop = lastBottom + Metric.staffGap + max(0, -inkTop)
+            }
+            let names = voices.map { layout.parts[$0].part.name }
+            items.append(.beginGroup(id: "staff-\(index)-\(staffIndex)", className: "staff", data: [DataAttribute("part", names.joined(separator: ", "))]))
             for line in 0...4 {
                 let y = staffTop + Double(line)
                 items.append(.line(from: Point(left, y), to: Point(right, y), thickness: thickness))
             }
-            items += staff.items.map { $0.offset(0, staffTop) }
-            items.append(.endGroup)
-            for var note in staff.notes {
-                note.y += staffTop
-                note.staffTop = staffTop
-                notes.append(note)
+            for (voice, drawing) in drawings.enumerated() {
+                let part = layout.parts[voices[voice]].part
+                let highlighted = layout.options.highlight.map { $0.lowercased() == part.name.lowercased() } ?? false
+                items.append(.beginGroup(id: nil, className: highlighted ? "highlight" : "voice", data: [DataAttribute("part", part.name)]))
+                items += drawing.items.map { $0.offset(0, staffTop) }
+                items.append(.endGroup)
+                for var note in drawing.notes {
+                    note.y += staffTop
+                    note.staffTop = staffTop
+                    notes.append(note)
+                }
             }
+            items.append(.endGroup)
             staffTops.append(staffTop)
-            lastBottom = staffTop + max(4, staff.maxY)
-            // Part names: full on the first system, short after.
-            let name = index == 0 ? part.part.name : (part.part.shortName ?? "")
-            if !name.isEmpty {
-                items.append(.text(name, at: Point(left - 1.8, staffTop + 2.6), size: Metric.nameSize, anchor: .end, style: .normal))
+            lastBottom = staffTop + max(4, drawings.map(\.maxY).max() ?? 4)
+            // Part names: full on the first system, short after; two voices
+            // one above the other.
+            let labels = voices.map { index == 0 ? layout.parts[$0].part.name : (layout.parts[$0].part.shortName ?? "") }
+            for (voice, label) in labels.enumerated() where !label.isEmpty {
+                let y = labels.count == 1 ? staffTop + 2.6 : staffTop + 1.6 + Double(voice) * 2.2
+                items.append(.text(label, at: Point(left - 1.8, y), size: Metric.nameSize, anchor: .end, style: .normal))
             }
         }
         let bottom = (staffTops.last ?? 0) + 4
         // The system's opening barline and bracket.
         items.append(.line(from: Point(left, 0), to: Point(left, bottom), thickness: font.value("thinBarlineThickness", 0.16)))
-        if layout.parts.count > 1 {
+        if layout.staves.count > 1 {
             let bracketX = left - 1.0
             items.append(.line(from: Point(bracketX, -0.5), to: Point(bracketX, bottom + 0.5), thickness: font.value("bracketThickness", 0.5)))
             items.append(glyph("bracketTop", bracketX - 0.25, -0.5))

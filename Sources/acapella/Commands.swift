@@ -133,6 +133,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--part"], valueName: "NAME[,NAME…]", help: "only these parts (default: all, a vocal score)"),
             OptionSpec(names: ["--verse"], valueName: "N", help: "only verse N's words (default: every verse, stacked)"),
             OptionSpec(names: ["--highlight"], valueName: "PART", help: "draw PART in colour (a singer's own)"),
+            OptionSpec(names: ["--closed"], valueName: nil, help: "closed score: two parts a staff (S+A, T+B), stems up and down, words between"),
             OptionSpec(names: ["--page"], valueName: "a4|letter", help: "page width (default a4)"),
             OptionSpec(names: ["--width"], valueName: "MM", help: "page width in millimetres (overrides --page)"),
             OptionSpec(names: ["--embed-font"], valueName: nil, help: "put the music font in the SVG (a standalone file)"),

@@ -34,6 +34,7 @@ func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if arguments.value("--verse") != nil { options.verse = try arguments.int("--verse", default: 1, range: 1...Score.maximumVerses) }
     options.highlight = arguments.value("--highlight")
+    options.closed = arguments.flags.contains("--closed")
     switch arguments.value("--page") ?? "a4" {
     case "a4": break
     case "letter": options.letter()

@@ -21,6 +21,17 @@ let engravingCorpus: [String] = {
     return (songs + xml).sorted()
 }()
 
+/// Each file engraved as written (a staff a part) and, where it has
+/// several parts, as closed score (two parts a staff).
+let engravingCases: [String] = engravingCorpus + engravingCorpus.map { $0 + " --closed" }
+
+func engraveCase(_ name: String) throws -> (score: Score, engraving: Engraving, options: EngraveOptions) {
+    var options = EngraveOptions()
+    options.closed = name.hasSuffix(" --closed")
+    let score = try loadSong(options.closed ? String(name.dropLast(" --closed".count)) : name)
+    return (score, try Engraver(font: bravura).engrave(score, options: options), options)
+}
+
 func loadSong(_ name: String) throws -> Score {
     if name.hasPrefix("shared/") {
         let data = try Data(contentsOf: sharedMusicXML.appendingPathComponent(String(name.dropFirst("shared/".count))))
@@ -37,10 +48,9 @@ func loadSong(_ name: String) throws -> Score {
     /// Every note of the song appears exactly once, as one group, where its
     /// pitch belongs on the staff under its clef; the time map lists every
     /// onset in order of time, at the song sample the engine uses.
-    @Test(arguments: engravingCorpus)
+    @Test(arguments: engravingCases)
     func everyNoteOnceWhereItsPitchBelongs(song: String) throws {
-        let score = try loadSong(song)
-        let engraving = try Engraver(font: bravura).engrave(score)
+        let (score, engraving, _) = try engraveCase(song)
         let total = score.parts.reduce(0) { $0 + $1.notes.count }
         #expect(engraving.notes.count == total, "\(song): \(engraving.notes.count) notes engraved of \(total)")
         let ids = engraving.scroll.items.compactMap { item -> String? in
@@ -66,16 +76,60 @@ func loadSong(_ name: String) throws -> Score {
         #expect(zip(engraving.timeMap, engraving.timeMap.dropFirst()).allSatisfy { $0.sample < $1.sample })
         let timeMap = try TimeMap(tempos: score.tempos, sampleRate: 48_000)
         #expect(engraving.timeMap.allSatisfy { $0.sample == timeMap.sample(atTick: $0.tick) })
+        // Each sounding note is in the entry of its own onset, on its system.
+        let entries = Dictionary(uniqueKeysWithValues: engraving.timeMap.map { ($0.tick, $0) })
+        let missing = engraving.notes.filter { note in
+            score.parts[note.part].notes[note.note].pitch != nil
+                && !(entries[note.tick]?.notes.contains(note.id) ?? false && entries[note.tick]?.system == note.system)
+        }
+        #expect(missing.isEmpty, "\(song): \(missing.count) notes missing from their time-map entry")
+    }
+
+    /// Every accidental the key and the measure require is drawn; any other
+    /// is a courtesy accidental on the first note of its step in a measure.
+    @Test(arguments: engravingCases)
+    func accidentalsWhereRequired(song: String) throws {
+        let (score, engraving, options) = try engraveCase(song)
+        let drawn = Dictionary(uniqueKeysWithValues: engraving.notes.map { ("\($0.part)-\($0.note)", $0.accidental) })
+        let map = score.meterMap
+        var problems: [String] = []
+        // Voices of one staff share the measure's accidentals, read in time
+        // order (the upper voice first at one moment).
+        let staves = options.closed ? stride(from: 0, to: score.parts.count, by: 2).map { Array($0..<min($0 + 2, score.parts.count)) }
+            : score.parts.indices.map { [$0] }
+        for voices in staves {
+            var measure = Int.min
+            var inForce: [Int: Int] = [:]
+            let events = voices.flatMap { partIndex in score.parts[partIndex].notes.indices.map { (partIndex, $0) } }
+                .sorted { (score.parts[$0.0].notes[$0.1].startTick, $0.0) < (score.parts[$1.0].notes[$1.1].startTick, $1.0) }
+            for (partIndex, index) in events {
+                let part = score.parts[partIndex]
+                let note = part.notes[index]
+                let number = map.measure(containing: note.startTick)
+                if number != measure { (measure, inForce) = (number, [:]) }
+                guard let pitch = note.pitch else { continue }
+                let slot = pitch.octave * 7 + pitch.step.rawValue
+                let key = score.key(atMeasure: number)
+                let order: [Step] = key.fifths >= 0 ? [.f, .c, .g, .d, .a, .e, .b] : [.b, .e, .a, .d, .g, .c, .f]
+                let keyAlter = order.prefix(abs(key.fifths)).contains(pitch.step) ? key.fifths.signum() : 0
+                let tiedOver = index > 0 && part.notes[index - 1].tieToNext && part.notes[index - 1].pitch == pitch
+                let required = !tiedOver && pitch.alter != (inForce[slot] ?? keyAlter)
+                let shown = drawn["\(partIndex)-\(index)"] ?? nil
+                let firstOfStep = inForce[slot] == nil
+                if required && shown == nil { problems.append("\(pitch) in measure \(number): no accidental") }
+                if !required && shown != nil && !(firstOfStep && !tiedOver) { problems.append("\(pitch) in measure \(number): needless \(shown!)") }
+                inForce[slot] = pitch.alter
+            }
+        }
+        #expect(problems.isEmpty, "\(song): \(problems.prefix(5))")
     }
 
     /// Each system spans the page's width (margins aside) within 0.5 mm:
     /// its staff lines start at its left edge and its last barline ends at
     /// the right margin.
-    @Test(arguments: engravingCorpus)
+    @Test(arguments: engravingCases)
     func systemsAreJustifiedToTheWidth(song: String) throws {
-        let score = try loadSong(song)
-        let options = EngraveOptions()
-        let engraving = try Engraver(font: bravura).engrave(score, options: options)
+        let (_, engraving, options) = try engraveCase(song)
         let tolerance = 0.5 / options.staffSpaceMM
         let right = options.pageWidthMM / options.staffSpaceMM - options.marginMM / options.staffSpaceMM
         for system in engraving.systems {
@@ -91,10 +145,9 @@ func loadSong(_ name: String) throws -> Score {
 
     /// No notehead collides with another symbol of its staff (accidentals,
     /// dots, other noteheads); consecutive syllables of a verse never touch.
-    @Test(arguments: engravingCorpus)
+    @Test(arguments: engravingCases)
     func noCollisions(song: String) throws {
-        let score = try loadSong(song)
-        let engraving = try Engraver(font: bravura).engrave(score)
+        let (_, engraving, _) = try engraveCase(song)
         var boxes: [(String, Box)] = []
         for item in engraving.scroll.items {
             if case .glyph(let name, _, let at) = item, name.hasPrefix("notehead") || name.hasPrefix("accidental") || name == "augmentationDot" {
@@ -103,21 +156,34 @@ func loadSong(_ name: String) throws -> Score {
         }
         var overlaps: [String] = []
         for i in boxes.indices {
-            for j in (i + 1)..<boxes.count where boxes[i].1.overlaps(boxes[j].1, by: 0.05) {
+            // Two voices' unison shares one notehead: the same glyph exactly
+            // on the same place is meant.
+            for j in (i + 1)..<boxes.count where boxes[i].1.overlaps(boxes[j].1, by: 0.05) && !(boxes[i] == boxes[j]) {
                 overlaps.append("\(boxes[i].0) and \(boxes[j].0) at \(boxes[i].1.minX), \(boxes[i].1.minY)")
             }
         }
         #expect(overlaps.isEmpty, "\(song): \(overlaps.count) overlaps, first \(overlaps.prefix(3))")
         var texts: [Box] = []
+        var words: [String] = []
         for item in engraving.scroll.items {
             if case .text(let text, let at, let size, .middle, .normal) = item, size == Metric.lyricSize {
                 let width = TextMetrics.width(text, size: size)
                 texts.append(Box(minX: at.x - width / 2, minY: at.y - size * 0.7, maxX: at.x + width / 2, maxY: at.y + size * 0.2))
+                words.append(text)
             }
         }
-        var touching = 0
-        for i in texts.indices { for j in (i + 1)..<texts.count where texts[i].overlaps(texts[j], by: 0.05) { touching += 1 } }
-        #expect(touching == 0, "\(song): \(touching) syllables overlap")
+        var touching: [String] = []
+        for i in texts.indices {
+            for j in (i + 1)..<texts.count where texts[i].overlaps(texts[j], by: 0.05) { touching.append("'\(words[i])' and '\(words[j])' at \(texts[i])") }
+        }
+        #expect(touching.isEmpty, "\(song): syllables overlap: \(touching.prefix(3))")
+        // Words keep clear of every glyph (noteheads, rests, flags, clefs…).
+        var glyphs: [Box] = []
+        for item in engraving.scroll.items {
+            if case .glyph(let name, _, let at) = item { glyphs.append(bravura.glyph(name).box.offset(at.x, at.y)) }
+        }
+        let hits = texts.indices.filter { index in glyphs.contains { $0.overlaps(texts[index], by: 0.05) } }.map { words[$0] }
+        #expect(hits.isEmpty, "\(song): syllables run into a symbol: \(hits.prefix(5))")
     }
 }
 
@@ -135,6 +201,28 @@ func loadSong(_ name: String) throws -> Score {
         let engraving = try Engraver(font: bravura).engrave(score)
         let accidentals = engraving.notes.map { $0.accidental.map { $0.replacingOccurrences(of: "accidental", with: "") } ?? "-" }
         #expect(accidentals == ["-", "Natural", "-", "Sharp", "Flat", "Natural", "Flat", "-", "Natural", "Natural", "Sharp", "-", "-"])
+    }
+}
+
+@Suite struct KeyChangeTests {
+    /// D major to F major cancels both sharps; F major to C major its flat;
+    /// G to D keeps G's sharp (none cancelled).
+    @Test func cancellations() throws {
+        let score = try Acasong.parse("""
+            acasong 1
+            key: D major
+            key@2: F major
+            key@3: C major
+            key@4: G major
+            key@5: D major
+            part M [treble]
+            D5 1 | F5 1 | C5 1 | G4 1 | D5 1 |
+            """)
+        let engraving = try Engraver(font: bravura).engrave(score)
+        let glyphs = engraving.scroll.items.compactMap { item -> String? in if case .glyph(let name, _, _) = item { name } else { nil } }
+        #expect(glyphs.filter { $0 == "accidentalNatural" }.count == 3)
+        #expect(glyphs.filter { $0 == "accidentalSharp" }.count == 2 + 1 + 2)
+        #expect(glyphs.filter { $0 == "accidentalFlat" }.count == 1)
     }
 }
 
