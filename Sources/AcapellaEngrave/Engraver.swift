@@ -274,9 +274,11 @@ struct Layout {
             let keyAlter = keyAlteration(of: pitch.step, in: score.key(atMeasure: number))
             let current = state[slot] ?? keyAlter
             if continues {
-                // The tie carries the pitch over; the measure's memory starts
-                // from what is sounding.
-                if pitch.alter != keyAlter { state[slot] = pitch.alter }
+                // The tie carries the pitch over, and only the tied note: a
+                // later note of the step in the measure states its
+                // accidental again (Gould, Behind Bars). The next measure
+                // may still want a courtesy accidental.
+                if pitch.alter != keyAlter { altered[slot] = pitch.alter }
                 continue
             }
             if pitch.alter != current || (state[slot] == nil && previousMeasureAltered[slot].map { $0 != pitch.alter } ?? false) {

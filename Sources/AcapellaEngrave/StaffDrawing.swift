@@ -326,7 +326,7 @@ struct StaffDrawing {
         // A tie coming in from the previous system.
         if let first = indices.first, first > 0, notesOfPart[first - 1].tieToNext, measure.number == layout.measures[range.lowerBound].number,
            let x = placement.noteX[shown]?[first], let pitch = notesOfPart[first].pitch {
-            tieCurve(from: x - 2.2, to: x - 0.1, y: Layout.y(Layout.position(pitch, clef: part.clef)), above: !(up[first] ?? true))
+            tieCurve(from: x - 2.2, to: x - 0.1, y: Layout.y(Layout.position(pitch, clef: part.clef)), above: fixedUp ?? !(up[first] ?? true))
         }
     }
 
@@ -407,6 +407,27 @@ struct StaffDrawing {
             if up, beamY > noteY - 2.5 - extra { offset -= beamY - (noteY - 2.5 - extra) }
             if !up, beamY < noteY + 2.5 + extra { offset += (noteY + 2.5 + extra) - beamY }
         }
+        // The beams also clear the group's accidentals (a flat reaches high).
+        let stack = thickness + Double((levels.max() ?? 1) - 1) * (thickness + spacing)
+        for stem in stems {
+            guard let accidental = part.accidentals[stem.0], let pitch = notesOfPart[stem.0].pitch,
+                  let noteX = placement.noteX[shown]?[stem.0] else { continue }
+            let box = font.glyph(accidental).box
+            let noteY = Layout.y(Layout.position(pitch, clef: part.clef))
+            for x in [noteX - box.maxX - 0.45, noteX - 0.2] {
+                let y = offset + slope * (x - first.1)
+                if up, y + stack > noteY + box.minY - 0.3 { offset -= y + stack - (noteY + box.minY - 0.3) }
+                if !up, y - stack < noteY + box.maxY + 0.3 { offset += noteY + box.maxY + 0.3 - (y - stack) }
+            }
+        }
+        // And the other voice's notes where the voices cross.
+        for box in otherVoiceBoxes(from: first.1, to: last.1) {
+            for x in [box.minX, box.maxX] {
+                let y = offset + slope * (x - first.1)
+                if up, y + stack > box.minY - 0.3, box.minY < y + stack + 3 { offset -= y + stack - (box.minY - 0.3) }
+                if !up, y - stack < box.maxY + 0.3, box.maxY > y - stack - 3 { offset += box.maxY + 0.3 - (y - stack) }
+            }
+        }
         func beamY(_ x: Double) -> Double { offset + slope * (x - first.1) }
         for stem in stems {
             guard let pitch = notesOfPart[stem.0].pitch else { continue }
@@ -444,9 +465,12 @@ struct StaffDrawing {
     /// A tie to the next note: to it in this system, else to the system's end.
     mutating func drawTie(from index: Int) {
         guard let x = placement.noteX[shown]?[index], let pitch = notesOfPart[index].pitch else { return }
-        let head = font.glyph(noteheadGlyph(notesOfPart[index].value)).box.maxX
+        // A tie leaves after the note's dots.
+        let dots = notesOfPart[index].value.dots
+        let head = font.glyph(noteheadGlyph(notesOfPart[index].value)).box.maxX + (dots > 0 ? 0.3 + Double(dots) * 0.6 : 0)
         let y = Layout.y(Layout.position(pitch, clef: part.clef))
-        let above = !(stemUp[index] ?? true)
+        // Away from the stem; two voices on a staff: each voice's own side.
+        let above = fixedUp ?? !(stemUp[index] ?? true)
         if let next = placement.noteX[shown]?[index + 1] {
             tieCurve(from: x + head + 0.15, to: next - 0.15, y: y, above: above)
         } else {
@@ -455,12 +479,51 @@ struct StaffDrawing {
     }
 
     /// A tie as a filled crescent: thin at its ends, thicker in the middle.
-    mutating func tieCurve(from x1: Double, to x2: Double, y: Double, above: Bool) {
-        guard x2 > x1 else { return }
+    /// The other voice's noteheads and accidentals between `x1` and `x2`
+    /// (on a staff of two voices): what this voice's ties and beams avoid
+    /// where the voices cross.
+    func otherVoiceBoxes(from x1: Double, to x2: Double) -> [Box] {
+        guard let (other, shownOther) = otherVoice else { return [] }
+        var boxes: [Box] = []
+        for (index, x) in placement.noteX[shownOther] ?? [:] where x < x2 + 0.5 && x + 2 > x1 - 0.5 {
+            guard let pitch = other.part.notes[index].pitch else { continue }
+            let y = Layout.y(Layout.position(pitch, clef: other.clef))
+            boxes.append(font.glyph(noteheadGlyph(other.part.notes[index].value)).box.offset(x, y))
+            if let accidental = other.accidentals[index] {
+                let box = font.glyph(accidental).box
+                boxes.append(box.offset(x - box.maxX - 0.25, y))
+            }
+        }
+        return boxes.filter { $0.maxX > x1 && $0.minX < x2 }
+    }
+
+    mutating func tieCurve(from start1: Double, to end1: Double, y: Double, above: Bool) {
+        var (x1, x2) = (start1, end1)
         let direction: Double = above ? -1 : 1
         let start = y + 0.5 * direction
-        let height = min(1.2, 0.35 + (x2 - x1) * 0.08)
+        // The other voice's notes at the tie's ends (a second beside it):
+        // the tie starts after them and ends before them.
+        for box in otherVoiceBoxes(from: x1, to: x2) where (above ? box.minY < start + 0.3 : box.maxY > start - 0.3) {
+            if box.minX < x1 + 0.25 * (end1 - start1) { x1 = max(x1, box.maxX + 0.15) }
+            if box.maxX > x2 - 0.25 * (end1 - start1) { x2 = min(x2, box.minX - 0.15) }
+        }
+        // Never drop a tie: squeezed too far, it keeps its full span.
+        if x2 - x1 < 0.6 { (x1, x2) = (start1, end1) }
+        guard x2 > x1 else { return }
         let middle = font.value("tieMidpointThickness", 0.22)
+        var height = min(1.2, 0.35 + (x2 - x1) * 0.08)
+        // Arch over the other voice where it crosses into the tie's way.
+        for box in otherVoiceBoxes(from: x1, to: x2) {
+            for step in 1..<16 {
+                let t = Double(step) / 16
+                let x = x1 + (x2 - x1) * t
+                guard x > box.minX - 0.15 && x < box.maxX + 0.15 else { continue }
+                let bulge = 4 * t * (1 - t)
+                if above, box.minY < start { height = max(height, (start - box.minY + 0.15) / bulge + middle) }
+                if !above, box.maxY > start { height = max(height, (box.maxY + 0.15 - start) / bulge + middle) }
+            }
+        }
+        height = min(height, 5)
         var outer: [Point] = []
         var inner: [Point] = []
         let segments = 16

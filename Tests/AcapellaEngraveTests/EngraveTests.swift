@@ -71,6 +71,10 @@ func loadSong(_ name: String) throws -> Score {
             if note.staffPosition != expected || abs(note.y - (note.staffTop + 2 - Double(expected) / 2)) > 1e-9 { wrong += 1 }
         }
         #expect(wrong == 0, "\(song): \(wrong) noteheads off their staff position")
+        // Every tie drawn (one crossing a system break is drawn as two halves).
+        let tied = score.parts.reduce(0) { $0 + $1.notes.filter(\.tieToNext).count }
+        let ties = engraving.scroll.items.filter { if case .polygon(let points) = $0 { points.count > 4 } else { false } }.count
+        #expect(ties >= tied && ties <= 2 * tied, "\(song): \(ties) tie outlines for \(tied) ties")
         let onsets = Set(score.parts.flatMap { $0.notes.map(\.startTick) })
         #expect(engraving.timeMap.map(\.tick) == onsets.sorted(), "\(song): time map onsets")
         #expect(zip(engraving.timeMap, engraving.timeMap.dropFirst()).allSatisfy { $0.sample < $1.sample })
@@ -118,7 +122,8 @@ func loadSong(_ name: String) throws -> Score {
                 let firstOfStep = inForce[slot] == nil
                 if required && shown == nil { problems.append("\(pitch) in measure \(number): no accidental") }
                 if !required && shown != nil && !(firstOfStep && !tiedOver) { problems.append("\(pitch) in measure \(number): needless \(shown!)") }
-                inForce[slot] = pitch.alter
+                // A tied-over note carries only itself over the barline.
+                if !tiedOver { inForce[slot] = pitch.alter }
             }
         }
         #expect(problems.isEmpty, "\(song): \(problems.prefix(5))")
@@ -177,6 +182,22 @@ func loadSong(_ name: String) throws -> Score {
             for j in (i + 1)..<texts.count where texts[i].overlaps(texts[j], by: 0.05) { touching.append("'\(words[i])' and '\(words[j])' at \(texts[i])") }
         }
         #expect(touching.isEmpty, "\(song): syllables overlap: \(touching.prefix(3))")
+        // Beams and ties keep clear of noteheads, accidentals and dots: a
+        // beam (a parallelogram) by separating axes, a tie by the points of
+        // its outline.
+        var crossings: [String] = []
+        for item in engraving.scroll.items {
+            guard case .polygon(let points) = item else { continue }
+            let xs = points.map(\.x), ys = points.map(\.y)
+            let bounds = Box(minX: xs.min()!, minY: ys.min()!, maxX: xs.max()!, maxY: ys.max()!)
+            for (name, box) in boxes where box.overlaps(bounds, by: 0.05) {
+                let inner = Box(minX: box.minX + 0.05, minY: box.minY + 0.05, maxX: box.maxX - 0.05, maxY: box.maxY - 0.05)
+                let hit = points.count == 4 ? convexPolygon(points, overlaps: inner)
+                    : points.contains { $0.x > inner.minX && $0.x < inner.maxX && $0.y > inner.minY && $0.y < inner.maxY }
+                if hit { crossings.append("\(points.count == 4 ? "beam" : "tie") over \(name) at \(box.minX), \(box.minY)") }
+            }
+        }
+        #expect(crossings.isEmpty, "\(song): \(crossings.count) beams or ties over symbols: \(crossings.prefix(3))")
         // Words keep clear of every glyph (noteheads, rests, flags, clefs…).
         var glyphs: [Box] = []
         for item in engraving.scroll.items {
@@ -188,6 +209,19 @@ func loadSong(_ name: String) throws -> Score {
 }
 
 @Suite struct AccidentalTests {
+    /// A sharp tied over the barline shows none on the tied note; the same
+    /// pitch later in that measure states it again.
+    @Test func aTieCarriesOnlyTheTiedNote() throws {
+        let score = try Acasong.parse("""
+            acasong 1
+            part Melody [treble]
+            C4 2 F#4 2~ | F#4 4 F#4 4 F4 2 |
+            """)
+        let engraving = try Engraver(font: bravura).engrave(score)
+        let accidentals = engraving.notes.map { $0.accidental.map { $0.replacingOccurrences(of: "accidental", with: "") } ?? "-" }
+        #expect(accidentals == ["-", "Sharp", "-", "Sharp", "Natural"])
+    }
+
     /// G major: F♯ needs nothing, F♮ a natural, a repeated F♮ nothing, F♯
     /// again a sharp; a note tied over the barline shows none, and the next
     /// measure's F (after one altered) gets a courtesy sharp.
@@ -247,4 +281,20 @@ func loadSong(_ name: String) throws -> Score {
         #expect(text.contains("/MediaBox [ 0 0 595.27") , "A4 pages")
         #expect(throws: EngraveError.self) { try PDFWriter.write(engraving.pages, staffSpaceMM: 1.75, fontFile: "/nonexistent.otf", to: path) }
     }
+}
+
+/// Separating-axis test of a convex polygon against a box.
+func convexPolygon(_ points: [Point], overlaps box: Box) -> Bool {
+    let corners = [Point(box.minX, box.minY), Point(box.maxX, box.minY), Point(box.maxX, box.maxY), Point(box.minX, box.maxY)]
+    var axes = [Point(1, 0), Point(0, 1)]
+    for index in points.indices {
+        let a = points[index], b = points[(index + 1) % points.count]
+        axes.append(Point(-(b.y - a.y), b.x - a.x))
+    }
+    for axis in axes {
+        let project = { (p: Point) in p.x * axis.x + p.y * axis.y }
+        let polygon = points.map(project), rectangle = corners.map(project)
+        if polygon.max()! <= rectangle.min()! || rectangle.max()! <= polygon.min()! { return false }
+    }
+    return true
 }
