@@ -40,6 +40,9 @@ let package = Package(
             name: "CExpat", pkgConfig: "expat",
             providers: [.apt(["libexpat1-dev"])]),
         .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
             name: "CCairo", pkgConfig: "cairo-ft",
             providers: [.apt(["libcairo2-dev", "libfreetype-dev"])]),
         .systemLibrary(
@@ -103,6 +106,15 @@ let package = Package(
             dependencies: ["AcapellaEngrave", "CCairo"],
             swiftSettings: strictSwift),
 
+        // MARK: The web page: routes, pairing and security (pure), and the server (libmicrohttpd).
+        .target(
+            name: "AcapellaWeb",
+            swiftSettings: strictSwift),
+        .target(
+            name: "AcapellaWebServer",
+            dependencies: ["AcapellaWeb", "CMicroHTTPD"],
+            swiftSettings: strictSwift),
+
         // MARK: Readouts: console and LCD frames, note names, short titles. Pure.
         .target(
             name: "AcapellaStatus",
@@ -118,7 +130,8 @@ let package = Package(
         // MARK: The box: device + engine + recorder + project, put together.
         .target(
             name: "AcapellaBox",
-            dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis"],
+            dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis",
+                           "AcapellaEngrave", "AcapellaWeb", "AcapellaWebServer"],
             swiftSettings: strictSwift),
 
         // MARK: Command-line parsing and song files, for both executables.
@@ -202,6 +215,10 @@ let package = Package(
         .testTarget(
             name: "AcapellaEngraveTests",
             dependencies: ["AcapellaEngrave", "AcapellaEngravePDF", "AcapellaScore", "AcapellaMusicXML"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "AcapellaWebTests",
+            dependencies: ["AcapellaWeb", "AcapellaWebServer"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaScoreTests",

@@ -138,6 +138,28 @@ expect "engrave to another format" 2 "$acapella" engrave Songs/amazing-grace.aca
   check "format message" contains "$err" "engrave writes .svg (for the screen) or .pdf (pages to print)"
 expect "engrave unknown part" 1 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/x.svg" --part Descant &&
   check "engrave part message" contains "$err" "no part named 'Descant'; the parts are: Soprano, Alto, Tenor, Bass"
+# The web page: the box in the simulated room serving on a free port.
+webport=$((20000 + RANDOM % 20000))
+"$acapella" run --data "$work/webbox" --seconds 12 --device sim:speed=1 --web "$webport" --play >"$work/web.out" 2>"$work/web.err" &
+webbox=$!
+for _ in $(seq 50); do grep -q "pairing code" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
+code="$(grep -o 'pairing code [0-9]*' "$work/web.err" | grep -o '[0-9]*$' || true)"
+check "the box says its address and pairing code" contains "$(cat "$work/web.err")" ":$webport/ — pairing code "
+web="http://127.0.0.1:$webport"
+check "the page" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/")" "200"
+check "state before pairing is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/api/state")" "401"
+check "a wrong code is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data 000000x "$web/api/pair")" "403"
+check "the right code pairs" equals "$(curl -s -c "$work/cookies" -o /dev/null -w '%{http_code}' -X POST --data "$code" "$web/api/pair")" "200"
+check "the session cookie is HttpOnly and SameSite=Strict" contains "$(curl -s -D - -o /dev/null -X POST --data "$code" "$web/api/pair")" "HttpOnly; SameSite=Strict"
+check "the live state names the song" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"song":"Amazing Grace"'
+check "the score for the page" contains "$(curl -s -b "$work/cookies" "$web/score.svg" | head -c 400)" "<svg"
+check "events stream the transport" contains "$(timeout 2 curl -s -N -b "$work/cookies" "$web/events" | head -c 600)" 'data: {'
+check "a cross-site change is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -H 'Sec-Fetch-Site: cross-site' -X POST --data x "$web/api/action")" "403"
+head -c 9000000 /dev/zero > "$work/big.bin"
+check "an oversized upload is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -X POST --data-binary @"$work/big.bin" "$web/api/pair")" "413"
+kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
+expect "a bad --web" 2 "$acapella" run --data "$work/webbox2" --seconds 1 --device sim --web 99999 &&
+  check "web message" contains "$err" "--web expects a port (1-65535) or off, not '99999'"
 expect "mix unknown format" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.aiffc" && check "format message" contains "$err" "unknown audio format"
 expect "mix unknown part" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --practice Descant && check "part message" contains "$err" "no part named 'Descant'"
 expect "mix bad tempo" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --tempo fast && check "tempo message" contains "$err" "--tempo expects a multiplier"

@@ -1,6 +1,9 @@
 public import AcapellaControl
 public import AcapellaDevices
 import AcapellaAnalysis
+import AcapellaEngrave
+import AcapellaWeb
+import AcapellaWebServer
 import AcapellaEngine
 import AcapellaProject
 import AcapellaScore
@@ -37,6 +40,12 @@ public struct BoxOptions: Sendable {
     public var tempoPercent = 100
     /// The metronome while playing.
     public var metronome = false
+    /// The web page: on a port (nil: off, the default for a box made in
+    /// code; the settings turn it on), on an address (nil: every
+    /// interface), and what visitors who have not paired may see.
+    public var webPort: Int?
+    public var webBind: String?
+    public var webGuests = "none"
     /// The verse the lyric line follows (kept across songs and parts; `v`
     /// steps through a song's verses).
     public var verse = 1
@@ -96,6 +105,8 @@ public enum Box {
         let lcd = options.lcdHost.map { LCDClient(host: $0, port: options.lcdPort) }
         if let lcd, (try? lcd.connect()) == nil { log("LCD: no LCDd at \(lcd.host):\(lcd.port); the box runs on without the display", .warning) }
         let service = ServiceNotifier()
+        let web = startWeb(options: options, log: log)
+        defer { web?.server.stop() }
         let titles = ShortTitle.distinct(options.songs.map(Self.title(ofSong:)), width: 10)
         let started = MonotonicClock.nanoseconds()
         var next = SessionEnd.switchTo(song: options.songIndex, part: options.partIndex)
@@ -112,8 +123,10 @@ public enum Box {
             }
             let device = try openDevice()
             if first, device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
-            let io = SessionIO(hub: hub, console: console, display: display, lcd: lcd, wake: wake, service: service, log: log, feedback: controls.feedback,
+            var io = SessionIO(hub: hub, console: console, display: display, lcd: lcd, wake: wake, service: service, log: log, feedback: controls.feedback,
                                quantize: controls.punchQuantize, shortTitle: titles[options.songIndex], started: started)
+            io.web = web?.hub
+            io.webFont = web?.font
             next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
             first = false
         }
@@ -182,6 +195,41 @@ public enum Box {
         let quantize: Quantize
         let shortTitle: String
         let started: Int64
+        /// The web page's hub and the music font (nil: no page).
+        var web: WebHub?
+        var webFont: SMuFLFont?
+    }
+
+    /// Starts the web page when it is on; a port in use or a missing page
+    /// is said once and the box runs on without it.
+    static func startWeb(options: BoxOptions, log: BoxLog) -> (server: WebServer, hub: WebHub, font: SMuFLFont?)? {
+        guard let port = options.webPort else { return nil }
+        let assets = WebAssets.load()
+        guard assets["/"] != nil else {
+            log("web: the page's files are missing (Web/ beside the program, or share/acapella/web); the box runs on without it", .warning)
+            return nil
+        }
+        let hub = WebHub()
+        var random = SystemRandomNumberGenerator()
+        let code = Pairing.code(from: random.next())
+        let app = WebApp(assets: assets, guests: GuestAccess(rawValue: options.webGuests) ?? .none, pairingCode: code,
+                         live: { hub.live() }, score: { hub.score() },
+                         clock: { MonotonicClock.nanoseconds() / 1_000_000 },
+                         random: {
+                             var generator = SystemRandomNumberGenerator()
+                             return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
+                         })
+        do {
+            let server = try WebServer(app: app, port: UInt16(port), bind: options.webBind)
+            var host = [CChar](repeating: 0, count: 256)
+            gethostname(&host, host.count)
+            let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            log("web: http://\(name.isEmpty ? "localhost" : name).local:\(port)/ — pairing code \(code)")
+            return (server, hub, WebAssets.musicFont())
+        } catch {
+            log("web: \(error.description); the box runs on without its page", .warning)
+            return nil
+        }
     }
 
     /// Opens the song's project: for writing when it can, else for reading
@@ -241,6 +289,7 @@ public enum Box {
         let partName = context.partName
         let status = { (mode: String) in "\(context.songTitle) — \(partName): \(mode)" }
         log("ready: \(context.songTitle), recording part \(partName) (\(options.partIndex + 1) of \(score.parts.count)); project \(project.path); \(rig.calibration)")
+        io.web?.show(score, part: partName, font: io.webFont)
         if options.autoplay || options.playOnceAndQuit { rig.link.send(.play) }
         rig.start()
         io.service.ready(status: status("stopped"))
@@ -352,6 +401,7 @@ public enum Box {
                 io.display?.draw(readout, keys: ConsoleKeys.helpLines)
                 if let lcd = io.lcd { lcd.show(Readout.lcd(readout, columns: lcd.columns > 0 ? lcd.columns : 16, rows: lcd.rows > 0 ? lcd.rows : 2)) }
                 io.service.status(status(readout.mode.rawValue))
+                io.web?.publish(WebLiveState(readout, serial: snapshot.serial, sample: snapshot.position))
             }
         }
         // Finish: the transport stops (a take in progress is finished and kept).

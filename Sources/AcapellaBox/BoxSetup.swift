@@ -28,6 +28,8 @@ public struct BoxFlags: Sendable {
     public var once = false
     /// `--verse`: the verse the lyric line follows (1-based).
     public var verse: Int?
+    /// `--web PORT|off`: the web page's port, or no page.
+    public var web: String?
 
     /// No flags.
     public init() {}
@@ -133,6 +135,18 @@ public struct BoxSetup: Sendable {
         options.autoplay = flags.play || flags.once
         options.playOnceAndQuit = flags.once
         options.verse = flags.verse ?? 1
+        options.webPort = settings.webEnabled ? settings.webPort : nil
+        options.webBind = settings.webBind
+        options.webGuests = settings.webGuests
+        if let web = flags.web {
+            if web == "off" {
+                options.webPort = nil
+            } else if let port = Int(web), (1...65_535).contains(port) {
+                options.webPort = port
+            } else {
+                throw BoxSetupError(description: "--web expects a port (1-65535) or off, not '\(web)'", usage: true)
+            }
+        }
         // Controls: --controls, else the data directory's (midi-learn writes
         // there), else /etc/acapella's, else the shipped defaults.
         let learned = options.dataDirectory + "/controls.json"

@@ -32,6 +32,13 @@ public struct BoxConfig: Hashable, Sendable {
     /// only quit). `"powerOff": true` is `systemctl poweroff`; a list of
     /// strings is a command of your own.
     public var powerOffCommand: [String]?
+    /// The web page: on (the default) or off (`"web": false`), its port,
+    /// the address to listen on (nil: every interface) and what visitors
+    /// who have not paired may see.
+    public var webEnabled = true
+    public var webPort = 8080
+    public var webBind: String?
+    public var webGuests = "none"
 
     /// The defaults.
     public init() {}
@@ -49,7 +56,11 @@ public struct BoxConfig: Hashable, Sendable {
 
 extension BoxConfig: Codable {
     enum Keys: String, CodingKey, CaseIterable {
-        case device, dataDirectory, countIn, metronome, quantize, part, song, readouts, powerOff, comment
+        case device, dataDirectory, countIn, metronome, quantize, part, song, readouts, powerOff, web, comment
+    }
+
+    enum WebKeys: String, CodingKey, CaseIterable {
+        case port, bind, guests
     }
 
     enum ReadoutKeys: String, CodingKey, CaseIterable {
@@ -90,6 +101,31 @@ extension BoxConfig: Codable {
                 throw DecodingError.dataCorruptedError(forKey: .powerOff, in: container, debugDescription: "expected true, false or a command as a list of strings")
             }
         }
+        if container.contains(.web) {
+            if let flag = try? container.decode(Bool.self, forKey: .web) {
+                webEnabled = flag
+            } else {
+                let webDecoder = try container.superDecoder(forKey: .web)
+                guard (try? webDecoder.container(keyedBy: AnyCodingKey.self)) != nil else {
+                    throw DecodingError.dataCorruptedError(forKey: .web, in: container, debugDescription: "expected false or an object with port, bind and guests")
+                }
+                try webDecoder.rejectUnknownKeys(WebKeys.self)
+                let web = try webDecoder.container(keyedBy: WebKeys.self)
+                webPort = try web.decodeWholeNumber(.port, in: 1...65_535) ?? 8080
+                if web.contains(.bind) {
+                    guard let bind = try? web.decode(String.self, forKey: .bind), !bind.isEmpty else {
+                        throw DecodingError.dataCorruptedError(forKey: .bind, in: web, debugDescription: "expected an IP address such as \"0.0.0.0\" or \"192.168.1.20\"")
+                    }
+                    webBind = bind
+                }
+                if web.contains(.guests) {
+                    guard let guests = try? web.decode(String.self, forKey: .guests), guests == "view" || guests == "none" else {
+                        throw DecodingError.dataCorruptedError(forKey: .guests, in: web, debugDescription: "expected \"view\" or \"none\"")
+                    }
+                    webGuests = guests
+                }
+            }
+        }
         if container.contains(.readouts) {
             let readoutsDecoder = try container.superDecoder(forKey: .readouts)
             guard (try? readoutsDecoder.container(keyedBy: AnyCodingKey.self)) != nil else {
@@ -127,6 +163,14 @@ extension BoxConfig: Codable {
             try container.encode(true, forKey: .powerOff)
         } else if let powerOffCommand {
             try container.encode(powerOffCommand, forKey: .powerOff)
+        }
+        if webEnabled {
+            var web = container.nestedContainer(keyedBy: WebKeys.self, forKey: .web)
+            try web.encode(webPort, forKey: .port)
+            try web.encodeIfPresent(webBind, forKey: .bind)
+            try web.encode(webGuests, forKey: .guests)
+        } else {
+            try container.encode(false, forKey: .web)
         }
         var readouts = container.nestedContainer(keyedBy: ReadoutKeys.self, forKey: .readouts)
         try readouts.encode(consoleReadout, forKey: .console)

@@ -240,6 +240,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     }
     flags.play = arguments.flags.contains("--play")
     flags.once = arguments.flags.contains("--once")
+    flags.web = arguments.value("--web")
     flags.verse = arguments.value("--verse") != nil ? try arguments.int("--verse", default: 1, range: 1...Score.maximumVerses) : nil
     let setup: BoxSetup
     do { setup = try BoxSetup.resolve(flags) } catch { throw CLIError(error.description, exitCode: error.usage ? 2 : 1) }

@@ -313,10 +313,15 @@ extension String {
         let config = try BoxConfig.parse(try Data(contentsOf: URL(fileURLWithPath: path)), file: "acapella.json")
         #expect(config.countIn == 1 && !config.metronome && config.quantize == .bar && config.part == 2)
         #expect(config.consoleReadout && config.lcdHost == "127.0.0.1" && config.lcdPort == 13_666 && config.device == nil)
+        #expect(config.webEnabled && config.webPort == 8080 && config.webGuests == "none" && config.webBind == nil)
+        #expect(try BoxConfig.parse(Data(#"{"web": false}"#.utf8), file: "a.json").webEnabled == false)
+        let custom = try BoxConfig.parse(Data(#"{"web": {"port": 9000, "bind": "127.0.0.1", "guests": "view"}}"#.utf8), file: "a.json")
+        #expect(custom.webPort == 9000 && custom.webBind == "127.0.0.1" && custom.webGuests == "view")
+        #expect(try BoxConfig.parse(custom.serialized(), file: "a.json") == custom)
     }
 
     @Test(arguments: [
-        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, readouts, powerOff, comment"),
+        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, readouts, powerOff, web, comment"),
         (#"{"powerOff": "yes"}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"powerOff": []}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"countIn": 9}"#, "a.json: countIn: expected a whole number from 0 to 4"),
@@ -325,6 +330,10 @@ extension String {
         (#"{"readouts": {"lcd": "localhost"}}"#, "a.json: readouts.lcd: expected \"HOST:PORT\" or false"),
         (#"{"readouts": {"tv": true}}"#, "a.json: readouts.tv: unknown key; known: console, lcd"),
         (#"[1, 2]"#, "a.json: not a JSON object (truncated or damaged?)"),
+        (#"{"web": {"port": 0}}"#, "a.json: web.port: expected a whole number from 1 to 65535"),
+        (#"{"web": {"guests": "all"}}"#, "a.json: web.guests: expected \"view\" or \"none\""),
+        (#"{"web": {"tls": true}}"#, "a.json: web.tls: unknown key; known: port, bind, guests"),
+        (#"{"web": "on"}"#, "a.json: web: expected false or an object with port, bind and guests"),
     ])
     func wrongSettingsSayWhere(text: String, message: String) {
         do {
