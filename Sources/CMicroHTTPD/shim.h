@@ -18,23 +18,17 @@ static inline struct MHD_Daemon *acapella_mhd_start(uint16_t port, const struct 
                                                     unsigned int timeout_seconds, size_t memory_limit) {
     unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (bind_address == NULL || bind_address->sa_family == AF_INET6) flags |= MHD_USE_DUAL_STACK;
-    if (bind_address != NULL) {
-        return MHD_start_daemon(flags, port, NULL, NULL, handler, context,
-                                MHD_OPTION_SOCK_ADDR, bind_address,
-                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
-                                MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
-                                MHD_OPTION_NOTIFY_COMPLETED, completed, context,
-                                MHD_OPTION_END);
-    }
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, context,
-                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
-                            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, context,
-                            MHD_OPTION_END);
+    // The options as an array, the address only when one is given.
+    struct MHD_OptionItem options[] = {
+        { MHD_OPTION_CONNECTION_LIMIT, connection_limit, NULL },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit, NULL },
+        { MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, NULL },
+        { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)memory_limit, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, context },
+        { bind_address != NULL ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)bind_address },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
 #include <arpa/inet.h>
