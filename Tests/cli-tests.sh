@@ -154,6 +154,12 @@ check "the session cookie is HttpOnly and SameSite=Strict" contains "$(curl -s -
 check "the live state names the song" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"song":"Amazing Grace"'
 check "the score for the page" contains "$(curl -s -b "$work/cookies" "$web/score.svg" | head -c 400)" "<svg"
 check "events stream the transport" contains "$(timeout 2 curl -s -N -b "$work/cookies" "$web/events" | head -c 600)" 'data: {'
+csrf="$(curl -s -b "$work/cookies" "$web/api/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf"])')"
+check "an action from the page" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data stop "$web/api/action")" '{"done":"stop"}'
+check "an unknown action is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data explode "$web/api/action")" "400"
+check "an action without the CSRF token is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -X POST --data stop "$web/api/action")" "403"
+sleep 0.3
+check "the box stopped" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"state":"stopped"'
 check "a cross-site change is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -H 'Sec-Fetch-Site: cross-site' -X POST --data x "$web/api/action")" "403"
 head -c 9000000 /dev/zero > "$work/big.bin"
 check "an oversized upload is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -X POST --data-binary @"$work/big.bin" "$web/api/pair")" "413"

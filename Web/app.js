@@ -6,6 +6,7 @@ let csrf = null;
 let timeMap = null;
 let live = null;
 let receivedAt = 0;
+let shownSong = null;
 const sampleRate = 48000;
 
 async function start() {
@@ -28,7 +29,18 @@ document.getElementById("pair-form").addEventListener("submit", async (event) =>
   listen();
 });
 
+function showControls() {
+  document.getElementById("controls").hidden = csrf === null;
+}
+
+document.getElementById("controls").addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-action]");
+  if (!button || csrf === null) return;
+  await fetch("/api/action", { method: "POST", headers: { "X-CSRF-Token": csrf }, body: button.dataset.action });
+});
+
 async function loadScore() {
+  showControls();
   const [svg, map] = await Promise.all([fetch("/score.svg"), fetch("/timemap.json")]);
   if (!svg.ok) return;
   const holder = document.getElementById("score");
@@ -50,6 +62,8 @@ function listen() {
     document.getElementById("position").textContent = live.measure + "." + live.beat;
     document.getElementById("note").textContent = live.note || "–";
     document.getElementById("cents").textContent = live.cents === null ? "" : (live.cents > 0 ? "+" : "") + Math.round(live.cents);
+    document.body.classList.toggle("review", live.review);
+    if (live.song !== shownSong) { shownSong = live.song; loadScore(); }
   };
   requestAnimationFrame(draw);
 }

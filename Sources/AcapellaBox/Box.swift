@@ -105,7 +105,7 @@ public enum Box {
         let lcd = options.lcdHost.map { LCDClient(host: $0, port: options.lcdPort) }
         if let lcd, (try? lcd.connect()) == nil { log("LCD: no LCDd at \(lcd.host):\(lcd.port); the box runs on without the display", .warning) }
         let service = ServiceNotifier()
-        let web = startWeb(options: options, log: log)
+        let web = startWeb(options: options, log: log, wake: wake)
         defer { web?.server.stop() }
         let titles = ShortTitle.distinct(options.songs.map(Self.title(ofSong:)), width: 10)
         let started = MonotonicClock.nanoseconds()
@@ -202,18 +202,18 @@ public enum Box {
 
     /// Starts the web page when it is on; a port in use or a missing page
     /// is said once and the box runs on without it.
-    static func startWeb(options: BoxOptions, log: BoxLog) -> (server: WebServer, hub: WebHub, font: SMuFLFont?)? {
+    static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor) -> (server: WebServer, hub: WebHub, font: SMuFLFont?)? {
         guard let port = options.webPort else { return nil }
         let assets = WebAssets.load()
         guard assets["/"] != nil else {
             log("web: the page's files are missing (Web/ beside the program, or share/acapella/web); the box runs on without it", .warning)
             return nil
         }
-        let hub = WebHub()
+        let hub = WebHub(wake: wake)
         var random = SystemRandomNumberGenerator()
         let code = Pairing.code(from: random.next())
         let app = WebApp(assets: assets, guests: GuestAccess(rawValue: options.webGuests) ?? .none, pairingCode: code,
-                         live: { hub.live() }, score: { hub.score() },
+                         live: { hub.live() }, score: { hub.score() }, act: { hub.act($0) },
                          clock: { MonotonicClock.nanoseconds() / 1_000_000 },
                          random: {
                              var generator = SystemRandomNumberGenerator()
@@ -358,6 +358,7 @@ public enum Box {
                 }
             }
             for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
+            for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             for line in io.hub.news() { log(line, .warning) }
             while let event = rig.link.nextEvent() { feed(.engine(event)) }
             if let recorder = rig.recorder {

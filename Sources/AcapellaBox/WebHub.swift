@@ -1,3 +1,5 @@
+import AcapellaControl
+public import AcapellaDevices
 import AcapellaEngrave
 import AcapellaScore
 import AcapellaStatus
@@ -14,11 +16,32 @@ public final class WebHub: Sendable {
     struct Shared {
         var live = WebLiveState()
         var score: (svg: [UInt8], timeMap: [UInt8])?
+        /// Actions from the page, with when they arrived, for the control loop.
+        var actions: [(action: ControlAction, nanoseconds: Int64)] = []
     }
 
     private let shared = Mutex(Shared())
+    /// Wakes the control loop when an action arrives.
+    private let wake: WakeDescriptor?
 
-    public init() {}
+    public init(wake: WakeDescriptor? = nil) { self.wake = wake }
+
+    /// An action from the page: queued for the control loop, which is woken.
+    func act(_ name: String) -> Bool {
+        guard let action = ControlAction(rawValue: name) else { return false }
+        let now = MonotonicClock.nanoseconds()
+        shared.withLock { $0.actions.append((action, now)) }
+        wake?.wake()
+        return true
+    }
+
+    /// The page's actions since the last call, in order.
+    func takeActions() -> [(action: ControlAction, nanoseconds: Int64)] {
+        shared.withLock { shared in
+            defer { shared.actions = [] }
+            return shared.actions
+        }
+    }
 
     /// The live state now.
     public func live() -> WebLiveState { shared.withLock { $0.live } }

@@ -108,6 +108,9 @@ public final class WebApp: Sendable {
     let pairing: Mutex<Pairing>
     let live: @Sendable () -> WebLiveState
     let score: @Sendable () -> (svg: [UInt8], timeMap: [UInt8])?
+    /// Carries out a control action by name ("play-pause"…); false when
+    /// there is no such action.
+    let act: @Sendable (String) -> Bool
     /// Between two event-stream messages (about 30 a second).
     let eventInterval: Duration
     let clock: @Sendable () -> Int64
@@ -118,13 +121,14 @@ public final class WebApp: Sendable {
 
     public init(assets: [String: (type: String, bytes: [UInt8])], guests: GuestAccess, pairingCode: String,
                 live: @escaping @Sendable () -> WebLiveState, score: @escaping @Sendable () -> (svg: [UInt8], timeMap: [UInt8])?,
-                eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64,
+                act: @escaping @Sendable (String) -> Bool = { _ in false }, eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64,
                 random: @escaping @Sendable () -> String) {
         self.assets = assets
         self.guests = guests
         pairing = Mutex(Pairing(code: pairingCode))
         self.live = live
         self.score = score
+        self.act = act
         self.eventInterval = eventInterval
         self.clock = clock
         self.random = random
@@ -198,6 +202,11 @@ public final class WebApp: Sendable {
         }
         guard let paired = session(request) else { return .response(.error(401, "pair with the box first")) }
         guard request.headers["x-csrf-token"] == paired.csrf else { return .response(.error(403, "missing or wrong CSRF token")) }
+        if request.path == "/api/action" {
+            let name = String(decoding: request.body.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard act(name) else { return .response(.error(400, "no action named '\(name.prefix(40))'")) }
+            return .response(.json(["done": name]))
+        }
         return .response(.error(404, "no such action"))
     }
 

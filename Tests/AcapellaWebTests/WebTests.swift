@@ -33,6 +33,8 @@ import Glibc
     }
 }
 
+let actionsTaken = Mutex<[String]>([])
+
 func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5)) -> WebApp {
     let serial = Atomic<Int64>(0)
     return WebApp(assets: ["/": (type: "text/html", bytes: Array("<html>box</html>".utf8))], guests: guests, pairingCode: "123456",
@@ -43,7 +45,12 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5))
                       state.measure = Int(state.serial)
                       return state
                   },
-                  score: { (Array("<svg/>".utf8), Array("[]".utf8)) }, eventInterval: interval,
+                  score: { (Array("<svg/>".utf8), Array("[]".utf8)) },
+                  act: { name in
+                      guard ["play-pause", "stop"].contains(name) else { return false }
+                      actionsTaken.withLock { $0.append(name) }
+                      return true
+                  }, eventInterval: interval,
                   clock: { 0 }, random: { UUID().uuidString.replacingOccurrences(of: "-", with: "") })
 }
 
@@ -77,6 +84,14 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5))
         #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action",
                                                headers: ["cookie": token, "x-csrf-token": csrf, "origin": "http://evil.example", "host": "box:8080"]))).status == 403)
         #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["x-csrf-token": csrf]))).status == 401)
+        // With the session and the token, an action reaches the box; an
+        // unknown one is refused by name.
+        let before = actionsTaken.withLock { $0.count }
+        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": csrf],
+                                               body: Array("play-pause".utf8)))).status == 200)
+        #expect(actionsTaken.withLock { Array($0.dropFirst(before)) } == ["play-pause"])
+        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": csrf],
+                                               body: Array("explode".utf8)))).status == 400)
     }
 
     @Test func guestsMayWatchWhenAllowed() {
