@@ -127,6 +127,7 @@ public enum Box {
                                quantize: controls.punchQuantize, shortTitle: titles[options.songIndex], started: started)
             io.web = web?.hub
             io.webFont = web?.font
+            io.webCode = web?.code
             next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
             first = false
         }
@@ -195,14 +196,15 @@ public enum Box {
         let quantize: Quantize
         let shortTitle: String
         let started: Int64
-        /// The web page's hub and the music font (nil: no page).
+        /// The web page's hub, the music font and the pairing code (nil: no page).
         var web: WebHub?
         var webFont: SMuFLFont?
+        var webCode: String?
     }
 
     /// Starts the web page when it is on; a port in use or a missing page
     /// is said once and the box runs on without it.
-    static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor) -> (server: WebServer, hub: WebHub, font: SMuFLFont?)? {
+    static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor) -> (server: WebServer, hub: WebHub, font: SMuFLFont?, code: String)? {
         guard let port = options.webPort else { return nil }
         let assets = WebAssets.load()
         guard assets["/"] != nil else {
@@ -225,7 +227,7 @@ public enum Box {
             gethostname(&host, host.count)
             let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             log("web: http://\(name.isEmpty ? "localhost" : name).local:\(port)/ — pairing code \(code)")
-            return (server, hub, WebAssets.musicFont())
+            return (server, hub, WebAssets.musicFont(), code)
         } catch {
             log("web: \(error.description); the box runs on without its page", .warning)
             return nil
@@ -290,6 +292,8 @@ public enum Box {
         let status = { (mode: String) in "\(context.songTitle) — \(partName): \(mode)" }
         log("ready: \(context.songTitle), recording part \(partName) (\(options.partIndex + 1) of \(score.parts.count)); project \(project.path); \(rig.calibration)")
         io.web?.show(score, part: partName, font: io.webFont)
+        // Short enough for a 16×2 LCD's message line.
+        if let code = io.webCode { log("web code \(code)") }
         if options.autoplay || options.playOnceAndQuit { rig.link.send(.play) }
         rig.start()
         io.service.ready(status: status("stopped"))
