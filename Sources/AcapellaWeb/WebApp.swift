@@ -211,7 +211,7 @@ public final class WebApp: Sendable {
     }
 
     /// `data: {live state}` about 30 times a second, only when it changed
-    /// (and a comment every second so proxies keep the stream open).
+    /// (and at least once a second, so the page sees the stream is alive).
     func eventStream() -> @Sendable () -> [UInt8]? {
         let last = Mutex<(WebLiveState?, Int)>((nil, 0))
         let interval = eventInterval
