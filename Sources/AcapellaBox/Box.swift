@@ -206,7 +206,9 @@ public enum Box {
     /// is said once and the box runs on without it.
     static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor) -> (server: WebServer, hub: WebHub, font: SMuFLFont?, code: String)? {
         guard let port = options.webPort else { return nil }
-        let assets = WebAssets.load()
+        var assets = WebAssets.load()
+        let font = try? ShippedFiles.musicFont()
+        if let file = font?.file, let data = FileManager.default.contents(atPath: file) { assets["/bravura.otf"] = ("font/otf", [UInt8](data)) }
         guard assets["/"] != nil else {
             log("web: the page's files are missing (Web/ beside the program, or share/acapella/web); the box runs on without it", .warning)
             return nil
@@ -227,7 +229,7 @@ public enum Box {
             gethostname(&host, host.count)
             let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             log("web: http://\(name.isEmpty ? "localhost" : name).local:\(port)/ — pairing code \(code)")
-            return (server, hub, WebAssets.musicFont(), code)
+            return (server, hub, font?.font, code)
         } catch {
             log("web: \(error.description); the box runs on without its page", .warning)
             return nil

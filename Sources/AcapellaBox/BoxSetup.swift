@@ -1,5 +1,6 @@
 public import AcapellaControl
 public import AcapellaDevices
+public import AcapellaEngrave
 import AcapellaProject
 import Foundation
 
@@ -64,6 +65,17 @@ public enum ShippedFiles {
     public static var controls: String? { path("Config/controls.json", installed: "share/acapella/controls.json") }
     /// The default settings.
     public static var settings: String? { path("Config/acapella.json", installed: "share/acapella/acapella.json") }
+
+    /// The music font (Bravura) read with its SMuFL metadata, and the path
+    /// of its font file (for PDF and the web page).
+    public static func musicFont() throws(EngraveError) -> (font: SMuFLFont, file: String) {
+        guard let folder = path("Fonts/bravura", installed: "share/acapella/fonts/bravura") else {
+            throw EngraveError("the music font is missing (Fonts/bravura beside the program, or share/acapella/fonts/bravura)")
+        }
+        let font = try SMuFLFont(metadata: URL(fileURLWithPath: folder + "/bravura_metadata.json"),
+                                 glyphNames: URL(fileURLWithPath: folder + "/glyphnames.json"))
+        return (font, folder + "/Bravura.otf")
+    }
 }
 
 /// Everything `acapella run` needs, resolved once from the settings file,

@@ -74,7 +74,7 @@ public final class WebHub: Sendable {
 }
 
 /// The page's files, read once at start from the shipped `Web/` folder
-/// and the music font: the only files the server ever sends.
+/// (the box adds the music font): the only files the server ever sends.
 enum WebAssets {
     static func load() -> [String: (type: String, bytes: [UInt8])] {
         var assets: [String: (type: String, bytes: [UInt8])] = [:]
@@ -84,16 +84,7 @@ enum WebAssets {
                 if let data = FileManager.default.contents(atPath: folder + "/" + file) { assets[path] = (type, [UInt8](data)) }
             }
         }
-        if let fonts = ShippedFiles.path("Fonts/bravura", installed: "share/acapella/fonts/bravura"),
-           let data = FileManager.default.contents(atPath: fonts + "/Bravura.otf") {
-            assets["/bravura.otf"] = ("font/otf", [UInt8](data))
-        }
         return assets
-    }
-
-    static func musicFont() -> SMuFLFont? {
-        guard let fonts = ShippedFiles.path("Fonts/bravura", installed: "share/acapella/fonts/bravura") else { return nil }
-        return try? SMuFLFont(metadata: URL(fileURLWithPath: fonts + "/bravura_metadata.json"), glyphNames: URL(fileURLWithPath: fonts + "/glyphnames.json"))
     }
 }
 

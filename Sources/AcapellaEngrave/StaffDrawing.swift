@@ -23,9 +23,6 @@ struct StaffDrawing {
     /// Whether this drawing draws the staff's clef, key, time and barlines
     /// (the first voice of a staff does).
     var furniture = true
-    /// The upper voice, when this is the lower voice of a staff: its
-    /// accidentals at the same moment push this voice's further left.
-    var upperVoice: PartLayout?
     /// The other voice on the staff and its index among the shown parts.
     var otherVoice: (PartLayout, Int)?
 
@@ -269,7 +266,8 @@ struct StaffDrawing {
                 if let accidental = part.accidentals[index] {
                     let width = font.glyph(accidental).box.maxX
                     var left = x - width - 0.25
-                    if let upper = upperVoice, let other = upper.part.notes.firstIndex(where: { $0.startTick == note.startTick }),
+                    // The lower voice's accidental goes left of the upper's.
+                    if fixedUp == false, let (upper, _) = otherVoice, let other = upper.part.notes.firstIndex(where: { $0.startTick == note.startTick }),
                        let otherAccidental = upper.accidentals[other], let column = placement.columnX[note.startTick] {
                         left = min(left, column - font.glyph(otherAccidental).box.maxX - 0.25 - width - 0.2)
                     }

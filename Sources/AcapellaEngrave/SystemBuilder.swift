@@ -91,11 +91,6 @@ struct SystemBuilder {
         return placement
     }
 
-    /// The system of a note.
-    func system(ofNote note: Int, part shown: Int) -> Int? {
-        placements.firstIndex { $0.noteX[shown]?[note] != nil }
-    }
-
     // MARK: Drawing
 
     func draw(system index: Int, range: ClosedRange<Int>, left: Double, right: Double) -> DrawnSystem {
@@ -116,7 +111,6 @@ struct SystemBuilder {
                 var drawing = StaffDrawing(builder: self, part: layout.parts[shown], shown: shown, placement: placement, range: range, system: index)
                 drawing.furniture = voice == 0
                 if voices.count > 1 { drawing.fixedUp = voice == 0 }
-                if voice > 0 { drawing.upperVoice = layout.parts[voices[0]] }
                 if voices.count == 2 { drawing.otherVoice = (layout.parts[voices[1 - voice]], voices[1 - voice]) }
                 drawing.draw()
                 return drawing

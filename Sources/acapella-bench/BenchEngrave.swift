@@ -12,15 +12,8 @@ func benchEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     let repeats = try arguments.int("--repeat", default: 5, range: 1...100)
     let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(isMusicXML).sorted()
     guard !names.isEmpty else { throw CLIError("no MusicXML files in \(folder); pass --dir", exitCode: 1) }
-    guard let fonts = ShippedFiles.path("Fonts/bravura", installed: "share/acapella/fonts/bravura") else {
-        throw CLIError("the music font is missing (Fonts/bravura)", exitCode: 1)
-    }
     let font: SMuFLFont
-    do {
-        font = try SMuFLFont(metadata: URL(fileURLWithPath: fonts + "/bravura_metadata.json"), glyphNames: URL(fileURLWithPath: fonts + "/glyphnames.json"))
-    } catch {
-        throw CLIError(error.description, exitCode: 1)
-    }
+    do { font = try ShippedFiles.musicFont().font } catch { throw CLIError(error.description, exitCode: 1) }
     let paths = names.map { (folder as NSString).appendingPathComponent($0) }
     let clock = ContinuousClock()
     var ours: [Double] = []

@@ -6,20 +6,6 @@ import AcapellaProject
 import AcapellaScore
 import Foundation
 
-/// The shipped music font (Bravura, SIL OFL) and its SMuFL metadata.
-func shippedMusicFont() throws -> (font: SMuFLFont, file: String) {
-    guard let folder = ShippedFiles.path("Fonts/bravura", installed: "share/acapella/fonts/bravura") else {
-        throw CLIError("the music font is missing (Fonts/bravura beside the program, or share/acapella/fonts/bravura)", exitCode: 1)
-    }
-    do {
-        let font = try SMuFLFont(metadata: URL(fileURLWithPath: folder + "/bravura_metadata.json"),
-                                 glyphNames: URL(fileURLWithPath: folder + "/glyphnames.json"))
-        return (font, folder + "/Bravura.otf")
-    } catch {
-        throw CLIError(error.description, exitCode: 1)
-    }
-}
-
 func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     guard let output = arguments.value("--output") else { throw CLIError("engrave needs -o OUT.svg or OUT.pdf") }
     let pdf = output.lowercased().hasSuffix(".pdf")
@@ -48,7 +34,8 @@ func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     }
     let source = arguments.positionals[0]
     let score = try loadScore(source, options: importOptions(arguments))
-    let (font, fontFile) = try shippedMusicFont()
+    let font: SMuFLFont, fontFile: String
+    do { (font, fontFile) = try ShippedFiles.musicFont() } catch { throw CLIError(error.description, exitCode: 1) }
     let engraving: Engraving
     do {
         engraving = try Engraver(font: font).engrave(score, options: options)
