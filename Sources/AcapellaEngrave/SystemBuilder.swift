@@ -193,9 +193,12 @@ struct SystemBuilder {
             for column in measure.columns {
                 var ids: [String] = []
                 for part in layout.parts {
-                    for (noteIndex, note) in part.part.notes.enumerated() where note.startTick <= column.tick && note.endTick > column.tick && note.pitch != nil {
-                        ids.append("n\(part.index)-\(noteIndex)")
-                    }
+                    // A part's notes follow each other: the one sounding is
+                    // the last to start at or before the column.
+                    let noteIndex = part.part.notes.partitionIndex { $0.startTick > column.tick } - 1
+                    guard noteIndex >= 0 else { continue }
+                    let note = part.part.notes[noteIndex]
+                    if note.endTick > column.tick && note.pitch != nil { ids.append("n\(part.index)-\(noteIndex)") }
                 }
                 entries.append(TimeMapEntry(tick: column.tick, sample: layout.timeMap.sample(atTick: column.tick), measure: measure.number,
                                             system: index, x: placement.columnX[column.tick] ?? column.x, notes: ids))
