@@ -37,6 +37,15 @@ let package = Package(
             name: "CZip", pkgConfig: "libzip",
             providers: [.apt(["libzip-dev"])]),
         .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        // No pkgConfig: avahi-client's .pc adds -D_REENTRANT, which SwiftPM
+        // refuses with a warning; its headers are in /usr/include and the
+        // module map links the two libraries (deploy/debian-packages.txt).
+        .systemLibrary(
+            name: "CAvahi",
+            providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(
             name: "CExpat", pkgConfig: "expat",
             providers: [.apt(["libexpat1-dev"])]),
         .systemLibrary(
@@ -73,7 +82,7 @@ let package = Package(
         // MARK: Files: audio files (libsndfile), loudness (libebur128), mixdown.
         .target(
             name: "AcapellaProject",
-            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "CSndFile", "CEBUR128"],
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "CSndFile", "CEBUR128", "CZip"],
             swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.
@@ -109,10 +118,11 @@ let package = Package(
         // MARK: The web page: routes, pairing and security (pure), and the server (libmicrohttpd).
         .target(
             name: "AcapellaWeb",
+            dependencies: ["CZlib"],
             swiftSettings: strictSwift),
         .target(
             name: "AcapellaWebServer",
-            dependencies: ["AcapellaWeb", "CMicroHTTPD"],
+            dependencies: ["AcapellaWeb", "CMicroHTTPD", "CAvahi"],
             swiftSettings: strictSwift),
 
         // MARK: Readouts: console and LCD frames, note names, short titles. Pure.
@@ -131,7 +141,7 @@ let package = Package(
         .target(
             name: "AcapellaBox",
             dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis",
-                           "AcapellaEngrave", "AcapellaWeb", "AcapellaWebServer"],
+                           "AcapellaEngrave", "AcapellaWeb", "AcapellaWebServer", "AcapellaMusicXML"],
             swiftSettings: strictSwift),
 
         // MARK: Command-line parsing and song files, for both executables.

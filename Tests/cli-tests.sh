@@ -36,6 +36,7 @@ check() {
 
 contains() { [[ "$1" == *"$2"* ]]; }
 equals() { [[ "$1" == "$2" ]]; }
+matches() { [[ "$1" =~ $2 ]]; }
 
 expect "check library" 0 "$acapella" check Songs/*.acasong &&
   check "check library output" contains "$out" "Songs/simple-harmony.acasong: ok — 2 parts, 3 measures"
@@ -153,6 +154,8 @@ check "the right code pairs" equals "$(curl -s -c "$work/cookies" -o /dev/null -
 check "the session cookie is HttpOnly and SameSite=Strict" contains "$(curl -s -D - -o /dev/null -X POST --data "$code" "$web/api/pair")" "HttpOnly; SameSite=Strict"
 check "the live state names the song" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"song":"Amazing Grace"'
 check "the score for the page" contains "$(curl -s -b "$work/cookies" "$web/score.svg" | head -c 400)" "<svg"
+check "the score compressed for a browser" contains "$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip' -b "$work/cookies" "$web/score.svg")" "Content-Encoding: gzip"
+check "and whole once decompressed" contains "$(curl -s --compressed -b "$work/cookies" "$web/score.svg" | tail -c 100)" "</svg>"
 check "events stream the transport" contains "$(timeout 2 curl -s -N -b "$work/cookies" "$web/events" | head -c 600)" 'data: {'
 csrf="$(curl -s -b "$work/cookies" "$web/api/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf"])')"
 check "an action from the page" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data stop "$web/api/action")" '{"done":"stop"}'
@@ -163,7 +166,49 @@ check "the box stopped" contains "$(curl -s -b "$work/cookies" "$web/api/state")
 check "a cross-site change is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -H 'Sec-Fetch-Site: cross-site' -X POST --data x "$web/api/action")" "403"
 head -c 9000000 /dev/zero > "$work/big.bin"
 check "an oversized upload is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -X POST --data-binary @"$work/big.bin" "$web/api/pair")" "413"
+check "the takes list names the parts" contains "$(curl -s -b "$work/cookies" "$web/api/takes")" '"parts":["Soprano","Alto","Tenor","Bass"]'
+check "the library lists the shipped songs with tags" contains "$(curl -s -b "$work/cookies" "$web/api/library")" '"title":"Amazing Grace"'
+check "a file that is not a song is refused" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -H 'X-File-Name: ../../run.sh' -X POST --data-binary 'rm -rf /' "$web/api/upload")" '{"error":"that file is not a song: send .acasong, .musicxml, .xml or .mxl"}'
+check "nothing was written to the library" equals "$(ls "$work/webbox/library" 2>/dev/null | wc -l)" "0"
+check "a loop outside the song is refused with its measures" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data 40-44 "$web/api/loop")" '{"error":"measures 40-44 are not in the song (0-14)"}'
+check "a loop from the page" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data 2-3 "$web/api/loop")" '{"done":"loop 2-3 on"}'
+curl -s -b "$work/cookies" -o "$work/bundle.zip" "$web/download/project.zip"
+check "the project bundle downloads" contains "$(python3 -m zipfile -l "$work/bundle.zip" 2>&1)" "amazing-grace.acaproj/manifest.json"
+check "the mixdown downloads as FLAC" equals "$(curl -s -b "$work/cookies" "$web/download/mix.flac" | head -c 4)" "fLaC"
+check "downloads need the session" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/download/mix.wav")" "401"
 kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
+# mDNS: the box announces acapella.local and its page through avahi-daemon
+# (started here with a system bus when the machine has none running).
+if ! avahi-daemon --check 2>/dev/null && [[ $(id -u) == 0 ]]; then
+  mkdir -p /run/dbus
+  [[ -S /run/dbus/system_bus_socket ]] || dbus-daemon --system --fork 2>/dev/null || true
+  avahi-daemon --daemonize --no-drop-root --no-chroot 2>/dev/null || true
+  for _ in $(seq 20); do avahi-daemon --check 2>/dev/null && break; sleep 0.2; done
+fi
+if avahi-daemon --check 2>/dev/null; then
+  mdnsport=$((20000 + RANDOM % 20000))
+  "$acapella" run --data "$work/mdns1" --seconds 12 --device sim --web "$mdnsport" >/dev/null 2>"$work/mdns1.err" &
+  mdns1=$!
+  for _ in $(seq 50); do grep -q "mdns: announced" "$work/mdns1.err" 2>/dev/null && break; sleep 0.2; done
+  check "the box announces itself" contains "$(cat "$work/mdns1.err")" "mdns: announced as acapella.local ("
+  check "acapella.local resolves to the box" matches "$(avahi-resolve -4 -n acapella.local 2>&1)" "^acapella.local	[0-9.]+$"
+  check "the page is a service on its port" contains "$(avahi-browse -rtp _http._tcp 2>&1)" "Acapella\\032box;Web Site;local;acapella.local;"
+  check "on the box's port" contains "$(avahi-browse -rtp _http._tcp 2>&1 | grep 'acapella.local')" ";$mdnsport;"
+  "$acapella" run --data "$work/mdns2" --seconds 6 --device sim --web "$((mdnsport + 1))" >/dev/null 2>"$work/mdns2.err" &
+  mdns2=$!
+  for _ in $(seq 50); do grep -q "mdns: announced" "$work/mdns2.err" 2>/dev/null && break; sleep 0.2; done
+  check "a second box takes the next name, and says so" contains "$(cat "$work/mdns2.err")" "acapella.local is taken on this network; trying acapella-2.local"
+  check "and is announced under it" contains "$(cat "$work/mdns2.err")" "mdns: announced as acapella-2.local ("
+  kill "$mdns1" "$mdns2" 2>/dev/null; wait "$mdns1" "$mdns2" 2>/dev/null || true
+  printf '{ "web": { "port": %d, "name": false } }' "$mdnsport" > "$work/noname.json"
+  "$acapella" run --config "$work/noname.json" --data "$work/mdns3" --seconds 2 --device sim >/dev/null 2>"$work/mdns3.err" || true
+  check "web.name false: not announced" equals "$(grep -c 'mdns:' "$work/mdns3.err")" "0"
+  printf '{ "web": { "name": "my box" } }' > "$work/badname.json"
+  expect "a bad web.name" 1 "$acapella" run --config "$work/badname.json" --data "$work/mdns4" --seconds 1 --device sim &&
+    check "bad name message" contains "$err" "badname.json: web.name: expected a host name"
+else
+  echo "cli: MDNS CHECKS SKIPPED (no avahi-daemon running and none could be started here)" >&2
+fi
 expect "a bad --web" 2 "$acapella" run --data "$work/webbox2" --seconds 1 --device sim --web 99999 &&
   check "web message" contains "$err" "--web expects a port (1-65535) or off, not '99999'"
 expect "mix unknown format" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.aiffc" && check "format message" contains "$err" "unknown audio format"

@@ -1,54 +1,107 @@
-// The box's page: pair once, then the score with a cursor that follows the
-// audio (the box's song sample, moved on by the page's clock between
-// messages), the transport and the needle.
+// The box's page: pair once, then four views — Rehearse (the score with a
+// cursor that follows the audio: the box's song sample, moved on by the
+// page's clock between messages and corrected by each; the lyric syllable
+// lit; the needle; the controls; measures tapped or dragged for the loop
+// or punch range), Takes, Library and Export.
 "use strict";
 let csrf = null;
 let timeMap = null;
 let live = null;
 let receivedAt = 0;
 let shownSong = null;
-const sampleRate = 48000;
+let syllables = [];
+let sampleRate = 48000;
+let saidAt = -1e9;
+const $ = (id) => document.getElementById(id);
 
 async function start() {
   const response = await fetch("/api/state");
-  if (response.status === 401) { document.getElementById("pair").hidden = false; return; }
+  if (response.status === 401) { $("pair").hidden = false; return; }
   const state = await response.json();
   csrf = state.csrf || null;
-  await loadScore();
-  listen();
+  await begin(state.song);
 }
 
-document.getElementById("pair-form").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const response = await fetch("/api/pair", { method: "POST", body: document.getElementById("code").value });
-  const reply = await response.json();
-  if (!response.ok) { document.getElementById("pair-error").textContent = reply.error; return; }
-  csrf = reply.csrf;
-  document.getElementById("pair").hidden = true;
+// Paired (or a guest): the score of `song`, then the live state.
+async function begin(song) {
+  shownSong = song;
+  $("tabs").hidden = csrf === null;
+  $("controls").hidden = csrf === null;
   await loadScore();
   listen();
+  if (csrf !== null) { loadTakes(); loadLibrary(); }
+}
+
+$("pair-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const response = await fetch("/api/pair", { method: "POST", body: $("code").value });
+  const reply = await response.json();
+  if (!response.ok) { $("pair-error").textContent = reply.error; return; }
+  csrf = reply.csrf;
+  $("pair").hidden = true;
+  const state = await (await fetch("/api/state")).json();
+  await begin(state.song);
 });
 
-function showControls() {
-  document.getElementById("controls").hidden = csrf === null;
+// A change: POSTed with the CSRF token; what the box said is shown.
+async function post(path, body, headers) {
+  const response = await fetch(path, { method: "POST", headers: Object.assign({ "X-CSRF-Token": csrf }, headers || {}), body: body });
+  let reply = {};
+  try { reply = await response.json(); } catch (error) { reply = { error: response.statusText }; }
+  // An action's own answer is what the box then says (its message line).
+  if (path !== "/api/action" || !response.ok) {
+    $("said").textContent = response.ok ? (reply.done || "") : reply.error;
+    $("said").className = response.ok ? "" : "error";
+    saidAt = performance.now();
+  }
+  return { ok: response.ok, reply: reply };
 }
 
-document.getElementById("controls").addEventListener("click", async (event) => {
+$("tabs").addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-tab]");
+  if (!button) return;
+  for (const tab of document.querySelectorAll("#tabs button")) {
+    tab.classList.toggle("on", tab === button);
+    $(tab.dataset.tab).hidden = tab !== button;
+  }
+});
+
+$("controls").addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-action]");
   if (!button || csrf === null) return;
-  await fetch("/api/action", { method: "POST", headers: { "X-CSRF-Token": csrf }, body: button.dataset.action });
+  await post("/api/action", button.dataset.action);
+});
+
+$("clear-ranges").addEventListener("click", async () => {
+  await post("/api/loop", "off");
+  await post("/api/punch", "off");
 });
 
 async function loadScore() {
-  showControls();
   const [svg, map] = await Promise.all([fetch("/score.svg"), fetch("/timemap.json")]);
   if (!svg.ok) return;
-  const holder = document.getElementById("score");
+  const holder = $("score");
   holder.innerHTML = await svg.text();
   timeMap = await map.json();
+  // The score's first paint (after this frame is drawn), for acapella-bench web.
+  requestAnimationFrame(() => setTimeout(() => performance.mark("score-painted"), 0));
   const cursor = document.createElement("div");
   cursor.id = "cursor";
   holder.appendChild(cursor);
+  const selection = document.createElement("div");
+  selection.id = "selection";
+  holder.appendChild(selection);
+  syllables = [];
+}
+
+// The lyric groups of the sung part and verse, in time order.
+function findSyllables() {
+  if (!live) return;
+  const part = CSS.escape(live.part);
+  syllables = Array.from(document.querySelectorAll(`#score g.syl[data-part="${part}"][data-verse="${live.verse}"]`))
+    .map((element) => ({ element: element, sample: Number(element.dataset.sample) }))
+    .sort((a, b) => a.sample - b.sample);
+  syllables.key = live.part + "/" + live.verse;
 }
 
 function listen() {
@@ -56,15 +109,27 @@ function listen() {
   events.onmessage = (message) => {
     live = JSON.parse(message.data);
     receivedAt = performance.now();
-    document.getElementById("song").textContent = live.song;
-    document.getElementById("part").textContent = live.part;
-    document.getElementById("transport").textContent = live.state;
-    document.getElementById("position").textContent = live.measure + "." + live.beat;
-    document.getElementById("note").textContent = live.note || "–";
-    document.getElementById("cents").textContent = live.cents === null ? "" : (live.cents > 0 ? "+" : "") + Math.round(live.cents);
+    // acapella-bench web reads what arrived when (off unless it asks).
+    if (window.benchEvents) window.benchEvents.push([receivedAt, live.published, live.sample, live.state]);
+    $("song").textContent = live.song;
+    $("part").textContent = live.part;
+    $("transport").textContent = live.state;
+    $("position").textContent = live.measure + "." + live.beat;
+    $("ranges").textContent = (live.loop ? "loop " + live.loop + " " : "") + (live.punch ? "punch " + live.punch : "");
+    $("note").textContent = live.note || "–";
+    $("cents").textContent = live.cents === null ? "" : (live.cents > 0 ? "+" : "") + Math.round(live.cents);
+    const cents = live.cents === null ? 0 : Math.max(-50, Math.min(50, live.cents));
+    $("needle-mark").style.left = (50 + cents) + "%";
+    $("needle-mark").className = live.cents === null ? "" : Math.abs(live.cents) <= 10 ? "good" : Math.abs(live.cents) <= 25 ? "near" : "far";
     document.body.classList.toggle("review", live.review);
-    if (live.song !== shownSong) { shownSong = live.song; loadScore(); }
+    // The box's message line, unless the page just said something itself.
+    if (live.message && performance.now() - saidAt > 3000) { $("said").textContent = live.message; $("said").className = ""; }
+    if (live.song !== shownSong) { shownSong = live.song; loadScore(); if (csrf !== null) loadTakes(); }
   };
+  if (csrf !== null) {
+    events.addEventListener("takes", () => loadTakes());
+    events.addEventListener("library", () => loadLibrary());
+  }
   requestAnimationFrame(draw);
 }
 
@@ -80,7 +145,7 @@ function draw() {
   requestAnimationFrame(draw);
   if (!timeMap || !live) return;
   const svg = document.querySelector("#score svg");
-  const cursor = document.getElementById("cursor");
+  const cursor = $("cursor");
   if (!svg || !cursor) return;
   const sample = sampleNow();
   const onsets = timeMap.onsets;
@@ -99,10 +164,221 @@ function draw() {
   cursor.style.height = ((system.bottom - system.top) * scale) + "px";
   cursor.dataset.measure = here.measure;
   cursor.dataset.sample = Math.round(sample);
-  const top = system.top * scale;
-  if (live.state !== "stopped" && (top < window.scrollY + 40 || top > window.scrollY + window.innerHeight * 0.6)) {
-    window.scrollTo({ top: Math.max(0, top - 60), behavior: "smooth" });
+  if (window.benchCursor && live.state !== "stopped") window.benchCursor.push([performance.now(), sample]);
+  // The syllable being sung.
+  if (syllables.key !== live.part + "/" + live.verse) findSyllables();
+  let lit = -1;
+  while (lit + 1 < syllables.length && syllables[lit + 1].sample <= sample) lit += 1;
+  if (syllables.lit !== lit) {
+    if (syllables.lit >= 0 && syllables[syllables.lit]) syllables[syllables.lit].element.classList.remove("lit");
+    if (lit >= 0 && live.state !== "stopped") syllables[lit].element.classList.add("lit");
+    syllables.lit = live.state !== "stopped" ? lit : -1;
+  }
+  // Turn ahead: the system being sung stays in the upper part of the screen.
+  const top = system.top * scale + $("score").offsetTop;
+  if (live.state !== "stopped" && (top < window.scrollY + 40 || top > window.scrollY + window.innerHeight * 0.5)) {
+    window.scrollTo({ top: Math.max(0, top - 120), behavior: "smooth" });
   }
 }
+
+// MARK: measures tapped or dragged → the loop or punch range.
+
+function measureAt(event) {
+  const svg = document.querySelector("#score svg");
+  if (!svg || !timeMap) return null;
+  const box = svg.getBoundingClientRect();
+  const scale = box.width / timeMap.width;
+  const x = (event.clientX - box.left) / scale;
+  const y = (event.clientY - box.top) / scale;
+  const system = timeMap.systems.findIndex((s) => y >= s.top - 4 && y <= s.bottom + 8);
+  if (system < 0) return null;
+  let measure = null;
+  for (const onset of timeMap.onsets) {
+    if (onset.system === system && onset.x <= x + 1) measure = onset.measure;
+  }
+  if (measure === null) measure = timeMap.systems[system].first;
+  return measure;
+}
+
+let dragFrom = null;
+$("score").addEventListener("pointerdown", (event) => {
+  if (!$("select-mode").value) return;
+  dragFrom = measureAt(event);
+  if (dragFrom !== null) { event.preventDefault(); showSelection(dragFrom, dragFrom); }
+});
+$("score").addEventListener("pointermove", (event) => {
+  if (dragFrom === null) return;
+  const to = measureAt(event);
+  if (to !== null) showSelection(Math.min(dragFrom, to), Math.max(dragFrom, to));
+});
+window.addEventListener("pointerup", async (event) => {
+  if (dragFrom === null) return;
+  const to = measureAt(event);
+  const from = dragFrom;
+  dragFrom = null;
+  const last = to === null ? from : to;
+  const range = Math.min(from, last) + "-" + Math.max(from, last);
+  await post("/api/" + $("select-mode").value, range);
+});
+
+// The chosen measures shaded on each system they cross.
+function showSelection(from, to) {
+  const selection = $("selection");
+  const svg = document.querySelector("#score svg");
+  if (!selection || !svg) return;
+  const scale = svg.clientWidth / timeMap.width;
+  selection.innerHTML = "";
+  timeMap.systems.forEach((system, index) => {
+    const inside = timeMap.onsets.filter((onset) => onset.system === index && onset.measure >= from && onset.measure <= to);
+    if (inside.length === 0) return;
+    const after = timeMap.onsets.find((onset) => onset.system === index && onset.measure > to);
+    const left = Math.min(...inside.map((onset) => onset.x)) - 1;
+    const right = after ? after.x - 1 : timeMap.width - 2;
+    const shade = document.createElement("div");
+    shade.className = "shade";
+    shade.style.left = (left * scale) + "px";
+    shade.style.width = ((right - left) * scale) + "px";
+    shade.style.top = (system.top * scale) + "px";
+    shade.style.height = ((system.bottom - system.top) * scale) + "px";
+    selection.appendChild(shade);
+  });
+  selection.dataset.range = from + "-" + to;
+}
+
+// MARK: Takes
+
+async function loadTakes() {
+  const response = await fetch("/api/takes");
+  if (!response.ok) return;
+  const list = await response.json();
+  const holder = $("takes-list");
+  holder.innerHTML = "";
+  list.parts.forEach((part, index) => {
+    const heading = document.createElement("h2");
+    heading.textContent = part + (index === list.currentPart ? " (yours now)" : "");
+    holder.appendChild(heading);
+    const takes = list.takes.filter((take) => take.part === part).reverse();
+    if (takes.length === 0) {
+      const none = document.createElement("p");
+      none.textContent = "no takes yet: the guide tones sing it";
+      holder.appendChild(none);
+      return;
+    }
+    const table = document.createElement("table");
+    for (const take of takes) {
+      const row = table.insertRow();
+      row.className = "take " + take.state + (take.active ? " active" : "");
+      row.dataset.take = take.id;
+      const recorded = take.recorded ? new Date(take.recorded).toLocaleString() : "";
+      const cells = ["take " + take.id, take.state + (take.active ? ", plays" : ""), take.seconds.toFixed(1) + " s",
+        take.measures ? "mm. " + take.measures : "whole song", recorded,
+        (take.nudgeMilliseconds ? (take.nudgeMilliseconds > 0 ? "+" : "") + take.nudgeMilliseconds.toFixed(1) + " ms" : "") + (take.note ? " " + take.note : "")];
+      for (const text of cells) row.insertCell().textContent = text;
+      const actions = row.insertCell();
+      if (take.state === "recording") continue;
+      const button = (label, handler) => {
+        const element = document.createElement("button");
+        element.textContent = label;
+        element.addEventListener("click", handler);
+        actions.appendChild(element);
+      };
+      button("▶ alone", () => play("/download/take-" + take.id + ".wav"));
+      button("▶ with the others", () => play("/download/take-" + take.id + "-with-others.wav"));
+      if (!take.active) button("activate", () => post("/api/take/" + take.id + "/activate", ""));
+      if (take.state !== "discarded") button("discard", () => post("/api/take/" + take.id + "/discard", ""));
+      button("−10 ms", () => post("/api/take/" + take.id + "/nudge", "-10"));
+      button("+10 ms", () => post("/api/take/" + take.id + "/nudge", "10"));
+      const link = document.createElement("a");
+      link.href = "/download/take-" + take.id + ".wav";
+      link.download = "";
+      link.textContent = "WAV";
+      actions.appendChild(link);
+    }
+    holder.appendChild(table);
+  });
+  const practice = $("practice");
+  practice.innerHTML = "";
+  list.parts.forEach((part, index) => {
+    const item = document.createElement("li");
+    item.textContent = part + ": ";
+    for (const format of ["wav", "flac", "mp3"]) {
+      const link = document.createElement("a");
+      link.href = "/download/practice-" + index + "." + format;
+      link.download = "";
+      link.className = "download";
+      link.textContent = format.toUpperCase();
+      item.appendChild(link);
+      item.appendChild(document.createTextNode(" "));
+    }
+    practice.appendChild(item);
+  });
+}
+
+function play(url) {
+  const player = $("player");
+  player.src = url;
+  player.play().catch(() => {});
+}
+
+$("undo").addEventListener("click", () => post("/api/undo", ""));
+
+// MARK: Library
+
+let songs = [];
+async function loadLibrary() {
+  const response = await fetch("/api/library");
+  if (!response.ok) return;
+  songs = (await response.json()).songs;
+  const filter = $("tag-filter");
+  const chosen = filter.value;
+  const tags = [...new Set(songs.flatMap((song) => song.tags))].sort();
+  filter.innerHTML = '<option value="">all songs</option>' + tags.map((tag) => "<option></option>").join("");
+  tags.forEach((tag, index) => { filter.options[index + 1].value = tag; filter.options[index + 1].textContent = tag; });
+  filter.value = tags.includes(chosen) ? chosen : "";
+  showSongs();
+}
+
+function showSongs() {
+  const tag = $("tag-filter").value;
+  const list = $("songs");
+  list.innerHTML = "";
+  for (const song of songs.filter((song) => !tag || song.tags.includes(tag))) {
+    const item = document.createElement("li");
+    item.dataset.song = song.index;
+    item.className = song.current ? "current" : "";
+    const title = document.createElement("span");
+    title.className = "title";
+    title.textContent = song.title;
+    item.appendChild(title);
+    const tags = document.createElement("span");
+    tags.className = "tags";
+    tags.textContent = song.tags.join(", ") + (song.uploaded ? (song.tags.length ? ", " : "") + "added here" : "");
+    item.appendChild(tags);
+    if (!song.current) {
+      const choose = document.createElement("button");
+      choose.textContent = "sing this";
+      choose.addEventListener("click", () => post("/api/choose", String(song.index)));
+      item.appendChild(choose);
+    }
+    list.appendChild(item);
+  }
+}
+
+$("tag-filter").addEventListener("change", showSongs);
+
+$("upload-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const file = $("upload-file").files[0];
+  if (!file) return;
+  const report = $("upload-report");
+  if (file.size > 8 * 1024 * 1024) { report.textContent = file.name + ": larger than 8 MiB"; return; }
+  report.textContent = "importing " + file.name + "…";
+  const result = await post("/api/upload", await file.arrayBuffer(), { "X-File-Name": encodeURIComponent(file.name) });
+  report.textContent = result.ok
+    ? "added '" + result.reply.title + "'" + (result.reply.report.length ? ":\n" + result.reply.report.join("\n") : " (nothing to report)")
+    : file.name + ": " + result.reply.error;
+  report.className = result.ok ? "" : "error";
+  if (result.ok) loadLibrary();
+});
 
 start();

@@ -46,6 +46,8 @@ public struct BoxOptions: Sendable {
     public var webPort: Int?
     public var webBind: String?
     public var webGuests = "none"
+    /// The name announced over mDNS (`NAME.local`); nil: not announced.
+    public var webName: String? = "acapella"
     /// The verse the lyric line follows (kept across songs and parts; `v`
     /// steps through a song's verses).
     public var verse = 1
@@ -106,8 +108,10 @@ public enum Box {
         if let lcd, (try? lcd.connect()) == nil { log("LCD: no LCDd at \(lcd.host):\(lcd.port); the box runs on without the display", .warning) }
         let service = ServiceNotifier()
         let web = startWeb(options: options, log: log, wake: wake)
-        defer { web?.server.stop() }
-        let titles = ShortTitle.distinct(options.songs.map(Self.title(ofSong:)), width: 10)
+        defer {
+            web?.mdns?.stop()
+            web?.server.stop()
+        }
         let started = MonotonicClock.nanoseconds()
         var next = SessionEnd.switchTo(song: options.songIndex, part: options.partIndex)
         var first = true
@@ -123,12 +127,15 @@ public enum Box {
             }
             let device = try openDevice()
             if first, device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
+            // Titles again each time: the page may have added songs.
+            let titles = ShortTitle.distinct(options.songs.map { SongHeader.read($0).title }, width: 10)
             var io = SessionIO(hub: hub, console: console, display: display, lcd: lcd, wake: wake, service: service, log: log, feedback: controls.feedback,
                                quantize: controls.punchQuantize, shortTitle: titles[options.songIndex], started: started)
             io.web = web?.hub
             io.webFont = web?.font
             io.webCode = web?.code
             next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
+            web?.hub.refuseChanges("the box is changing songs; try again")
             first = false
         }
         service.stopping()
@@ -149,17 +156,6 @@ public enum Box {
         } catch {
             log("safe shutdown: cannot run \(command.joined(separator: " ")): \(error); switch off by hand — nothing is being written", .error)
         }
-    }
-
-    /// A song file's title (its `title:` line), else its name.
-    static func title(ofSong path: String) -> String {
-        let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-        guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 4_096) else { return name }
-        try? handle.close()
-        for line in String(decoding: head, as: UTF8.self).split(separator: "\n").prefix(20) where line.hasPrefix("title:") {
-            return line.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        }
-        return name
     }
 
     /// The calibration action: measures the device's round trip (output
@@ -204,7 +200,8 @@ public enum Box {
 
     /// Starts the web page when it is on; a port in use or a missing page
     /// is said once and the box runs on without it.
-    static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor) -> (server: WebServer, hub: WebHub, font: SMuFLFont?, code: String)? {
+    static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor)
+        -> (server: WebServer, hub: WebHub, font: SMuFLFont?, code: String, mdns: MDNSAnnouncer?)? {
         guard let port = options.webPort else { return nil }
         var assets = WebAssets.load()
         let font = try? ShippedFiles.musicFont()
@@ -213,11 +210,11 @@ public enum Box {
             log("web: the page's files are missing (Web/ beside the program, or share/acapella/web); the box runs on without it", .warning)
             return nil
         }
-        let hub = WebHub(wake: wake)
+        let hub = WebHub(wake: wake, dataDirectory: options.dataDirectory)
         var random = SystemRandomNumberGenerator()
         let code = Pairing.code(from: random.next())
         let app = WebApp(assets: assets, guests: GuestAccess(rawValue: options.webGuests) ?? .none, pairingCode: code,
-                         live: { hub.live() }, score: { hub.score() }, act: { hub.act($0) },
+                         box: hub,
                          clock: { MonotonicClock.nanoseconds() / 1_000_000 },
                          random: {
                              var generator = SystemRandomNumberGenerator()
@@ -228,8 +225,20 @@ public enum Box {
             var host = [CChar](repeating: 0, count: 256)
             gethostname(&host, host.count)
             let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            log("web: http://\(name.isEmpty ? "localhost" : name).local:\(port)/ — pairing code \(code)")
-            return (server, hub, font?.font, code)
+            let address = options.webName.map { "\($0).local" } ?? (name.isEmpty ? "localhost" : name + ".local")
+            log("web: http://\(address):\(port)/ — pairing code \(code)")
+            var mdns: MDNSAnnouncer?
+            if let announced = options.webName {
+                do {
+                    mdns = try MDNSAnnouncer(host: announced, service: "Acapella box", port: UInt16(port)) { line, problem in
+                        log(line + (problem ? "; the page is also at http://\(name.isEmpty ? "localhost" : name).local:\(port)/ and the box's address" : ""),
+                            problem ? .warning : .info)
+                    }
+                } catch {
+                    log("\(error.description); the page is at http://\(name.isEmpty ? "localhost" : name).local:\(port)/ and the box's address", .warning)
+                }
+            }
+            return (server, hub, font?.font, code, mdns)
         } catch {
             log("web: \(error.description); the box runs on without its page", .warning)
             return nil
@@ -294,6 +303,8 @@ public enum Box {
         let status = { (mode: String) in "\(context.songTitle) — \(partName): \(mode)" }
         log("ready: \(context.songTitle), recording part \(partName) (\(options.partIndex + 1) of \(score.parts.count)); project \(project.path); \(rig.calibration)")
         io.web?.show(score, part: partName, font: io.webFont)
+        io.web?.publishLibrary(options.songs, current: options.songIndex)
+        var takesChanged = true
         // Short enough for a 16×2 LCD's message line.
         if let code = io.webCode { log("web code \(code)") }
         if options.autoplay || options.playOnceAndQuit { rig.link.send(.play) }
@@ -307,6 +318,8 @@ public enum Box {
         var lastDraw: Int64 = 0
         let descriptors = [PollDescriptor(fd: io.wake.fd)] + (io.console.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? []) + io.hub.descriptors
         var end = SessionEnd.quit
+        /// What the session said, for the web page's answers.
+        var said: [String] = []
 
         /// Feeds one input to the session and carries out what it says.
         func feed(_ input: BoxSession.Input, stamp: Int64? = nil) {
@@ -324,6 +337,7 @@ public enum Box {
                         }))
                     case .reloadTakes:
                         rig.reloadTakes()
+                        takesChanged = true
                     case .undoLastTake:
                         var result = Result<TakeRecord, ProjectError>.failure(ProjectError(description: "\(project.path) is read-only here: nothing to undo"))
                         if let recorder = rig.recorder {
@@ -334,8 +348,10 @@ public enum Box {
                             }
                         }
                         queue.append(.undone(result))
+                        takesChanged = true
                     case .say(let text):
                         log(text)
+                        said.append(text)
                     case .log(let text, let priority):
                         log(text, priority)
                     case .lights(let on):
@@ -348,6 +364,64 @@ public enum Box {
             }
         }
 
+        /// The song's takes for the web page, as the project says now.
+        func publishTakes(_ web: WebHub) {
+            takesChanged = false
+            let records = rig.recorder?.withProject { $0.manifest.takes } ?? project.manifest.takes
+            let schedule = session.context.schedule
+            web.publishTakes(records, project: project.path, song: context.songTitle, parts: context.partNames, currentPart: options.partIndex,
+                             sampleRate: project.manifest.sampleRate) { schedule.measure(at: $0) }
+        }
+        if let web = io.web { publishTakes(web) }
+
+        /// A change from the web page, carried out; the answer in words.
+        func carryOut(_ change: WebChange) -> Result<String, WebFailure> {
+            func onProject(_ body: (Project) throws(ProjectError) -> String) -> Result<String, WebFailure> {
+                guard let recorder = rig.recorder else { return .failure(WebFailure(409, "recording is off here: \(refused ?? "read-only")")) }
+                do {
+                    let result = try recorder.withProject { project throws(ProjectError) in try body(project) }
+                    rig.reloadAllTakes()
+                    takesChanged = true
+                    log(result)
+                    return .success(result)
+                } catch let error as ProjectError {
+                    return .failure(WebFailure(409, error.description))
+                } catch {
+                    return .failure(WebFailure(500, "\(error)"))
+                }
+            }
+            switch change {
+            case .activate(let id):
+                return onProject { project throws(ProjectError) in
+                    try project.activate(id)
+                    return "take \(id) plays"
+                }
+            case .discard(let id):
+                return onProject { project throws(ProjectError) in
+                    try project.discard(id)
+                    return "take \(id) discarded; its file stays in the project"
+                }
+            case .nudge(let id, let milliseconds):
+                return onProject { project throws(ProjectError) in
+                    let now = try project.nudge(id, by: Int64(milliseconds) * Int64(project.manifest.sampleRate) / 1_000)
+                    return String(format: "take %d nudged to %+.1f ms", id, Double(now) * 1_000 / Double(project.manifest.sampleRate))
+                }
+            case .undo:
+                feed(.action(.undoTake))
+            case .choose(let song, let part):
+                feed(.choose(song: song, part: part))
+                if session.ended != nil { return .success("switching to \(SongHeader.read(options.songs[song]).title)") }
+            case .loop(let measures), .punch(let measures):
+                if let measures, session.context.schedule.loopRange(measures: measures) == nil {
+                    return .failure(WebFailure(422, session.notInSong(measures)))
+                }
+                if case .punch = change, measures != nil, let refused { return .failure(WebFailure(409, "recording is off: \(refused)")) }
+                if case .punch = change { feed(.punch(measures)) } else { feed(.loop(measures)) }
+            }
+            return .success(said.last ?? "done")
+        }
+
+        var lastTakesCount = 0
         while true {
             let ready = Poller.wait(descriptors, timeoutMilliseconds: Self.frameMilliseconds)
             if ready.contains(io.wake.fd) { io.wake.clear() }
@@ -365,12 +439,24 @@ public enum Box {
             }
             for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
+            if let web = io.web {
+                if let songs = web.songs(ifMoreThan: options.songs.count) {
+                    options.songs = songs
+                    session.libraryGrew(to: songs.count)
+                    web.publishLibrary(options.songs, current: options.songIndex)
+                }
+                for (change, reply) in web.takeChanges() {
+                    said = []
+                    reply.answer(carryOut(change))
+                }
+            }
             for line in io.hub.news() { log(line, .warning) }
             while let event = rig.link.nextEvent() { feed(.engine(event)) }
             if let recorder = rig.recorder {
                 let (count, newest) = recorder.latestFinished()
                 if count > takesSeen, let newest {
                     takesSeen = count
+                    takesChanged = true
                     feed(.takeFinished(newest))
                 }
                 let problems = recorder.problemsSoFar()
@@ -403,12 +489,20 @@ public enum Box {
             if now - lastDraw >= Int64(Self.frameMilliseconds) * 1_000_000 - 2_000_000 {
                 lastDraw = now
                 let takes = project.manifest.takes.filter { $0.part == partName && $0.state != .discarded }.count
+                defer { lastTakesCount = takes }
                 var readout = session.readout(snapshot: snapshot, reading: rig.tracker?.reading, takes: takes)
                 if readout.message == nil, let line = log.takeLatest() { readout.message = line }
                 io.display?.draw(readout, keys: ConsoleKeys.helpLines)
                 if let lcd = io.lcd { lcd.show(Readout.lcd(readout, columns: lcd.columns > 0 ? lcd.columns : 16, rows: lcd.rows > 0 ? lcd.rows : 2)) }
                 io.service.status(status(readout.mode.rawValue))
-                io.web?.publish(WebLiveState(readout, serial: snapshot.serial, sample: snapshot.position))
+                if let web = io.web {
+                    if takesChanged || snapshot.state == .recording && readout.takes != lastTakesCount { publishTakes(web) }
+                    var live = WebLiveState(readout, serial: snapshot.serial, sample: snapshot.position)
+                    live.verse = session.context.verse
+                    live.loop = snapshot.looping ? session.dispatcher.loopStart.map { "\($0)-\(session.dispatcher.loopEnd ?? $0)" } : nil
+                    live.punch = session.punchRange.map { "\($0.lowerBound)-\($0.upperBound)" }
+                    web.publish(live)
+                }
             }
         }
         // Finish: the transport stops (a take in progress is finished and kept).
@@ -420,6 +514,7 @@ public enum Box {
             log("take \(take.id) (\(take.part)) \(take.state.rawValue): \(String(format: "%.1f", Double(take.frames) / Double(project.manifest.sampleRate))) s, \(take.file)")
         }
         if let summary = latency.summary(periodFrames: device.periodFrames, sampleRate: device.sampleRate) { log(summary) }
+        if let summary = rig.renderSummary { log(summary) }
         options.tempoPercent = session.context.tempoPercent
         if session.context.verseLines.count > 1 { options.verse = session.context.verse }
         options.countIn = session.context.countIn

@@ -109,6 +109,13 @@ public struct BoxSession: Sendable {
         /// The device went away / came back.
         case deviceLost(String)
         case deviceBack(String)
+        /// Another song (and part) chosen by index (the web page's library).
+        case choose(song: Int, part: Int?)
+        /// Loop these measures (nil: off), chosen as a whole (the web page).
+        case loop(ClosedRange<Int>?)
+        /// The next record from a stop sings these measures (a punch-in with
+        /// a measure of pre-roll); nil clears it.
+        case punch(ClosedRange<Int>?)
         /// Time passed: the control loop's clock, milliseconds (messages and
         /// the help go away by themselves). Never used for musical time.
         case tick(milliseconds: Int64)
@@ -154,6 +161,8 @@ public struct BoxSession: Sendable {
     /// Whether the singer's own guide is muted (it is while they sing it).
     public private(set) var guideMuted = true
     public private(set) var soloed = false
+    /// The measures the next record from a stop sings, when set.
+    public private(set) var punchRange: ClosedRange<Int>?
     var hasPlayed = false
     var now: Int64 = 0
     var message: (text: String, until: Int64)?
@@ -174,6 +183,11 @@ public struct BoxSession: Sendable {
     public init(_ context: Context) {
         self.context = context
         dispatcher = ActionDispatcher(quantize: context.quantize, metronome: context.metronome)
+    }
+
+    /// Songs were added to the library (the web page's uploads).
+    public mutating func libraryGrew(to count: Int) {
+        context.songCount = max(context.songCount, count)
     }
 
     // MARK: Handling
@@ -242,6 +256,29 @@ public struct BoxSession: Sendable {
         case .deviceBack(let name):
             effects.append(.log("the device is back: \(name)", .info))
             effects.append(say("the audio device is back"))
+        case .choose(let song, let part):
+            if song >= context.songCount {
+                effects.append(say("no song \(song + 1): the library has \(context.songCount)"))
+            } else {
+                effects.append(.end(.switchTo(song: song, part: part ?? context.partIndex)))
+            }
+        case .loop(let measures):
+            if let measures, context.schedule.loopRange(measures: measures) == nil {
+                effects.append(say(notInSong(measures)))
+            } else {
+                dispatcher.setLoop(measures)
+                effects.append(.engine([.loop(measures)]))
+                effects.append(say(measures.map { "loop \($0.lowerBound)-\($0.upperBound) on" } ?? "loop off"))
+            }
+        case .punch(let measures):
+            if let measures, context.schedule.loopRange(measures: measures) == nil {
+                effects.append(say(notInSong(measures)))
+            } else if let why = context.recordingRefused, measures != nil {
+                effects.append(say("recording is off: \(why)"))
+            } else {
+                punchRange = measures
+                effects.append(say(measures.map { "punch \($0.lowerBound)-\($0.upperBound): record sings it" } ?? "punch range cleared"))
+            }
         case .tick(let milliseconds):
             now = milliseconds
         }
@@ -333,6 +370,12 @@ public struct BoxSession: Sendable {
                 effects.append(.log("take \(take.id) kept", .info))
             }
         }
+        if action == .record, snapshot.state == .stopped, let measures = punchRange {
+            // A punch range set (the web page): the record button sings it.
+            effects.append(.engine([.punch(measures: measures, prerollMeasures: 1)]))
+            effects.append(say("punch \(measures.lowerBound)-\(measures.upperBound) after a measure of pre-roll"))
+            return effects
+        }
         switch dispatcher.dispatch(action, snapshot: snapshot) {
         case .engine(let commands):
             effects.append(.engine(commands))
@@ -343,6 +386,12 @@ public struct BoxSession: Sendable {
             effects += boxAction(request, snapshot: snapshot)
         }
         return effects
+    }
+
+    /// Measures outside the song, said with the song's own.
+    func notInSong(_ measures: ClosedRange<Int>) -> String {
+        let first = context.schedule.firstMeasureNumber
+        return "measures \(measures.lowerBound)-\(measures.upperBound) are not in the song (\(first)-\(first + context.schedule.barlines.count - 1))"
     }
 
     /// What an engine action did, in the singer's words.

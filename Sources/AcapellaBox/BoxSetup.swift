@@ -133,6 +133,9 @@ public struct BoxSetup: Sendable {
         guard !songs.isEmpty else { throw failure("no songs: give --song PATH, or run from the repository (Songs/)") }
         var options = BoxOptions(songs: songs, dataDirectory: flags.data ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
         options.projectPaths = projectPaths
+        // Songs added from the web page, after the shipped ones.
+        let added = options.dataDirectory + "/library"
+        options.songs += ((try? FileManager.default.contentsOfDirectory(atPath: added)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { added + "/" + $0 }
         options.calibrationStore = options.dataDirectory + "/calibration.json"
         options.powerOffCommand = settings.powerOffCommand
         options.songIndex = index
@@ -150,6 +153,7 @@ public struct BoxSetup: Sendable {
         options.webPort = settings.webEnabled ? settings.webPort : nil
         options.webBind = settings.webBind
         options.webGuests = settings.webGuests
+        options.webName = settings.webName
         if let web = flags.web {
             if web == "off" {
                 options.webPort = nil

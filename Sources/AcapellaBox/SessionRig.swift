@@ -145,6 +145,14 @@ public final class SessionRig {
         control.send(.takes(part: partIndex, takes[partIndex]))
     }
 
+    /// Loads every part's active takes into the engine again (a take of
+    /// another part changed from the web page).
+    public func reloadAllTakes() {
+        let load = { (project: Project) in project.activeTakes(for: self.control.options).takes }
+        let takes = recorder?.withProject(load) ?? load(project)
+        for (part, partTakes) in takes.enumerated() { control.send(.takes(part: part, partTakes)) }
+    }
+
     /// Whether the device loop has ended (a lost device the rig does not
     /// reopen, or `finish`), and why when it failed.
     public var deviceEnded: Bool { render?.hasEnded ?? false }
@@ -178,6 +186,12 @@ public final class SessionRig {
         recorder?.finish()
         tracker?.stop()
         link.collectRetired()
+    }
+
+    /// How long the periods took to render (once `finish` has run).
+    public var renderSummary: String? {
+        guard finished else { return nil }
+        return render?.times.summary(sampleRate: sampleRate)
     }
 
     deinit { finish(stopTransport: false) }

@@ -1,4 +1,8 @@
 import AcapellaControl
+import AcapellaEngine
+import AcapellaMusicXML
+import AcapellaProject
+import Dispatch
 public import AcapellaDevices
 import AcapellaEngrave
 import AcapellaScore
@@ -8,31 +12,104 @@ import AcapellaWebServer
 import Foundation
 import Synchronization
 
-/// What the web page reads: the live state the control loop publishes
-/// about 30 times a second and the current song engraved. The web threads
-/// and the control loop share this one mutex; the render thread never
-/// touches it.
-public final class WebHub: Sendable {
+/// What the web page reads and asks: the live state the control loop
+/// publishes about 30 times a second, the current song engraved, its
+/// takes and the library; changes queued for the control loop, which
+/// carries them out and answers; downloads rendered on the asking web
+/// thread from the project opened for reading. The web threads and the
+/// control loop share this one mutex; the render thread never touches it.
+public final class WebHub: WebBox {
     struct Shared {
         var live = WebLiveState()
-        var score: (svg: [UInt8], timeMap: [UInt8])?
+        var score: WebScore?
         /// Actions from the page, with when they arrived, for the control loop.
         var actions: [(action: ControlAction, nanoseconds: Int64)] = []
+        /// Changes from the page, each with the reply its web thread waits for.
+        var changes: [(change: WebChange, reply: Answer)] = []
+        var takes = WebTakes()
+        /// The takes' audio files by id (finished takes only).
+        var takeFiles: [Int: String] = [:]
+        /// The current song's project.
+        var project: String?
+        /// The library: every song's path, title and tags, and which is sung.
+        var songs: [(path: String, title: String, tags: [String])] = []
+        var currentSong = 0
+        var takesVersion = 0
+        var libraryVersion = 0
+    }
+
+    /// A web thread's wait for the control loop's answer.
+    final class Answer: Sendable {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<String, WebFailure>?>(nil)
+
+        func answer(_ result: Result<String, WebFailure>) {
+            self.result.withLock { $0 = result }
+            done.signal()
+        }
     }
 
     private let shared = Mutex(Shared())
+    /// Counts publications; the event streams wait on `published` for it to move.
+    private let generation = Atomic<Int>(0)
+    private let published = NSCondition()
     /// Wakes the control loop when an action arrives.
     private let wake: WakeDescriptor?
+    /// Where uploaded songs go, and where downloads are rendered before sending.
+    let libraryFolder: String
+    let exportsFolder: String
+    /// Renders running now (mixes, practice tracks, bundles): at most two.
+    private let rendering = Atomic<Int>(0)
+    /// Songs the library may hold from the page, and the most a render may run.
+    static let maximumUploads = 200
+    static let maximumRenders = 2
 
-    public init(wake: WakeDescriptor? = nil) { self.wake = wake }
+    public init(wake: WakeDescriptor? = nil, dataDirectory: String) {
+        self.wake = wake
+        libraryFolder = dataDirectory + "/library"
+        exportsFolder = dataDirectory + "/exports"
+        // Renders left by a crash are removed (nothing else is ever kept there).
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: exportsFolder)) ?? [] where name.hasPrefix("web-") {
+            unlink(exportsFolder + "/" + name)
+        }
+    }
+
+    // MARK: Reads (web threads)
+
+    public func live() -> WebLiveState { shared.withLock { $0.live } }
+
+    public func score() -> WebScore? { shared.withLock { $0.score } }
+
+    public func takes() -> WebTakes { shared.withLock { $0.takes } }
+
+    public func library() -> [WebSong] {
+        shared.withLock { shared in
+            shared.songs.enumerated().map { index, song in
+                WebSong(index: index, title: song.title, tags: song.tags, current: index == shared.currentSong,
+                        uploaded: song.path.hasPrefix(libraryFolder + "/"))
+            }
+        }
+    }
+
+    // MARK: Changes (web threads ask, the control loop answers)
 
     /// An action from the page: queued for the control loop, which is woken.
-    func act(_ name: String) -> Bool {
+    public func act(_ name: String) -> Bool {
         guard let action = ControlAction(rawValue: name) else { return false }
         let now = MonotonicClock.nanoseconds()
         shared.withLock { $0.actions.append((action, now)) }
         wake?.wake()
         return true
+    }
+
+    public func perform(_ change: WebChange) -> Result<String, WebFailure> {
+        let reply = Answer()
+        shared.withLock { $0.changes.append((change, reply)) }
+        wake?.wake()
+        guard reply.done.wait(timeout: .now() + 5) == .success, let result = reply.result.withLock({ $0 }) else {
+            return .failure(WebFailure(503, "the box is busy (changing songs?); try again"))
+        }
+        return result
     }
 
     /// The page's actions since the last call, in order.
@@ -43,14 +120,100 @@ public final class WebHub: Sendable {
         }
     }
 
-    /// The live state now.
-    public func live() -> WebLiveState { shared.withLock { $0.live } }
+    /// The page's changes since the last call, in order, each to be answered.
+    func takeChanges() -> [(change: WebChange, reply: Answer)] {
+        shared.withLock { shared in
+            defer { shared.changes = [] }
+            return shared.changes
+        }
+    }
 
-    /// The engraved song, if any.
-    public func score() -> (svg: [UInt8], timeMap: [UInt8])? { shared.withLock { $0.score } }
+    /// Answers changes nobody will carry out (the box is between songs or stopping).
+    func refuseChanges(_ why: String) {
+        for (_, reply) in takeChanges() { reply.answer(.failure(WebFailure(503, why))) }
+    }
 
-    /// The control loop's publication (cheap: one small struct).
-    public func publish(_ live: WebLiveState) { shared.withLock { $0.live = live } }
+    // MARK: Publication (the control loop)
+
+    /// The live state (cheap: one small struct); the versions are the hub's.
+    public func publish(_ live: WebLiveState) {
+        shared.withLock { shared in
+            var live = live
+            live.takesVersion = shared.takesVersion
+            live.libraryVersion = shared.libraryVersion
+            live.publishedNanoseconds = MonotonicClock.nanoseconds()
+            shared.live = live
+        }
+        published.lock()
+        generation.add(1, ordering: .relaxed)
+        published.broadcast()
+        published.unlock()
+    }
+
+    public func nextLive(after seen: Int, timeout: Duration) -> (state: WebLiveState, generation: Int) {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        published.lock()
+        while generation.load(ordering: .relaxed) == seen && published.wait(until: deadline) {}
+        let now = generation.load(ordering: .relaxed)
+        published.unlock()
+        return (live(), now)
+    }
+
+    /// The song's takes as the project says now.
+    /// `measure` names the measure a song sample falls in (punch-ins are
+    /// listed by their measures).
+    func publishTakes(_ records: [TakeRecord], project: String, song: String, parts: [String], currentPart: Int, sampleRate: Int,
+                      measure: (Int64) -> Int) {
+        let takes = records.map { record in
+            let file = project + "/" + record.file
+            let modified = (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate]) as? Date
+            return WebTake(id: record.id, part: record.part, state: record.state.rawValue, active: record.active,
+                           seconds: Double(record.frames) / Double(max(1, sampleRate)),
+                           recorded: modified.map { ISO8601DateFormatter().string(from: $0) },
+                           measures: record.range.map { "\(measure($0.start))-\(measure(max($0.start, $0.end - 1)))" }, nudgeMilliseconds: Double(record.nudgeSamples) * 1_000 / Double(max(1, sampleRate)),
+                           note: record.note)
+        }
+        let files = Dictionary(records.filter { $0.state != .recording }.map { ($0.id, project + "/" + $0.file) }) { first, _ in first }
+        shared.withLock { shared in
+            let changed = WebTakes(song: song, parts: parts, currentPart: currentPart, takes: takes)
+            guard changed != shared.takes || shared.project != project else { return }
+            shared.takes = changed
+            shared.takeFiles = files
+            shared.project = project
+            shared.takesVersion += 1
+            shared.live.takesVersion = shared.takesVersion
+        }
+    }
+
+    /// The library: each song's title and tags, which one is sung.
+    func publishLibrary(_ paths: [String], current: Int) {
+        shared.withLock { shared in
+            if shared.songs.map(\.path) != paths {
+                let known = Dictionary(shared.songs.map { ($0.path, $0) }) { first, _ in first }
+                var songs: [(path: String, title: String, tags: [String])] = []
+                for path in paths {
+                    if let song = known[path] {
+                        songs.append(song)
+                    } else {
+                        let header = SongHeader.read(path)
+                        songs.append((path, header.title, header.tags))
+                    }
+                }
+                shared.songs = songs
+                shared.libraryVersion += 1
+            }
+            if shared.currentSong != current {
+                shared.currentSong = current
+                shared.libraryVersion += 1
+            }
+            shared.live.libraryVersion = shared.libraryVersion
+        }
+    }
+
+    /// The library's paths when uploads made it longer than `count`.
+    func songs(ifMoreThan count: Int) -> [String]? {
+        shared.withLock { $0.songs.count > count ? $0.songs.map(\.path) : nil }
+    }
 
     /// A new song: its score for the page, the part highlighted; the
     /// music font served by the page itself.
@@ -69,7 +232,153 @@ public final class WebHub: Sendable {
         let systems: [[String: Any]] = engraving.systems.map { ["top": $0.top, "bottom": $0.bottom, "first": $0.measures.lowerBound] }
         let map: [String: Any] = ["width": engraving.scroll.width, "onsets": onsets, "systems": systems]
         let json = (try? JSONSerialization.data(withJSONObject: map, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
-        shared.withLock { $0.score = (Array(svg.utf8), json) }
+        let score = WebScore(svg: Array(svg.utf8), timeMap: json)
+        shared.withLock { $0.score = score }
+    }
+
+    // MARK: Uploads (web threads)
+
+    public func upload(fileName: String, bytes: [UInt8]) -> Result<WebUpload, WebFailure> {
+        let format = ((fileName.removingPercentEncoding ?? fileName) as NSString).pathExtension.lowercased()
+        guard ["acasong", "musicxml", "xml", "mxl"].contains(format) else {
+            return .failure(WebFailure(415, "that file is not a song: send .acasong, .musicxml, .xml or .mxl"))
+        }
+        guard !bytes.isEmpty else { return .failure(WebFailure(400, "the file is empty")) }
+        // The client's name only says the format and names the file in
+        // messages (its last component, plain characters); never a path.
+        let base = String((fileName.removingPercentEncoding ?? fileName).split(separator: "/").last ?? "")
+        let plain = String(base.filter { $0.isLetter || $0.isNumber || " -_.()".contains($0) }.prefix(60))
+        let shown = plain.lowercased().hasSuffix("." + format) ? plain : "upload.\(format)"
+        let score: Score
+        var report: [String] = []
+        var text: String
+        if format == "acasong" {
+            do { score = try Acasong.parse(bytes: bytes, file: shown) } catch {
+                return .failure(WebFailure(422, error.errors.prefix(3).map(\.description).joined(separator: "; ")))
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        } else {
+            do {
+                let result = try MusicXML.importScore(bytes: bytes, fileName: shown)
+                score = result.score
+                report = result.report.lines
+            } catch {
+                return .failure(WebFailure(422, error.description))
+            }
+            text = Acasong.serialize(score)
+        }
+        let title = score.title ?? "Untitled"
+        // Stored under a name of the box's making, inside the library folder only.
+        let stem = String(title.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "-" }.prefix(40))
+            .split(separator: "-").joined(separator: "-")
+        do { try Folders.make(libraryFolder) } catch { return .failure(WebFailure(507, error.description)) }
+        return shared.withLock { shared -> Result<WebUpload, WebFailure> in
+            let uploads = shared.songs.filter { $0.path.hasPrefix(libraryFolder + "/") }.count
+            guard uploads < Self.maximumUploads else {
+                return .failure(WebFailure(507, "the library holds \(Self.maximumUploads) songs from the page; remove some from \(libraryFolder) first"))
+            }
+            var path = "\(libraryFolder)/\(stem.isEmpty ? "song" : stem).acasong"
+            var number = 2
+            while FileManager.default.fileExists(atPath: path) {
+                path = "\(libraryFolder)/\(stem.isEmpty ? "song" : stem)-\(number).acasong"
+                number += 1
+            }
+            if !text.hasSuffix("\n") { text += "\n" }
+            do { try AtomicFile.write(Array(text.utf8), to: path) } catch { return .failure(WebFailure(507, "cannot store the song: \(error)")) }
+            shared.songs.append((path, title, score.tags))
+            shared.libraryVersion += 1
+            shared.live.libraryVersion = shared.libraryVersion
+            return .success(WebUpload(title: title, index: shared.songs.count - 1, report: report))
+        }
+    }
+
+    // MARK: Downloads (web threads)
+
+    public func download(_ what: WebDownload) -> Result<WebFile, WebFailure> {
+        let (project, files, song) = shared.withLock { ($0.project, $0.takeFiles, $0.takes.song) }
+        guard let project else { return .failure(WebFailure(404, "no song is open")) }
+        let stem = ((project as NSString).lastPathComponent as NSString).deletingPathExtension
+        if case .take(let id) = what {
+            guard let file = files[id] else { return .failure(WebFailure(404, "no finished take \(id) in \(song)")) }
+            return .success(WebFile(path: file, contentType: "audio/wav", downloadName: "\(stem)-take-\(id).wav", temporary: false))
+        }
+        guard rendering.add(1, ordering: .relaxed).newValue <= Self.maximumRenders else {
+            rendering.subtract(1, ordering: .relaxed)
+            return .failure(WebFailure(503, "the box is already rendering \(Self.maximumRenders) downloads; try again in a moment"))
+        }
+        defer { rendering.subtract(1, ordering: .relaxed) }
+        // This thread below the control loop and far below the render
+        // thread (on Linux, `who` 0 is the calling thread).
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        do { try Folders.make(exportsFolder) } catch { return .failure(WebFailure(507, error.description)) }
+        let opened: Project
+        do { opened = try Project.open(project, for: .read).project } catch { return .failure(WebFailure(500, error.description)) }
+        defer { opened.close() }
+        let output = exportsFolder + "/web-\(UUID().uuidString)"
+        switch what {
+        case .project:
+            do { try ProjectBundle.write(opened, to: output + ".zip") } catch { return .failure(WebFailure(507, error.description)) }
+            return .success(WebFile(path: output + ".zip", contentType: "application/zip", downloadName: "\(stem).acaproj.zip", temporary: true))
+        case .take(let id), .takeWithOthers(let id):
+            return render(opened, take: id, format: "wav", output: output, name: "\(stem)-take-\(id)-with-others")
+        case .mix(let format):
+            return render(opened, format: format, output: output, name: "\(stem)-mix")
+        case .practice(let part, let format):
+            guard part < opened.score.parts.count else { return .failure(WebFailure(404, "no part \(part + 1) in \(song)")) }
+            var options = MixdownOptions()
+            options.practicePart = opened.score.parts[part].name
+            return render(opened, options: options, format: format, output: output, name: "\(stem)-part-\(part + 1)-practice")
+        }
+    }
+
+    /// A mixdown of the project at −16 LUFS (its active takes, tones for the
+    /// other parts), or with `take` as its part's only take, written to a
+    /// temporary file the server sends and removes.
+    func render(_ project: Project, take: Int? = nil, options: MixdownOptions = MixdownOptions(), format: String, output: String, name: String) -> Result<WebFile, WebFailure> {
+        var options = options
+        options.sampleRate = project.manifest.sampleRate
+        var (takes, _) = project.activeTakes(for: ScheduleOptions(sampleRate: options.sampleRate))
+        if let take {
+            guard let record = project.manifest.takes.first(where: { $0.id == take && $0.state != .recording }),
+                  let part = project.score.parts.firstIndex(where: { $0.name == record.part }) else {
+                return .failure(WebFailure(404, "no finished take \(take)"))
+            }
+            do {
+                let decoded = try AudioFile.readMono(project.path + "/" + record.file)
+                takes[part] = PartTakes([TakePlayback(samples: decoded.samples, alignmentOffsetSamples: record.alignmentOffsetSamples,
+                                                      nudgeSamples: record.nudgeSamples, range: record.range?.samples)])
+            } catch {
+                return .failure(WebFailure(500, "take \(take): \(error.description)"))
+            }
+        }
+        let path = output + "." + format
+        do {
+            let (stereo, _) = try Mixdown.mix(project.score, options: options, takes: takes)
+            try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: path)
+        } catch let error as MixdownError {
+            return .failure(WebFailure(500, error.description))
+        } catch {
+            unlink(path)
+            return .failure(WebFailure(507, "\(error)"))
+        }
+        let types = ["wav": "audio/wav", "flac": "audio/flac", "mp3": "audio/mpeg"]
+        return .success(WebFile(path: path, contentType: types[format] ?? "application/octet-stream", downloadName: "\(name).\(format)", temporary: true))
+    }
+}
+
+/// A song file's title and tags, from its first lines (the library lists
+/// them without parsing every song).
+enum SongHeader {
+    static func read(_ path: String) -> (title: String, tags: [String]) {
+        var title = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        var tags: [String] = []
+        guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 4_096) else { return (title, tags) }
+        try? handle.close()
+        for line in String(decoding: head, as: UTF8.self).split(separator: "\n").prefix(20) {
+            if line.hasPrefix("title:") { title = line.dropFirst(6).trimmingCharacters(in: .whitespaces) }
+            if line.hasPrefix("tags:") { tags = line.dropFirst(5).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        }
+        return (title, tags)
     }
 }
 
@@ -103,5 +412,6 @@ extension WebLiveState {
         cents = readout.cents
         level = readout.inputDB
         review = readout.mode == .review
+        message = readout.message
     }
 }

@@ -33,6 +33,13 @@ public struct ActionDispatcher: Sendable {
         metronomeOn = metronome
     }
 
+    /// A loop chosen as a whole (the web page's measures): remembered as
+    /// if set with loop-start-here and loop-end-here; nil forgets it.
+    public mutating func setLoop(_ measures: ClosedRange<Int>?) {
+        loopStart = measures?.lowerBound
+        loopEnd = measures?.upperBound
+    }
+
     /// What `action` means now.
     public mutating func dispatch(_ action: ControlAction, snapshot: EngineSnapshot) -> Outcome {
         let state = snapshot.state

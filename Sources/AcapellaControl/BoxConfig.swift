@@ -39,6 +39,8 @@ public struct BoxConfig: Hashable, Sendable {
     public var webPort = 8080
     public var webBind: String?
     public var webGuests = "none"
+    /// The name announced over mDNS (`NAME.local`); nil: not announced.
+    public var webName: String? = "acapella"
 
     /// The defaults.
     public init() {}
@@ -60,7 +62,7 @@ extension BoxConfig: Codable {
     }
 
     enum WebKeys: String, CodingKey, CaseIterable {
-        case port, bind, guests
+        case port, bind, guests, name
     }
 
     enum ReadoutKeys: String, CodingKey, CaseIterable {
@@ -107,7 +109,7 @@ extension BoxConfig: Codable {
             } else {
                 let webDecoder = try container.superDecoder(forKey: .web)
                 guard (try? webDecoder.container(keyedBy: AnyCodingKey.self)) != nil else {
-                    throw DecodingError.dataCorruptedError(forKey: .web, in: container, debugDescription: "expected false or an object with port, bind and guests")
+                    throw DecodingError.dataCorruptedError(forKey: .web, in: container, debugDescription: "expected false or an object with port, bind, guests and name")
                 }
                 try webDecoder.rejectUnknownKeys(WebKeys.self)
                 let web = try webDecoder.container(keyedBy: WebKeys.self)
@@ -123,6 +125,18 @@ extension BoxConfig: Codable {
                         throw DecodingError.dataCorruptedError(forKey: .guests, in: web, debugDescription: "expected \"view\" or \"none\"")
                     }
                     webGuests = guests
+                }
+                if web.contains(.name) {
+                    if let off = try? web.decode(Bool.self, forKey: .name), !off {
+                        webName = nil
+                    } else {
+                        guard let name = try? web.decode(String.self, forKey: .name), (1...63).contains(name.utf8.count),
+                              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }), !name.hasPrefix("-"), !name.hasSuffix("-") else {
+                            throw DecodingError.dataCorruptedError(forKey: .name, in: web,
+                                                                   debugDescription: "expected a host name of letters, digits and inner hyphens (up to 63), or false")
+                        }
+                        webName = name.lowercased()
+                    }
                 }
             }
         }
@@ -169,6 +183,7 @@ extension BoxConfig: Codable {
             try web.encode(webPort, forKey: .port)
             try web.encodeIfPresent(webBind, forKey: .bind)
             try web.encode(webGuests, forKey: .guests)
+            if let webName { try web.encode(webName, forKey: .name) } else { try web.encode(false, forKey: .name) }
         } else {
             try container.encode(false, forKey: .web)
         }

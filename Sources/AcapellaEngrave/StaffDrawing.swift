@@ -554,7 +554,11 @@ struct StaffDrawing {
                       let x = placement.columnX[notesOfPart[index].startTick] ?? xs[index] else { continue }
                 let centre = x + 0.59
                 let width = TextMetrics.width(lyric.text, size: Metric.lyricSize)
+                // A group the web page lights while the syllable is sung.
+                items.append(.beginGroup(id: nil, className: "syl", data: [DataAttribute("part", part.part.name), DataAttribute("verse", "\(verse)"),
+                                                                          DataAttribute("sample", "\(layout.timeMap.sample(atTick: notesOfPart[index].startTick))")]))
                 items.append(.text(lyric.text, at: Point(centre, y), size: Metric.lyricSize, anchor: .middle, style: .normal))
+                items.append(.endGroup)
                 let right = centre + width / 2
                 // The next syllable of this verse.
                 let later = shownNotes[(position + 1)...]

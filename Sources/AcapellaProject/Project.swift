@@ -533,6 +533,25 @@ public final class Project {
         return newest
     }
 
+    /// Sets a take aside: discarded, not playing; its file stays and
+    /// `activate` brings it back.
+    public func discard(_ id: Int) throws(ProjectError) {
+        guard let take = manifest.takes.first(where: { $0.id == id }) else { throw ProjectError(description: "no take \(id)") }
+        guard take.state != .recording else { throw ProjectError(description: "take \(id) is still being recorded") }
+        try update(id) { $0.state = .discarded; $0.active = false }
+    }
+
+    /// Moves a take against the song by `samples` more (a manual
+    /// correction of its alignment); returns the nudge now in force.
+    @discardableResult
+    public func nudge(_ id: Int, by samples: Int64) throws(ProjectError) -> Int64 {
+        guard let take = manifest.takes.first(where: { $0.id == id }) else { throw ProjectError(description: "no take \(id)") }
+        let nudged = take.nudgeSamples + samples
+        guard abs(nudged) <= Manifest.sampleLimit else { throw ProjectError(description: "take \(id): a nudge of \(nudged) samples is out of range") }
+        try update(id) { $0.nudgeSamples = nudged }
+        return nudged
+    }
+
     /// Changes a take's field and stores it.
     public func update(_ id: Int, _ change: (inout TakeRecord) -> Void) throws(ProjectError) {
         try requireWriter()

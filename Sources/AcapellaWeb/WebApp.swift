@@ -37,6 +37,8 @@ public enum WebReply: Sendable {
     /// Server-Sent Events: `next` blocks until the next message is due and
     /// returns its bytes, or nil to end the stream.
     case events(@Sendable () -> [UInt8]?)
+    /// A file the server opens and sends (a download).
+    case file(WebFile)
 }
 
 public struct WebResponse: Sendable {
@@ -84,14 +86,31 @@ public struct WebLiveState: Sendable, Hashable {
     public var cents: Double?
     public var level: Double = 0
     public var review = false
+    /// What the box said last (the readout's message line), if anything.
+    public var message: String?
+    /// The verse the lyric line follows.
+    public var verse = 1
+    /// The loop and the punch range set ("5-8"), if any.
+    public var loop: String?
+    public var punch: String?
+    /// Count up when the takes or the library change (the page reloads them).
+    public var takesVersion = 0
+    public var libraryVersion = 0
+    /// When the box published it (CLOCK_MONOTONIC, ns): the page's event
+    /// delay is measured against it (`acapella-bench web`).
+    public var publishedNanoseconds: Int64 = 0
 
     public init() {}
 
     var json: [String: Any] {
         var object: [String: Any] = ["serial": serial, "state": state, "sample": sample, "measure": measure, "beat": beat,
-                                     "song": song, "part": part, "level": level, "review": review]
+                                     "song": song, "part": part, "level": level.isFinite ? level : -120, "review": review, "verse": verse,
+                                     "takesVersion": takesVersion, "libraryVersion": libraryVersion, "published": publishedNanoseconds]
         object["note"] = note ?? NSNull()
-        object["cents"] = cents ?? NSNull()
+        object["cents"] = cents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
+        object["loop"] = loop ?? NSNull()
+        object["message"] = message ?? NSNull()
+        object["punch"] = punch ?? NSNull()
         return object
     }
 }
@@ -106,11 +125,7 @@ public final class WebApp: Sendable {
     let assets: [String: (type: String, bytes: [UInt8])]
     let guests: GuestAccess
     let pairing: Mutex<Pairing>
-    let live: @Sendable () -> WebLiveState
-    let score: @Sendable () -> (svg: [UInt8], timeMap: [UInt8])?
-    /// Carries out a control action by name ("play-pause"…); false when
-    /// there is no such action.
-    let act: @Sendable (String) -> Bool
+    let box: any WebBox
     /// Between two event-stream messages (about 30 a second).
     let eventInterval: Duration
     let clock: @Sendable () -> Int64
@@ -119,16 +134,12 @@ public final class WebApp: Sendable {
     /// Body size the server accepts at most.
     public static let maximumBody = 8 << 20
 
-    public init(assets: [String: (type: String, bytes: [UInt8])], guests: GuestAccess, pairingCode: String,
-                live: @escaping @Sendable () -> WebLiveState, score: @escaping @Sendable () -> (svg: [UInt8], timeMap: [UInt8])?,
-                act: @escaping @Sendable (String) -> Bool = { _ in false }, eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64,
-                random: @escaping @Sendable () -> String) {
+    public init(assets: [String: (type: String, bytes: [UInt8])], guests: GuestAccess, pairingCode: String, box: any WebBox,
+                eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64, random: @escaping @Sendable () -> String) {
         self.assets = assets
         self.guests = guests
         pairing = Mutex(Pairing(code: pairingCode))
-        self.live = live
-        self.score = score
-        self.act = act
+        self.box = box
         self.eventInterval = eventInterval
         self.clock = clock
         self.random = random
@@ -159,78 +170,184 @@ public final class WebApp: Sendable {
     public func handle(_ request: WebRequest) -> WebReply {
         if request.method == "GET" || request.method == "HEAD" {
             if let asset = assets[request.path] {
-                return .response(WebResponse(status: 200, contentType: asset.type, headers: [("Cache-Control", "no-cache")], body: asset.bytes))
+                // The font never changes within a version; the page's own files may.
+                let cache = request.path.hasSuffix(".otf") ? "max-age=86400" : "no-cache"
+                return .response(WebResponse(status: 200, contentType: asset.type, headers: [("Cache-Control", cache)], body: asset.bytes))
             }
-            let paired = session(request)
-            let mayView = paired != nil || guests == .view
-            switch request.path {
-            case "/api/state":
-                guard mayView else { return .response(.error(401, "pair with the box first")) }
-                var object = live().json
-                object["paired"] = paired != nil
-                if let paired { object["csrf"] = paired.csrf }
-                return .response(.json(object))
-            case "/score.svg", "/timemap.json":
-                guard mayView else { return .response(.error(401, "pair with the box first")) }
-                guard let score = score() else { return .response(.error(404, "no song is loaded")) }
-                return .response(request.path == "/score.svg"
-                    ? WebResponse(status: 200, contentType: "image/svg+xml", headers: [("Cache-Control", "no-cache")], body: score.svg)
-                    : WebResponse(status: 200, contentType: "application/json", body: score.timeMap))
-            case "/events":
-                guard mayView else { return .response(.error(401, "pair with the box first")) }
-                return .events(eventStream())
-            default:
-                return .response(.error(404, "no such page"))
-            }
+            return get(request)
         }
         guard request.method == "POST" else { return .response(.error(405, "GET or POST")) }
         guard !Self.isCrossSite(request) else { return .response(.error(403, "requests from other sites are refused")) }
-        if request.path == "/api/pair" {
-            let code = String(decoding: request.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            let now = clock()
-            let result = pairing.withLock { $0.pair(code: code, client: request.client, nowMilliseconds: now, token: random) }
-            switch result {
-            case .success(let session):
-                return .response(.json(["paired": true, "csrf": session.csrf],
-                                       headers: [("Set-Cookie", "\(Self.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict")]))
-            case .failure(let failure):
-                if case .tooManyAttempts(let seconds) = failure {
-                    return .response(.json(["error": failure.description], status: 429, headers: [("Retry-After", "\(seconds)")]))
-                }
-                return .response(.error(403, failure.description))
-            }
-        }
+        if request.path == "/api/pair" { return pair(request) }
         guard let paired = session(request) else { return .response(.error(401, "pair with the box first")) }
         guard request.headers["x-csrf-token"] == paired.csrf else { return .response(.error(403, "missing or wrong CSRF token")) }
-        if request.path == "/api/action" {
-            let name = String(decoding: request.body.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard act(name) else { return .response(.error(400, "no action named '\(name.prefix(40))'")) }
-            return .response(.json(["done": name]))
-        }
-        return .response(.error(404, "no such action"))
+        return post(request)
     }
 
-    /// `data: {live state}` about 30 times a second, only when it changed
-    /// (and at least once a second, so the page sees the stream is alive).
+    /// Reads: the live state, the score and the event stream for paired
+    /// pages (and guests when allowed); takes, library and downloads for
+    /// paired pages only.
+    func get(_ request: WebRequest) -> WebReply {
+        let paired = session(request)
+        let mayView = paired != nil || guests == .view
+        guard mayView else { return .response(.error(401, "pair with the box first")) }
+        switch request.path {
+        case "/api/state":
+            var object = box.live().json
+            object["paired"] = paired != nil
+            if let paired { object["csrf"] = paired.csrf }
+            return .response(.json(object))
+        case "/score.svg", "/timemap.json":
+            guard let score = box.score() else { return .response(.error(404, "no song is loaded")) }
+            guard request.path == "/score.svg" else { return .response(WebResponse(status: 200, contentType: "application/json", body: score.timeMap)) }
+            if let gzip = score.svgGzip, (request.headers["accept-encoding"] ?? "").contains("gzip") {
+                return .response(WebResponse(status: 200, contentType: "image/svg+xml", headers: [("Cache-Control", "no-cache"), ("Content-Encoding", "gzip"),
+                                                                                                  ("Vary", "Accept-Encoding")], body: gzip))
+            }
+            return .response(WebResponse(status: 200, contentType: "image/svg+xml", headers: [("Cache-Control", "no-cache"), ("Vary", "Accept-Encoding")], body: score.svg))
+        case "/events":
+            return .events(eventStream())
+        default:
+            break
+        }
+        guard paired != nil else { return .response(.error(401, "pair with the box first: guests see the score only")) }
+        switch request.path {
+        case "/api/takes":
+            return .response(.json(box.takes().json))
+        case "/api/library":
+            return .response(.json(["songs": box.library().map(\.json)]))
+        default:
+            guard let download = Self.download(request.path) else { return .response(.error(404, "no such page")) }
+            switch box.download(download) {
+            case .success(let file): return .file(file)
+            case .failure(let failure): return .response(.error(failure.status, failure.description))
+            }
+        }
+    }
+
+    /// The downloads' addresses: `/download/take-7.wav`,
+    /// `/download/take-7-with-others.wav`, `/download/mix.flac`,
+    /// `/download/practice-2.mp3`, `/download/project.zip`.
+    static func download(_ path: String) -> WebDownload? {
+        guard path.hasPrefix("/download/") else { return nil }
+        let name = path.dropFirst("/download/".count)
+        guard let dot = name.lastIndex(of: ".") else { return nil }
+        let stem = name[..<dot]
+        let format = String(name[name.index(after: dot)...])
+        if stem == "project" { return format == "zip" ? .project : nil }
+        guard ["wav", "flac", "mp3"].contains(format) else { return nil }
+        if stem == "mix" { return .mix(format: format) }
+        if stem.hasPrefix("practice-"), let part = Int(stem.dropFirst("practice-".count)), part >= 0 { return .practice(part: part, format: format) }
+        guard stem.hasPrefix("take-"), format == "wav" else { return nil }
+        let rest = stem.dropFirst("take-".count)
+        if rest.hasSuffix("-with-others"), let id = Int(rest.dropLast("-with-others".count)), id >= 0 { return .takeWithOthers(id) }
+        if let id = Int(rest), id >= 0 { return .take(id) }
+        return nil
+    }
+
+    func pair(_ request: WebRequest) -> WebReply {
+        let code = String(decoding: request.body.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let now = clock()
+        let result = pairing.withLock { $0.pair(code: code, client: request.client, nowMilliseconds: now, token: random) }
+        switch result {
+        case .success(let session):
+            return .response(.json(["paired": true, "csrf": session.csrf],
+                                   headers: [("Set-Cookie", "\(Self.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict")]))
+        case .failure(let failure):
+            if case .tooManyAttempts(let seconds) = failure {
+                return .response(.json(["error": failure.description], status: 429, headers: [("Retry-After", "\(seconds)")]))
+            }
+            return .response(.error(403, failure.description))
+        }
+    }
+
+    /// Changes, from a paired page with its CSRF token.
+    func post(_ request: WebRequest) -> WebReply {
+        let text = String(decoding: request.body.prefix(256), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let change: WebChange
+        switch request.path {
+        case "/api/action":
+            guard box.act(text) else { return .response(.error(400, "no action named '\(text.prefix(40))'")) }
+            return .response(.json(["done": text]))
+        case "/api/upload":
+            switch box.upload(fileName: request.headers["x-file-name"] ?? "", bytes: request.body) {
+            case .success(let upload):
+                return .response(.json(["title": upload.title, "index": upload.index, "report": upload.report]))
+            case .failure(let failure):
+                return .response(.error(failure.status, failure.description))
+            }
+        case "/api/undo":
+            change = .undo
+        case "/api/choose":
+            let numbers = text.split(separator: " ").map { Int($0) }
+            guard let song = numbers.first ?? nil, song >= 0, numbers.count <= 2, numbers.allSatisfy({ $0 != nil }) else {
+                return .response(.error(400, "choose expects a song number (and a part number)"))
+            }
+            change = .choose(song: song, part: numbers.count == 2 ? numbers[1] : nil)
+        case "/api/loop", "/api/punch":
+            var range: ClosedRange<Int>?
+            if text != "off" {
+                guard let parsed = Self.measures(text) else { return .response(.error(400, "expects measures like 5-8, or off")) }
+                range = parsed
+            }
+            change = request.path == "/api/loop" ? .loop(range) : .punch(range)
+        default:
+            // /api/take/7/activate, /api/take/7/discard, /api/take/7/nudge (body: ±milliseconds)
+            let pieces = request.path.split(separator: "/")
+            guard pieces.count == 4, pieces[0] == "api", pieces[1] == "take", let id = Int(pieces[2]), id >= 0 else {
+                return .response(.error(404, "no such action"))
+            }
+            switch pieces[3] {
+            case "activate": change = .activate(take: id)
+            case "discard": change = .discard(take: id)
+            case "nudge":
+                guard let milliseconds = Int(text), abs(milliseconds) <= 1_000 else {
+                    return .response(.error(400, "nudge expects milliseconds from -1000 to 1000"))
+                }
+                change = .nudge(take: id, milliseconds: milliseconds)
+            default: return .response(.error(404, "no such action"))
+            }
+        }
+        switch box.perform(change) {
+        case .success(let said): return .response(.json(["done": said]))
+        case .failure(let failure): return .response(.error(failure.status, failure.description))
+        }
+    }
+
+    /// "5-8" or "5" → measures (at most 4 digits each).
+    static func measures(_ text: String) -> ClosedRange<Int>? {
+        let ends = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...2).contains(ends.count), ends.allSatisfy({ (1...4).contains($0.count) && $0.allSatisfy(\.isASCII) }),
+              let from = Int(ends[0]), let to = Int(ends[ends.count - 1]), from >= 0, from <= to else { return nil }
+        return from...to
+    }
+
+    /// `data: {live state}` each time the box publishes a changed one
+    /// (about 30 times a second while playing) and at least once a second
+    /// (a wait that times out), so the page sees the stream is alive;
+    /// `event: takes` and `event: library` when those change.
     func eventStream() -> @Sendable () -> [UInt8]? {
-        let last = Mutex<(WebLiveState?, Int)>((nil, 0))
+        // The last state sent, its generation, and how many waits since.
+        let last = Mutex<(state: WebLiveState?, generation: Int, quiet: Int)>((nil, 0, 0))
         let interval = eventInterval
-        let live = self.live
+        let box = self.box
         return {
             while true {
-                Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds))
-                let state = live()
-                let send = last.withLock { previous -> Bool in
-                    previous.1 += 1
-                    if previous.0 != state || previous.1 >= 30 {
-                        previous = (state, 0)
-                        return true
-                    }
-                    return false
+                let generation = last.withLock { $0.generation }
+                let (state, newer) = box.nextLive(after: generation, timeout: interval * 30)
+                let previous = last.withLock { last -> WebLiveState?? in
+                    last.generation = newer
+                    last.quiet += 1
+                    guard last.state != state || last.quiet >= 30 || newer == generation else { return .none }
+                    defer { last.state = state; last.quiet = 0 }
+                    return .some(last.state)
                 }
-                guard send else { continue }
+                guard case .some(let before) = previous else { continue }
+                var message: [UInt8] = []
+                if let before, before.takesVersion != state.takesVersion { message += Array("event: takes\ndata: \(state.takesVersion)\n\n".utf8) }
+                if let before, before.libraryVersion != state.libraryVersion { message += Array("event: library\ndata: \(state.libraryVersion)\n\n".utf8) }
                 let data = (try? JSONSerialization.data(withJSONObject: state.json, options: [.sortedKeys])) ?? Data()
-                return Array("data: ".utf8) + [UInt8](data) + Array("\n\n".utf8)
+                return message + Array("data: ".utf8) + [UInt8](data) + Array("\n\n".utf8)
             }
         }
     }

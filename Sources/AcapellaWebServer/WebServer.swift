@@ -124,16 +124,26 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
     }
     switch reply {
     case .response(let response):
-        let made = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!),
-                                            .RESPMEM_MUST_COPY)
+        return queue(connection, response)
+    case .file(let file):
+        // The box named the file; opened here, sent from the descriptor
+        // (libmicrohttpd closes it), a temporary one removed at once.
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+        var status = stat()
+        guard descriptor >= 0, fstat(descriptor, &status) == 0 else {
+            if descriptor >= 0 { close(descriptor) }
+            return queue(connection, .error(500, "the file to send went away"))
         }
-        guard let made else { return .NO }
-        MHD_add_response_header(made, "Content-Type", response.contentType)
+        if file.temporary { unlink(file.path) }
+        guard let made = MHD_create_response_from_fd(Int(status.st_size), descriptor) else {
+            close(descriptor)
+            return .NO
+        }
+        MHD_add_response_header(made, "Content-Type", file.contentType)
         MHD_add_response_header(made, "X-Content-Type-Options", "nosniff")
-        MHD_add_response_header(made, "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:")
-        for (name, value) in response.headers { MHD_add_response_header(made, name, value) }
-        let result = MHD_queue_response(connection, UInt32(response.status), made)
+        let name = file.downloadName.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+        MHD_add_response_header(made, "Content-Disposition", "attachment; filename=\"\(name)\"")
+        let result = MHD_queue_response(connection, 200, made)
         MHD_destroy_response(made)
         return result
     case .events(let next):
@@ -148,6 +158,22 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
         MHD_destroy_response(made)
         return result
     }
+}
+
+/// Queues a response made in memory.
+func queue(_ connection: OpaquePointer, _ response: WebResponse) -> MHD_Result {
+    let made = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!),
+                                        .RESPMEM_MUST_COPY)
+    }
+    guard let made else { return .NO }
+    MHD_add_response_header(made, "Content-Type", response.contentType)
+    MHD_add_response_header(made, "X-Content-Type-Options", "nosniff")
+    MHD_add_response_header(made, "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:")
+    for (name, value) in response.headers { MHD_add_response_header(made, name, value) }
+    let result = MHD_queue_response(connection, UInt32(response.status), made)
+    MHD_destroy_response(made)
+    return result
 }
 
 func eventReader(_ context: UnsafeMutableRawPointer?, _ position: UInt64, _ buffer: UnsafeMutablePointer<CChar>?, _ maximum: Int) -> Int {

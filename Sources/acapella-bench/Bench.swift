@@ -22,6 +22,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "pitch": return try benchPitch(arguments)
     case "box": return try benchBox(arguments)
     case "latency": return try benchLatency(arguments)
+    case "web": return try benchWeb(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }

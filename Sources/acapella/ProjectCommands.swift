@@ -148,14 +148,9 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
             try project.activate(target)
             if wasChanged { writeError("take \(target) was recorded against an earlier version of the song; it plays again") }
         case "delete":
-            try project.update(try id(2)) { $0.state = .discarded; $0.active = false }
+            try project.discard(try id(2))
         case "nudge":
-            let samples = Int64(arguments.positionals[3]) ?? 0
-            let target = try id(2)
-            guard let take = project.manifest.takes.first(where: { $0.id == target }) else { throw ProjectError(description: "no take \(target)") }
-            let nudged = take.nudgeSamples + samples
-            guard abs(nudged) <= Manifest.sampleLimit else { throw ProjectError(description: "take \(target): a nudge of \(nudged) samples is out of range") }
-            try project.update(target) { $0.nudgeSamples = nudged }
+            try project.nudge(try id(2), by: Int64(arguments.positionals[3]) ?? 0)
         default:
             break
         }

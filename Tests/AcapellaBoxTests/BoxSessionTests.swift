@@ -91,6 +91,41 @@ import Testing
         #expect(Self.said(one.handle(.action(.nextVerse), snapshot: start)) == ["one verse only"])
     }
 
+    /// The web page's measures: a punch range the record button sings, a
+    /// loop chosen whole, another song by number; measures outside the
+    /// song said with the song's own.
+    @Test func rangesAndSongsFromThePage() {
+        var session = BoxSession(Self.context())
+        let stopped = Self.snapshot()
+        var effects = session.handle(.punch(3...4), snapshot: stopped)
+        #expect(Self.said(effects) == ["punch 3-4: record sings it"])
+        #expect(session.punchRange == 3...4)
+        effects = session.handle(.action(.record), snapshot: stopped)
+        guard case .punch(let measures, let preroll)? = Self.commands(effects).first else {
+            Issue.record("record with a punch range set punches it: \(effects)")
+            return
+        }
+        #expect(measures == 3...4 && preroll == 1)
+        // While playing, record punches in as always.
+        #expect(Self.said(session.handle(.action(.record), snapshot: Self.snapshot(.playing))) == ["punch in at the next bar"])
+        #expect(Self.said(session.handle(.punch(nil), snapshot: stopped)) == ["punch range cleared"])
+        #expect(session.punchRange == nil)
+        #expect(Self.said(session.handle(.punch(20...30), snapshot: stopped)) == ["measures 20-30 are not in the song (0-14)"])
+        effects = session.handle(.loop(2...5), snapshot: stopped)
+        guard case .loop(let loop)? = Self.commands(effects).first else {
+            Issue.record("a loop from the page loops: \(effects)")
+            return
+        }
+        #expect(loop == 2...5)
+        #expect(session.dispatcher.loopStart == 2 && session.dispatcher.loopEnd == 5)
+        #expect(Self.said(session.handle(.choose(song: 7, part: nil), snapshot: stopped)) == ["no song 8: the library has 3"])
+        session.libraryGrew(to: 8)
+        #expect(session.handle(.choose(song: 7, part: 2), snapshot: stopped).contains(.end(.switchTo(song: 7, part: 2))))
+        // Recording refused: no punch range either.
+        var readOnly = BoxSession(Self.context(refused: "read-only"))
+        #expect(Self.said(readOnly.handle(.punch(1...2), snapshot: stopped)) == ["recording is off: read-only"])
+    }
+
     @Test func loopFromHereToHere() {
         var session = BoxSession(Self.context())
         #expect(Self.said(session.handle(.action(.loopStartHere), snapshot: Self.snapshot(measure: 3))) == ["loop from measure 3; ] sets its end"])

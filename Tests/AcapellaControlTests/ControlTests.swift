@@ -316,7 +316,9 @@ extension String {
         #expect(config.webEnabled && config.webPort == 8080 && config.webGuests == "none" && config.webBind == nil)
         #expect(try BoxConfig.parse(Data(#"{"web": false}"#.utf8), file: "a.json").webEnabled == false)
         let custom = try BoxConfig.parse(Data(#"{"web": {"port": 9000, "bind": "127.0.0.1", "guests": "view"}}"#.utf8), file: "a.json")
-        #expect(custom.webPort == 9000 && custom.webBind == "127.0.0.1" && custom.webGuests == "view")
+        #expect(custom.webPort == 9000 && custom.webBind == "127.0.0.1" && custom.webGuests == "view" && custom.webName == "acapella")
+        #expect(try BoxConfig.parse(Data(#"{"web": {"name": "Alto-Box"}}"#.utf8), file: "a.json").webName == "alto-box")
+        #expect(try BoxConfig.parse(Data(#"{"web": {"name": false}}"#.utf8), file: "a.json").webName == nil)
         #expect(try BoxConfig.parse(custom.serialized(), file: "a.json") == custom)
     }
 
@@ -332,8 +334,9 @@ extension String {
         (#"[1, 2]"#, "a.json: not a JSON object (truncated or damaged?)"),
         (#"{"web": {"port": 0}}"#, "a.json: web.port: expected a whole number from 1 to 65535"),
         (#"{"web": {"guests": "all"}}"#, "a.json: web.guests: expected \"view\" or \"none\""),
-        (#"{"web": {"tls": true}}"#, "a.json: web.tls: unknown key; known: port, bind, guests"),
-        (#"{"web": "on"}"#, "a.json: web: expected false or an object with port, bind and guests"),
+        (#"{"web": {"tls": true}}"#, "a.json: web.tls: unknown key; known: port, bind, guests, name"),
+        (#"{"web": "on"}"#, "a.json: web: expected false or an object with port, bind, guests and name"),
+        (#"{"web": {"name": "-box"}}"#, "a.json: web.name: expected a host name of letters, digits and inner hyphens (up to 63), or false"),
     ])
     func wrongSettingsSayWhere(text: String, message: String) {
         do {

@@ -35,23 +35,57 @@ import Glibc
 
 let actionsTaken = Mutex<[String]>([])
 
-func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5)) -> WebApp {
+/// A box for the web app: live states whose measures count up, two
+/// actions, changes and downloads recorded, an upload refused or kept.
+final class FakeBox: WebBox {
     let serial = Atomic<Int64>(0)
-    return WebApp(assets: ["/": (type: "text/html", bytes: Array("<html>box</html>".utf8))], guests: guests, pairingCode: "123456",
-                  live: {
-                      var state = WebLiveState()
-                      state.serial = serial.add(1, ordering: .relaxed).newValue
-                      state.state = "playing"
-                      state.measure = Int(state.serial)
-                      return state
-                  },
-                  score: { (Array("<svg/>".utf8), Array("[]".utf8)) },
-                  act: { name in
-                      guard ["play-pause", "stop"].contains(name) else { return false }
-                      actionsTaken.withLock { $0.append(name) }
-                      return true
-                  }, eventInterval: interval,
-                  clock: { 0 }, random: { UUID().uuidString.replacingOccurrences(of: "-", with: "") })
+    let changes = Mutex<[WebChange]>([])
+    let uploads = Mutex<[(String, Int)]>([])
+
+    func live() -> WebLiveState {
+        var state = WebLiveState()
+        state.serial = serial.add(1, ordering: .relaxed).newValue
+        state.state = "playing"
+        state.measure = Int(state.serial)
+        state.takesVersion = Int(state.serial / 3)
+        return state
+    }
+
+    func score() -> WebScore? { WebScore(svg: Array("<svg/>".utf8), timeMap: Array("[]".utf8)) }
+
+    func act(_ name: String) -> Bool {
+        guard ["play-pause", "stop"].contains(name) else { return false }
+        actionsTaken.withLock { $0.append(name) }
+        return true
+    }
+
+    func takes() -> WebTakes {
+        WebTakes(song: "Song", parts: ["Alto", "Bass"], currentPart: 0,
+                 takes: [WebTake(id: 3, part: "Alto", state: "kept", active: true, seconds: 12.5, measures: "5-8", nudgeMilliseconds: -2.5)])
+    }
+
+    func perform(_ change: WebChange) -> Result<String, WebFailure> {
+        changes.withLock { $0.append(change) }
+        if case .activate(let id) = change, id == 99 { return .failure(WebFailure(409, "no take 99")) }
+        return .success("done \(change)")
+    }
+
+    func download(_ what: WebDownload) -> Result<WebFile, WebFailure> {
+        guard case .take(3) = what else { return .failure(WebFailure(404, "no \(what)")) }
+        return .success(WebFile(path: "/etc/hostname", contentType: "audio/wav", downloadName: "song-take-3.wav", temporary: false))
+    }
+
+    func library() -> [WebSong] { [WebSong(index: 0, title: "Song", tags: ["hymn"], current: true, uploaded: false)] }
+
+    func upload(fileName: String, bytes: [UInt8]) -> Result<WebUpload, WebFailure> {
+        uploads.withLock { $0.append((fileName, bytes.count)) }
+        return .success(WebUpload(title: "New", index: 1, report: []))
+    }
+}
+
+func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5), box: FakeBox = FakeBox()) -> WebApp {
+    WebApp(assets: ["/": (type: "text/html", bytes: Array("<html>box</html>".utf8))], guests: guests, pairingCode: "123456", box: box,
+           eventInterval: interval, clock: { 0 }, random: { UUID().uuidString.replacingOccurrences(of: "-", with: "") })
 }
 
 @Suite struct WebAppTests {
@@ -64,7 +98,7 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5))
         let app = testApp()
         #expect(response(app.handle(WebRequest(method: "GET", path: "/"))).status == 200)
         #expect(response(app.handle(WebRequest(method: "GET", path: "/api/state"))).status == 401)
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/../etc/passwd"))).status == 404)
+        #expect(response(app.handle(WebRequest(method: "GET", path: "/../etc/passwd"))).status == 401)
         #expect(response(app.handle(WebRequest(method: "POST", path: "/api/pair", body: Array("654321".utf8)))).status == 403)
         let paired = response(app.handle(WebRequest(method: "POST", path: "/api/pair", body: Array("123456".utf8))))
         #expect(paired.status == 200)
@@ -97,6 +131,114 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5))
     @Test func guestsMayWatchWhenAllowed() {
         #expect(response(testApp(guests: .view).handle(WebRequest(method: "GET", path: "/score.svg"))).status == 200)
         #expect(response(testApp(guests: .none).handle(WebRequest(method: "GET", path: "/score.svg"))).status == 401)
+        // A guest watches; takes, the library and downloads are the singer's.
+        let guest = testApp(guests: .view)
+        for path in ["/api/takes", "/api/library", "/download/take-3.wav", "/download/mix.wav"] {
+            #expect(response(guest.handle(WebRequest(method: "GET", path: path))).status == 401, "\(path)")
+        }
+    }
+
+    /// A paired app's cookie and CSRF token.
+    func paired(_ app: WebApp) throws -> (cookie: String, csrf: String) {
+        let reply = response(app.handle(WebRequest(method: "POST", path: "/api/pair", body: Array("123456".utf8))))
+        let cookie = String(try #require(reply.headers.first { $0.0 == "Set-Cookie" }?.1).split(separator: ";")[0])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
+        return (cookie, try #require(object["csrf"] as? String))
+    }
+
+    @Test func takesLibraryAndChangesReachTheBox() throws {
+        let box = FakeBox()
+        let app = testApp(box: box)
+        let (cookie, csrf) = try paired(app)
+        let takes = response(app.handle(WebRequest(method: "GET", path: "/api/takes", headers: ["cookie": cookie])))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(takes.body)) as? [String: Any])
+        #expect(object["parts"] as? [String] == ["Alto", "Bass"])
+        let take = try #require((object["takes"] as? [[String: Any]])?.first)
+        #expect(take["id"] as? Int == 3 && take["measures"] as? String == "5-8" && take["nudgeMilliseconds"] as? Double == -2.5)
+        let library = response(app.handle(WebRequest(method: "GET", path: "/api/library", headers: ["cookie": cookie])))
+        #expect(String(decoding: library.body, as: UTF8.self).contains("\"tags\":[\"hymn\"]"))
+        func post(_ path: String, _ body: String, headers: [String: String] = [:]) -> Int {
+            response(app.handle(WebRequest(method: "POST", path: path, headers: ["cookie": cookie, "x-csrf-token": csrf].merging(headers) { $1 },
+                                           body: Array(body.utf8)))).status
+        }
+        #expect(post("/api/take/3/activate", "") == 200)
+        #expect(post("/api/take/99/activate", "") == 409)
+        #expect(post("/api/take/3/nudge", "-10") == 200)
+        #expect(post("/api/take/3/nudge", "5000") == 400)
+        #expect(post("/api/take/3/explode", "") == 404)
+        #expect(post("/api/take/x/discard", "") == 404)
+        #expect(post("/api/take/3/discard", "") == 200)
+        #expect(post("/api/undo", "") == 200)
+        #expect(post("/api/choose", "2 1") == 200)
+        #expect(post("/api/choose", "two") == 400)
+        #expect(post("/api/loop", "5-8") == 200)
+        #expect(post("/api/loop", "8-5") == 400)
+        #expect(post("/api/loop", "off") == 200)
+        #expect(post("/api/punch", "3") == 200)
+        #expect(post("/api/punch", "99999-1") == 400)
+        #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .discard(take: 3), .undo,
+                                                .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3)])
+        // Changes need the token; an upload goes to the box with its name.
+        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
+        #expect(post("/api/upload", "<score-partwise/>", headers: ["x-file-name": "hymn.musicxml"]) == 200)
+        #expect(box.uploads.withLock { $0.map(\.0) } == ["hymn.musicxml"])
+        // Downloads: only the addresses the box makes; a file reply for a take.
+        guard case .file(let file) = app.handle(WebRequest(method: "GET", path: "/download/take-3.wav", headers: ["cookie": cookie])) else {
+            Issue.record("a take downloads as a file")
+            return
+        }
+        #expect(file.downloadName == "song-take-3.wav")
+        #expect(response(app.handle(WebRequest(method: "GET", path: "/download/take-4.wav", headers: ["cookie": cookie]))).status == 404)
+        #expect(response(app.handle(WebRequest(method: "GET", path: "/download/../../etc/passwd", headers: ["cookie": cookie]))).status == 404)
+    }
+
+    /// The score goes gzip-compressed to a browser that takes it, plain to one that does not.
+    @Test func theScoreIsCompressedWhenAccepted() throws {
+        let app = testApp(guests: .view)
+        let compressed = response(app.handle(WebRequest(method: "GET", path: "/score.svg", headers: ["accept-encoding": "gzip, deflate"])))
+        #expect(compressed.headers.contains { $0 == ("Content-Encoding", "gzip") })
+        #expect(compressed.body.starts(with: [0x1F, 0x8B]))
+        let plain = response(app.handle(WebRequest(method: "GET", path: "/score.svg")))
+        #expect(plain.body == Array("<svg/>".utf8) && !plain.headers.contains { $0.0 == "Content-Encoding" })
+        // zlib's own reader gives the SVG back.
+        let file = NSTemporaryDirectory() + "score-\(UUID().uuidString).gz"
+        try Data(compressed.body).write(to: URL(fileURLWithPath: file))
+        let gunzip = Process()
+        gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gunzip.arguments = ["-dc", file]
+        let pipe = Pipe()
+        gunzip.standardOutput = pipe
+        try gunzip.run()
+        let text = pipe.fileHandleForReading.readDataToEndOfFile()
+        gunzip.waitUntilExit()
+        #expect(String(decoding: text, as: UTF8.self) == "<svg/>")
+    }
+
+    /// Silence reads -inf dB: the state still goes out, as JSON can carry it.
+    @Test func aSilentInputStillMakesJSON() throws {
+        var state = WebLiveState()
+        state.level = -.infinity
+        state.cents = .nan
+        let data = try JSONSerialization.data(withJSONObject: state.json)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["level"] as? Double == -120)
+        #expect(object["cents"] is NSNull)
+    }
+
+    @Test func downloadAddresses() {
+        #expect(WebApp.download("/download/take-7.wav") == .take(7))
+        #expect(WebApp.download("/download/take-7-with-others.wav") == .takeWithOthers(7))
+        #expect(WebApp.download("/download/mix.flac") == .mix(format: "flac"))
+        #expect(WebApp.download("/download/mix.ogg") == nil)
+        #expect(WebApp.download("/download/practice-2.mp3") == .practice(part: 2, format: "mp3"))
+        #expect(WebApp.download("/download/practice--2.mp3") == nil)
+        #expect(WebApp.download("/download/project.zip") == .project)
+        #expect(WebApp.download("/download/take-7.flac") == nil)
+        #expect(WebApp.download("/download/take-x.wav") == nil)
+        #expect(WebApp.measures("12-14") == 12...14)
+        #expect(WebApp.measures("5") == 5...5)
+        #expect(WebApp.measures("-5") == nil)
+        #expect(WebApp.measures("123456") == nil)
     }
 }
 
@@ -139,9 +281,16 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5))
         // The event stream: messages whose measures count up.
         let socket = try #require(TCPLine(port: port))
         socket.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n")
-        let text = socket.read(until: "data: ", count: 3, timeoutSeconds: 5)
+        let text = socket.read(until: "\ndata: {", count: 6, timeoutSeconds: 5)
         let measures = text.components(separatedBy: "\"measure\":").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
-        #expect(measures.count >= 3 && measures == measures.sorted(), "\(text.prefix(300))")
+        #expect(measures.count >= 6 && measures == measures.sorted(), "\(text.prefix(300))")
+        // The takes changed (the fake's version counts up every third state): a named event.
+        #expect(text.contains("event: takes\ndata: "), "\(text.prefix(600))")
+        // A download: the file the box named, sent whole, saved under its name.
+        let (fileStatus, fileHeaders, bytes) = try fetch(base + "/download/take-3.wav", headers: ["Cookie": cookie])
+        #expect(fileStatus == 200)
+        #expect(bytes == FileManager.default.contents(atPath: "/etc/hostname"))
+        #expect(fileHeaders["content-disposition"] == "attachment; filename=\"song-take-3.wav\"")
     }
 }
 

@@ -7,15 +7,28 @@ driven by Selenium) against the box in the simulated room.
 Starts `acapella run` on a free port, reads the pairing code from what the
 box prints, and checks: a wrong code is refused on the page; the right code
 pairs; play from the page's button and the cursor passes measures 1, 2, 3 in
-order on the score; stop from the page. Screenshots of each step go to
+order on the score; stop from the page; measures 1-2 dragged on the score
+become the punch range, recorded from the page's record button, kept at
+review, and the take is listed in Takes; the mixdown downloaded from Export
+measures -16 +/- 0.1 LUFS here (Tests/web/loudness.py); a MusicXML file
+uploaded from Library is imported, its report shown, and found in the
+library; a request without the cookie, one from another site (a page on
+another origin, in the same browser) and an oversized upload are refused,
+the last with nothing written. Screenshots of each page go to
 SCREENSHOT_DIR (not committed). Exit status 1 on any failure.
 """
-import os, random, re, subprocess, sys, tempfile, time
+import http.server, json, os, random, re, subprocess, sys, tempfile, threading, time, urllib.error, urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from loudness import integrated_loudness
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data/musicxml")
 
 failures = 0
 
@@ -29,13 +42,138 @@ def check(name, condition, detail=""):
         print(f"FAIL {name}" + (f": {detail}" if detail else ""))
 
 
+def tab(driver, name):
+    driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-tab="{name}"]').click()
+    time.sleep(0.3)
+
+
+def wait_for(condition, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    return None
+
+
+def drag_measures(driver, first, last):
+    """Drags on the score from measure `first` to `last` (their first notes)."""
+    points = driver.execute_script("""
+        const svg = document.querySelector('#score svg'), box = svg.getBoundingClientRect();
+        const scale = box.width / timeMap.width;
+        return [arguments[0], arguments[1]].map((m) => {
+          const onset = timeMap.onsets.find((o) => o.measure === m), system = timeMap.systems[onset.system];
+          return [(onset.x + 1) * scale - box.width / 2, (system.top + system.bottom) / 2 * scale - box.height / 2];
+        });""", first, last)
+    svg = driver.find_element(By.CSS_SELECTOR, "#score svg")
+    chain = ActionChains(driver)
+    chain.move_to_element_with_offset(svg, int(points[0][0]), int(points[0][1])).click_and_hold()
+    chain.move_to_element_with_offset(svg, int(points[1][0]), int(points[1][1])).release().perform()
+
+
+def record_and_keep(driver, shots):
+    """Measures 1-2 dragged as the punch range, recorded, kept, listed in Takes."""
+    driver.find_element(By.CSS_SELECTOR, "#select-mode option[value=punch]").click()
+    drag_measures(driver, 1, 2)
+    said = wait_for(lambda: "punch 1-2" in driver.find_element(By.ID, "said").text and driver.find_element(By.ID, "said").text, 5)
+    check("dragging measures 1-2 sets the punch range", said, driver.find_element(By.ID, "said").text)
+    check("the range is shaded on the score", driver.execute_script("return document.getElementById('selection').dataset.range") == "1-2")
+    driver.find_element(By.CSS_SELECTOR, "#select-mode option[value='']").click()
+    driver.find_element(By.CSS_SELECTOR, 'button[data-action="record"]').click()
+    recording = wait_for(lambda: driver.find_element(By.ID, "transport").text == "recording", 10)
+    check("recording from the page's record button", recording, driver.find_element(By.ID, "transport").text)
+    driver.save_screenshot(os.path.join(shots, "4-recording.png"))
+    review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 20)
+    check("the take is under review when the punch ends", review, driver.find_element(By.ID, "transport").text)
+    keep = driver.find_element(By.CSS_SELECTOR, 'button[data-action="keep-take"]')
+    check("keep shows at review", keep.is_displayed())
+    keep.click()
+    check("kept from the page", wait_for(lambda: driver.find_element(By.ID, "transport").text == "stopped", 5))
+    tab(driver, "takes")
+    row = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#takes-list tr.take.kept.active"), 5)
+    text = row[0].text if row else driver.find_element(By.ID, "takes-list").text
+    check("the take is in Takes: kept, playing, measures 1-2", row and "take 1" in text and "mm. 1-2" in text, text)
+    driver.save_screenshot(os.path.join(shots, "5-takes.png"))
+
+
+def download_mix(driver, shots, downloads):
+    """The mixdown from Export, measured here."""
+    tab(driver, "export")
+    driver.save_screenshot(os.path.join(shots, "6-export.png"))
+    driver.find_element(By.CSS_SELECTOR, '#export a[href="/download/mix.wav"]').click()
+    path = wait_for(lambda: [os.path.join(downloads, f) for f in os.listdir(downloads) if f.endswith(".wav")], 30)
+    check("the mixdown downloads", path, os.listdir(downloads))
+    if path:
+        time.sleep(0.5)
+        loudness = integrated_loudness(path[0])
+        check(f"the mixdown measures -16 +/- 0.1 LUFS ({loudness:.2f})", abs(loudness + 16) <= 0.1)
+
+
+def upload_song(driver, shots, data):
+    """A MusicXML file added from Library: imported, reported, listed."""
+    tab(driver, "library")
+    before = len(driver.find_elements(By.CSS_SELECTOR, "#songs li"))
+    driver.find_element(By.ID, "upload-file").send_keys(os.path.abspath(os.path.join(SHARED, "liliuokalani_aloha_oe.mxl")))
+    driver.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+    report = wait_for(lambda: "added" in driver.find_element(By.ID, "upload-report").text and driver.find_element(By.ID, "upload-report").text, 15)
+    check("the upload is imported with its report", report and "Aloha Oe" in report and "kept as one part" in report,
+          driver.find_element(By.ID, "upload-report").text)
+    listed = wait_for(lambda: [e for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .title") if e.text == "Aloha Oe"], 5)
+    check("the uploaded song is in the library", listed and len(driver.find_elements(By.CSS_SELECTOR, "#songs li")) == before + 1)
+    check("stored in the library folder", os.listdir(os.path.join(data, "library")) == ["aloha-oe.acasong"], os.listdir(os.path.join(data, "library")))
+    driver.save_screenshot(os.path.join(shots, "7-library.png"))
+
+
+def refusals(driver, port, data):
+    """No cookie, another site, an oversized upload: refused."""
+    box = f"http://127.0.0.1:{port}"
+    try:
+        urllib.request.urlopen(urllib.request.Request(box + "/api/action", data=b"play-pause", method="POST"))
+        status = 200
+    except urllib.error.HTTPError as error:
+        status = error.code
+    check("a change without the session cookie is refused (401)", status == 401, status)
+    # A page on another origin, in the same browser, posting to the box.
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            page = f"""<script>fetch("{box}/api/action", {{method: "POST", body: "play-pause", mode: "no-cors", credentials: "include"}})
+                .then(() => document.title = "sent", () => document.title = "failed");</script>""".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args):
+            pass
+    evil = http.server.HTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    page = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(f"http://localhost:{evil.server_address[1]}/")
+    wait_for(lambda: driver.title in ("sent", "failed"), 5)
+    driver.close()
+    driver.switch_to.window(page)
+    time.sleep(1)
+    check("a request from another site is refused (the box stays stopped)", driver.find_element(By.ID, "transport").text == "stopped",
+          driver.find_element(By.ID, "transport").text)
+    evil.shutdown()
+    before = sorted(os.listdir(os.path.join(data, "library")))
+    status = driver.execute_async_script("""
+        const done = arguments[0];
+        fetch('/api/upload', {method: 'POST', headers: {'X-CSRF-Token': csrf, 'X-File-Name': 'huge.musicxml'}, body: new Uint8Array(9 * 1024 * 1024)})
+          .then((r) => done(r.status), () => done(0));""")
+    check("an oversized upload is refused (413)", status == 413, status)
+    check("and nothing is written", sorted(os.listdir(os.path.join(data, "library"))) == before)
+
+
 def main():
     acapella, shots = sys.argv[1], sys.argv[2]
     os.makedirs(shots, exist_ok=True)
     port = random.randint(20000, 40000)
     data = tempfile.mkdtemp()
     err = open(os.path.join(data, "box.err"), "w+")
-    box = subprocess.Popen([acapella, "run", "--data", data, "--seconds", "60", "--device", "sim:speed=1", "--web", str(port)],
+    box = subprocess.Popen([acapella, "run", "--data", data, "--seconds", "240", "--device", "sim:speed=1", "--web", str(port)],
                            stdout=subprocess.DEVNULL, stderr=err)
     try:
         code = None
@@ -52,6 +190,8 @@ def main():
         options = Options()
         for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=900,1200"):
             options.add_argument(flag)
+        downloads = tempfile.mkdtemp()
+        options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         try:
             driver.get(f"http://127.0.0.1:{port}/")
@@ -89,6 +229,10 @@ def main():
             time.sleep(0.6)
             check("stopped from the page", driver.find_element(By.ID, "transport").text == "stopped",
                   driver.find_element(By.ID, "transport").text)
+            record_and_keep(driver, shots)
+            download_mix(driver, shots, downloads)
+            upload_song(driver, shots, data)
+            refusals(driver, port, data)
         finally:
             driver.quit()
     finally:

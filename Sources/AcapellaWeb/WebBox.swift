@@ -1,0 +1,211 @@
+/// What the web page asks of the box. The box implements it (`WebHub`):
+/// reads come from what its control loop published, changes are queued for
+/// the control loop and answered when it has carried them out; nothing
+/// here ever touches the render thread. Tests implement it with a fake.
+public protocol WebBox: Sendable {
+    /// The live state now (the engine's last snapshot, the box's state).
+    func live() -> WebLiveState
+    /// The live state once the box has published a newer one than
+    /// `generation` (or `timeout` has passed), and its generation: the
+    /// event streams wait here instead of polling.
+    func nextLive(after generation: Int, timeout: Duration) -> (state: WebLiveState, generation: Int)
+    /// The current song engraved, and its time map (JSON).
+    func score() -> WebScore?
+    /// Carries out a control action by name ("play-pause"…); false when
+    /// there is no such action.
+    func act(_ name: String) -> Bool
+    /// The current song's takes, every part.
+    func takes() -> WebTakes
+    /// A change from the page (a take, the song, a range): carried out by
+    /// the box's control loop; the answer says what it did, in words.
+    func perform(_ change: WebChange) -> Result<String, WebFailure>
+    /// A file to download: a take, a mixdown, a practice track, the project.
+    func download(_ what: WebDownload) -> Result<WebFile, WebFailure>
+    /// The song library.
+    func library() -> [WebSong]
+    /// An uploaded song: validated and imported before anything is
+    /// written, then stored in the library folder under a name of the
+    /// box's making. `fileName` only says the format (its extension).
+    func upload(fileName: String, bytes: [UInt8]) -> Result<WebUpload, WebFailure>
+}
+
+extension WebBox {
+    /// Without a publication signal: a poll about 30 times a second.
+    public func nextLive(after generation: Int, timeout: Duration) -> (state: WebLiveState, generation: Int) {
+        Thread.sleep(forTimeInterval: 0.033)
+        return (live(), generation + 1)
+    }
+}
+
+/// The song engraved for the page: the SVG (also gzip-compressed, made once
+/// when the song is engraved) and its time map as JSON.
+public struct WebScore: Sendable {
+    public var svg: [UInt8]
+    public var svgGzip: [UInt8]?
+    public var timeMap: [UInt8]
+
+    public init(svg: [UInt8], timeMap: [UInt8]) {
+        self.svg = svg
+        self.timeMap = timeMap
+        svgGzip = Gzip.compress(svg)
+    }
+}
+
+/// gzip through zlib: a long score is a tenth of its size on the practice
+/// room's Wi-Fi.
+public enum Gzip {
+    public static func compress(_ bytes: [UInt8]) -> [UInt8]? {
+        guard !bytes.isEmpty else { return nil }
+        var output = [UInt8](repeating: 0, count: bytes.count + bytes.count / 100 + 64)
+        let written = bytes.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { acapella_gzip(input.baseAddress, input.count, $0.baseAddress, $0.count) }
+        }
+        guard written > 0 else { return nil }
+        return Array(output.prefix(written))
+    }
+}
+
+/// A change the page asks for.
+public enum WebChange: Hashable, Sendable {
+    case activate(take: Int)
+    case discard(take: Int)
+    case nudge(take: Int, milliseconds: Int)
+    case undo
+    /// Another song (its index in the library), and part when given.
+    case choose(song: Int, part: Int?)
+    /// Loop these measures (nil: loop off).
+    case loop(ClosedRange<Int>?)
+    /// Record these measures with the next record (nil: clear).
+    case punch(ClosedRange<Int>?)
+}
+
+/// Something the page may download.
+public enum WebDownload: Hashable, Sendable {
+    /// A take's own audio, as recorded.
+    case take(Int)
+    /// A take heard with the other parts (their active takes, else tones).
+    case takeWithOthers(Int)
+    /// The song mixed down at −16 LUFS.
+    case mix(format: String)
+    /// A practice track: one part forward, the others quieter.
+    case practice(part: Int, format: String)
+    /// The project folder as a zip.
+    case project
+}
+
+/// A file for the server to send: opened by the server (never a path from
+/// the request); `temporary` ones are removed once opened.
+public struct WebFile: Sendable, Hashable {
+    public var path: String
+    public var contentType: String
+    /// The name the browser saves it as.
+    public var downloadName: String
+    public var temporary: Bool
+
+    public init(path: String, contentType: String, downloadName: String, temporary: Bool) {
+        self.path = path
+        self.contentType = contentType
+        self.downloadName = downloadName
+        self.temporary = temporary
+    }
+}
+
+/// Why a request could not be carried out: an HTTP status and one line.
+public struct WebFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var description: String
+
+    public init(_ status: Int, _ description: String) {
+        self.status = status
+        self.description = description
+    }
+}
+
+/// One take as the page lists it.
+public struct WebTake: Hashable, Sendable {
+    public var id: Int
+    public var part: String
+    /// recording, kept, discarded…
+    public var state: String
+    public var active: Bool
+    public var seconds: Double
+    /// When it was recorded (ISO 8601), when known.
+    public var recorded: String?
+    /// "5-8" for a punch-in, nil for a full take.
+    public var measures: String?
+    public var nudgeMilliseconds: Double
+    public var note: String?
+
+    public init(id: Int, part: String, state: String, active: Bool, seconds: Double, recorded: String? = nil, measures: String? = nil,
+                nudgeMilliseconds: Double = 0, note: String? = nil) {
+        self.id = id
+        self.part = part
+        self.state = state
+        self.active = active
+        self.seconds = seconds
+        self.recorded = recorded
+        self.measures = measures
+        self.nudgeMilliseconds = nudgeMilliseconds
+        self.note = note
+    }
+
+    var json: [String: Any] {
+        ["id": id, "part": part, "state": state, "active": active, "seconds": seconds, "recorded": recorded ?? NSNull(),
+         "measures": measures ?? NSNull(), "nudgeMilliseconds": nudgeMilliseconds, "note": note ?? NSNull()]
+    }
+}
+
+/// The song's takes: its parts in score order, the one being sung, the takes.
+public struct WebTakes: Hashable, Sendable {
+    public var song: String
+    public var parts: [String]
+    public var currentPart: Int
+    public var takes: [WebTake]
+
+    public init(song: String = "", parts: [String] = [], currentPart: Int = 0, takes: [WebTake] = []) {
+        self.song = song
+        self.parts = parts
+        self.currentPart = currentPart
+        self.takes = takes
+    }
+
+    var json: [String: Any] {
+        ["song": song, "parts": parts, "currentPart": currentPart, "takes": takes.map(\.json)]
+    }
+}
+
+/// A song in the library.
+public struct WebSong: Hashable, Sendable {
+    public var index: Int
+    public var title: String
+    public var tags: [String]
+    public var current: Bool
+    /// Added from the page (stored in the library folder).
+    public var uploaded: Bool
+
+    public init(index: Int, title: String, tags: [String], current: Bool, uploaded: Bool) {
+        self.index = index
+        self.title = title
+        self.tags = tags
+        self.current = current
+        self.uploaded = uploaded
+    }
+
+    var json: [String: Any] { ["index": index, "title": title, "tags": tags, "current": current, "uploaded": uploaded] }
+}
+
+/// What an upload became: the song's title and index, and the importer's report.
+public struct WebUpload: Hashable, Sendable {
+    public var title: String
+    public var index: Int
+    public var report: [String]
+
+    public init(title: String, index: Int, report: [String]) {
+        self.title = title
+        self.index = index
+        self.report = report
+    }
+}
+
+import Foundation
+internal import CZlib
