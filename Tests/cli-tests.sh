@@ -181,7 +181,11 @@ kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
 # (started here with a system bus when the machine has none running).
 if ! avahi-daemon --check 2>/dev/null && [[ $(id -u) == 0 ]]; then
   mkdir -p /run/dbus
-  [[ -S /run/dbus/system_bus_socket ]] || dbus-daemon --system --fork 2>/dev/null || true
+  # A socket left by a bus that is gone does not answer: start one.
+  if ! dbus-send --system --dest=org.freedesktop.DBus --type=method_call --print-reply / org.freedesktop.DBus.GetId >/dev/null 2>&1; then
+    rm -f /run/dbus/pid
+    dbus-daemon --system --fork 2>/dev/null || true
+  fi
   avahi-daemon --daemonize --no-drop-root --no-chroot 2>/dev/null || true
   for _ in $(seq 20); do avahi-daemon --check 2>/dev/null && break; sleep 0.2; done
 fi

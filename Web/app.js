@@ -77,8 +77,15 @@ $("clear-ranges").addEventListener("click", async () => {
   await post("/api/punch", "off");
 });
 
+// A phone held upright reads the narrow engraving (fewer, larger measures a line).
+let narrow = window.innerWidth < 700;
+window.addEventListener("resize", () => {
+  if ((window.innerWidth < 700) !== narrow) { narrow = !narrow; loadScore(); }
+});
+
 async function loadScore() {
-  const [svg, map] = await Promise.all([fetch("/score.svg"), fetch("/timemap.json")]);
+  const suffix = narrow ? "-narrow" : "";
+  const [svg, map] = await Promise.all([fetch("/score" + suffix + ".svg"), fetch("/timemap" + suffix + ".json")]);
   if (!svg.ok) return;
   const holder = $("score");
   holder.innerHTML = await svg.text();

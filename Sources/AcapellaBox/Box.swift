@@ -133,7 +133,8 @@ public enum Box {
                                quantize: controls.punchQuantize, shortTitle: titles[options.songIndex], started: started)
             io.web = web?.hub
             io.webFont = web?.font
-            io.webCode = web?.code
+            // The name as announced (a collision renames it: acapella-2.local).
+            io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.banner.code) }
             next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
             web?.hub.refuseChanges("the box is changing songs; try again")
             first = false
@@ -195,13 +196,13 @@ public enum Box {
         /// The web page's hub, the music font and the pairing code (nil: no page).
         var web: WebHub?
         var webFont: SMuFLFont?
-        var webCode: String?
+        var webBanner: WebBanner?
     }
 
     /// Starts the web page when it is on; a port in use or a missing page
     /// is said once and the box runs on without it.
     static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor)
-        -> (server: WebServer, hub: WebHub, font: SMuFLFont?, code: String, mdns: MDNSAnnouncer?)? {
+        -> (server: WebServer, hub: WebHub, font: SMuFLFont?, banner: WebBanner, mdns: MDNSAnnouncer?)? {
         guard let port = options.webPort else { return nil }
         var assets = WebAssets.load()
         let font = try? ShippedFiles.musicFont()
@@ -227,10 +228,12 @@ public enum Box {
             let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let address = options.webName.map { "\($0).local" } ?? (name.isEmpty ? "localhost" : name + ".local")
             log("web: http://\(address):\(port)/ — pairing code \(code)")
+            let banner = WebBanner(host: address, port: port, code: code)
             var mdns: MDNSAnnouncer?
             if let announced = options.webName {
                 do {
                     mdns = try MDNSAnnouncer(host: announced, service: "Acapella box", port: UInt16(port)) { line, problem in
+                        if line.hasPrefix("mdns: announced as "), let host = line.dropFirst(19).split(separator: " ").first { hub.announcedHost = String(host) }
                         log(line + (problem ? "; the page is also at http://\(name.isEmpty ? "localhost" : name).local:\(port)/ and the box's address" : ""),
                             problem ? .warning : .info)
                     }
@@ -238,7 +241,7 @@ public enum Box {
                     log("\(error.description); the page is at http://\(name.isEmpty ? "localhost" : name).local:\(port)/ and the box's address", .warning)
                 }
             }
-            return (server, hub, font?.font, code, mdns)
+            return (server, hub, font?.font, banner, mdns)
         } catch {
             log("web: \(error.description); the box runs on without its page", .warning)
             return nil
@@ -298,6 +301,7 @@ public enum Box {
         context.quantize = io.quantize
         context.recordingRefused = refused.map { _ in "\(project.path) is in use by another program or read-only" }
         context.playOnceAndQuit = options.playOnceAndQuit
+        context.web = io.webBanner
         var session = BoxSession(context)
         let partName = context.partName
         let status = { (mode: String) in "\(context.songTitle) — \(partName): \(mode)" }
@@ -306,7 +310,7 @@ public enum Box {
         io.web?.publishLibrary(options.songs, current: options.songIndex)
         var takesChanged = true
         // Short enough for a 16×2 LCD's message line.
-        if let code = io.webCode { log("web code \(code)") }
+        if let banner = io.webBanner { log("web code \(banner.code)") }
         if options.autoplay || options.playOnceAndQuit { rig.link.send(.play) }
         rig.start()
         io.service.ready(status: status("stopped"))
@@ -499,7 +503,7 @@ public enum Box {
                     if takesChanged || snapshot.state == .recording && readout.takes != lastTakesCount { publishTakes(web) }
                     var live = WebLiveState(readout, serial: snapshot.serial, sample: snapshot.position)
                     live.verse = session.context.verse
-                    live.loop = snapshot.looping ? session.dispatcher.loopStart.map { "\($0)-\(session.dispatcher.loopEnd ?? $0)" } : nil
+                    live.loop = readout.loop
                     live.punch = session.punchRange.map { "\($0.lowerBound)-\($0.upperBound)" }
                     web.publish(live)
                 }

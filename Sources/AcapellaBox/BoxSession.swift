@@ -61,6 +61,8 @@ public struct BoxSession: Sendable {
         public var verse = 1 {
             didSet { verse = min(max(verse, 1), verseLines.count) }
         }
+        /// The web page's address and code, shown when the session begins.
+        public var web: WebBanner?
         /// The lyric lines of the chosen verse.
         public var lyrics: LyricLines { verseLines[verse - 1] }
 
@@ -161,6 +163,11 @@ public struct BoxSession: Sendable {
     /// Whether the singer's own guide is muted (it is while they sing it).
     public private(set) var guideMuted = true
     public private(set) var soloed = false
+    /// Until when the web page's address and code show (the control loop's
+    /// clock, ms; set by the first tick, ended by any action).
+    var webUntil: Int64?
+    /// How long the web page's address shows when a song is ready, ms.
+    public static let webMilliseconds: Int64 = 12_000
     /// The measures the next record from a stop sings, when set.
     public private(set) var punchRange: ClosedRange<Int>?
     var hasPlayed = false
@@ -201,6 +208,7 @@ public struct BoxSession: Sendable {
             if help != nil {
                 help = nil  // any key closes the help, and does what it does
             }
+            webUntil = min(webUntil ?? now, now)  // and the web page's address
             effects += act(action, snapshot: snapshot)
         case .help:
             let next = (help?.page ?? -1) + 1
@@ -281,6 +289,7 @@ public struct BoxSession: Sendable {
             }
         case .tick(let milliseconds):
             now = milliseconds
+            if webUntil == nil, context.web != nil { webUntil = now + Self.webMilliseconds }
         }
         if let message, now >= message.until { self.message = nil }
         if let help, now >= help.until { self.help = nil }
@@ -496,12 +505,14 @@ public struct BoxSession: Sendable {
         case .recording: mode = .recording
         }
         let loop = snapshot.looping ? dispatcher.loopStart.map { "\($0)-\(dispatcher.loopEnd ?? $0)" } ?? "on" : nil
-        return ReadoutState(
+        var state = ReadoutState(
             song: context.songTitle, shortSong: context.shortTitle, part: context.partName, mode: mode, measure: snapshot.measure, beat: snapshot.beat,
             tempo: context.writtenTempo * Double(context.tempoPercent) / 100, loop: loop, takes: takes,
             inputDB: reading.map { $0.inputPeak > 0 ? 20 * log10(Double($0.inputPeak)) : -.infinity } ?? -.infinity,
             clipped: (reading?.inputPeak ?? 0) >= 0.999, note: reading?.expectedMIDI.map(NoteName.name), cents: reading?.cents,
             lyric: context.lyrics.line(at: snapshot.position), message: message?.text, helpPage: help?.page)
+        state.web = now < (webUntil ?? 0) ? context.web : nil
+        return state
     }
 }
 

@@ -117,7 +117,8 @@ final class RenderTimes: @unchecked Sendable {
         periods &+= 1
     }
 
-    /// "render: 9000 periods, median 41 µs, p99.9 180 µs = 6.8 % of a
+    /// Each figure the upper bound of its 1 µs bucket: "render: 9000
+    /// periods, median 41 µs, p99.9 180 µs = 6.8 % of a
     /// period, worst 420 µs; 0 over the period" (after the thread ended).
     func summary(sampleRate: Int) -> String? {
         guard periods > 0, periodFrames > 0 else { return nil }
@@ -131,8 +132,10 @@ final class RenderTimes: @unchecked Sendable {
             }
             return Self.bucketCount
         }
+        // Periods longer than the table (1024 frames at 48 kHz: 21 ms) count
+        // from its last bucket.
         var over = 0
-        for bucket in Int(budget)..<Self.bucketCount { over += Int(buckets[bucket]) }
+        for bucket in min(Int(budget), Self.bucketCount - 1)..<Self.bucketCount { over += Int(buckets[bucket]) }
         let p999 = quantile(0.999)
         return String(format: "render: %d periods, median %d µs, p99.9 %d µs = %.1f %% of a %.0f µs period, worst %d µs; %d over the period",
                       periods, quantile(0.5), p999, Double(p999) / budget * 100, budget, quantile(1), over)

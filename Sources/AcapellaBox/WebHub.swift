@@ -22,6 +22,7 @@ public final class WebHub: WebBox {
     struct Shared {
         var live = WebLiveState()
         var score: WebScore?
+        var narrowScore: WebScore?
         /// Actions from the page, with when they arrived, for the control loop.
         var actions: [(action: ControlAction, nanoseconds: Int64)] = []
         /// Changes from the page, each with the reply its web thread waits for.
@@ -36,6 +37,8 @@ public final class WebHub: WebBox {
         var currentSong = 0
         var takesVersion = 0
         var libraryVersion = 0
+        /// The name mDNS announced (`acapella.local`, or the next free one).
+        var announcedHost: String?
     }
 
     /// A web thread's wait for the control loop's answer.
@@ -74,11 +77,17 @@ public final class WebHub: WebBox {
         }
     }
 
+    /// The name mDNS announced the box under, once it has.
+    var announcedHost: String? {
+        get { shared.withLock { $0.announcedHost } }
+        set { shared.withLock { $0.announcedHost = newValue } }
+    }
+
     // MARK: Reads (web threads)
 
     public func live() -> WebLiveState { shared.withLock { $0.live } }
 
-    public func score() -> WebScore? { shared.withLock { $0.score } }
+    public func score(narrow: Bool) -> WebScore? { shared.withLock { narrow ? $0.narrowScore : $0.score } }
 
     public func takes() -> WebTakes { shared.withLock { $0.takes } }
 
@@ -219,12 +228,26 @@ public final class WebHub: WebBox {
     /// music font served by the page itself.
     func show(_ score: Score, part: String, font: SMuFLFont?) {
         guard let font else { return }
+        let wide = Self.engrave(score, part: part, font: font, widthMM: nil)
+        // A phone held upright: a third of the measures a system, each twice the size.
+        let narrow = Self.engrave(score, part: part, font: font, widthMM: 100)
+        shared.withLock {
+            $0.score = wide
+            $0.narrowScore = narrow
+        }
+    }
+
+    /// The song as SVG with the part highlighted, and its time map as JSON:
+    /// width of the scroll, every onset (tick, sample, measure, system, x)
+    /// and every system's top, bottom and first measure.
+    static func engrave(_ score: Score, part: String, font: SMuFLFont, widthMM: Double?) -> WebScore? {
         var options = EngraveOptions()
         options.highlight = part
-        guard let engraving = try? Engraver(font: font).engrave(score, options: options) else {
-            shared.withLock { $0.score = nil }
-            return
+        if let widthMM {
+            options.pageWidthMM = widthMM
+            options.marginMM = 4
         }
+        guard let engraving = try? Engraver(font: font).engrave(score, options: options) else { return nil }
         let svg = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: .url("/bravura.otf"))
         let onsets: [[String: Any]] = engraving.timeMap.map {
             ["tick": $0.tick, "sample": $0.sample, "measure": $0.measure, "system": $0.system, "x": $0.x]
@@ -232,8 +255,7 @@ public final class WebHub: WebBox {
         let systems: [[String: Any]] = engraving.systems.map { ["top": $0.top, "bottom": $0.bottom, "first": $0.measures.lowerBound] }
         let map: [String: Any] = ["width": engraving.scroll.width, "onsets": onsets, "systems": systems]
         let json = (try? JSONSerialization.data(withJSONObject: map, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
-        let score = WebScore(svg: Array(svg.utf8), timeMap: json)
-        shared.withLock { $0.score = score }
+        return WebScore(svg: Array(svg.utf8), timeMap: json)
     }
 
     // MARK: Uploads (web threads)

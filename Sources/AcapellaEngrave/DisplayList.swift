@@ -67,6 +67,24 @@ public struct EngravedPage: Hashable, Sendable {
 /// engraver cannot measure, so it spaces lyrics by a generous average
 /// (half an em per character, wider for capitals and wide letters).
 enum TextMetrics {
+    /// `text` in lines no wider than `width` (broken at spaces; a word
+    /// longer than the width stands alone). Empty text: no lines.
+    static func wrap(_ text: String, size: Double, width: Double) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            let candidate = line.isEmpty ? String(word) : line + " " + word
+            if !line.isEmpty && Self.width(candidate, size: size) > width {
+                lines.append(line)
+                line = String(word)
+            } else {
+                line = candidate
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
     static func width(_ text: String, size: Double) -> Double {
         var ems = 0.0
         for character in text {

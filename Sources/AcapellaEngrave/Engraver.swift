@@ -478,14 +478,18 @@ struct Layout {
         var entries: [TimeMapEntry] = []
         var y = margin
         // Title block.
-        if let title = score.title {
+        // A line too long for the page (a narrow one: a phone) wraps at words.
+        let room = pageWidth - 2 * margin
+        for line in TextMetrics.wrap(score.title ?? "", size: Metric.titleSize * 1.1, width: room) {
             y += Metric.titleSize
-            scrollItems.append(.text(title, at: Point(pageWidth / 2, y), size: Metric.titleSize, anchor: .middle, style: .bold))
+            scrollItems.append(.text(line, at: Point(pageWidth / 2, y), size: Metric.titleSize, anchor: .middle, style: .bold))
         }
         let credits = [score.composer, score.arranger.map { "arr. " + $0 }].compactMap { $0 }
         for credit in credits {
-            y += Metric.subtitleSize * 1.3
-            scrollItems.append(.text(credit, at: Point(pageWidth - margin, y), size: Metric.subtitleSize, anchor: .end, style: .normal))
+            for line in TextMetrics.wrap(credit, size: Metric.subtitleSize, width: room) {
+                y += Metric.subtitleSize * 1.3
+                scrollItems.append(.text(line, at: Point(pageWidth - margin, y), size: Metric.subtitleSize, anchor: .end, style: .normal))
+            }
         }
         let headerHeight = y + 4
         y = headerHeight

@@ -60,6 +60,9 @@ public struct ReadoutState: Hashable, Sendable {
     public var message: String?
     /// The key help shown instead of the needle (`?`): which page of how many.
     public var helpPage: Int?
+    /// Where the web page is and its pairing code, shown for a while when
+    /// a song is ready (the LCD gives it the whole display while stopped).
+    public var web: WebBanner?
 
     /// A state.
     public init(song: String, shortSong: String? = nil, part: String, mode: ReadoutMode, measure: Int, beat: Int, tempo: Double, loop: String? = nil,
@@ -81,6 +84,19 @@ public struct ReadoutState: Hashable, Sendable {
         self.lyric = lyric
         self.message = message
         self.helpPage = helpPage
+    }
+}
+
+/// The web page's address (`acapella.local`, port 8080) and pairing code.
+public struct WebBanner: Hashable, Sendable {
+    public var host: String
+    public var port: Int
+    public var code: String
+
+    public init(host: String, port: Int, code: String) {
+        self.host = host
+        self.port = port
+        self.code = code
     }
 }
 
@@ -164,7 +180,7 @@ public enum Readout {
                 fit("", width),
                 fit("input " + meter(readout.inputDB, clipped: readout.clipped, width: width - 16) + (readout.inputDB.isFinite ? " \(decibelText(readout.inputDB)) dB" : "   -inf dB"), width),
                 fit("", width),
-                fit("  " + (readout.message ?? readout.lyric), width),
+                fit("  " + (readout.message ?? readout.web.map { "web page: http://\($0.host):\($0.port)/  code \($0.code)" } ?? readout.lyric), width),
             ]
         }
         while lines.count < height - 1 { lines.append(fit("", width)) }
@@ -209,6 +225,17 @@ public enum Readout {
     public static func lcd(_ readout: ReadoutState, columns: Int, rows: Int) -> [String] {
         let takes = "T\(readout.takes)"
         let cents = readout.cents.map { " " + centsText($0) } ?? ""
+        if let web = readout.web, readout.mode == .stopped {
+            // The page's address and code: 16×2 "acapella.local" / ":8080 code123456".
+            let port = web.port == 80 ? "" : ":\(web.port)"
+            if rows <= 2 {
+                let second = port + (port.count + 11 <= columns ? " code" : "code") + web.code
+                return [fit(web.host.count + port.count <= columns ? web.host + port : web.host, columns),
+                        fit(web.host.count + port.count <= columns ? "code " + web.code : second, columns)]
+            }
+            return [fit(ShortTitle.make(readout.song, width: columns), columns), fit("web page:", columns), fit(web.host + port, columns),
+                    fit("code " + web.code, columns)] + Array(repeating: fit("", columns), count: max(0, rows - 4))
+        }
         if rows <= 2 {
             if readout.mode == .review {
                 return [fit("TAKE? \(readout.part)".padding(toLength: columns - takes.count) + takes, columns), fit("k keep d discard", columns)]

@@ -197,9 +197,9 @@ public final class WebApp: Sendable {
             object["paired"] = paired != nil
             if let paired { object["csrf"] = paired.csrf }
             return .response(.json(object))
-        case "/score.svg", "/timemap.json":
-            guard let score = box.score() else { return .response(.error(404, "no song is loaded")) }
-            guard request.path == "/score.svg" else { return .response(WebResponse(status: 200, contentType: "application/json", body: score.timeMap)) }
+        case "/score.svg", "/timemap.json", "/score-narrow.svg", "/timemap-narrow.json":
+            guard let score = box.score(narrow: request.path.contains("-narrow")) else { return .response(.error(404, "no song is loaded")) }
+            guard request.path.hasSuffix(".svg") else { return .response(WebResponse(status: 200, contentType: "application/json", body: score.timeMap)) }
             if let gzip = score.svgGzip, (request.headers["accept-encoding"] ?? "").contains("gzip") {
                 return .response(WebResponse(status: 200, contentType: "image/svg+xml", headers: [("Cache-Control", "no-cache"), ("Content-Encoding", "gzip"),
                                                                                                   ("Vary", "Accept-Encoding")], body: gzip))

@@ -9,8 +9,9 @@ public protocol WebBox: Sendable {
     /// `generation` (or `timeout` has passed), and its generation: the
     /// event streams wait here instead of polling.
     func nextLive(after generation: Int, timeout: Duration) -> (state: WebLiveState, generation: Int)
-    /// The current song engraved, and its time map (JSON).
-    func score() -> WebScore?
+    /// The current song engraved, and its time map (JSON): for a page
+    /// (a tablet, a computer), or `narrow` for a phone held upright.
+    func score(narrow: Bool) -> WebScore?
     /// Carries out a control action by name ("play-pause"…); false when
     /// there is no such action.
     func act(_ name: String) -> Bool

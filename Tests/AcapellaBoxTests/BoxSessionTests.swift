@@ -126,6 +126,23 @@ import Testing
         #expect(Self.said(readOnly.handle(.punch(1...2), snapshot: stopped)) == ["recording is off: read-only"])
     }
 
+    /// The web page's address and code show when the song is ready, until
+    /// a key is pressed or a while has passed.
+    @Test func theWebPageAddressShowsAtTheStart() {
+        var context = Self.context()
+        context.web = WebBanner(host: "acapella.local", port: 8080, code: "123456")
+        var session = BoxSession(context)
+        _ = session.handle(.tick(milliseconds: 1_000), snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).web?.code == "123456")
+        _ = session.handle(.tick(milliseconds: 1_000 + BoxSession.webMilliseconds), snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).web == nil)
+        var pressed = BoxSession(context)
+        _ = pressed.handle(.tick(milliseconds: 10), snapshot: Self.snapshot())
+        _ = pressed.handle(.action(.metronome), snapshot: Self.snapshot())
+        #expect(pressed.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).web == nil)
+        #expect(BoxSession(Self.context()).readout(snapshot: Self.snapshot(), reading: nil, takes: 0).web == nil)
+    }
+
     @Test func loopFromHereToHere() {
         var session = BoxSession(Self.context())
         #expect(Self.said(session.handle(.action(.loopStartHere), snapshot: Self.snapshot(measure: 3))) == ["loop from measure 3; ] sets its end"])

@@ -45,6 +45,25 @@ func loadSong(_ name: String) throws -> Score {
         #expect(engravingCorpus.count >= 20, "Songs/ and ../shared/data/musicxml: \(engravingCorpus.count) files")
     }
 
+    /// A phone's narrow page (the web page's): the title and credits wrap
+    /// to stay on it, and every song still engraves every note.
+    @Test func aNarrowPageKeepsTheHeaderOnIt() throws {
+        var options = EngraveOptions()
+        options.pageWidthMM = 100
+        options.marginMM = 4
+        for name in engravingCorpus {
+            let score = try loadSong(name)
+            let engraving = try Engraver(font: bravura).engrave(score, options: options)
+            #expect(engraving.notes.count == score.parts.reduce(0) { $0 + $1.notes.count }, "\(name)")
+            for item in engraving.scroll.items {
+                guard case .text(let text, let at, let size, let anchor, _) = item, text.count > 1, at.y < engraving.systems[0].top else { continue }
+                let width = TextMetrics.width(text, size: size)
+                let left = anchor == .end ? at.x - width : anchor == .middle ? at.x - width / 2 : at.x
+                #expect(left >= -0.01 && left + width <= engraving.scroll.width + 0.01 || !text.contains(" "), "\(name): '\(text)' runs off the page")
+            }
+        }
+    }
+
     /// Every note of the song appears exactly once, as one group, where its
     /// pitch belongs on the staff under its clef; the time map lists every
     /// onset in order of time, at the song sample the engine uses.

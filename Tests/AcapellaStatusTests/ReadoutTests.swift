@@ -75,7 +75,19 @@ import Testing
         // A flat reading: its minus sign stands apart from the needle's track.
         #expect(Readout.lcd(Self.flat, columns: 16, rows: 2) == ["BWV 26 Tenor  T1", "PLAY 7  .#|. -23"])
         #expect(Readout.lcd(Self.flat, columns: 20, rows: 4)[2] == "PLAY 7.1  ..#|.. -23")
-        for state in [Self.recording, Self.flat, Self.stopped, Self.review] {
+        // When a song is ready: the web page's address and pairing code, while stopped.
+        var web = Self.stopped
+        web.web = WebBanner(host: "acapella.local", port: 8080, code: "042917")
+        #expect(Readout.lcd(web, columns: 16, rows: 2) == ["acapella.local  ", ":8080 code042917"])
+        #expect(Readout.lcd(web, columns: 20, rows: 4) == ["Ode to Joy          ", "web page:           ", "acapella.local:8080 ", "code 042917         "])
+        var short = web
+        short.web = WebBanner(host: "box.local", port: 80, code: "042917")
+        #expect(Readout.lcd(short, columns: 16, rows: 2) == ["box.local       ", "code 042917     "])
+        #expect(Readout.console(web, width: 80, height: 14, keys: [])[8].contains("web page: http://acapella.local:8080/  code 042917"))
+        var playing = web
+        playing.mode = .playing
+        #expect(Readout.lcd(playing, columns: 16, rows: 2)[1].hasPrefix("PLAY"))
+        for state in [Self.recording, Self.flat, Self.stopped, Self.review, web, short] {
             #expect(Readout.lcd(state, columns: 16, rows: 2).allSatisfy { $0.count == 16 && $0.unicodeScalars.allSatisfy(\.isASCII) })
         }
     }

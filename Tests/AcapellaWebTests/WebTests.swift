@@ -51,7 +51,7 @@ final class FakeBox: WebBox {
         return state
     }
 
-    func score() -> WebScore? { WebScore(svg: Array("<svg/>".utf8), timeMap: Array("[]".utf8)) }
+    func score(narrow: Bool) -> WebScore? { WebScore(svg: Array((narrow ? "<svg n/>" : "<svg/>").utf8), timeMap: Array("[]".utf8)) }
 
     func act(_ name: String) -> Bool {
         guard ["play-pause", "stop"].contains(name) else { return false }
@@ -200,6 +200,7 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(compressed.body.starts(with: [0x1F, 0x8B]))
         let plain = response(app.handle(WebRequest(method: "GET", path: "/score.svg")))
         #expect(plain.body == Array("<svg/>".utf8) && !plain.headers.contains { $0.0 == "Content-Encoding" })
+        #expect(response(app.handle(WebRequest(method: "GET", path: "/score-narrow.svg"))).body == Array("<svg n/>".utf8))
         // zlib's own reader gives the SVG back.
         let file = NSTemporaryDirectory() + "score-\(UUID().uuidString).gz"
         try Data(compressed.body).write(to: URL(fileURLWithPath: file))

@@ -167,6 +167,19 @@ def refusals(driver, port, data):
     check("and nothing is written", sorted(os.listdir(os.path.join(data, "library"))) == before)
 
 
+def sizes(driver, shots):
+    """A phone in portrait, a tablet in landscape: every page fits the width."""
+    for name, width, height in (("phone", 390, 844), ("tablet", 1180, 820)):
+        driver.set_window_size(width, height)
+        for page in ("rehearse", "takes", "library", "export"):
+            tab(driver, page)
+            fits = driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+            check(f"{page} fits a {name} ({width}x{height}) without sideways scrolling", fits,
+                  driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]"))
+            driver.save_screenshot(os.path.join(shots, f"8-{name}-{page}.png"))
+        tab(driver, "rehearse")
+
+
 def main():
     acapella, shots = sys.argv[1], sys.argv[2]
     os.makedirs(shots, exist_ok=True)
@@ -233,6 +246,7 @@ def main():
             download_mix(driver, shots, downloads)
             upload_song(driver, shots, data)
             refusals(driver, port, data)
+            sizes(driver, shots)
         finally:
             driver.quit()
     finally:
