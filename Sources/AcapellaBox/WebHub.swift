@@ -359,11 +359,20 @@ public final class WebHub: WebBox {
     func render(_ project: Project, take: Int? = nil, options: MixdownOptions = MixdownOptions(), format: String, output: String, name: String) -> Result<WebFile, WebFailure> {
         var options = options
         options.sampleRate = project.manifest.sampleRate
-        var (takes, _) = project.activeTakes(for: ScheduleOptions(sampleRate: options.sampleRate))
+        var record: TakeRecord?
         if let take {
-            guard let record = project.manifest.takes.first(where: { $0.id == take && $0.state != .recording }),
-                  let part = project.score.parts.firstIndex(where: { $0.name == record.part }) else {
-                return .failure(WebFailure(404, "no finished take \(take)"))
+            record = project.manifest.takes.first { $0.id == take && $0.state != .recording }
+            guard let record else { return .failure(WebFailure(404, "no finished take \(take)")) }
+            // Heard at the tempo and key it was sung in (the others' takes of
+            // that tempo and key play too; the rest sing their tones).
+            let ratio = record.tempoScale.split(separator: "/").compactMap { Int128(String($0)) }
+            if ratio.count == 2, ratio[0] > 0, ratio[1] > 0 { options.tempoScale = Rational(ratio[0], ratio[1]) }
+            options.transpose = record.transpose
+        }
+        var (takes, _) = project.activeTakes(for: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
+        if let take, let record {
+            guard let part = project.score.parts.firstIndex(where: { $0.name == record.part }) else {
+                return .failure(WebFailure(404, "take \(take) is of a part the song no longer has"))
             }
             do {
                 let decoded = try AudioFile.readMono(project.path + "/" + record.file)
