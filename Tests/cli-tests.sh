@@ -243,6 +243,23 @@ expect "record bad range" 1 "$acapella" record "$project" --part Alto --range 40
 expect "record bad device" 2 "$acapella" record "$project" --part Alto --device frob && check "device message" contains "$err" "unknown device 'frob'"
 expect "record on a missing card" 1 "$acapella" record "$project" --part Alto --device alsa:hw0 && check "card open message" contains "$err" "hw0: snd_pcm_open (playback) failed"
 expect "record too short a round trip" 2 "$acapella" record "$project" --part Alto --device sim:latency=10 && check "latency message" contains "$err" "shorter than one period"
+expect "analyze the Alto's take" 0 "$acapella" analyze "$project" --part alto &&
+  check "every note sung, in tune, on time" contains "$out" "Alto: 100/100 — 28 of 28 notes sung" &&
+  check "the guide heard in the take is taken out" contains "$out" "the guide heard in it (0.5" &&
+  check "the singer's vibrato" contains "$out" "vibrato on 28 of 28 notes: 5.5 Hz, ±30 cents"
+expect "analyze a punch-in" 0 "$acapella" analyze "$project" --take 2 && check "only the punch's notes" matches "$out" "Tenor: [0-9]+/100 — ([0-9]+) of \1 notes sung"
+expect "analyze as JSON" 0 "$acapella" analyze "$project" --take 1 --json &&
+  check "JSON names the notes" equals "$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["take"], len(d["notes"]), d["notes"][1]["lyric"], d["notes"][1]["sung"], d["punch"])')" "1 28 maz True []"
+"$acapella" new "$work/silent.acaproj" --song Songs/amazing-grace.acasong >/dev/null
+"$acapella" record "$work/silent.acaproj" --part Alto --singer off >/dev/null 2>&1
+expect "analyze a take nobody sang" 0 "$acapella" analyze "$work/silent.acaproj" &&
+  check "every note missed" contains "$out" "Alto: 0/100 — 0 of 28 notes sung" &&
+  check "a missed note named" contains "$out" "m. 1, beat 1, 'maz': missed" &&
+  check "the whole song to punch" contains "$out" "punch in: mm. 0-14"
+expect "analyze an unknown take" 1 "$acapella" analyze "$project" --take 99 && check "unknown take message" contains "$err" "no take '99'; its takes are: 1, 2, 3, 4"
+expect "analyze an unknown part" 1 "$acapella" analyze "$project" --part Descant && check "unknown part message" contains "$err" "no part 'Descant'"
+"$acapella" new "$work/fresh.acaproj" --song Songs/amazing-grace.acasong >/dev/null
+expect "analyze without takes" 1 "$acapella" analyze "$work/fresh.acaproj" && check "no take message" contains "$err" "no take to analyze yet (record one first)"
 expect "takes list" 0 "$acapella" takes "$project" && check "two takes listed" contains "$out" "take 2  Tenor"
 expect "takes nudge" 0 "$acapella" takes "$project" nudge 2 -12 && check "nudge shown" contains "$out" "nudge -12"
 expect "takes bad id" 1 "$acapella" takes "$project" activate 99 && check "bad id message" contains "$err" "no take 99"

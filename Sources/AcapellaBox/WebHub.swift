@@ -365,9 +365,9 @@ public final class WebHub: WebBox {
             guard let record else { return .failure(WebFailure(404, "no finished take \(take)")) }
             // Heard at the tempo and key it was sung in (the others' takes of
             // that tempo and key play too; the rest sing their tones).
-            let ratio = record.tempoScale.split(separator: "/").compactMap { Int128(String($0)) }
-            if ratio.count == 2, ratio[0] > 0, ratio[1] > 0 { options.tempoScale = Rational(ratio[0], ratio[1]) }
-            options.transpose = record.transpose
+            let sung = record.scheduleOptions(sampleRate: options.sampleRate)
+            options.tempoScale = sung.tempoScale
+            options.transpose = sung.transpose
         }
         var (takes, _) = project.activeTakes(for: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
         if let take, let record {

@@ -250,3 +250,42 @@ public struct SyntheticSinger: Sendable {
         return value + noise * (Float(hash.next() >> 40) / Float(1 << 24) * 2 - 1)
     }
 }
+
+/// How a synthetic singer gets one note wrong: the ground truth the take
+/// analysis must find again.
+public struct SungNoteError: Hashable, Sendable {
+    /// Sharp (+) or flat (−), cents.
+    public var cents: Double
+    /// Late (+) or early (−), samples.
+    public var lateSamples: Int64
+    /// Not sung at all.
+    public var missed: Bool
+
+    public init(cents: Double = 0, lateSamples: Int64 = 0, missed: Bool = false) {
+        self.cents = cents
+        self.lateSamples = lateSamples
+        self.missed = missed
+    }
+}
+
+extension SyntheticSinger {
+    /// `tones` as a singer with `errors` (one per tone) sings them: each
+    /// detuned, moved early or late (an early note cuts the one before
+    /// short; a late one leaves a gap), missed ones left out.
+    public static func tones(_ tones: [ToneEvent], with errors: [SungNoteError]) -> [ToneEvent] {
+        var sung: [ToneEvent] = []
+        for (index, tone) in tones.enumerated() {
+            let error = index < errors.count ? errors[index] : SungNoteError()
+            guard !error.missed else { continue }
+            var moved = tone
+            moved.startSample += error.lateSamples
+            moved.endSample += error.lateSamples
+            moved.frequency *= pow(2, error.cents / 1_200)
+            if let last = sung.last, last.endSample > moved.startSample {
+                sung[sung.count - 1].endSample = max(last.startSample + 1, moved.startSample)
+            }
+            sung.append(moved)
+        }
+        return sung
+    }
+}

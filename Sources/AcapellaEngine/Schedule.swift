@@ -78,6 +78,9 @@ public struct Schedule: Sendable {
     public let partNames: [String]
     /// Tones per part, in time order.
     public private(set) var tones: [[ToneEvent]]
+    /// For each part, the index in the part's notes of the note each tone
+    /// begins with (a tie chain is one tone): measures, beats and words of tones.
+    public private(set) var toneNotes: [[Int]]
     /// Clicks (count-in first, at negative samples), in time order.
     public let clicks: [ClickEvent]
     /// Sample of each barline, measure by measure from the first.
@@ -103,8 +106,11 @@ public struct Schedule: Sendable {
         self.timeMap = timeMap
         self.options = options
         partNames = score.parts.map(\.name)
+        var toneNotes: [[Int]] = []
         tones = score.parts.map { part in
             var events: [ToneEvent] = []
+            var starts: [Int] = []
+            defer { toneNotes.append(starts) }
             var index = 0
             while index < part.notes.count {
                 let note = part.notes[index]
@@ -122,10 +128,12 @@ public struct Schedule: Sendable {
                 let midi = pitch.midi + options.transpose
                 events.append(ToneEvent(startSample: timeMap.sample(atTick: note.startTick), endSample: timeMap.sample(atTick: end),
                                         frequency: Tuning.frequency(midi: midi), midi: midi))
+                starts.append(index)
                 index = last + 1
             }
             return events
         }
+        self.toneNotes = toneNotes
 
         // Barlines and clicks follow the meter map; the count-in extends the
         // first meter backwards from the first downbeat (or the pickup's start).
@@ -171,6 +179,7 @@ public struct Schedule: Sendable {
         var tones = copy.tones
         tones[part].remove(at: index)
         copy.tones = tones
+        copy.toneNotes[part].remove(at: index)
         return copy
     }
 

@@ -1,4 +1,6 @@
 import AcapellaJSON
+public import AcapellaEngine
+import AcapellaScore
 public import Foundation
 
 /// Where a take stands. The same words are on disk (`"state": "kept"`).
@@ -318,5 +320,16 @@ extension Manifest {
             changed = true
         }
         return (conditions, report, changed)
+    }
+}
+
+extension TakeRecord {
+    /// The schedule the take was sung to: its tempo multiplier ("9/10")
+    /// and transposition at `sampleRate` (a malformed tempo reads as written).
+    public func scheduleOptions(sampleRate: Int) -> ScheduleOptions {
+        let ratio = tempoScale.split(separator: "/").compactMap { Int128(String($0)) }
+        var scale = Rational(1)
+        if ratio.count == 2, ratio[0] > 0, ratio[1] > 0 { scale = Rational(ratio[0], ratio[1]) }
+        return ScheduleOptions(sampleRate: sampleRate, tempoScale: scale, transpose: transpose)
     }
 }

@@ -106,6 +106,16 @@ let commands: [Subcommand] = [
         details: "Keys: space play/pause, r record, s stop, p/o punch in/out, [ ] loop from/to here, l loop, , . measure,\n< > part, { } song, k keep, d discard, u undo, n my note, v verse, - + tempo, c count-in, m metronome, M mute,\nS solo, C calibrate, ? help, Q safe shutdown (q quits). Without a sound card the simulated room plays and a\nsynthetic singer sings the part. Without a terminal (a service) it runs until stopped (SIGTERM), driven by\nMIDI and the foot switch.",
         run: runBox),
     Subcommand(
+        name: "analyze", summary: "how a take was sung: every note's pitch and entry, a score per measure, where to punch in",
+        positionals: "PROJECT", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part's newest take (default: the project's newest take)"),
+            OptionSpec(names: ["--take"], valueName: "ID", help: "this take"),
+            OptionSpec(names: ["--json"], valueName: nil, help: "the analysis as JSON (the shape is in the README)"),
+        ],
+        details: "For every note the take covers: sung or missed, the pitch's centre against the written note in\ncents (the centre of the vibrato when there is some), its steadiness, the vibrato's rate and\nextent, and the entry against the score in ms (where the note's sound rises). Notes off by\n15 cents or more, or entering 40 ms or more early or late, are named; measures scoring below\n75 are merged into ranges to punch in, a measure of margin each side.",
+        run: runAnalyze),
+    Subcommand(
         name: "takes", summary: "list or change a project's takes",
         positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,
         options: [],

@@ -1,0 +1,304 @@
+import Foundation
+
+/// A note the singer should sing: where it sounds on the song's timeline
+/// (samples, at the take's tempo) and its pitch (after the take's
+/// transposition).
+public struct TargetNote: Hashable, Sendable {
+    public var start: Int64
+    public var end: Int64
+    public var frequency: Double
+
+    public init(start: Int64, end: Int64, frequency: Double) {
+        self.start = start
+        self.end = end
+        self.frequency = frequency
+    }
+}
+
+/// How one note was sung.
+public struct NoteAnalysis: Hashable, Sendable {
+    /// Whether the note was sung at all (sound with a pitch over most of it).
+    public var sung: Bool
+    /// The sung pitch's centre against the written one, cents (+ sharp);
+    /// with vibrato, the centre of the oscillation.
+    public var cents: Double?
+    /// How much the centre wanders once vibrato is taken out, cents (SD).
+    public var stability: Double?
+    /// Vibrato, when there is some: rate (Hz) and extent (cents, ± around the centre).
+    public var vibratoRate: Double?
+    public var vibratoExtent: Double?
+    /// When the sung note really starts against the score, ms (+ late).
+    public var onsetMilliseconds: Double?
+    /// 0–100: pitch (100 within 10 cents, 0 at 50) weighed 0.7, timing
+    /// (100 within 30 ms, 0 at 150) 0.3; a missed note scores 0.
+    public var score: Double
+
+    public init(sung: Bool, cents: Double? = nil, stability: Double? = nil, vibratoRate: Double? = nil, vibratoExtent: Double? = nil,
+                onsetMilliseconds: Double? = nil, score: Double = 0) {
+        self.sung = sung
+        self.cents = cents
+        self.stability = stability
+        self.vibratoRate = vibratoRate
+        self.vibratoExtent = vibratoExtent
+        self.onsetMilliseconds = onsetMilliseconds
+        self.score = score
+    }
+}
+
+/// Analysis of a sung take against the notes of its part: per note sung
+/// or missed, pitch centre, stability, vibrato and onset. The take is on
+/// the song's timeline (sample `i` is song sample `origin + i`), as every
+/// take is by construction. Pitch comes from score-informed YIN (the
+/// search kept near each written note: no octave errors); onsets from the
+/// level at 1 ms resolution, where the note's sound rises out of the dip
+/// before it.
+public final class TakeAnalyzer {
+    public let sampleRate: Int
+    private let detector: YINDetector
+    /// Pitch frames every `hop` samples.
+    public let hop: Int
+
+    public init(sampleRate: Int) {
+        self.sampleRate = sampleRate
+        detector = YINDetector(sampleRate: sampleRate, measured: false)
+        hop = max(64, sampleRate / 187)  // 256 at 48 kHz: 5.3 ms
+    }
+
+    /// Analyses `notes` (in time order) in `samples`.
+    public func analyze(_ samples: [Float], origin: Int64, notes: [TargetNote]) -> [NoteAnalysis] {
+        guard !notes.isEmpty else { return [] }
+        let rate = Double(sampleRate)
+        let sorted = notes
+        // Pitch, score-informed: the note sounding at each frame's centre.
+        let estimates = detector.track(samples, hop: hop) { centre in
+            let song = origin + centre
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle].end <= song { low = middle + 1 } else { high = middle }
+            }
+            return low < sorted.count && sorted[low].start <= song + Int64(rate * 0.05) ? sorted[low].frequency : nil
+        }
+        // Level: RMS over 5 ms, every 1 ms.
+        let step = max(1, sampleRate / 1_000)
+        let span = max(step, sampleRate / 200)
+        var squares = [Double](repeating: 0, count: samples.count + 1)
+        for index in samples.indices { squares[index + 1] = squares[index] + Double(samples[index]) * Double(samples[index]) }
+        func level(at sample: Int64) -> Double {
+            let centre = Int(sample - origin)
+            let from = max(0, min(samples.count, centre - span / 2))
+            let to = max(0, min(samples.count, centre + span / 2))
+            return to > from ? ((squares[to] - squares[from]) / Double(to - from)).squareRoot() : 0
+        }
+        // The take's loudness: the median of the notes' middles, for "sung at all".
+        let middles = sorted.map { level(at: ($0.start + $0.end) / 2) }.sorted()
+        let typical = middles[middles.count / 2]
+        let quiet = max(0.002, typical * 0.1)
+
+        // First where each note's sound begins and how loud it is held.
+        let starts = sorted.enumerated().map { index, note -> (onset: Int64?, sustained: Double) in
+            let length = note.end - note.start
+            // Where the note's sound begins: the level rising out of the
+            // dip before it, searched from 200 ms early to 250 ms late
+            // (never into the notes either side).
+            let previousStart = index > 0 ? sorted[index - 1].start + (sorted[index - 1].end - sorted[index - 1].start) / 2 : note.start - Int64(rate * 0.2)
+            let searchFrom = max(previousStart, note.start - Int64(rate * 0.2))
+            let searchTo = min(note.start + Int64(rate * 0.25), note.start + length * 3 / 4)
+            let interiorFrom = note.start + min(Int64(rate * 0.06), length / 3)
+            let interiorTo = note.end - min(Int64(rate * 0.03), length / 4)
+            // Sustained level: the median over the note's interior.
+            var levels: [Double] = []
+            var sample = interiorFrom
+            while sample < interiorTo {
+                levels.append(level(at: sample))
+                sample += Int64(step) * 4
+            }
+            levels.sort()
+            let sustained = levels.isEmpty ? 0 : levels[levels.count / 2]
+            var onset: Int64?
+            if sustained > quiet {
+                var dip = searchFrom
+                var lowest = Double.infinity
+                var probe = searchFrom
+                while probe <= min(searchTo, note.start + Int64(rate * 0.1)) {
+                    let value = level(at: probe)
+                    if value < lowest {
+                        lowest = value
+                        dip = probe
+                    }
+                    probe += Int64(step)
+                }
+                if lowest < sustained * 0.5 {
+                    probe = dip
+                    while probe <= searchTo {
+                        if level(at: probe) >= sustained * 0.3 {
+                            onset = probe
+                            break
+                        }
+                        probe += Int64(step)
+                    }
+                }
+            }
+            return (onset, sustained)
+        }
+        // Then the pitch over each note's interior: from 40 ms after its
+        // onset to 30 ms before the next note's (an early entry cuts it short).
+        let measured = sorted.enumerated().map { index, note -> (sung: Bool, onset: Double?, times: [Double], cents: [Double]) in
+            let length = note.end - note.start
+            let (onset, sustained) = starts[index]
+            let interiorFrom = note.start + min(Int64(rate * 0.06), length / 3)
+            var interiorTo = note.end - min(Int64(rate * 0.03), length / 4)
+            if index + 1 < sorted.count, let next = starts[index + 1].onset { interiorTo = min(interiorTo, next - Int64(rate * 0.03)) }
+            let from = max(interiorFrom, (onset ?? note.start) + Int64(rate * 0.04))
+            let firstFrame = Int((max(0, from - origin) + Int64(hop) - 1) / Int64(hop))
+            let lastFrame = Int(max(0, interiorTo - origin) / Int64(hop))
+            var times: [Double] = []
+            var cents: [Double] = []
+            var frames = 0
+            if firstFrame <= lastFrame {
+                for frame in firstFrame...min(lastFrame, estimates.count - 1) where frame >= 0 {
+                    frames += 1
+                    let estimate = estimates[frame]
+                    guard estimate.voiced, estimate.frequency > 0, level(at: origin + Int64(frame * hop)) > quiet else { continue }
+                    times.append(Double(frame * hop) / rate)
+                    cents.append(1_200 * log2(estimate.frequency / note.frequency))
+                }
+            }
+            let sung = frames > 0 && Double(cents.count) >= Double(frames) * 0.5 && sustained > quiet
+            return (sung, onset.map { Double($0 - note.start) * 1_000 / rate }, times, cents)
+        }
+        // The singer's vibrato rate: the median of the notes long enough to
+        // show two cycles; short notes are then read at that rate.
+        let rates = measured.compactMap { note -> Double? in
+            guard note.sung, let last = note.times.last, let first = note.times.first, last - first >= 0.45 else { return nil }
+            return Self.bestRate(times: note.times, cents: note.cents)
+        }.sorted()
+        let singerRate = rates.count >= 2 ? rates[rates.count / 2] : nil
+        return measured.map { note in
+            guard note.sung else { return NoteAnalysis(sung: false, score: 0) }
+            let shape = Self.centre(times: note.times, cents: note.cents, rate: singerRate)
+            let pitchScore = max(0, min(100, (50 - abs(shape.centre)) / 40 * 100))
+            let timingScore = note.onset.map { max(0, min(100, (150 - abs($0)) / 120 * 100)) } ?? 100
+            return NoteAnalysis(sung: true, cents: shape.centre, stability: shape.stability, vibratoRate: shape.vibrato?.rate,
+                                vibratoExtent: shape.vibrato?.extent, onsetMilliseconds: note.onset, score: 0.7 * pitchScore + 0.3 * timingScore)
+        }
+    }
+
+    /// A least-squares fit of centre (+ a line, on long notes) + a sinusoid
+    /// at `rate` Hz: the centre at the note's middle, the sinusoid's
+    /// amplitude, the residual's mean square.
+    static func fit(times: [Double], cents: [Double], rate: Double, line: Bool) -> (centre: Double, amplitude: Double, meanSquare: Double)? {
+        fit(times: times, cents: cents, rate: rate, line: line, values: false).map { ($0.centre, $0.amplitude, $0.meanSquare) }
+    }
+
+    static func fit(times: [Double], cents: [Double], rate: Double, line: Bool, values: Bool)
+        -> (centre: Double, amplitude: Double, meanSquare: Double, values: [Double])? {
+        let t0 = times[0]
+        let duration = times[times.count - 1] - t0
+        let w = 2 * Double.pi * rate
+        let size = line ? 4 : 3
+        func row(_ time: Double) -> [Double] {
+            let t = time - t0
+            return line ? [1, sin(w * t), cos(w * t), t - duration / 2] : [1, sin(w * t), cos(w * t)]
+        }
+        var matrix = [[Double]](repeating: [Double](repeating: 0, count: size), count: size)
+        var vector = [Double](repeating: 0, count: size)
+        for (time, value) in zip(times, cents) {
+            let r = row(time)
+            for i in 0..<size {
+                vector[i] += r[i] * value
+                for j in 0..<size { matrix[i][j] += r[i] * r[j] }
+            }
+        }
+        guard let solution = solve(matrix, vector) else { return nil }
+        var residual = 0.0
+        var curve: [Double] = []
+        for (time, value) in zip(times, cents) {
+            let fitted = zip(row(time), solution).reduce(0) { $0 + $1.0 * $1.1 }
+            if values { curve.append(fitted) }
+            residual += (value - fitted) * (value - fitted)
+        }
+        return (solution[0], (solution[1] * solution[1] + solution[2] * solution[2]).squareRoot(), residual / Double(cents.count), curve)
+    }
+
+    /// The fit again over the frames within `limit` cents of the first fit.
+    static func refit(times: [Double], cents: [Double], rate: Double, line: Bool, limit: Double) -> (centre: Double, amplitude: Double, meanSquare: Double)? {
+        guard let first = fitCurve(times: times, cents: cents, rate: rate, line: line) else { return nil }
+        let kept = zip(times, cents).enumerated().filter { abs($0.element.1 - first[$0.offset]) <= limit }.map(\.element)
+        guard kept.count >= 8, kept.count < times.count else { return nil }
+        return fit(times: kept.map(\.0), cents: kept.map(\.1), rate: rate, line: line)
+    }
+
+    /// The first fit's values at each frame.
+    static func fitCurve(times: [Double], cents: [Double], rate: Double, line: Bool) -> [Double]? {
+        guard let fitted = fit(times: times, cents: cents, rate: rate, line: line, values: true) else { return nil }
+        return fitted.values
+    }
+
+    /// The vibrato rate of a long note (4–8 Hz, the fit that leaves least),
+    /// or nil when no sinusoid of 8 cents or more explains half its variance.
+    static func bestRate(times: [Double], cents: [Double]) -> Double? {
+        let mean = cents.reduce(0, +) / Double(cents.count)
+        let variance = cents.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(cents.count)
+        var best: (rate: Double, amplitude: Double, meanSquare: Double)?
+        var rate = 4.0
+        while rate <= 8.0001 {
+            if let fitted = fit(times: times, cents: cents, rate: rate, line: true), best == nil || fitted.meanSquare < best!.meanSquare {
+                best = (rate, fitted.amplitude, fitted.meanSquare)
+            }
+            rate += 0.05
+        }
+        guard let best, best.amplitude >= 8, best.meanSquare < variance * 0.5 else { return nil }
+        return best.rate
+    }
+
+    /// The centre of a pitch curve, its wander and its vibrato. With the
+    /// singer's vibrato rate known, the fit of centre + sinusoid at that
+    /// rate (its own best rate on a long note) gives the centre, unbiased
+    /// by a partial cycle, when the sinusoid is 8 cents or more; otherwise
+    /// the median. Wander: what the fit leaves, as a standard deviation.
+    static func centre(times: [Double], cents: [Double], rate singerRate: Double?) -> (centre: Double, stability: Double, vibrato: (rate: Double, extent: Double)?) {
+        let sorted = cents.sorted()
+        let median = sorted[sorted.count / 2]
+        let mean = cents.reduce(0, +) / Double(cents.count)
+        let spread = (cents.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(cents.count)).squareRoot()
+        let duration = (times.last ?? 0) - (times.first ?? 0)
+        guard cents.count >= 8, duration >= 0.08 else { return (median, spread, nil) }
+        let own = duration >= 0.45 ? bestRate(times: times, cents: cents) : nil
+        guard let rate = own ?? singerRate,
+              var fitted = fit(times: times, cents: cents, rate: rate, line: duration >= 0.6), fitted.amplitude >= 8 else {
+            return (median, spread, nil)
+        }
+        // Once more without the frames the fit leaves far off (a neighbour's
+        // sound, a crack): least squares is not robust by itself.
+        if let again = refit(times: times, cents: cents, rate: rate, line: duration >= 0.6, limit: 3 * max(2, fitted.meanSquare.squareRoot())) {
+            fitted = again
+        }
+        return (fitted.centre, fitted.meanSquare.squareRoot(), (rate, fitted.amplitude))
+    }
+
+    /// Gaussian elimination with partial pivoting; nil when singular.
+    static func solve(_ matrix: [[Double]], _ vector: [Double]) -> [Double]? {
+        var a = matrix
+        var b = vector
+        let n = b.count
+        for column in 0..<n {
+            guard let pivot = (column..<n).max(by: { abs(a[$0][column]) < abs(a[$1][column]) }), abs(a[pivot][column]) > 1e-12 else { return nil }
+            a.swapAt(column, pivot)
+            b.swapAt(column, pivot)
+            for row in (column + 1)..<n {
+                let factor = a[row][column] / a[column][column]
+                for k in column..<n { a[row][k] -= factor * a[column][k] }
+                b[row] -= factor * b[column]
+            }
+        }
+        var x = [Double](repeating: 0, count: n)
+        for row in stride(from: n - 1, through: 0, by: -1) {
+            var sum = b[row]
+            for k in (row + 1)..<n { sum -= a[row][k] * x[k] }
+            x[row] = sum / a[row][row]
+        }
+        return x
+    }
+}

@@ -1,0 +1,174 @@
+public import AcapellaAnalysis
+public import AcapellaEngine
+public import AcapellaScore
+import Foundation
+
+/// What a take tells the singer: every note of the part it covers, sung or
+/// missed, how far off in pitch and time, with its measure, beat and word;
+/// a score per measure and for the take; and where to punch in (the worst
+/// measures, merged into ranges with a measure of margin).
+public struct TakeReport: Sendable {
+    public struct Note: Sendable {
+        /// The tone's index in the part (a tie chain is one tone).
+        public var tone: Int
+        /// The measure as sung (repeats written out: what a punch names).
+        public var measure: Int
+        /// The measure as printed (a repeat's second pass names the first's).
+        public var writtenMeasure: Int
+        /// The beat in the measure, 1-based ("3", "2.5").
+        public var beat: Double
+        public var lyric: String?
+        public var midi: Int
+        public var analysis: NoteAnalysis
+    }
+
+    public var part: String
+    public var notes: [Note]
+    /// Each measure with notes: its score (the mean of its notes').
+    public var measures: [(measure: Int, score: Double)]
+    /// The take's score (the mean of its notes').
+    public var score: Double
+    /// Ranges to punch, the worst first.
+    public var suggestions: [ClosedRange<Int>]
+
+    /// Measures scoring below this are suggested for a punch-in.
+    public static let punchBelow = 75.0
+
+    /// Analyses `samples` (sample `i` is song sample `origin + i`) as part
+    /// `part` of `score` compiled as `schedule` (the take's tempo and key);
+    /// only the notes inside `range` (a punch-in's), if given, and inside the audio.
+    public static func make(score: Score, schedule: Schedule, part: Int, samples: [Float], origin: Int64, range: Range<Int64>? = nil,
+                            analyzer: TakeAnalyzer) -> TakeReport {
+        let tones = schedule.tones[part]
+        let audio = origin..<(origin + Int64(samples.count))
+        let chosen = tones.indices.filter { index in
+            let tone = tones[index]
+            guard tone.startSample >= audio.lowerBound, tone.endSample <= audio.upperBound else { return false }
+            guard let range else { return true }
+            return tone.startSample >= range.lowerBound && tone.endSample <= range.upperBound
+        }
+        let targets = chosen.map { TargetNote(start: tones[$0].startSample, end: tones[$0].endSample, frequency: tones[$0].frequency) }
+        let analyses = analyzer.analyze(samples, origin: origin, notes: targets)
+        let meterMap = score.meterMap
+        let notes = zip(chosen, analyses).map { index, analysis -> Note in
+            let note = score.parts[part].notes[schedule.toneNotes[part][index]]
+            var (measure, offset) = meterMap.position(ofTick: note.startTick)
+            let meter = meterMap.meter(atMeasure: measure)
+            if measure == 0 && score.pickupTicks > 0 { offset += meter.measureTicks - score.pickupTicks }
+            let beat = 1 + Double(offset) / Double(meter.beatTicks)
+            return Note(tone: index, measure: measure, writtenMeasure: score.writtenMeasure(measure), beat: beat, lyric: note.lyric(verse: 1)?.text, midi: tones[index].midi,
+                        analysis: analysis)
+        }
+        var byMeasure: [Int: [Double]] = [:]
+        for note in notes { byMeasure[note.measure, default: []].append(note.analysis.score) }
+        let measures = byMeasure.keys.sorted().map { ($0, byMeasure[$0]!.reduce(0, +) / Double(byMeasure[$0]!.count)) }
+        let total = notes.isEmpty ? 0 : notes.reduce(0) { $0 + $1.analysis.score } / Double(notes.count)
+        return TakeReport(part: score.parts[part].name, notes: notes, measures: measures, score: total,
+                          suggestions: Self.suggestions(measures, first: schedule.firstMeasureNumber, last: schedule.firstMeasureNumber + schedule.barlines.count - 1))
+    }
+
+    /// The take with the guide it was sung to taken out: the box knows what
+    /// it played (the other parts, `takes` where they have them), and a take
+    /// is aligned so that what the microphone heard of the speakers at song
+    /// sample s sits at s too. The guide is rendered again, its level in the
+    /// take found by least squares, and subtracted — a singer's own voice
+    /// does not correlate with the other parts. Returns the samples and the
+    /// gain found (0: nothing to take out).
+    public static func removingGuide(_ samples: [Float], origin: Int64, schedule: Schedule, part: Int, takes: [PartTakes]?) -> (samples: [Float], gain: Double) {
+        var mixes = PartMix.spread(count: schedule.tones.count)
+        mixes[part].muted = true
+        var others = takes
+        if others != nil, part < others!.count { others![part] = .none }
+        let guide = OfflineRender.render(schedule, mixes: mixes, takes: others)
+        var dot = 0.0
+        var power = 0.0
+        var energy = 0.0
+        var paired: [(Int, Float)] = []
+        paired.reserveCapacity(samples.count)
+        for index in samples.indices {
+            let frame = Int(origin + Int64(index) - guide.firstSample)
+            guard frame >= 0, frame < guide.left.count else { continue }
+            let played = (guide.left[frame] + guide.right[frame]) / 2
+            paired.append((index, played))
+            dot += Double(samples[index]) * Double(played)
+            power += Double(played) * Double(played)
+            energy += Double(samples[index]) * Double(samples[index])
+        }
+        guard power > 0, energy > 0 else { return (samples, 0) }
+        let gain = dot / power
+        // Only a real bleed: the guide must explain a share of the take.
+        guard gain > 0.01, gain * dot / energy > 0.01 else { return (samples, 0) }
+        var cleaned = samples
+        for (index, played) in paired { cleaned[index] -= Float(gain) * played }
+        return (cleaned, gain)
+    }
+
+    /// The measures below `punchBelow`, merged when at most one measure
+    /// apart, widened by a measure each side (inside the song), the range
+    /// holding the worst measure first.
+    static func suggestions(_ measures: [(measure: Int, score: Double)], first: Int, last: Int) -> [ClosedRange<Int>] {
+        let weak = measures.filter { $0.score < punchBelow }
+        var ranges: [(range: ClosedRange<Int>, worst: Double)] = []
+        for measure in weak {
+            if let previous = ranges.last, measure.measure - previous.range.upperBound <= 2 {
+                ranges[ranges.count - 1] = (previous.range.lowerBound...measure.measure, min(previous.worst, measure.score))
+            } else {
+                ranges.append((measure.measure...measure.measure, measure.score))
+            }
+        }
+        return ranges.sorted { $0.worst < $1.worst }.map { max(first, $0.range.lowerBound - 1)...min(last, $0.range.upperBound + 1) }
+    }
+
+    /// The report in a singer's words: the summary, the notes worth a word
+    /// (missed, 15 cents or more off, 40 ms or more early or late), where to
+    /// punch in, and the vibrato.
+    public var lines: [String] {
+        let sung = notes.filter(\.analysis.sung).count
+        var lines = [String(format: "%@: %.0f/100 — %d of %d notes sung", part, score, sung, notes.count)]
+        for note in notes {
+            let place = "m. \(note.writtenMeasure), beat \(Self.beatText(note.beat))" + (note.lyric.map { ", '\($0)'" } ?? "")
+            let analysis = note.analysis
+            guard analysis.sung else {
+                lines.append("\(place): missed")
+                continue
+            }
+            var said: [String] = []
+            if let cents = analysis.cents, abs(cents) >= 15 { said.append(String(format: "%.0f cents %@", abs(cents), cents < 0 ? "flat" : "sharp")) }
+            if let onset = analysis.onsetMilliseconds, abs(onset) >= 40 { said.append(String(format: "entry %.0f ms %@", abs(onset), onset < 0 ? "early" : "late")) }
+            if !said.isEmpty { lines.append("\(place): " + said.joined(separator: "; ")) }
+        }
+        if suggestions.isEmpty {
+            lines.append("nothing to punch in: every measure scores \(Int(Self.punchBelow)) or more")
+        } else {
+            lines.append("punch in: " + suggestions.map { "mm. \($0.lowerBound)-\($0.upperBound)" }.joined(separator: ", "))
+        }
+        let vibrato = notes.compactMap { note in note.analysis.vibratoRate.map { ($0, note.analysis.vibratoExtent ?? 0) } }
+        if !vibrato.isEmpty {
+            let rate = vibrato.map(\.0).reduce(0, +) / Double(vibrato.count)
+            let extent = vibrato.map(\.1).reduce(0, +) / Double(vibrato.count)
+            lines.append(String(format: "vibrato on %d of %d notes: %.1f Hz, ±%.0f cents", vibrato.count, sung, rate, extent))
+        }
+        return lines
+    }
+
+    static func beatText(_ beat: Double) -> String {
+        beat == beat.rounded() ? "\(Int(beat))" : String(format: "%.2g", beat)
+    }
+
+    /// The report as JSON (the README documents the shape).
+    public var json: [String: Any] {
+        func value(_ number: Double?) -> Any { number.map { ($0 * 10).rounded() / 10 } ?? NSNull() }
+        return [
+            "part": part,
+            "score": value(score),
+            "notes": notes.map { note -> [String: Any] in
+                ["tone": note.tone, "measure": note.measure, "writtenMeasure": note.writtenMeasure, "beat": note.beat, "lyric": note.lyric ?? NSNull(), "midi": note.midi,
+                 "sung": note.analysis.sung, "cents": value(note.analysis.cents), "stability": value(note.analysis.stability),
+                 "vibratoHz": value(note.analysis.vibratoRate), "vibratoCents": value(note.analysis.vibratoExtent),
+                 "onsetMilliseconds": value(note.analysis.onsetMilliseconds), "score": value(note.analysis.score)]
+            },
+            "measures": measures.map { ["measure": $0.measure, "score": value($0.score)] },
+            "punch": suggestions.map { [$0.lowerBound, $0.upperBound] },
+        ]
+    }
+}

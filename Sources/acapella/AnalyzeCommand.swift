@@ -1,0 +1,62 @@
+import AcapellaAnalysis
+import AcapellaBox
+import AcapellaCLI
+import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import Foundation
+
+/// `acapella analyze PROJECT [--part NAME] [--take ID] [--json]`.
+func runAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
+    let path = arguments.positionals[0]
+    // Reading only: works while the box records another take.
+    let project = try openProject(path, for: .read)
+    defer { project.close() }
+    let usable = project.manifest.takes.filter { $0.state.isUsable && $0.state != .discarded && project.conditions[$0.id] == nil }
+    let take: TakeRecord
+    if let text = arguments.value("--take") {
+        guard let id = Int(text), let found = project.manifest.takes.first(where: { $0.id == id }) else {
+            throw CLIError("\(path): no take '\(text)'; its takes are: \(project.manifest.takes.map { String($0.id) }.joined(separator: ", "))", exitCode: 1)
+        }
+        guard found.state != .recording else { throw CLIError("\(path): take \(found.id) is still being recorded", exitCode: 1) }
+        take = found
+    } else if let part = arguments.value("--part") {
+        guard let name = project.score.parts.first(where: { $0.name.lowercased() == part.lowercased() })?.name else {
+            throw CLIError("\(path): no part '\(part)'; the parts are: \(project.score.parts.map(\.name).joined(separator: ", "))", exitCode: 1)
+        }
+        guard let newest = usable.last(where: { $0.part == name }) else { throw CLIError("\(path): \(name) has no take to analyze", exitCode: 1) }
+        take = newest
+    } else {
+        guard let newest = usable.last else { throw CLIError("\(path): no take to analyze yet (record one first)", exitCode: 1) }
+        take = newest
+    }
+    guard let part = project.score.parts.firstIndex(where: { $0.name == take.part }) else {
+        throw CLIError("\(path): take \(take.id) is of part '\(take.part)', which the song no longer has", exitCode: 1)
+    }
+    let audio: (samples: [Float], sampleRate: Int)
+    do { audio = try AudioFile.readMono(project.path + "/" + take.file) } catch { throw CLIError("\(path): take \(take.id): \(error.description)", exitCode: 1) }
+    let schedule: Schedule
+    do { schedule = try Schedule(score: project.score, options: take.scheduleOptions(sampleRate: audio.sampleRate)) } catch {
+        throw CLIError("\(path): take \(take.id): the song cannot be timed at its tempo (\(take.tempoScale))", exitCode: 1)
+    }
+    // Take frame f holds song sample f − offset − nudge.
+    let origin = -(take.alignmentOffsetSamples + take.nudgeSamples)
+    // The guide the singer heard, as far as the microphone picked it up, taken out first.
+    let others = project.activeTakes(for: schedule.options).takes
+    let (cleaned, bleed) = TakeReport.removingGuide(audio.samples, origin: origin, schedule: schedule, part: part, takes: others)
+    let report = TakeReport.make(score: project.score, schedule: schedule, part: part, samples: cleaned, origin: origin, range: take.range?.samples,
+                                 analyzer: TakeAnalyzer(sampleRate: audio.sampleRate))
+    guard !report.notes.isEmpty else { throw CLIError("\(path): take \(take.id) covers none of \(take.part)'s notes", exitCode: 1) }
+    if arguments.flags.contains("--json") {
+        var object = report.json
+        object["take"] = take.id
+        object["guideRemoved"] = (bleed * 1_000).rounded() / 1_000
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
+        print(String(decoding: data, as: UTF8.self))
+        return 0
+    }
+    print("take \(take.id) (\(take.part), \(take.state.rawValue)\(take.range.map { _ in ", a punch-in" } ?? ""))"
+          + (bleed > 0 ? String(format: "; the guide heard in it (%.2f of what was played) taken out", bleed) : ""))
+    for line in report.lines { print(line) }
+    return 0
+}
