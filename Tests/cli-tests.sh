@@ -145,7 +145,7 @@ webport=$((20000 + RANDOM % 20000))
 webbox=$!
 for _ in $(seq 50); do grep -q "pairing code" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
 code="$(grep -o 'pairing code [0-9]*' "$work/web.err" | grep -o '[0-9]*$' || true)"
-check "the box says its address and pairing code" contains "$(cat "$work/web.err")" ":$webport/ — pairing code "
+check "the box says its address and pairing code" contains "$(cat "$work/web.err")" "web: http://acapella.local:$webport/ — pairing code "
 web="http://127.0.0.1:$webport"
 check "the page" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/")" "200"
 check "state before pairing is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/api/state")" "401"
@@ -191,18 +191,22 @@ if ! avahi-daemon --check 2>/dev/null && [[ $(id -u) == 0 ]]; then
 fi
 if avahi-daemon --check 2>/dev/null; then
   mdnsport=$((20000 + RANDOM % 20000))
-  "$acapella" run --data "$work/mdns1" --seconds 12 --device sim --web "$mdnsport" >/dev/null 2>"$work/mdns1.err" &
+  # A name of this run's own (another box on the network may be acapella.local).
+  name="acapella-test-$$-box"  # not ending in a digit: avahi would count that up
+  printf '{ "web": { "port": %d, "name": "%s" } }' "$mdnsport" "$name" > "$work/mdns1.json"
+  printf '{ "web": { "port": %d, "name": "%s" } }' "$((mdnsport + 1))" "$name" > "$work/mdns2.json"
+  "$acapella" run --config "$work/mdns1.json" --data "$work/mdns1" --seconds 12 --device sim >/dev/null 2>"$work/mdns1.err" &
   mdns1=$!
   for _ in $(seq 50); do grep -q "mdns: announced" "$work/mdns1.err" 2>/dev/null && break; sleep 0.2; done
-  check "the box announces itself" contains "$(cat "$work/mdns1.err")" "mdns: announced as acapella.local ("
-  check "acapella.local resolves to the box" matches "$(avahi-resolve -4 -n acapella.local 2>&1)" "^acapella.local	[0-9.]+$"
-  check "the page is a service on its port" contains "$(avahi-browse -rtp _http._tcp 2>&1)" "Acapella\\032box;Web Site;local;acapella.local;"
-  check "on the box's port" contains "$(avahi-browse -rtp _http._tcp 2>&1 | grep 'acapella.local')" ";$mdnsport;"
-  "$acapella" run --data "$work/mdns2" --seconds 6 --device sim --web "$((mdnsport + 1))" >/dev/null 2>"$work/mdns2.err" &
+  check "the box announces itself" contains "$(cat "$work/mdns1.err")" "mdns: announced as $name.local ("
+  check "its name resolves to the box" matches "$(avahi-resolve -4 -n "$name.local" 2>&1)" "^$name.local	[0-9.]+$"
+  check "the page is a service on its port" contains "$(avahi-browse -rtp _http._tcp 2>&1)" "Acapella\\032box;Web Site;local;$name.local;"
+  check "on the box's port" contains "$(avahi-browse -rtp _http._tcp 2>&1 | grep "$name.local")" ";$mdnsport;"
+  "$acapella" run --config "$work/mdns2.json" --data "$work/mdns2" --seconds 6 --device sim >/dev/null 2>"$work/mdns2.err" &
   mdns2=$!
   for _ in $(seq 50); do grep -q "mdns: announced" "$work/mdns2.err" 2>/dev/null && break; sleep 0.2; done
-  check "a second box takes the next name, and says so" contains "$(cat "$work/mdns2.err")" "acapella.local is taken on this network; trying acapella-2.local"
-  check "and is announced under it" contains "$(cat "$work/mdns2.err")" "mdns: announced as acapella-2.local ("
+  check "a second box takes the next name, and says so" contains "$(cat "$work/mdns2.err")" "$name.local is taken on this network; trying $name-2.local"
+  check "and is announced under it" contains "$(cat "$work/mdns2.err")" "mdns: announced as $name-2.local ("
   kill "$mdns1" "$mdns2" 2>/dev/null; wait "$mdns1" "$mdns2" 2>/dev/null || true
   printf '{ "web": { "port": %d, "name": false } }' "$mdnsport" > "$work/noname.json"
   "$acapella" run --config "$work/noname.json" --data "$work/mdns3" --seconds 2 --device sim >/dev/null 2>"$work/mdns3.err" || true

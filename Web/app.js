@@ -99,6 +99,33 @@ async function loadScore() {
   selection.id = "selection";
   holder.appendChild(selection);
   syllables = [];
+  if (csrf !== null) loadAnalysis();
+}
+
+// MARK: how the last take was sung: noteheads coloured, ranges to punch.
+
+async function loadAnalysis() {
+  const panel = $("analysis");
+  const response = await fetch("/api/analysis");
+  for (const note of document.querySelectorAll("#score g.note[class*=acc-]")) note.classList.remove("acc-good", "acc-near", "acc-far", "acc-missed");
+  if (!response.ok) { panel.hidden = true; return; }
+  const analysis = await response.json();
+  for (const note of analysis.notes) {
+    const group = document.getElementById(note.id);
+    if (!group) continue;
+    group.classList.add(!note.sung ? "acc-missed" : note.score >= 85 ? "acc-good" : note.score >= 60 ? "acc-near" : "acc-far");
+  }
+  panel.hidden = false;
+  $("analysis-summary").textContent = "take " + analysis.take + " (" + analysis.part + "): " + Math.round(analysis.score) + "/100";
+  const list = $("analysis-punch");
+  list.innerHTML = "";
+  if (analysis.punch.length === 0) list.textContent = " — nothing to punch in";
+  for (const range of analysis.punch) {
+    const button = document.createElement("button");
+    button.textContent = "punch mm. " + range[0] + "-" + range[1];
+    button.addEventListener("click", () => post("/api/punch", range[0] + "-" + range[1]));
+    list.appendChild(button);
+  }
 }
 
 // The lyric groups of the sung part and verse, in time order.
@@ -136,6 +163,7 @@ function listen() {
   if (csrf !== null) {
     events.addEventListener("takes", () => loadTakes());
     events.addEventListener("library", () => loadLibrary());
+    events.addEventListener("analysis", () => loadAnalysis());
   }
   requestAnimationFrame(draw);
 }

@@ -8,6 +8,7 @@ import AcapellaEngine
 import AcapellaProject
 import AcapellaScore
 import AcapellaStatus
+import Synchronization
 import Foundation
 
 #if canImport(Glibc)
@@ -425,6 +426,7 @@ public enum Box {
             return .success(said.last ?? "done")
         }
 
+        let analyses = TakeAnalyses(wake: io.wake)
         var lastTakesCount = 0
         while true {
             let ready = Poller.wait(descriptors, timeoutMilliseconds: Self.frameMilliseconds)
@@ -455,6 +457,14 @@ public enum Box {
                 }
             }
             for line in io.hub.news() { log(line, .warning) }
+            for result in analyses.finished() {
+                switch result {
+                case .success(let done):
+                    feed(.analyzed(done.summary))
+                    io.web?.publishAnalysis(done.page)
+                case .failure(let problem): log(problem.description, .warning)
+                }
+            }
             while let event = rig.link.nextEvent() { feed(.engine(event)) }
             if let recorder = rig.recorder {
                 let (count, newest) = recorder.latestFinished()
@@ -462,6 +472,8 @@ public enum Box {
                     takesSeen = count
                     takesChanged = true
                     feed(.takeFinished(newest))
+                    // How it was sung, worked out beside the control loop while the singer listens.
+                    if newest.state == .kept { analyses.start(newest, project: project.path) }
                 }
                 let problems = recorder.problemsSoFar()
                 for problem in problems.dropFirst(problemsSeen) { feed(.recorderProblem(problem)) }
@@ -555,5 +567,40 @@ struct LatencyLog {
         let p99 = Double(sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]) / 1e6
         return String(format: "input to engine: %d inputs, median %.2f ms, p99 %.2f ms, worst %.2f ms (a period is %.2f ms)", sorted.count, median, p99,
                       Double(sorted.last!) / 1e6, Double(periodFrames) * 1_000 / Double(sampleRate))
+    }
+}
+
+/// Take analyses run on a queue of their own (niced below the control
+/// loop, far below the render thread) from the project opened for reading;
+/// the control loop collects what is ready and is woken for it.
+final class TakeAnalyses: Sendable {
+    private let results = Mutex<[Result<(summary: TakeSummary, page: [UInt8]), ProjectError>]>([])
+    private let queue = DispatchQueue(label: "acapella-analysis", qos: .utility)
+    private let wake: WakeDescriptor
+
+    init(wake: WakeDescriptor) { self.wake = wake }
+
+    /// Analyses `take` of the project at `path`.
+    func start(_ take: TakeRecord, project path: String) {
+        queue.async { [self] in
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            let result = Result { () throws(ProjectError) -> (summary: TakeSummary, page: [UInt8]) in
+                let (project, _) = try Project.open(path, for: .read)
+                defer { project.close() }
+                let report = try TakeReport.analyze(take, in: project).report
+                let page = (try? JSONSerialization.data(withJSONObject: report.pageJSON(takeID: take.id), options: [.sortedKeys])).map { [UInt8]($0) } ?? []
+                return (report.summary(takeID: take.id), page)
+            }.mapError { ProjectError(description: "take \(take.id) not analysed: \($0.description)") }
+            results.withLock { $0.append(result) }
+            wake.wake()
+        }
+    }
+
+    /// The analyses finished since the last call.
+    func finished() -> [Result<(summary: TakeSummary, page: [UInt8]), ProjectError>] {
+        results.withLock { results in
+            defer { results = [] }
+            return results
+        }
     }
 }

@@ -111,6 +111,8 @@ public struct BoxSession: Sendable {
         /// The device went away / came back.
         case deviceLost(String)
         case deviceBack(String)
+        /// The analysis of a take is ready (it runs beside the control loop).
+        case analyzed(TakeSummary)
         /// Another song (and part) chosen by index (the web page's library).
         case choose(song: Int, part: Int?)
         /// Loop these measures (nil: off), chosen as a whole (the web page).
@@ -168,6 +170,10 @@ public struct BoxSession: Sendable {
     var webUntil: Int64?
     /// How long the web page's address shows when a song is ready, ms.
     public static let webMilliseconds: Int64 = 12_000
+    /// The analysis of the newest take, once ready.
+    public private(set) var analysis: TakeSummary?
+    /// How long each line of the analysis stays on a small display, ms.
+    static let summaryTurnMilliseconds: Int64 = 2_500
     /// The measures the next record from a stop sings, when set.
     public private(set) var punchRange: ClosedRange<Int>?
     var hasPlayed = false
@@ -279,13 +285,11 @@ public struct BoxSession: Sendable {
                 effects.append(say(measures.map { "loop \($0.lowerBound)-\($0.upperBound) on" } ?? "loop off"))
             }
         case .punch(let measures):
-            if let measures, context.schedule.loopRange(measures: measures) == nil {
-                effects.append(say(notInSong(measures)))
-            } else if let why = context.recordingRefused, measures != nil {
-                effects.append(say("recording is off: \(why)"))
-            } else {
-                punchRange = measures
-                effects.append(say(measures.map { "punch \($0.lowerBound)-\($0.upperBound): record sings it" } ?? "punch range cleared"))
+            effects.append(setPunch(measures))
+        case .analyzed(let summary):
+            analysis = summary
+            if review?.id == summary.takeID || waitingForReview?.id == summary.takeID {
+                effects.append(.log(summary.text, .info))
             }
         case .tick(let milliseconds):
             now = milliseconds
@@ -397,6 +401,14 @@ public struct BoxSession: Sendable {
         return effects
     }
 
+    /// Sets (or clears) the punch range the next record from a stop sings.
+    mutating func setPunch(_ measures: ClosedRange<Int>?) -> Effect {
+        if let measures, context.schedule.loopRange(measures: measures) == nil { return say(notInSong(measures)) }
+        if let why = context.recordingRefused, measures != nil { return say("recording is off: \(why)") }
+        punchRange = measures
+        return say(measures.map { "punch \($0.lowerBound)-\($0.upperBound): record sings it" } ?? "punch range cleared")
+    }
+
     /// Measures outside the song, said with the song's own.
     func notInSong(_ measures: ClosedRange<Int>) -> String {
         let first = context.schedule.firstMeasureNumber
@@ -473,6 +485,10 @@ public struct BoxSession: Sendable {
             }
             context.verse = context.verse % context.verseLines.count + 1
             return [say("verse \(context.verse) of \(context.verseLines.count)")]
+        case .punchWorst:
+            guard let analysis else { return [say("no analysis yet: record a take first")] }
+            guard let range = analysis.punch else { return [say("take \(analysis.takeID) has nothing to punch in: every measure scores 75 or more")] }
+            return [setPunch(range)]
         case .giveMeMyNote:
             let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
             guard let tone = context.schedule.tones[context.partIndex].toneToSing(at: position) else { return [say("\(context.partName) has no notes")] }
@@ -512,6 +528,10 @@ public struct BoxSession: Sendable {
             clipped: (reading?.inputPeak ?? 0) >= 0.999, note: reading?.expectedMIDI.map(NoteName.name), cents: reading?.cents,
             lyric: context.lyrics.line(at: snapshot.position), message: message?.text, helpPage: help?.page)
         state.web = now < (webUntil ?? 0) ? context.web : nil
+        if let review, analysis?.takeID == review.id {
+            state.takeSummary = analysis
+            state.summaryTurn = Int(now / Self.summaryTurnMilliseconds)
+        }
         return state
     }
 }

@@ -1,6 +1,8 @@
 public import AcapellaAnalysis
 public import AcapellaEngine
+public import AcapellaProject
 public import AcapellaScore
+public import AcapellaStatus
 import Foundation
 
 /// What a take tells the singer: every note of the part it covers, sung or
@@ -11,6 +13,8 @@ public struct TakeReport: Sendable {
     public struct Note: Sendable {
         /// The tone's index in the part (a tie chain is one tone).
         public var tone: Int
+        /// The index in the part's notes of the note it begins with.
+        public var note: Int
         /// The measure as sung (repeats written out: what a punch names).
         public var measure: Int
         /// The measure as printed (a repeat's second pass names the first's).
@@ -23,6 +27,8 @@ public struct TakeReport: Sendable {
     }
 
     public var part: String
+    /// The part's index in the score.
+    public var partIndex: Int
     public var notes: [Note]
     /// Each measure with notes: its score (the mean of its notes').
     public var measures: [(measure: Int, score: Double)]
@@ -56,15 +62,40 @@ public struct TakeReport: Sendable {
             let meter = meterMap.meter(atMeasure: measure)
             if measure == 0 && score.pickupTicks > 0 { offset += meter.measureTicks - score.pickupTicks }
             let beat = 1 + Double(offset) / Double(meter.beatTicks)
-            return Note(tone: index, measure: measure, writtenMeasure: score.writtenMeasure(measure), beat: beat, lyric: note.lyric(verse: 1)?.text, midi: tones[index].midi,
+            return Note(tone: index, note: schedule.toneNotes[part][index], measure: measure, writtenMeasure: score.writtenMeasure(measure), beat: beat, lyric: note.lyric(verse: 1)?.text, midi: tones[index].midi,
                         analysis: analysis)
         }
         var byMeasure: [Int: [Double]] = [:]
         for note in notes { byMeasure[note.measure, default: []].append(note.analysis.score) }
         let measures = byMeasure.keys.sorted().map { ($0, byMeasure[$0]!.reduce(0, +) / Double(byMeasure[$0]!.count)) }
         let total = notes.isEmpty ? 0 : notes.reduce(0) { $0 + $1.analysis.score } / Double(notes.count)
-        return TakeReport(part: score.parts[part].name, notes: notes, measures: measures, score: total,
+        return TakeReport(part: score.parts[part].name, partIndex: part, notes: notes, measures: measures, score: total,
                           suggestions: Self.suggestions(measures, first: schedule.firstMeasureNumber, last: schedule.firstMeasureNumber + schedule.barlines.count - 1))
+    }
+
+    /// A take of `project` analysed: its audio read, the guide taken out,
+    /// every note of its part it covers read at the tempo and key it was
+    /// sung in. Also returns the guide's level found in it.
+    public static func analyze(_ take: TakeRecord, in project: Project) throws(ProjectError) -> (report: TakeReport, guide: Double) {
+        guard take.state != .recording else { throw ProjectError(description: "take \(take.id) is still being recorded") }
+        guard let part = project.score.parts.firstIndex(where: { $0.name == take.part }) else {
+            throw ProjectError(description: "take \(take.id) is of part '\(take.part)', which the song no longer has")
+        }
+        let audio: (samples: [Float], sampleRate: Int)
+        do { audio = try AudioFile.readMono(project.path + "/" + take.file) } catch { throw ProjectError(description: "take \(take.id): \(error.description)") }
+        let schedule: Schedule
+        do { schedule = try Schedule(score: project.score, options: take.scheduleOptions(sampleRate: audio.sampleRate)) } catch {
+            throw ProjectError(description: "take \(take.id): the song cannot be timed at its tempo (\(take.tempoScale))")
+        }
+        // Take frame f holds song sample f − offset − nudge.
+        let origin = -(take.alignmentOffsetSamples + take.nudgeSamples)
+        // The guide the singer heard, as far as the microphone picked it up, taken out first.
+        let others = project.activeTakes(for: schedule.options).takes
+        let (cleaned, guide) = removingGuide(audio.samples, origin: origin, schedule: schedule, part: part, takes: others)
+        let report = make(score: project.score, schedule: schedule, part: part, samples: cleaned, origin: origin, range: take.range?.samples,
+                          analyzer: TakeAnalyzer(sampleRate: audio.sampleRate))
+        guard !report.notes.isEmpty else { throw ProjectError(description: "take \(take.id) covers none of \(take.part)'s notes") }
+        return (report, guide)
     }
 
     /// The take with the guide it was sung to taken out: the box knows what
@@ -149,6 +180,38 @@ public struct TakeReport: Sendable {
             lines.append(String(format: "vibrato on %d of %d notes: %.1f Hz, ±%.0f cents", vibrato.count, sung, rate, extent))
         }
         return lines
+    }
+
+    /// The short summary the box shows at review: the score, notes sung,
+    /// the two worst notes that have something to say, the first punch.
+    public func summary(takeID: Int) -> TakeSummary {
+        let worst = notes.filter { note in
+            let analysis = note.analysis
+            return !analysis.sung || abs(analysis.cents ?? 0) >= 15 || abs(analysis.onsetMilliseconds ?? 0) >= 40
+        }.sorted { $0.analysis.score < $1.analysis.score }.prefix(2).map { note -> String in
+            let word = note.lyric.map { " " + String($0.prefix(6)) } ?? ""
+            let analysis = note.analysis
+            guard analysis.sung else { return "m\(note.writtenMeasure)\(word) missed" }
+            let cents = analysis.cents ?? 0
+            let onset = analysis.onsetMilliseconds ?? 0
+            // The larger fault, each against where it starts to count.
+            if abs(cents) / 15 >= abs(onset) / 40 { return "m\(note.writtenMeasure)\(word) \(cents > 0 ? "+" : "")\(Int(cents.rounded()))c" }
+            return "m\(note.writtenMeasure)\(word) \(onset > 0 ? "late" : "early") \(Int(abs(onset).rounded()))ms"
+        }
+        return TakeSummary(takeID: takeID, score: Int(score.rounded()), sung: notes.filter(\.analysis.sung).count, notes: notes.count,
+                           worst: Array(worst), punch: suggestions.first)
+    }
+
+    /// For the web page: each note by the id its group has in the engraved
+    /// score (`n1-5`), its score, whether sung, cents and entry; the take's
+    /// score and the ranges to punch.
+    public func pageJSON(takeID: Int) -> [String: Any] {
+        func value(_ number: Double?) -> Any { number.map { ($0 * 10).rounded() / 10 } ?? NSNull() }
+        return ["take": takeID, "part": part, "score": value(score), "punch": suggestions.map { [$0.lowerBound, $0.upperBound] },
+                "notes": notes.map { note in
+                    ["id": "n\(partIndex)-\(note.note)", "score": value(note.analysis.score), "sung": note.analysis.sung,
+                     "cents": value(note.analysis.cents), "onsetMilliseconds": value(note.analysis.onsetMilliseconds)] as [String: Any]
+                }]
     }
 
     static func beatText(_ beat: Double) -> String {

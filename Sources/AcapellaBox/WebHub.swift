@@ -37,6 +37,9 @@ public final class WebHub: WebBox {
         var currentSong = 0
         var takesVersion = 0
         var libraryVersion = 0
+        /// The newest take's analysis for the page (JSON), and its count.
+        var analysis: [UInt8]?
+        var analysisVersion = 0
         /// The name mDNS announced (`acapella.local`, or the next free one).
         var announcedHost: String?
     }
@@ -150,6 +153,7 @@ public final class WebHub: WebBox {
             var live = live
             live.takesVersion = shared.takesVersion
             live.libraryVersion = shared.libraryVersion
+            live.analysisVersion = shared.analysisVersion
             live.publishedNanoseconds = MonotonicClock.nanoseconds()
             shared.live = live
         }
@@ -194,6 +198,17 @@ public final class WebHub: WebBox {
         }
     }
 
+    /// A take's analysis for the page (the page colours the notes).
+    func publishAnalysis(_ json: [UInt8]) {
+        shared.withLock { shared in
+            shared.analysis = json
+            shared.analysisVersion += 1
+            shared.live.analysisVersion = shared.analysisVersion
+        }
+    }
+
+    public func analysis() -> [UInt8]? { shared.withLock { $0.analysis } }
+
     /// The library: each song's title and tags, which one is sung.
     func publishLibrary(_ paths: [String], current: Int) {
         shared.withLock { shared in
@@ -234,6 +249,9 @@ public final class WebHub: WebBox {
         shared.withLock {
             $0.score = wide
             $0.narrowScore = narrow
+            // Another song: the last take's analysis no longer applies.
+            $0.analysis = nil
+            $0.analysisVersion += 1
         }
     }
 

@@ -76,7 +76,7 @@ public struct ActionDispatcher: Sendable {
             metronomeOn.toggle()
             return .engine([.metronome(metronomeOn ? metronomeGain : 0)])
         case .previousPart, .nextPart, .previousSong, .nextSong, .tempoUp, .tempoDown, .countIn, .mutePart, .soloPart,
-             .keepTake, .discardTake, .undoTake, .giveMeMyNote, .nextVerse, .calibrate, .shutdown:
+             .keepTake, .discardTake, .undoTake, .giveMeMyNote, .nextVerse, .calibrate, .shutdown, .punchWorst:
             return .box(action)
         }
     }

@@ -25,6 +25,8 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     case discardTake = "discard-take"
     case undoTake = "undo-take"
     case giveMeMyNote = "give-me-my-note"
+    /// Set the punch range to the take analysis's first suggestion.
+    case punchWorst = "punch-worst"
     case nextVerse = "next-verse"
     case calibrate
     case shutdown

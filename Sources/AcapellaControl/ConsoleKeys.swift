@@ -5,7 +5,7 @@ public enum ConsoleKeys {
         (" ", .playPause), ("s", .stop), ("r", .record), ("p", .punchIn), ("o", .punchOut), ("l", .loop), ("[", .loopStartHere), ("]", .loopEndHere),
         (",", .previousMeasure), (".", .nextMeasure), ("<", .previousPart), (">", .nextPart), ("{", .previousSong), ("}", .nextSong),
         ("-", .tempoDown), ("+", .tempoUp), ("m", .metronome), ("c", .countIn), ("M", .mutePart), ("S", .soloPart), ("k", .keepTake),
-        ("d", .discardTake), ("u", .undoTake), ("n", .giveMeMyNote), ("v", .nextVerse), ("C", .calibrate), ("Q", .shutdown),
+        ("d", .discardTake), ("u", .undoTake), ("n", .giveMeMyNote), ("w", .punchWorst), ("v", .nextVerse), ("C", .calibrate), ("Q", .shutdown),
     ]
 
     /// The action for a key, if any (`?` is help, not an action).

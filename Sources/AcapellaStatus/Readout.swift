@@ -63,6 +63,10 @@ public struct ReadoutState: Hashable, Sendable {
     /// Where the web page is and its pairing code, shown for a while when
     /// a song is ready (the LCD gives it the whole display while stopped).
     public var web: WebBanner?
+    /// The analysis of the take under review, when it is ready, and which
+    /// of its lines a small display shows now (they take turns).
+    public var takeSummary: TakeSummary?
+    public var summaryTurn = 0
 
     /// A state.
     public init(song: String, shortSong: String? = nil, part: String, mode: ReadoutMode, measure: Int, beat: Int, tempo: Double, loop: String? = nil,
@@ -84,6 +88,37 @@ public struct ReadoutState: Hashable, Sendable {
         self.lyric = lyric
         self.message = message
         self.helpPage = helpPage
+    }
+}
+
+/// What the analysis of a take says, short enough for the LCD.
+public struct TakeSummary: Hashable, Sendable {
+    public var takeID: Int
+    /// 0–100.
+    public var score: Int
+    public var sung: Int
+    public var notes: Int
+    /// The worst notes (at most two), short: "m7 saved -32c", "m9 late 80ms", "m12 missed".
+    public var worst: [String]
+    /// The first range to punch, if any.
+    public var punch: ClosedRange<Int>?
+
+    public init(takeID: Int, score: Int, sung: Int, notes: Int, worst: [String], punch: ClosedRange<Int>?) {
+        self.takeID = takeID
+        self.score = score
+        self.sung = sung
+        self.notes = notes
+        self.worst = worst
+        self.punch = punch
+    }
+
+    /// The lines a small display cycles through at review after its keys.
+    public var lines: [String] { worst + (punch.map { ["w punch \($0.lowerBound)-\($0.upperBound)"] } ?? []) }
+
+    /// One line for the console and the log.
+    public var text: String {
+        "take \(takeID): \(score)/100, \(sung) of \(notes) sung" + (worst.isEmpty ? "" : "; " + worst.joined(separator: "; "))
+            + (punch.map { "; w punches mm. \($0.lowerBound)-\($0.upperBound)" } ?? "")
     }
 }
 
@@ -180,7 +215,7 @@ public enum Readout {
                 fit("", width),
                 fit("input " + meter(readout.inputDB, clipped: readout.clipped, width: width - 16) + (readout.inputDB.isFinite ? " \(decibelText(readout.inputDB)) dB" : "   -inf dB"), width),
                 fit("", width),
-                fit("  " + (readout.message ?? readout.web.map { "web page: http://\($0.host):\($0.port)/  code \($0.code)" } ?? readout.lyric), width),
+                fit("  " + (readout.message ?? readout.takeSummary?.text ?? readout.web.map { "web page: http://\($0.host):\($0.port)/  code \($0.code)" } ?? readout.lyric), width),
             ]
         }
         while lines.count < height - 1 { lines.append(fit("", width)) }
@@ -238,7 +273,11 @@ public enum Readout {
         }
         if rows <= 2 {
             if readout.mode == .review {
-                return [fit("TAKE? \(readout.part)".padding(toLength: columns - takes.count) + takes, columns), fit("k keep d discard", columns)]
+                // With the analysis: its score, then the keys and the worst notes in turn.
+                let score = readout.takeSummary.map { "\($0.score) " } ?? ""
+                let turns = ["k keep d discard"] + (readout.takeSummary?.lines ?? [])
+                return [fit("TAKE? \(score)\(readout.part)".padding(toLength: columns - takes.count) + takes, columns),
+                        fit(turns[readout.summaryTurn % turns.count], columns)]
             }
             // Where: the song as short as the room left by the part and takes allows.
             let room = max(1, columns - readout.part.count - takes.count - 2)
@@ -250,10 +289,12 @@ public enum Readout {
             return [fit(place.padding(toLength: columns - takes.count) + takes, columns), fit(head + gauge + cents, columns)]
         }
         let head = readout.mode.shortLabel + "\(readout.measure).\(readout.beat)".padding(toLength: 5)
+        let summary = readout.takeSummary
         let activity = readout.mode == .review
-            ? fit("TAKE? space: listen", columns)
+            ? fit(summary.map { "TAKE? \($0.score)/100 \($0.sung)/\($0.notes)" } ?? "TAKE? space: listen", columns)
             : fit(head + needle(readout.cents, width: max(3, columns - head.count - 4), track: ".") + cents, columns)
-        let detail = readout.mode == .review ? "k keep  d discard" : (readout.message ?? readout.lyric)
+        let turns = ["k keep  d discard"] + (summary?.lines ?? [])
+        let detail = readout.mode == .review ? turns[readout.summaryTurn % turns.count] : (readout.message ?? readout.lyric)
         return [
             fit(ShortTitle.make(readout.song, width: columns), columns),
             fit("\(readout.part)".padding(toLength: columns - 12) + " \(takes.padding(toLength: 4))\(Int(readout.tempo.rounded()))bpm", columns),

@@ -96,6 +96,7 @@ public struct WebLiveState: Sendable, Hashable {
     /// Count up when the takes or the library change (the page reloads them).
     public var takesVersion = 0
     public var libraryVersion = 0
+    public var analysisVersion = 0
     /// When the box published it (CLOCK_MONOTONIC, ns): the page's event
     /// delay is measured against it (`acapella-bench web`).
     public var publishedNanoseconds: Int64 = 0
@@ -105,7 +106,8 @@ public struct WebLiveState: Sendable, Hashable {
     var json: [String: Any] {
         var object: [String: Any] = ["serial": serial, "state": state, "sample": sample, "measure": measure, "beat": beat,
                                      "song": song, "part": part, "level": level.isFinite ? level : -120, "review": review, "verse": verse,
-                                     "takesVersion": takesVersion, "libraryVersion": libraryVersion, "published": publishedNanoseconds]
+                                     "takesVersion": takesVersion, "libraryVersion": libraryVersion, "analysisVersion": analysisVersion,
+                                     "published": publishedNanoseconds]
         object["note"] = note ?? NSNull()
         object["cents"] = cents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["loop"] = loop ?? NSNull()
@@ -216,6 +218,9 @@ public final class WebApp: Sendable {
             return .response(.json(box.takes().json))
         case "/api/library":
             return .response(.json(["songs": box.library().map(\.json)]))
+        case "/api/analysis":
+            guard let analysis = box.analysis() else { return .response(.error(404, "no take analysed yet for this song")) }
+            return .response(WebResponse(status: 200, contentType: "application/json", body: analysis))
         default:
             guard let download = Self.download(request.path) else { return .response(.error(404, "no such page")) }
             switch box.download(download) {
@@ -346,6 +351,7 @@ public final class WebApp: Sendable {
                 var message: [UInt8] = []
                 if let before, before.takesVersion != state.takesVersion { message += Array("event: takes\ndata: \(state.takesVersion)\n\n".utf8) }
                 if let before, before.libraryVersion != state.libraryVersion { message += Array("event: library\ndata: \(state.libraryVersion)\n\n".utf8) }
+                if let before, before.analysisVersion != state.analysisVersion { message += Array("event: analysis\ndata: \(state.analysisVersion)\n\n".utf8) }
                 let data = (try? JSONSerialization.data(withJSONObject: state.json, options: [.sortedKeys])) ?? Data()
                 return message + Array("data: ".utf8) + [UInt8](data) + Array("\n\n".utf8)
             }

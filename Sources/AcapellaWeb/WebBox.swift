@@ -24,6 +24,8 @@ public protocol WebBox: Sendable {
     func download(_ what: WebDownload) -> Result<WebFile, WebFailure>
     /// The song library.
     func library() -> [WebSong]
+    /// The newest take's analysis (JSON: notes by their id in the score), if any.
+    func analysis() -> [UInt8]?
     /// An uploaded song: validated and imported before anything is
     /// written, then stored in the library folder under a name of the
     /// box's making. `fileName` only says the format (its extension).
@@ -31,6 +33,9 @@ public protocol WebBox: Sendable {
 }
 
 extension WebBox {
+    /// No analysis.
+    public func analysis() -> [UInt8]? { nil }
+
     /// Without a publication signal: a poll about 30 times a second.
     public func nextLive(after generation: Int, timeout: Duration) -> (state: WebLiveState, generation: Int) {
         Thread.sleep(forTimeInterval: 0.033)

@@ -30,23 +30,9 @@ func runAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
         guard let newest = usable.last else { throw CLIError("\(path): no take to analyze yet (record one first)", exitCode: 1) }
         take = newest
     }
-    guard let part = project.score.parts.firstIndex(where: { $0.name == take.part }) else {
-        throw CLIError("\(path): take \(take.id) is of part '\(take.part)', which the song no longer has", exitCode: 1)
-    }
-    let audio: (samples: [Float], sampleRate: Int)
-    do { audio = try AudioFile.readMono(project.path + "/" + take.file) } catch { throw CLIError("\(path): take \(take.id): \(error.description)", exitCode: 1) }
-    let schedule: Schedule
-    do { schedule = try Schedule(score: project.score, options: take.scheduleOptions(sampleRate: audio.sampleRate)) } catch {
-        throw CLIError("\(path): take \(take.id): the song cannot be timed at its tempo (\(take.tempoScale))", exitCode: 1)
-    }
-    // Take frame f holds song sample f − offset − nudge.
-    let origin = -(take.alignmentOffsetSamples + take.nudgeSamples)
-    // The guide the singer heard, as far as the microphone picked it up, taken out first.
-    let others = project.activeTakes(for: schedule.options).takes
-    let (cleaned, bleed) = TakeReport.removingGuide(audio.samples, origin: origin, schedule: schedule, part: part, takes: others)
-    let report = TakeReport.make(score: project.score, schedule: schedule, part: part, samples: cleaned, origin: origin, range: take.range?.samples,
-                                 analyzer: TakeAnalyzer(sampleRate: audio.sampleRate))
-    guard !report.notes.isEmpty else { throw CLIError("\(path): take \(take.id) covers none of \(take.part)'s notes", exitCode: 1) }
+    let report: TakeReport
+    let bleed: Double
+    do { (report, bleed) = try TakeReport.analyze(take, in: project) } catch { throw CLIError("\(path): \(error.description)", exitCode: 1) }
     if arguments.flags.contains("--json") {
         var object = report.json
         object["take"] = take.id

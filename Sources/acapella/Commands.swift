@@ -103,7 +103,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--verse"], valueName: "N", help: "the verse the lyric line follows (default 1; v steps through them)"),
             OptionSpec(names: ["--web"], valueName: "PORT|off", help: "the web page's port, or off (default: web.port in the settings, 8080)"),
         ],
-        details: "Keys: space play/pause, r record, s stop, p/o punch in/out, [ ] loop from/to here, l loop, , . measure,\n< > part, { } song, k keep, d discard, u undo, n my note, v verse, - + tempo, c count-in, m metronome, M mute,\nS solo, C calibrate, ? help, Q safe shutdown (q quits). Without a sound card the simulated room plays and a\nsynthetic singer sings the part. Without a terminal (a service) it runs until stopped (SIGTERM), driven by\nMIDI and the foot switch.",
+        details: "Keys: space play/pause, r record, s stop, p/o punch in/out, [ ] loop from/to here, l loop, , . measure,\n< > part, { } song, k keep, d discard, u undo, n my note, w punch the worst, v verse, - + tempo, c count-in,\nm metronome, M mute, S solo, C calibrate, ? help, Q safe shutdown (q quits). Without a sound card the simulated room plays and a\nsynthetic singer sings the part. Without a terminal (a service) it runs until stopped (SIGTERM), driven by\nMIDI and the foot switch.",
         run: runBox),
     Subcommand(
         name: "analyze", summary: "how a take was sung: every note's pitch and entry, a score per measure, where to punch in",

@@ -172,6 +172,29 @@ import Testing
         #expect(Self.said(session.handle(.action(.keepTake), snapshot: Self.snapshot())).first?.hasPrefix("no take to keep") == true)
     }
 
+    /// At review the take's analysis shows once ready; w sets the punch
+    /// range to its first suggestion (or says why not).
+    @Test func theAnalysisAtReviewAndPunchTheWorst() {
+        var session = BoxSession(Self.context())
+        #expect(Self.said(session.handle(.action(.punchWorst), snapshot: Self.snapshot())) == ["no analysis yet: record a take first"])
+        _ = session.handle(.takeFinished(Self.take(5)), snapshot: Self.snapshot(.recording))
+        _ = session.handle(.engine(.stopped(at: 500_000, returnTo: 40_000, finishedTake: true)), snapshot: Self.snapshot())
+        #expect(session.readout(snapshot: Self.snapshot(), reading: nil, takes: 1).takeSummary == nil, "not before it is ready")
+        let summary = TakeSummary(takeID: 5, score: 71, sung: 27, notes: 28, worst: ["m7 saved -32c", "m9 late 80ms"], punch: 6...9)
+        let effects = session.handle(.analyzed(summary), snapshot: Self.snapshot())
+        #expect(effects.contains(.log("take 5: 71/100, 27 of 28 sung; m7 saved -32c; m9 late 80ms; w punches mm. 6-9", .info)))
+        _ = session.handle(.tick(milliseconds: 2_600), snapshot: Self.snapshot())
+        let readout = session.readout(snapshot: Self.snapshot(), reading: nil, takes: 1)
+        #expect(readout.takeSummary == summary && readout.summaryTurn == 1)
+        #expect(Readout.lcd(readout, columns: 16, rows: 2) == ["TAKE? 71 Alto T1", "m7 saved -32c   "])
+        #expect(Self.said(session.handle(.action(.punchWorst), snapshot: Self.snapshot())) == ["punch 6-9: record sings it"])
+        #expect(session.punchRange == 6...9)
+        // Another take's analysis (not the one under review) is kept for w, not shown.
+        var other = BoxSession(Self.context())
+        _ = other.handle(.analyzed(TakeSummary(takeID: 9, score: 100, sung: 4, notes: 4, worst: [], punch: nil)), snapshot: Self.snapshot())
+        #expect(Self.said(other.handle(.action(.punchWorst), snapshot: Self.snapshot())) == ["take 9 has nothing to punch in: every measure scores 75 or more"])
+    }
+
     @Test func aTakeNotKeptIsSaidSo() {
         var session = BoxSession(Self.context())
         let effects = session.handle(.takeFinished(Self.take(2, state: .discarded, frames: 0)), snapshot: Self.snapshot())

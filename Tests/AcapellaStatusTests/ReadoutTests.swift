@@ -75,6 +75,16 @@ import Testing
         // A flat reading: its minus sign stands apart from the needle's track.
         #expect(Readout.lcd(Self.flat, columns: 16, rows: 2) == ["BWV 26 Tenor  T1", "PLAY 7  .#|. -23"])
         #expect(Readout.lcd(Self.flat, columns: 20, rows: 4)[2] == "PLAY 7.1  ..#|.. -23")
+        // At review with the take's analysis: its score, then the keys, the worst notes and the punch in turn.
+        var analysed = Self.review
+        analysed.takeSummary = TakeSummary(takeID: 3, score: 86, sung: 27, notes: 28, worst: ["m7 saved -32c", "m9 late 80ms"], punch: 11...13)
+        #expect((0..<5).map { turn -> String in
+            analysed.summaryTurn = turn
+            return Readout.lcd(analysed, columns: 16, rows: 2)[1]
+        } == ["k keep d discard", "m7 saved -32c   ", "m9 late 80ms    ", "w punch 11-13   ", "k keep d discard"])
+        #expect(Readout.lcd(analysed, columns: 16, rows: 2)[0] == "TAKE? 86 Bass T3")
+        analysed.summaryTurn = 3
+        #expect(Readout.lcd(analysed, columns: 20, rows: 4)[2...] == ["TAKE? 86/100 27/28  ", "w punch 11-13       "])
         // When a song is ready: the web page's address and pairing code, while stopped.
         var web = Self.stopped
         web.web = WebBanner(host: "acapella.local", port: 8080, code: "042917")

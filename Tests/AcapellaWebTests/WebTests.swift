@@ -157,6 +157,7 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(take["id"] as? Int == 3 && take["measures"] as? String == "5-8" && take["nudgeMilliseconds"] as? Double == -2.5)
         let library = response(app.handle(WebRequest(method: "GET", path: "/api/library", headers: ["cookie": cookie])))
         #expect(String(decoding: library.body, as: UTF8.self).contains("\"tags\":[\"hymn\"]"))
+        #expect(response(app.handle(WebRequest(method: "GET", path: "/api/analysis", headers: ["cookie": cookie]))).status == 404)
         func post(_ path: String, _ body: String, headers: [String: String] = [:]) -> Int {
             response(app.handle(WebRequest(method: "POST", path: path, headers: ["cookie": cookie, "x-csrf-token": csrf].merging(headers) { $1 },
                                            body: Array(body.utf8)))).status

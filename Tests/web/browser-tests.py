@@ -88,6 +88,12 @@ def record_and_keep(driver, shots):
     check("the take is under review when the punch ends", review, driver.find_element(By.ID, "transport").text)
     keep = driver.find_element(By.CSS_SELECTOR, 'button[data-action="keep-take"]')
     check("keep shows at review", keep.is_displayed())
+    # How it was sung: the analysis colours the take's notes and says its score.
+    summary = wait_for(lambda: driver.find_element(By.ID, "analysis").is_displayed() and driver.find_element(By.ID, "analysis").text, 15)
+    check("the take's analysis is on the page", summary and "take 1 (Alto): 100/100" in summary and "nothing to punch in" in summary,
+          driver.find_element(By.ID, "analysis").text)
+    coloured = driver.execute_script("return Array.from(document.querySelectorAll('#score g.note.acc-good')).map(g => g.dataset.part + ' ' + g.dataset.measure)")
+    check("the punched notes are coloured as sung in tune (Alto, measures 1-2)", coloured and set(coloured) == {"Alto 1", "Alto 2"}, coloured)
     keep.click()
     check("kept from the page", wait_for(lambda: driver.find_element(By.ID, "transport").text == "stopped", 5))
     tab(driver, "takes")
