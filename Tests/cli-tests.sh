@@ -254,12 +254,21 @@ expect "analyze the Alto's take" 0 "$acapella" analyze "$project" --part alto &&
 expect "analyze a punch-in" 0 "$acapella" analyze "$project" --take 2 && check "only the punch's notes" matches "$out" "Tenor: [0-9]+/100 — ([0-9]+) of \1 notes sung"
 expect "analyze as JSON" 0 "$acapella" analyze "$project" --take 1 --json &&
   check "JSON names the notes" equals "$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["take"], len(d["notes"]), d["notes"][1]["lyric"], d["notes"][1]["sung"], d["punch"])')" "1 28 maz True []"
+expect "analyze with a plot" 0 "$acapella" analyze "$project" --take 1 --svg "$work/plot.svg" &&
+  check "the plot is written" contains "$err" "wrote $work/plot.svg" &&
+  check "a bar for every note" equals "$(grep -c '<rect class="note"' "$work/plot.svg")" "28" &&
+  check "the sung pitch, green (in tune): hundreds of segments" matches "$(grep -c 'class="sung".*#1a7f37' "$work/plot.svg")" "^[0-9]{3,}$" &&
+  check "none red" equals "$(grep -c 'class="sung".*#c01c28' "$work/plot.svg")" "0" &&
+  check "measure numbers" contains "$(cat "$work/plot.svg")" '<line class="barline"'
 "$acapella" new "$work/silent.acaproj" --song Songs/amazing-grace.acasong >/dev/null
 "$acapella" record "$work/silent.acaproj" --part Alto --singer off >/dev/null 2>&1
 expect "analyze a take nobody sang" 0 "$acapella" analyze "$work/silent.acaproj" &&
   check "every note missed" contains "$out" "Alto: 0/100 — 0 of 28 notes sung" &&
   check "a missed note named" contains "$out" "m. 1, beat 1, 'maz': missed" &&
   check "the whole song to punch" contains "$out" "punch in: mm. 0-14"
+expect "plot a take nobody sang" 0 "$acapella" analyze "$work/silent.acaproj" --svg "$work/silent.svg" &&
+  check "every bar struck through" equals "$(grep -c '<rect class="note missed"' "$work/silent.svg")" "28" &&
+  check "no sung pitch" equals "$(grep -c 'class="sung"' "$work/silent.svg")" "0"
 expect "analyze an unknown take" 1 "$acapella" analyze "$project" --take 99 && check "unknown take message" contains "$err" "no take '99'; its takes are: 1, 2, 3, 4"
 expect "analyze an unknown part" 1 "$acapella" analyze "$project" --part Descant && check "unknown part message" contains "$err" "no part 'Descant'"
 "$acapella" new "$work/fresh.acaproj" --song Songs/amazing-grace.acasong >/dev/null

@@ -16,7 +16,7 @@ public struct TargetNote: Hashable, Sendable {
 }
 
 /// How one note was sung.
-public struct NoteAnalysis: Hashable, Sendable {
+public struct NoteAnalysis: Sendable {
     /// Whether the note was sung at all (sound with a pitch over most of it).
     public var sung: Bool
     /// The sung pitch's centre against the written one, cents (+ sharp);
@@ -29,6 +29,9 @@ public struct NoteAnalysis: Hashable, Sendable {
     public var vibratoExtent: Double?
     /// When the sung note really starts against the score, ms (+ late).
     public var onsetMilliseconds: Double?
+    /// The sung pitch over the note, as read: song samples and cents
+    /// against the written note (for plots).
+    public var curve: [(sample: Int64, cents: Double)] = []
     /// 0–100: pitch (100 within 10 cents, 0 at 50) weighed 0.7, timing
     /// (100 within 30 ms, 0 at 150) 0.3; a missed note scores 0.
     public var score: Double
@@ -180,8 +183,10 @@ public final class TakeAnalyzer {
             let shape = Self.centre(times: note.times, cents: note.cents, rate: singerRate)
             let pitchScore = max(0, min(100, (50 - abs(shape.centre)) / 40 * 100))
             let timingScore = note.onset.map { max(0, min(100, (150 - abs($0)) / 120 * 100)) } ?? 100
-            return NoteAnalysis(sung: true, cents: shape.centre, stability: shape.stability, vibratoRate: shape.vibrato?.rate,
-                                vibratoExtent: shape.vibrato?.extent, onsetMilliseconds: note.onset, score: 0.7 * pitchScore + 0.3 * timingScore)
+            var analysis = NoteAnalysis(sung: true, cents: shape.centre, stability: shape.stability, vibratoRate: shape.vibrato?.rate,
+                                        vibratoExtent: shape.vibrato?.extent, onsetMilliseconds: note.onset, score: 0.7 * pitchScore + 0.3 * timingScore)
+            analysis.curve = zip(note.times, note.cents).map { (origin + Int64(($0.0 * rate).rounded()), $0.1) }
+            return analysis
         }
     }
 

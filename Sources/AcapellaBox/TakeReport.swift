@@ -23,6 +23,9 @@ public struct TakeReport: Sendable {
         public var beat: Double
         public var lyric: String?
         public var midi: Int
+        /// Where the score puts it (song samples, at the take's tempo).
+        public var start: Int64
+        public var end: Int64
         public var analysis: NoteAnalysis
     }
 
@@ -36,6 +39,11 @@ public struct TakeReport: Sendable {
     public var score: Double
     /// Ranges to punch, the worst first.
     public var suggestions: [ClosedRange<Int>]
+    /// The barlines (song samples) and the first's measure number, and the
+    /// sample rate: the plot's time axis.
+    public var barlines: [Int64] = []
+    public var firstMeasure = 1
+    public var sampleRate = 48_000
 
     /// Measures scoring below this are suggested for a punch-in.
     public static let punchBelow = 75.0
@@ -63,14 +71,19 @@ public struct TakeReport: Sendable {
             if measure == 0 && score.pickupTicks > 0 { offset += meter.measureTicks - score.pickupTicks }
             let beat = 1 + Double(offset) / Double(meter.beatTicks)
             return Note(tone: index, note: schedule.toneNotes[part][index], measure: measure, writtenMeasure: score.writtenMeasure(measure), beat: beat, lyric: note.lyric(verse: 1)?.text, midi: tones[index].midi,
+                        start: tones[index].startSample, end: tones[index].endSample,
                         analysis: analysis)
         }
         var byMeasure: [Int: [Double]] = [:]
         for note in notes { byMeasure[note.measure, default: []].append(note.analysis.score) }
         let measures = byMeasure.keys.sorted().map { ($0, byMeasure[$0]!.reduce(0, +) / Double(byMeasure[$0]!.count)) }
         let total = notes.isEmpty ? 0 : notes.reduce(0) { $0 + $1.analysis.score } / Double(notes.count)
-        return TakeReport(part: score.parts[part].name, partIndex: part, notes: notes, measures: measures, score: total,
-                          suggestions: Self.suggestions(measures, first: schedule.firstMeasureNumber, last: schedule.firstMeasureNumber + schedule.barlines.count - 1))
+        var report = TakeReport(part: score.parts[part].name, partIndex: part, notes: notes, measures: measures, score: total,
+                                suggestions: Self.suggestions(measures, first: schedule.firstMeasureNumber, last: schedule.firstMeasureNumber + schedule.barlines.count - 1))
+        report.barlines = schedule.barlines
+        report.firstMeasure = schedule.firstMeasureNumber
+        report.sampleRate = schedule.options.sampleRate
+        return report
     }
 
     /// A take of `project` analysed: its audio read, the guide taken out,
@@ -212,6 +225,62 @@ public struct TakeReport: Sendable {
                     ["id": "n\(partIndex)-\(note.note)", "score": value(note.analysis.score), "sung": note.analysis.sung,
                      "cents": value(note.analysis.cents), "onsetMilliseconds": value(note.analysis.onsetMilliseconds)] as [String: Any]
                 }]
+    }
+
+    /// The plot: time across (measure numbers at the barlines), pitch up
+    /// (a semitone a line); each written note a bar with its word; the sung
+    /// pitch over it, green when the note's centre is within 10 cents,
+    /// amber within 25, red beyond; a missed note's bar struck through.
+    public func svg() -> String {
+        guard let first = notes.first, let last = notes.last else { return "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n" }
+        let rate = Double(sampleRate)
+        let from = first.start - Int64(rate / 2)
+        let to = last.end + Int64(rate / 2)
+        let pixelsPerSecond = 80.0
+        let width = Double(to - from) / rate * pixelsPerSecond + 60
+        let low = (notes.map(\.midi).min() ?? 60) - 2
+        let high = (notes.map(\.midi).max() ?? 60) + 2
+        let semitone = 18.0
+        let top = 40.0
+        let height = top + Double(high - low) * semitone + 50
+        func x(_ sample: Int64) -> Double { 50 + Double(sample - from) / rate * pixelsPerSecond }
+        func y(_ midi: Double) -> Double { top + (Double(high) - midi) * semitone }
+        func number(_ value: Double) -> String { String(format: "%.1f", value) }
+        func escape(_ text: String) -> String {
+            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        }
+        var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(number(width))\" height=\"\(number(height))\" font-family=\"sans-serif\" font-size=\"11\">\n"
+        out += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
+        out += "<text x=\"50\" y=\"18\" font-size=\"14\" font-weight=\"bold\">\(escape(part)): \(Int(score.rounded()))/100</text>\n"
+        // Semitone lines, C's labelled.
+        for midi in low...high {
+            out += "<line x1=\"45\" x2=\"\(number(width))\" y1=\"\(number(y(Double(midi))))\" y2=\"\(number(y(Double(midi))))\" stroke=\"\(midi % 12 == 0 ? "#bbb" : "#eee")\"/>\n"
+            if midi % 12 == 0 { out += "<text x=\"4\" y=\"\(number(y(Double(midi)) + 4))\">C\(midi / 12 - 1)</text>\n" }
+        }
+        // Barlines with their measure numbers.
+        for (index, barline) in barlines.enumerated() where barline >= from && barline <= to {
+            out += "<line class=\"barline\" x1=\"\(number(x(barline)))\" x2=\"\(number(x(barline)))\" y1=\"\(number(top - 8))\" y2=\"\(number(height - 40))\" stroke=\"#999\"/>\n"
+            out += "<text x=\"\(number(x(barline) + 3))\" y=\"\(number(top - 10))\">\(firstMeasure + index)</text>\n"
+        }
+        for note in notes {
+            let bar = y(Double(note.midi))
+            out += "<rect class=\"note\(note.analysis.sung ? "" : " missed")\" x=\"\(number(x(note.start)))\" y=\"\(number(bar - 4))\" width=\"\(number(max(2, x(note.end) - x(note.start) - 1)))\" height=\"8\" fill=\"#c9d6ea\"/>\n"
+            if !note.analysis.sung {
+                out += "<line x1=\"\(number(x(note.start)))\" x2=\"\(number(x(note.end)))\" y1=\"\(number(bar))\" y2=\"\(number(bar))\" stroke=\"#888\" stroke-width=\"2\"/>\n"
+            }
+            if let lyric = note.lyric {
+                out += "<text x=\"\(number(x(note.start)))\" y=\"\(number(height - 20))\">\(escape(lyric))</text>\n"
+            }
+            // The sung pitch, a segment a frame, coloured by the note's error
+            // (its centre: vibrato swings around it and is not an error).
+            let curve = note.analysis.curve
+            let error = abs(note.analysis.cents ?? 0)
+            let colour = error <= 10 ? "#1a7f37" : error <= 25 ? "#b08800" : "#c01c28"
+            for (a, b) in zip(curve, curve.dropFirst()) where b.sample - a.sample <= Int64(rate * 0.02) {
+                out += "<line class=\"sung\" x1=\"\(number(x(a.sample)))\" y1=\"\(number(y(Double(note.midi) + a.cents / 100)))\" x2=\"\(number(x(b.sample)))\" y2=\"\(number(y(Double(note.midi) + b.cents / 100)))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
+            }
+        }
+        return out + "</svg>\n"
     }
 
     static func beatText(_ beat: Double) -> String {

@@ -33,6 +33,14 @@ func runAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     let report: TakeReport
     let bleed: Double
     do { (report, bleed) = try TakeReport.analyze(take, in: project) } catch { throw CLIError("\(path): \(error.description)", exitCode: 1) }
+    if let plot = arguments.value("--svg") {
+        do {
+            try Data(report.svg().utf8).write(to: URL(fileURLWithPath: plot), options: .atomic)
+        } catch {
+            throw CLIError("\(plot): cannot write the plot: \(error.localizedDescription)", exitCode: 1)
+        }
+        writeError("wrote \(plot): the written notes, the sung pitch over them")
+    }
     if arguments.flags.contains("--json") {
         var object = report.json
         object["take"] = take.id
