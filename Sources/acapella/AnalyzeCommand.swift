@@ -6,7 +6,7 @@ import AcapellaProject
 import AcapellaScore
 import Foundation
 
-/// `acapella analyze PROJECT [--part NAME] [--take ID] [--json]`.
+/// `acapella analyze PROJECT [--part NAME] [--take ID] [--json] [--svg OUT.svg]`.
 func runAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
     // Reading only: works while the box records another take.
