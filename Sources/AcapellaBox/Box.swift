@@ -227,19 +227,21 @@ public enum Box {
             var host = [CChar](repeating: 0, count: 256)
             gethostname(&host, host.count)
             let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let address = options.webName.map { "\($0).local" } ?? (name.isEmpty ? "localhost" : name + ".local")
+            // The host's own mDNS name: where the page is without the box's name.
+            let hostAddress = name.isEmpty ? "localhost" : name + ".local"
+            let address = options.webName.map { "\($0).local" } ?? hostAddress
             log("web: http://\(address):\(port)/ — pairing code \(code)")
             let banner = WebBanner(host: address, port: port, code: code)
+            let elsewhere = "the page is also at http://\(hostAddress):\(port)/ and the box's address"
             var mdns: MDNSAnnouncer?
             if let announced = options.webName {
                 do {
-                    mdns = try MDNSAnnouncer(host: announced, service: "Acapella box", port: UInt16(port)) { line, problem in
-                        if line.hasPrefix("mdns: announced as "), let host = line.dropFirst(19).split(separator: " ").first { hub.announcedHost = String(host) }
-                        log(line + (problem ? "; the page is also at http://\(name.isEmpty ? "localhost" : name).local:\(port)/ and the box's address" : ""),
-                            problem ? .warning : .info)
+                    mdns = try MDNSAnnouncer(host: announced, service: "Acapella box", port: UInt16(port)) { line, problem, name in
+                        if let name { hub.announcedHost = name }
+                        log(line + (problem ? "; " + elsewhere : ""), problem ? .warning : .info)
                     }
                 } catch {
-                    log("\(error.description); the page is at http://\(name.isEmpty ? "localhost" : name).local:\(port)/ and the box's address", .warning)
+                    log("\(error.description); \(elsewhere)", .warning)
                 }
             }
             return (server, hub, font?.font, banner, mdns)
@@ -417,11 +419,13 @@ public enum Box {
                 feed(.choose(song: song, part: part))
                 if session.ended != nil { return .success("switching to \(SongHeader.read(options.songs[song]).title)") }
             case .loop(let measures), .punch(let measures):
-                if let measures, session.context.schedule.loopRange(measures: measures) == nil {
-                    return .failure(WebFailure(422, session.notInSong(measures)))
+                let punch = if case .punch = change { true } else { false }
+                // Refused as the session would refuse it, with the status that says why.
+                switch session.rangeRefusal(measures, punch: punch) {
+                case .notInSong(let text)?: return .failure(WebFailure(422, text))
+                case .recordingOff(let text)?: return .failure(WebFailure(409, text))
+                case nil: feed(punch ? .punch(measures) : .loop(measures))
                 }
-                if case .punch = change, measures != nil, let refused { return .failure(WebFailure(409, "recording is off: \(refused)")) }
-                if case .punch = change { feed(.punch(measures)) } else { feed(.loop(measures)) }
             }
             return .success(said.last ?? "done")
         }
@@ -583,7 +587,7 @@ final class TakeAnalyses: Sendable {
     /// Analyses `take` of the project at `path`.
     func start(_ take: TakeRecord, project path: String) {
         queue.async { [self] in
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            BackgroundWork.lowerThisThread()
             let result = Result { () throws(ProjectError) -> (summary: TakeSummary, page: [UInt8]) in
                 let (project, _) = try Project.open(path, for: .read)
                 defer { project.close() }

@@ -277,8 +277,8 @@ public struct BoxSession: Sendable {
                 effects.append(.end(.switchTo(song: song, part: part ?? context.partIndex)))
             }
         case .loop(let measures):
-            if let measures, context.schedule.loopRange(measures: measures) == nil {
-                effects.append(say(notInSong(measures)))
+            if let refusal = rangeRefusal(measures, punch: false) {
+                effects.append(say(refusal.text))
             } else {
                 dispatcher.setLoop(measures)
                 effects.append(.engine([.loop(measures)]))
@@ -403,10 +403,32 @@ public struct BoxSession: Sendable {
 
     /// Sets (or clears) the punch range the next record from a stop sings.
     mutating func setPunch(_ measures: ClosedRange<Int>?) -> Effect {
-        if let measures, context.schedule.loopRange(measures: measures) == nil { return say(notInSong(measures)) }
-        if let why = context.recordingRefused, measures != nil { return say("recording is off: \(why)") }
+        if let refusal = rangeRefusal(measures, punch: true) { return say(refusal.text) }
         punchRange = measures
         return say(measures.map { "punch \($0.lowerBound)-\($0.upperBound): record sings it" } ?? "punch range cleared")
+    }
+
+    /// Why measures cannot be the loop (or, `punch`, the punch range) now.
+    public enum RangeRefusal: Hashable, Sendable {
+        /// Not all in the song: said with the song's own measures.
+        case notInSong(String)
+        /// Nothing can be recorded here.
+        case recordingOff(String)
+
+        public var text: String {
+            switch self {
+            case .notInSong(let text), .recordingOff(let text): text
+            }
+        }
+    }
+
+    /// The refusal of `measures` as the loop or punch range, if any (nil
+    /// measures, clearing, are always fine).
+    public func rangeRefusal(_ measures: ClosedRange<Int>?, punch: Bool) -> RangeRefusal? {
+        guard let measures else { return nil }
+        if context.schedule.loopRange(measures: measures) == nil { return .notInSong(notInSong(measures)) }
+        if punch, let why = context.recordingRefused { return .recordingOff("recording is off: \(why)") }
+        return nil
     }
 
     /// Measures outside the song, said with the song's own.

@@ -279,14 +279,15 @@ public final class WebHub: WebBox {
     // MARK: Uploads (web threads)
 
     public func upload(fileName: String, bytes: [UInt8]) -> Result<WebUpload, WebFailure> {
-        let format = ((fileName.removingPercentEncoding ?? fileName) as NSString).pathExtension.lowercased()
+        let name = fileName.removingPercentEncoding ?? fileName
+        let format = (name as NSString).pathExtension.lowercased()
         guard ["acasong", "musicxml", "xml", "mxl"].contains(format) else {
             return .failure(WebFailure(415, "that file is not a song: send .acasong, .musicxml, .xml or .mxl"))
         }
         guard !bytes.isEmpty else { return .failure(WebFailure(400, "the file is empty")) }
         // The client's name only says the format and names the file in
         // messages (its last component, plain characters); never a path.
-        let base = String((fileName.removingPercentEncoding ?? fileName).split(separator: "/").last ?? "")
+        let base = String(name.split(separator: "/").last ?? "")
         let plain = String(base.filter { $0.isLetter || $0.isNumber || " -_.()".contains($0) }.prefix(60))
         let shown = plain.lowercased().hasSuffix("." + format) ? plain : "upload.\(format)"
         let score: Score
@@ -347,9 +348,7 @@ public final class WebHub: WebBox {
             return .failure(WebFailure(503, "the box is already rendering \(Self.maximumRenders) downloads; try again in a moment"))
         }
         defer { rendering.subtract(1, ordering: .relaxed) }
-        // This thread below the control loop and far below the render
-        // thread (on Linux, `who` 0 is the calling thread).
-        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        BackgroundWork.lowerThisThread()
         do { try Folders.make(exportsFolder) } catch { return .failure(WebFailure(507, error.description)) }
         let opened: Project
         do { opened = try Project.open(project, for: .read).project } catch { return .failure(WebFailure(500, error.description)) }
@@ -462,5 +461,14 @@ extension WebLiveState {
         level = readout.inputDB
         review = readout.mode == .review
         message = readout.message
+    }
+}
+
+/// Work beside the box (renders for downloads, take analyses).
+enum BackgroundWork {
+    /// The calling thread niced to 10: below the control loop and far below
+    /// the render thread (on Linux, `who` 0 is the calling thread).
+    static func lowerThisThread() {
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
     }
 }

@@ -10,11 +10,14 @@ public final class MDNSAnnouncer: @unchecked Sendable {
     // @unchecked: `state` is written in init and read in stop(); `report`
     // is called on avahi's thread only.
     private var state: UnsafeMutablePointer<acapella_mdns>?
-    private let report: @Sendable (String, Bool) -> Void
+    private let report: @Sendable (_ line: String, _ problem: Bool, _ announced: String?) -> Void
 
     /// Announces `host`.local and the service `service` on `port`;
-    /// `report(line, isProblem)` hears what happens (avahi's thread).
-    public init(host: String, service: String, port: UInt16, report: @escaping @Sendable (String, Bool) -> Void) throws(WebServerError) {
+    /// `report(line, isProblem, announced)` hears what happens (avahi's
+    /// thread); `announced` is the full name once the announcement holds
+    /// (`acapella.local`, or the next free one after a collision).
+    public init(host: String, service: String, port: UInt16,
+                report: @escaping @Sendable (_ line: String, _ problem: Bool, _ announced: String?) -> Void) throws(WebServerError) {
         self.report = report
         var why = [CChar](repeating: 0, count: 256)
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -25,7 +28,7 @@ public final class MDNSAnnouncer: @unchecked Sendable {
         state = started
     }
 
-    fileprivate func heard(_ line: String, problem: Bool) { report(line, problem) }
+    fileprivate func heard(_ line: String, problem: Bool, announced: String?) { report(line, problem, announced) }
 
     /// Withdraws the announcement.
     public func stop() {
@@ -37,7 +40,8 @@ public final class MDNSAnnouncer: @unchecked Sendable {
 }
 
 /// avahi's thread reporting (a named function: a C callback).
-func mdnsReport(_ context: UnsafeMutableRawPointer?, _ problem: Int32, _ line: UnsafePointer<CChar>?) {
+func mdnsReport(_ context: UnsafeMutableRawPointer?, _ problem: Int32, _ line: UnsafePointer<CChar>?, _ announced: UnsafePointer<CChar>?) {
     guard let context, let line else { return }
-    Unmanaged<MDNSAnnouncer>.fromOpaque(context).takeUnretainedValue().heard(String(cString: line), problem: problem != 0)
+    Unmanaged<MDNSAnnouncer>.fromOpaque(context).takeUnretainedValue().heard(String(cString: line), problem: problem != 0,
+                                                                             announced: announced.map { String(cString: $0) })
 }

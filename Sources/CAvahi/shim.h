@@ -18,7 +18,9 @@
 // Why a shim: avahi's callbacks carry C state through several levels
 // (client, entry group, collisions renaming both) on avahi's own thread;
 // kept in C, with one report callback to the program.
-typedef void (*acapella_mdns_report)(void *context, int problem, const char *line);
+// `announced`: the full name (`acapella.local`) when the line says the
+// announcement is established, else NULL.
+typedef void (*acapella_mdns_report)(void *context, int problem, const char *line, const char *announced);
 
 struct acapella_mdns {
     AvahiThreadedPoll *poll;
@@ -35,7 +37,7 @@ struct acapella_mdns {
 static void acapella_mdns_say(struct acapella_mdns *m, int problem, const char *format, const char *a, const char *b) {
     char line[768];
     snprintf(line, sizeof line, format, a, b);
-    m->report(m->context, problem, line);
+    m->report(m->context, problem, line, NULL);
 }
 
 static void acapella_mdns_create(struct acapella_mdns *m, AvahiClient *client);
@@ -44,9 +46,10 @@ static void acapella_mdns_group_changed(AvahiEntryGroup *group, AvahiEntryGroupS
     struct acapella_mdns *m = userdata;
     m->group = group;
     if (state == AVAHI_ENTRY_GROUP_ESTABLISHED) {
-        char name[300];
-        snprintf(name, sizeof name, "%s.local (%s)", m->host, m->addresses);
-        acapella_mdns_say(m, 0, "mdns: announced as %s and '%s' (_http._tcp)", name, m->service);
+        char full[300], line[1024];
+        snprintf(full, sizeof full, "%s.local", m->host);
+        snprintf(line, sizeof line, "mdns: announced as %s (%s) and '%s' (_http._tcp)", full, m->addresses, m->service);
+        m->report(m->context, 0, line, full);
     } else if (state == AVAHI_ENTRY_GROUP_COLLISION) {
         // Another box (or host) has the name: the next free one, said.
         char *host = avahi_alternative_host_name(m->host);
