@@ -63,7 +63,15 @@ public final class YINDetector {
     private let correlation: UnsafeMutablePointer<Float>
     private let difference: UnsafeMutablePointer<Double>
     private let rawDifference: UnsafeMutablePointer<Double>
-    private let prefix: UnsafeMutablePointer<Double>
+    private let squares: UnsafeMutablePointer<Double>
+    /// How the transforms were planned (the half-rate detector plans alike).
+    private let measured: Bool
+    /// `track`'s long look, at half the rate (made on first use).
+    private lazy var halfRate: YINDetector? = {
+        guard sampleRate >= 32_000, window >= 512 else { return nil }
+        let detector = YINDetector(sampleRate: sampleRate / 2, window: window / 2, measured: measured)
+        return detector
+    }()
     /// Transform sizes, largest (the window) first, with their three plans.
     private let sizes: [Int]
     private let plans: [(forwardFull: OpaquePointer, forwardHalf: OpaquePointer, backward: OpaquePointer)]
@@ -79,6 +87,7 @@ public final class YINDetector {
     /// estimates (instant, a little slower to run) — the live needle's
     /// choice, where start-up matters and ~94 frames a second cost nothing.
     public init(sampleRate: Int, window: Int? = nil, measured: Bool = true) {
+        self.measured = measured
         precondition(Self.sampleRates.contains(sampleRate), "YIN at \(sampleRate) Hz: check YINDetector.sampleRates first")
         var length = 2_048
         if window == nil {
@@ -96,7 +105,7 @@ public final class YINDetector {
         correlation = fftwf_alloc_real(size)!
         difference = .allocate(capacity: maximumLag + 1)
         rawDifference = .allocate(capacity: maximumLag + 1)
-        prefix = .allocate(capacity: self.window + 1)
+        squares = .allocate(capacity: self.window)
         let sizes = [size, size / 2, size / 4].filter { $0 >= 64 }
         self.sizes = sizes
         let (full, half, output, real) = (spectrumFull, spectrumHalf, correlation, input)
@@ -123,7 +132,7 @@ public final class YINDetector {
         fftwf_free(correlation)
         difference.deallocate()
         rawDifference.deallocate()
-        prefix.deallocate()
+        squares.deallocate()
     }
 
     /// The pitch of `frame` (`window` samples). `expected` (Hz), when the
@@ -153,18 +162,19 @@ public final class YINDetector {
         let size = sizes[level]
         let plan = plans[level]
         let n = size
-        // The mean goes first: a DC offset is not a pitch.
-        var mean: Float = 0
-        for index in 0..<n { mean += frame[index] }
-        mean /= Float(n)
-        for index in 0..<n { input[index] = frame[index] - mean }
-        var energy = 0.0
-        prefix[0] = 0
-        for index in 0..<n {
-            let value = Double(input[index])
-            energy += value * value
-            prefix[index + 1] = energy
+        // The mean goes first: a DC offset is not a pitch. Then each
+        // sample's square, for the energies (eight lanes at a time: these
+        // loops, not the transforms, were most of a frame's time).
+        let mean = Float(Self.sum(frame, n) / Double(n))
+        let lanes = SIMD8<Float>(repeating: mean)
+        for block in stride(from: 0, to: n, by: 8) {
+            let value = UnsafeRawPointer(frame + block).loadUnaligned(as: SIMD8<Float>.self) - lanes
+            UnsafeMutableRawPointer(input + block).storeBytes(of: value, as: SIMD8<Float>.self)
+            let wide = SIMD8<Double>(value)
+            UnsafeMutableRawPointer(squares + block).storeBytes(of: wide * wide, as: SIMD8<Double>.self)
         }
+        let e0 = Self.sum(squares, half)
+        let energy = e0 + Self.sum(squares + half, n - half)
         guard Float((energy / Double(n)).squareRoot()) >= silenceRMS else { return unvoiced }
         // r(τ) = Σ_{j<half} x[j]·x[j+τ]: correlate the integration span with the frame.
         fftwf_execute(plan.forwardFull)
@@ -181,12 +191,13 @@ public final class YINDetector {
         }
         fftwf_execute(plan.backward)
         let scale = 1 / Double(size)
-        let e0 = prefix[half] - prefix[0]
-        // Cumulative mean normalized difference, d'(τ).
+        // Cumulative mean normalized difference, d'(τ); the energy of the
+        // lagged span slides along with τ.
         var running = 0.0
+        var energyLag = e0
         difference[0] = 1
         for lag in 1...lastLag {
-            let energyLag = prefix[lag + half] - prefix[lag]
+            energyLag += squares[lag + half - 1] - squares[lag - 1]
             let d = max(0, e0 + energyLag - 2 * Double(correlation[lag]) * scale)
             rawDifference[lag] = d
             running += d
@@ -235,34 +246,219 @@ public final class YINDetector {
         var lag = Double(maximumLag) / 2
         var centre = 0
         func analyse(lag: Double, integration: Int, expected: Double?, spread: Double) -> PitchEstimate {
-            let start = centre - (integration + Int(lag.rounded())) / 2
-            for index in 0..<window {
-                let source = start + index
-                frame[index] = source >= 0 && source < samples.count ? samples[source] : 0
-            }
+            Self.copy(samples, from: centre - (integration + Int(lag.rounded())) / 2, into: frame, count: window)
             return estimate(frame, centre: Int64(centre), expected: expected, integration: integration, spread: spread)
         }
-        let firstIntegration = half
+        // The long look only finds the period roughly (and whether there
+        // is one): the short look below reads it exactly. So it looks at
+        // the signal at half the rate — the same span and lags in half the
+        // samples, transforms half the size: most of a frame's time was
+        // those transforms. Pairs averaged: voices have little above 12 kHz
+        // to fold down.
+        let coarse = halfRate
+        if let coarse {
+            coarse.threshold = threshold
+            coarse.voicingLimit = voicingLimit
+            coarse.silenceRMS = silenceRMS
+        }
+        let halved: [Float] = coarse == nil ? [] : (0..<(samples.count / 2)).map { 0.5 * (samples[2 * $0] + samples[2 * $0 + 1]) }
+        let coarseFrame = UnsafeMutablePointer<Float>.allocate(capacity: coarse?.window ?? 1)
+        defer { coarseFrame.deallocate() }
+        func look(lag: Double, expected: Double?) -> PitchEstimate {
+            guard let coarse else { return analyse(lag: lag, integration: half, expected: expected, spread: 1.414) }
+            let integration = coarse.window - coarse.maximumLag
+            let start = centre / 2 - (integration + Int((lag / 2).rounded())) / 2
+            Self.copy(halved, from: start, into: coarseFrame, count: coarse.window)
+            var result = coarse.estimate(coarseFrame, centre: Int64(centre), expected: expected, integration: integration, spread: 1.414)
+            result.centreSample = Int64(centre)
+            return result
+        }
+        var scored = false
         while centre < samples.count {
             let score = expected?(Int64(centre))
-            var result = analyse(lag: lag, integration: firstIntegration, expected: score, spread: 1.414)
+            if score != nil { scored = true }
+            var result = look(lag: lag, expected: score)
+            if result.voiced && score == nil {
+                let found = Double(sampleRate) / result.frequency
+                let whole = samples.withUnsafeBufferPointer { Self.wholePeriod($0, centre: centre, lag: found, limit: Double(maximumLag - 1)) }
+                if whole != found { result.frequency = Double(sampleRate) / whole }
+            }
             if result.voiced {
                 // Again over a few periods only, centred on the frame, the
-                // search kept near what the long window found: a moving
-                // pitch (vibrato, a slide) is read where it is, not averaged.
+                // search kept within two semitones of what the long window
+                // found: a moving pitch (vibrato, a slide) is read where it
+                // is, not averaged — and a strong upper harmonic cannot
+                // offer three quarters of the period instead.
                 // Unless the short reading is ragged (a burst of jitter or
                 // breath at an onset) and the long one steadier: then the
                 // long one is nearer the sung pitch.
                 let found = Double(sampleRate) / result.frequency
                 let short = min(half, max(256, Int(3 * found)))
-                let again = analyse(lag: found, integration: short, expected: result.frequency, spread: 1.414)
+                let again = analyse(lag: found, integration: short, expected: result.frequency, spread: 1.12)
                 if again.voiced && (again.aperiodicity <= 0.05 || again.aperiodicity < result.aperiodicity) { result = again }
                 lag = Double(sampleRate) / result.frequency
             }
             results.append(result)
             centre += hop
         }
-        return Self.removingOutliers(results)
+        if !scored {
+            // Voicing edges, read again over a few periods: the long window
+            // straddles the edge of a sung run (half of it breath or the
+            // next note) and calls frames unvoiced that a short window
+            // centred on them finds periodic, at the pitch beside them.
+            // Outward from each run, a frame at a time, up to 3 frames.
+            for _ in 0..<3 {
+                var changed = false
+                for index in results.indices where !results[index].voiced {
+                    let neighbour = [index - 1, index + 1].first { $0 >= 0 && $0 < results.count && results[$0].voiced && results[$0].aperiodicity <= 0.2 }
+                    guard let neighbour else { continue }
+                    centre = index * hop
+                    let period = Double(sampleRate) / results[neighbour].frequency
+                    let again = analyse(lag: period, integration: min(half, max(256, Int(3 * period))), expected: results[neighbour].frequency, spread: 1.12)
+                    if again.voiced {
+                        results[index] = again
+                        changed = true
+                    }
+                }
+                if !changed { break }
+            }
+        }
+        let cleaned = Self.removingOutliers(results)
+        return scored ? cleaned : Self.foldingSlips(cleaned, slipFrames: max(2, Int((0.064 * Double(sampleRate) / Double(hop)).rounded())))
+    }
+
+    /// Without a score, a few frames can still slip to a multiple or a
+    /// part of the sung pitch where a note starts, ends or moves (the
+    /// short windows straddle two pitches). A voice moves continuously:
+    /// within a run of voiced frames, a piece of at most `slipFrames`
+    /// frames whose pitch is a whole ratio (2, 3, 4 or their inverses,
+    /// within a semitone) away from the longer piece beside it is that
+    /// piece's pitch, read on the wrong harmonic; it is folded onto it.
+    static func foldingSlips(_ estimates: [PitchEstimate], slipFrames: Int) -> [PitchEstimate] {
+        var folded = estimates
+        func ratio(_ a: Double, _ b: Double) -> Double? {
+            for whole in [2.0, 3, 4, 0.5, 1.0 / 3, 0.25] where abs(1_200 * log2(a / b / whole)) < 100 { return whole }
+            return nil
+        }
+        // Pieces: voiced frames whose neighbours are within 60 cents of each other.
+        var pieces: [Range<Int>] = []
+        var index = 0
+        while index < folded.count {
+            guard folded[index].voiced else { index += 1; continue }
+            var end = index + 1
+            while end < folded.count && folded[end].voiced && abs(1_200 * log2(folded[end].frequency / folded[end - 1].frequency)) < 60 { end += 1 }
+            pieces.append(index..<end)
+            index = end
+        }
+        for (number, piece) in pieces.enumerated() where piece.count <= slipFrames {
+            // The longer of the adjoining pieces (touching this one) it is a whole ratio away from.
+            var best: (length: Int, whole: Double)?
+            for other in [number - 1, number + 1] where other >= 0 && other < pieces.count {
+                let neighbour = pieces[other]
+                guard neighbour.count > piece.count, neighbour.upperBound == piece.lowerBound || neighbour.lowerBound == piece.upperBound else { continue }
+                let (mine, theirs) = neighbour.upperBound == piece.lowerBound
+                    ? (folded[piece.lowerBound].frequency, folded[neighbour.upperBound - 1].frequency)
+                    : (folded[piece.upperBound - 1].frequency, folded[neighbour.lowerBound].frequency)
+                if let whole = ratio(mine, theirs), neighbour.count > (best?.length ?? 0) { best = (neighbour.count, whole) }
+            }
+            guard let best else { continue }
+            for frame in piece { folded[frame].frequency /= best.whole }
+        }
+        return folded
+    }
+
+    /// samples[start..<start + count] into `frame`, zeros beyond the ends.
+    static func copy(_ samples: [Float], from start: Int, into frame: UnsafeMutablePointer<Float>, count: Int) {
+        let first = min(count, max(0, -start))
+        let last = max(first, min(count, samples.count - start))
+        frame.update(repeating: 0, count: first)
+        if last > first { samples.withUnsafeBufferPointer { (frame + first).update(from: $0.baseAddress! + start + first, count: last - first) } }
+        (frame + last).update(repeating: 0, count: count - last)
+    }
+
+    /// Σ values[0..<count], eight lanes at a time,
+    /// added up in double precision (the energies are differenced later).
+    static func sum(_ values: UnsafePointer<Float>, _ count: Int) -> Double {
+        var lanes = SIMD8<Double>()
+        let whole = count / 8 * 8
+        for block in stride(from: 0, to: whole, by: 8) {
+            lanes += SIMD8<Double>(UnsafeRawPointer(values + block).loadUnaligned(as: SIMD8<Float>.self))
+        }
+        var total = lanes.sum()
+        for index in whole..<count { total += Double(values[index]) }
+        return total
+    }
+
+    /// Σ values[0..<count], eight lanes at a time.
+    static func sum(_ values: UnsafePointer<Double>, _ count: Int) -> Double {
+        var lanes = SIMD8<Double>()
+        let whole = count / 8 * 8
+        for block in stride(from: 0, to: whole, by: 8) {
+            lanes += UnsafeRawPointer(values + block).loadUnaligned(as: SIMD8<Double>.self)
+        }
+        var total = lanes.sum()
+        for index in whole..<count { total += values[index] }
+        return total
+    }
+
+    /// The whole period when `lag` may be only a part of it. A voice whose
+    /// second (or third) harmonic is much stronger than its fundamental —
+    /// most sung vowels on high notes, where the first formant sits on the
+    /// second harmonic — is nearly periodic at half (a third of) its
+    /// period, and the long window's first dip can be there. Over a few
+    /// periods only (where vibrato cannot blur the comparison), the signal
+    /// repeats at its whole period many times better than at a part of it
+    /// (the odd harmonics are left over), while at a multiple of a true
+    /// period it repeats no better than at the period itself. So: the
+    /// shortest multiple (1 to 4) of `lag` that repeats nearly as well as
+    /// the best of them.
+    /// Without a score only (a score's note already fixes the octave).
+    static func wholePeriod(_ samples: UnsafeBufferPointer<Float>, centre: Int, lag: Double, limit: Double) -> Double {
+        var largest = 0
+        for multiple in 2...4 where Double(multiple) * lag + Double(multiple) <= limit { largest = multiple }
+        guard largest > 0, let base = samples.baseAddress else { return lag }
+        // Two periods of the longest candidate (at most 1024 samples),
+        // rounded to whole SIMD blocks: long enough that a wrong candidate
+        // cannot fit by chance, short enough for vibrato.
+        let span = (min(1_024, Int(2 * Double(largest) * lag)) + 7) / 8 * 8
+        // Σ(a − b)² / Σ(a² + b²) for a = x[start…], b = x[start + lag…].
+        func difference(_ lag: Int) -> Double {
+            let start = centre - (span + lag) / 2
+            guard lag >= 2, start >= 0, start + span + lag <= samples.count else { return .infinity }
+            var squares = SIMD8<Float>(), energy = SIMD8<Float>()
+            let (a, b) = (UnsafeRawPointer(base + start), UnsafeRawPointer(base + start + lag))
+            var offset = 0
+            while offset < span * 4 {
+                let (x, y) = (a.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self), b.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self))
+                let d = x - y
+                squares += d * d
+                energy += x * x + y * y
+                offset += 32
+            }
+            let total = energy.sum()
+            return total > 0 ? Double(squares.sum() / total) : .infinity
+        }
+        // The lowest point near `target`: a parabola through the nearest
+        // whole lag and its neighbours (a high voice's period is no whole
+        // number of samples: the nearest whole lag can miss its strong
+        // upper harmonics by a large fraction of their period).
+        func dip(_ target: Double) -> (lag: Double, value: Double) {
+            let middle = Int(target.rounded())
+            let (a, b, c) = (difference(middle - 1), difference(middle), difference(middle + 1))
+            let curvature = a - 2 * b + c
+            guard a.isFinite, c.isFinite, curvature > 0 else { return (Double(middle), min(a, b, c)) }
+            let shift = max(-1, min(1, 0.5 * (a - c) / curvature))
+            return (Double(middle) + shift, max(0, b - 0.25 * (a - c) * shift))
+        }
+        // The whole period and its multiples repeat about equally well
+        // (down to the noise); a part of it, a fourth of it or three
+        // fourths, clearly worse. So: the shortest of lag × 1…4 that
+        // repeats within three times the best of them (and a rounding's
+        // width: a perfectly periodic tone repeats everywhere at ~0).
+        var dips: [(lag: Double, value: Double)] = []
+        for multiple in 1...largest { dips.append(dip(Double(multiple) * lag)) }
+        guard let best = dips.map(\.value).min(), best.isFinite else { return lag }
+        return dips.first { $0.value <= 3 * best + 0.000_5 }?.lag ?? lag
     }
 
     /// A lone estimate far (over half a semitone) from both neighbours, which
