@@ -306,7 +306,28 @@ r=$rate; d=struct.pack('<1000f',*([0.1]*1000))
 open('$work/rate$rate.wav','wb').write(b'RIFF'+struct.pack('<I',36+len(d))+b'WAVEfmt '+struct.pack('<IHHIIHH',16,3,1,r,r*4,4,32)+b'data'+struct.pack('<I',len(d))+d)"
   expect "pitch at $rate Hz" 1 "$acapella" pitch "$work/rate$rate.wav" &&
     check "pitch $rate Hz message" equals "$err" "acapella pitch: error: $work/rate$rate.wav: recorded at $rate Hz; pitch tracking needs 8000–384000 Hz"
+  expect "notes at $rate Hz" 1 "$acapella" notes "$work/rate$rate.wav" &&
+    check "notes $rate Hz message" equals "$err" "acapella notes: error: $work/rate$rate.wav: recorded at $rate Hz; note splitting needs 8000–384000 Hz"
 done
+voice="../shared/data/voice"
+if [[ -d "$voice" ]]; then
+  expect "notes of the sustained A3" 0 "$acapella" notes "$voice/sustain_a3_vibrato.wav" --midi "$work/a3.mid" &&
+    check "one note, A3, its onset and its vibrato centred" matches "$out" $'^onset_s,offset_s,midi,note,cents,hz\n0\\.(19|20|21)[0-9]*,8\\.[12][0-9]*,57,A3,[+-][0-9]\\.[0-9],2[12][0-9]\\.[0-9]+$' &&
+    check "the MIDI file: one track of notes at 60 BPM, note 57 on" python3 -c "
+d=open('$work/a3.mid','rb').read()
+assert d[:4]==b'MThd' and d.count(b'MTrk')==2, d[:20]
+assert bytes([0xFF,0x51,0x03,0x0F,0x42,0x40]) in d  # 1,000,000 µs a quarter
+assert bytes([0x90,57]) in d and bytes([0x80,57]) in d or bytes([0x90,57,0]) in d"
+  expect "notes of the chorale's soprano" 0 "$acapella" notes "$voice/bwv66.6_soprano.wav" &&
+    check "30 to 40 notes, the first C#5, the last F#4" python3 -c "
+rows=[l.split(',') for l in '''$out'''.strip().split('\n')[1:]]
+assert 30 <= len(rows) <= 40, len(rows)
+assert rows[0][3]=='C#5' and rows[-1][3]=='F#4', (rows[0], rows[-1])
+assert all(float(a[1]) <= float(b[0]) for a, b in zip(rows, rows[1:]))"
+fi
+expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
+head -c 8192 /dev/urandom >"$work/noise.wav"
+expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"
 if [[ -d "$mx" ]]; then
   expect "import --parts empty" 2 "$acapella" import --parts "" "$mx/bach_bwv66.6.mxl" && check "empty parts message" contains "$err" "an empty name was given"
   expect "import --parts twice" 2 "$acapella" import --parts "Bass,bass" "$mx/bach_bwv66.6.mxl" && check "twice message" contains "$err" "--parts names 'Bass' twice"
@@ -451,7 +472,7 @@ else
     check "the projects stay" test -d "$debroot/var/lib/acapella/projects/mine.acaproj"
 fi
 
-for command in check import mix dump format info version new record takes devices calibrate midi-learn run pitch; do
+for command in check import mix dump format info version new record takes devices calibrate midi-learn run pitch notes analyze; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

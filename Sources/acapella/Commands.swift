@@ -87,6 +87,14 @@ let commands: [Subcommand] = [
         details: "Each line is stamped at the centre of the audio the estimate used. Unvoiced frames print 0 Hz.",
         run: runPitch),
     Subcommand(
+        name: "notes", summary: "split any recording into notes, with no score (onset, offset, pitch) as CSV and MIDI",
+        positionals: "FILE", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--midi"], valueName: "OUT.mid", help: "also write the notes as a Standard MIDI File (60 BPM: a quarter note is a second)"),
+        ],
+        details: "Pitch is tracked without a score (no octave slips on voices whose upper harmonics are stronger\nthan the fundamental); a note never spans a breath or a consonant; vibrato and a note sung off\npitch stay one note; a held pitch sung again splits where the level dips 6 dB. Each line: onset\nand offset in seconds, the nearest note (MIDI and name), the sung pitch against it in cents\n(the median over the note: vibrato centres) and in Hz.",
+        run: runNotes),
+    Subcommand(
         name: "run", summary: "the box: play, record and rehearse hands-free (console keys, MIDI, foot switch)",
         positionals: "", positionalCount: 0...0,
         options: [

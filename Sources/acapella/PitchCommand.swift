@@ -13,11 +13,7 @@ import Foundation
 /// against it; with a truth CSV, the accuracy figures.
 func runPitch(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
-    let decoded: (samples: [Float], sampleRate: Int)
-    do { decoded = try AudioFile.readMono(path) } catch { throw CLIError(error.description, exitCode: 1) }
-    guard YINDetector.sampleRates.contains(decoded.sampleRate) else {
-        throw CLIError("\(path): recorded at \(decoded.sampleRate) Hz; pitch tracking needs \(YINDetector.sampleRates.lowerBound)–\(YINDetector.sampleRates.upperBound) Hz", exitCode: 1)
-    }
+    let decoded = try readRecording(path, for: "pitch tracking")
     let hop = try arguments.int("--hop", default: 512 * decoded.sampleRate / 48_000, range: 16...8_192)
     var expectedNote: ((Int64) -> Int?)?
     if let song = arguments.value("--song") {
@@ -67,4 +63,15 @@ func runPitch(_ arguments: ParsedArguments) throws -> Int32 {
         print(String(format: "%@,%.3f,%+.1f,%@,%.3f", time, estimate.frequency, cents, note, estimate.confidence))
     }
     return 0
+}
+
+/// A recording decoded to mono, at a rate pitch tracking works at; else
+/// the one-line error (`purpose` names what needs it).
+func readRecording(_ path: String, for purpose: String) throws -> (samples: [Float], sampleRate: Int) {
+    let decoded: (samples: [Float], sampleRate: Int)
+    do { decoded = try AudioFile.readMono(path) } catch { throw CLIError(error.description, exitCode: 1) }
+    guard YINDetector.sampleRates.contains(decoded.sampleRate) else {
+        throw CLIError("\(path): recorded at \(decoded.sampleRate) Hz; \(purpose) needs \(YINDetector.sampleRates.lowerBound)–\(YINDetector.sampleRates.upperBound) Hz", exitCode: 1)
+    }
+    return decoded
 }

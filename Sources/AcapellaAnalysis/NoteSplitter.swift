@@ -1,0 +1,210 @@
+import AcapellaDSP
+import Foundation
+
+/// A note found in a recording with no score: where it starts and ends and
+/// the pitch it was sung at.
+public struct SplitNote: Hashable, Sendable {
+    /// First sample of the note.
+    public var onset: Int64
+    /// One past its last sample.
+    public var offset: Int64
+    /// The nearest equal-tempered note (A4 = 440 Hz) to the sung pitch.
+    public var midi: Int
+    /// The sung pitch against `midi`, cents (+ sharp): the median over the
+    /// note, so vibrato centres.
+    public var cents: Double
+    /// The sung pitch, Hz.
+    public var frequency: Double
+
+    public init(onset: Int64, offset: Int64, midi: Int, cents: Double, frequency: Double) {
+        self.onset = onset
+        self.offset = offset
+        self.midi = midi
+        self.cents = cents
+        self.frequency = frequency
+    }
+}
+
+/// Splits a recording's pitch track into notes, with no score — the note
+/// splitting of the original design's sound-analysis app, for any
+/// recording:
+///
+/// 1. Pitch without a score (`YINDetector.track`: whole periods, no octave
+///    slips), every `hop` samples; a note never spans an unvoiced frame (a
+///    breath, a consonant, a re-articulated note).
+/// 2. Within each voiced run, the semitone sung at each frame by Viterbi
+///    over the semitones the run visits: a frame costs its squared distance
+///    from the semitone in half-semitones, a change of semitone costs
+///    `changeCost`. Vibrato of ±50 cents and a note sung a quarter-tone
+///    off stay one note (an excursion pays less than a change); a real
+///    step of a semitone or more changes within two frames.
+/// 3. Pieces shorter than `shortest` (the slide between two notes, a
+///    scoop) go to the neighbour nearer in pitch; runs shorter than it are
+///    dropped (a click, a breath with a pitch).
+/// 4. A note sung again on the same pitch without a break: split where the
+///    level dips by `reattack` dB and comes back.
+/// 5. Each note's pitch is the median of its frames (vibrato centres).
+public struct NoteSplitter: Sendable {
+    public let sampleRate: Int
+    /// Samples between pitch frames (256 at 48 kHz: 5.3 ms).
+    public let hop: Int
+    /// The cost of changing semitone, in squared half-semitones.
+    public var changeCost = 8.0
+    /// The shortest note, seconds.
+    public var shortest = 0.06
+    /// A dip in level (dB, against the louder side within 150 ms) that
+    /// splits a held pitch into two notes.
+    public var reattack = 15.0
+
+    public init(sampleRate: Int) {
+        self.sampleRate = sampleRate
+        hop = max(32, sampleRate / 187)
+    }
+
+    /// The notes of `samples`, in time order.
+    public func notes(in samples: [Float]) -> [SplitNote] {
+        guard YINDetector.sampleRates.contains(sampleRate) else { return [] }
+        let estimates = YINDetector(sampleRate: sampleRate, measured: false).track(samples, hop: hop)
+        return notes(from: estimates, levels: Self.levels(samples, hop: hop))
+    }
+
+    /// Level in dB of each frame (RMS over the hop around its centre).
+    static func levels(_ samples: [Float], hop: Int) -> [Double] {
+        let frames = (samples.count + hop - 1) / hop
+        return (0..<frames).map { frame in
+            let low = max(0, frame * hop - hop / 2)
+            let high = min(samples.count, frame * hop + hop / 2)
+            guard high > low else { return -120 }
+            var energy = 0.0
+            for index in low..<high { energy += Double(samples[index]) * Double(samples[index]) }
+            return 10 * log10(max(1e-12, energy / Double(high - low)))
+        }
+    }
+
+    /// The notes of a pitch track (frame k centred on sample k·hop) with the
+    /// level of each frame.
+    public func notes(from estimates: [PitchEstimate], levels: [Double]) -> [SplitNote] {
+        let shortestFrames = max(1, Int((shortest * Double(sampleRate) / Double(hop)).rounded()))
+        var notes: [SplitNote] = []
+        var index = 0
+        while index < estimates.count {
+            guard estimates[index].voiced, estimates[index].frequency > 0 else { index += 1; continue }
+            var end = index
+            while end < estimates.count && estimates[end].voiced && estimates[end].frequency > 0 { end += 1 }
+            if end - index >= shortestFrames {
+                let pitches = estimates[index..<end].map { Tuning.midi(frequency: $0.frequency) }
+                for piece in pieces(pitches, shortestFrames: shortestFrames) {
+                    for part in reattacked(piece, levels: levels, offset: index, shortestFrames: shortestFrames) {
+                        notes.append(note(frames: (part.lowerBound + index)..<(part.upperBound + index), pitches: Array(pitches[part])))
+                    }
+                }
+            }
+            index = end
+        }
+        return notes
+    }
+
+    /// The semitone pieces of one voiced run (frame ranges within it).
+    func pieces(_ pitches: [Double], shortestFrames: Int) -> [Range<Int>] {
+        guard let low = pitches.min(), let high = pitches.max() else { return [] }
+        let states = Array(Int(low.rounded())...Int(high.rounded()))
+        let count = pitches.count
+        // Viterbi: cost so far per state, and the state each came from.
+        var cost = [Double](repeating: 0, count: states.count)
+        var from = [[Int32]](repeating: [Int32](repeating: 0, count: states.count), count: count)
+        func frameCost(_ pitch: Double, _ state: Int) -> Double {
+            let distance = (pitch - Double(states[state])) * 2  // half-semitones
+            return min(16, distance * distance)
+        }
+        for state in states.indices { cost[state] = frameCost(pitches[0], state) }
+        for frame in 1..<max(1, count) {
+            let (bestState, bestCost) = cost.enumerated().min { $0.element < $1.element }.map { ($0.offset, $0.element) }!
+            var next = cost
+            for state in states.indices {
+                let switched = bestCost + changeCost
+                if switched < cost[state] {
+                    next[state] = switched
+                    from[frame][state] = Int32(bestState)
+                } else {
+                    from[frame][state] = Int32(state)
+                }
+                next[state] += frameCost(pitches[frame], state)
+            }
+            cost = next
+        }
+        var path = [Int](repeating: 0, count: count)
+        path[count - 1] = cost.indices.min { cost[$0] < cost[$1] }!
+        for frame in stride(from: count - 1, to: 0, by: -1) { path[frame - 1] = Int(from[frame][path[frame]]) }
+        // Pieces of one semitone, then the short ones given to a neighbour.
+        var pieces: [(range: Range<Int>, state: Int)] = []
+        var start = 0
+        for frame in 1...count where frame == count || path[frame] != path[start] {
+            pieces.append((start..<frame, path[start]))
+            start = frame
+        }
+        while pieces.count > 1, let shortest = pieces.indices.filter({ pieces[$0].range.count < shortestFrames }).min(by: { pieces[$0].range.count < pieces[$1].range.count }) {
+            let piece = pieces[shortest]
+            let median = Self.median(Array(pitches[piece.range]))
+            let before = shortest > 0 ? abs(Double(states[pieces[shortest - 1].state]) - median) : .infinity
+            let after = shortest + 1 < pieces.count ? abs(Double(states[pieces[shortest + 1].state]) - median) : .infinity
+            if before <= after {
+                pieces[shortest - 1].range = pieces[shortest - 1].range.lowerBound..<piece.range.upperBound
+            } else {
+                pieces[shortest + 1].range = piece.range.lowerBound..<pieces[shortest + 1].range.upperBound
+            }
+            pieces.remove(at: shortest)
+            // Neighbours now of one semitone become one piece.
+            var merged: [(range: Range<Int>, state: Int)] = []
+            for piece in pieces {
+                if let last = merged.last, last.state == piece.state {
+                    merged[merged.count - 1].range = last.range.lowerBound..<piece.range.upperBound
+                } else {
+                    merged.append(piece)
+                }
+            }
+            pieces = merged
+        }
+        return pieces.map(\.range)
+    }
+
+    /// A piece split where the level dips by `reattack` dB against the
+    /// louder of the two sides (within 150 ms) and the parts either side
+    /// are long enough to be notes.
+    func reattacked(_ piece: Range<Int>, levels: [Double], offset: Int, shortestFrames: Int) -> [Range<Int>] {
+        let reach = max(2, Int(0.15 * Double(sampleRate) / Double(hop)))
+        var parts: [Range<Int>] = []
+        var start = piece.lowerBound
+        var frame = piece.lowerBound + shortestFrames
+        while frame < piece.upperBound - shortestFrames {
+            let level = { (index: Int) in index + offset < levels.count ? levels[index + offset] : -120 }
+            let here = level(frame)
+            let before = (max(start, frame - reach)..<frame).map(level).max() ?? here
+            let after = ((frame + 1)..<min(piece.upperBound, frame + reach + 1)).map(level).max() ?? here
+            let isDip = here <= level(frame - 1) && here <= level(frame + 1)
+            if isDip && min(before, after) - here >= reattack {
+                parts.append(start..<frame)
+                start = frame
+                frame += shortestFrames
+            } else {
+                frame += 1
+            }
+        }
+        parts.append(start..<piece.upperBound)
+        return parts
+    }
+
+    func note(frames: Range<Int>, pitches: [Double]) -> SplitNote {
+        let pitch = Self.median(pitches)
+        let midi = Int(pitch.rounded())
+        let onset = Int64(frames.lowerBound * hop - hop / 2)
+        let offset = Int64(frames.upperBound * hop - hop / 2)
+        return SplitNote(onset: max(0, onset), offset: offset, midi: midi, cents: (pitch - Double(midi)) * 100,
+                         frequency: Tuning.frequency(midi: 69) * pow(2, (pitch - 69) / 12))
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}

@@ -1,0 +1,85 @@
+import AcapellaAnalysis
+import Foundation
+import Testing
+
+@Suite struct NoteSplitterTests {
+    /// A sung line the test knows: each note's pitch (MIDI, with a detune
+    /// in cents), its length, whether it has vibrato (±45 cents, 5.5 Hz),
+    /// and the silence before it (0: sung straight on, legato). Rendered
+    /// as a voice with five harmonics, the second the strongest, a 20 ms
+    /// glide into each legato note.
+    struct Sung {
+        var midi: Int
+        var cents: Double
+        var seconds: Double
+        var vibrato: Bool
+        var gapBefore: Double
+    }
+
+    static let line: [Sung] = [
+        Sung(midi: 60, cents: 0, seconds: 0.5, vibrato: false, gapBefore: 0.2),
+        Sung(midi: 62, cents: -30, seconds: 0.4, vibrato: false, gapBefore: 0),   // flat, legato
+        Sung(midi: 64, cents: 10, seconds: 0.8, vibrato: true, gapBefore: 0),     // vibrato
+        Sung(midi: 64, cents: 0, seconds: 0.3, vibrato: false, gapBefore: 0.03),  // the same pitch again after a break
+        Sung(midi: 76, cents: 0, seconds: 0.6, vibrato: true, gapBefore: 0),      // an octave leap, legato
+        Sung(midi: 71, cents: 20, seconds: 0.25, vibrato: false, gapBefore: 0.3), // short, after a breath
+        Sung(midi: 57, cents: 0, seconds: 0.7, vibrato: true, gapBefore: 0),
+    ]
+
+    static func render(rate: Int) -> (samples: [Float], onsets: [Double]) {
+        var samples = [Float]()
+        var onsets = [Double]()
+        var phase = 0.0
+        var previous: Double?
+        for note in line {
+            samples += [Float](repeating: 0, count: Int(note.gapBefore * Double(rate)))
+            if note.gapBefore > 0 { previous = nil }
+            onsets.append(Double(samples.count) / Double(rate))
+            let target = Double(note.midi) + note.cents / 100
+            let count = Int(note.seconds * Double(rate))
+            for index in 0..<count {
+                let t = Double(index) / Double(rate)
+                var pitch = target
+                if let previous, t < 0.02 { pitch = previous + (target - previous) * t / 0.02 }
+                if note.vibrato { pitch += 0.45 * sin(2 * .pi * 5.5 * t) }
+                phase += 2 * .pi * 440 * pow(2, (pitch - 69) / 12) / Double(rate)
+                let envelope = min(1, Double(index) / 240, Double(count - index) / 240)
+                var value = 0.0
+                for (harmonic, level) in [0.3, 1, 0.5, 0.3, 0.2].enumerated() { value += level * sin(Double(harmonic + 1) * phase) }
+                samples.append(Float(0.15 * envelope * value))
+            }
+            previous = target
+        }
+        samples += [Float](repeating: 0, count: rate / 5)
+        return (samples, onsets)
+    }
+
+    @Test(arguments: [44_100, 48_000])
+    func theLineIsSplitIntoItsNotes(rate: Int) {
+        let (samples, onsets) = Self.render(rate: rate)
+        let notes = NoteSplitter(sampleRate: rate).notes(in: samples)
+        #expect(notes.count == Self.line.count, "\(notes.map { "\($0.midi)@\(Double($0.onset) / Double(rate))" })")
+        for (found, sung) in zip(notes, Self.line) {
+            #expect(found.midi == sung.midi, "found \(found.midi), sung \(sung.midi)")
+            // The median centres vibrato; within 8 cents of the sung detune.
+            #expect(abs(found.cents - sung.cents) <= 8, "MIDI \(sung.midi): \(found.cents) cents, sung \(sung.cents)")
+        }
+        // Onsets within 25 ms (half the usual transcription tolerance; a
+        // legato note's onset is taken at the start of its 20 ms glide).
+        for (found, onset) in zip(notes, onsets) {
+            #expect(abs(Double(found.onset) / Double(rate) - onset) <= 0.025, "MIDI \(found.midi) onset \(Double(found.onset) / Double(rate)) s, sung at \(onset) s")
+        }
+        // Notes in order, never overlapping.
+        for (a, b) in zip(notes, notes.dropFirst()) { #expect(a.offset <= b.onset && a.onset < a.offset) }
+    }
+
+    /// Silence, a click and a 30 ms blip of pitch are no notes.
+    @Test func noNotesWithoutASungNote() {
+        let rate = 48_000
+        #expect(NoteSplitter(sampleRate: rate).notes(in: [Float](repeating: 0, count: rate)).isEmpty)
+        var samples = [Float](repeating: 0, count: rate)
+        samples[10_000] = 0.9
+        for index in 20_000..<21_440 { samples[index] = Float(0.3 * sin(2 * .pi * 330 * Double(index) / Double(rate))) }
+        #expect(NoteSplitter(sampleRate: rate).notes(in: samples).isEmpty)
+    }
+}
