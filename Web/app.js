@@ -155,6 +155,7 @@ function listen() {
     const cents = live.cents === null ? 0 : Math.max(-50, Math.min(50, live.cents));
     $("needle-mark").style.left = (50 + cents) + "%";
     $("needle-mark").className = live.cents === null ? "" : Math.abs(live.cents) <= 10 ? "good" : Math.abs(live.cents) <= 25 ? "near" : "far";
+    drawSpectrum(live.spectrum);
     document.body.classList.toggle("review", live.review);
     // The box's message line, unless the page just said something itself.
     if (live.message && performance.now() - saidAt > 3000) { $("said").textContent = live.message; $("said").className = ""; }
@@ -166,6 +167,44 @@ function listen() {
     events.addEventListener("analysis", () => loadAnalysis());
   }
   requestAnimationFrame(draw);
+}
+
+// The voice's spectrum beside the needle: the bands as bars (−60 dB at the
+// bottom), the envelope as a line, each formant a mark with its number;
+// its frequencies beside. Log frequency from the box's lowest band to its
+// highest.
+function drawSpectrum(spectrum) {
+  const canvas = $("spectrum");
+  const context = canvas.getContext("2d");
+  context.clearRect(0, 0, canvas.width, canvas.height);
+  if (!spectrum) { $("formants").textContent = ""; return; }
+  const width = canvas.width, height = canvas.height, count = spectrum.levels.length;
+  const y = (db) => height * Math.min(1, Math.max(0, -db / 60));
+  const x = (hz) => width * Math.log(hz / spectrum.from) / Math.log(spectrum.to / spectrum.from);
+  context.fillStyle = "#b9cbe0";
+  spectrum.levels.forEach((db, band) => {
+    const top = y(db);
+    context.fillRect(band * width / count, top, width / count - 0.5, height - top);
+  });
+  context.strokeStyle = "#1f4e8c";
+  context.lineWidth = 1.5;
+  context.beginPath();
+  let drawing = false;
+  spectrum.envelope.forEach((db, band) => {
+    if (db === null) { drawing = false; return; }
+    const px = (band + 0.5) * width / count;
+    if (drawing) context.lineTo(px, y(db)); else context.moveTo(px, y(db));
+    drawing = true;
+  });
+  context.stroke();
+  context.fillStyle = "#c01c28";
+  context.font = "9px sans-serif";
+  spectrum.formants.forEach((hz, index) => {
+    const px = x(hz);
+    context.fillRect(px - 0.75, 0, 1.5, height);
+    context.fillText(String(index + 1), px + 2, 9);
+  });
+  $("formants").textContent = spectrum.formants.map((hz, index) => "F" + (index + 1) + " " + hz).join(" · ");
 }
 
 // The song sample now: the last one the box sent, moved on by the time

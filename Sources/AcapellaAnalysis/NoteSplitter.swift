@@ -40,7 +40,8 @@ public struct SplitNote: Hashable, Sendable {
 ///    step of a semitone or more changes within two frames.
 /// 3. Pieces shorter than `shortest` (the slide between two notes, a
 ///    scoop) go to the neighbour nearer in pitch; runs shorter than it are
-///    dropped (a click, a breath with a pitch).
+///    dropped (a click, a breath with a pitch). Each change of note is put
+///    where the voice crosses half-way between the two.
 /// 4. A note sung again on the same pitch without a break: split where the
 ///    level dips by `reattack` dB and comes back.
 /// 5. Each note's pitch is the median of its frames (vibrato centres).
@@ -163,6 +164,17 @@ public struct NoteSplitter: Sendable {
                 }
             }
             pieces = merged
+        }
+        // Each change where the voice crosses half-way between the two
+        // notes (Viterbi pays the change cost a frame or two late or early).
+        for index in pieces.indices.dropFirst() {
+            let (before, after) = (Double(states[pieces[index - 1].state]), Double(states[pieces[index].state]))
+            func nearerAfter(_ frame: Int) -> Bool { abs(pitches[frame] - after) < abs(pitches[frame] - before) }
+            var boundary = pieces[index].range.lowerBound
+            while boundary - 1 > pieces[index - 1].range.lowerBound && nearerAfter(boundary - 1) { boundary -= 1 }
+            while boundary + 1 < pieces[index].range.upperBound && !nearerAfter(boundary) { boundary += 1 }
+            pieces[index - 1].range = pieces[index - 1].range.lowerBound..<boundary
+            pieces[index].range = boundary..<pieces[index].range.upperBound
         }
         return pieces.map(\.range)
     }

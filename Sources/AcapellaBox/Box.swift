@@ -521,6 +521,12 @@ public enum Box {
                     live.verse = session.context.verse
                     live.loop = readout.loop
                     live.punch = session.punchRange.map { "\($0.lowerBound)-\($0.upperBound)" }
+                    if let tracker = rig.tracker, let spectrum = tracker.spectrum {
+                        live.spectrumLevels = spectrum.levels.map { Int($0.rounded()) }
+                        live.spectrumEnvelope = spectrum.envelope.map { $0.map { Int($0.rounded()) } }
+                        (live.spectrumFrom, live.spectrumTo) = (Int(tracker.spectrumAnalyser.bandRange.lowerBound), Int(tracker.spectrumAnalyser.bandRange.upperBound))
+                        live.formants = spectrum.formants.map { Int($0.rounded()) }
+                    }
                     web.publish(live)
                 }
             }

@@ -36,9 +36,16 @@ public final class PitchTracker: @unchecked Sendable {
     /// The ring the engine feeds (`EngineCore.attachAnalysis`).
     public let ring: BulkRing<CapturedFrame>
     let detector: YINDetector
+    /// The voice's spectrum and formants, for the page's panel.
+    let spectrumAnalyser: VoiceSpectrum
     let tones: [ToneEvent]
     let hop: Int
     private let latest = Mutex<PitchReading?>(nil)
+    private let latestSpectrum = Mutex<SpectrumReading?>(nil)
+    /// Pitch readings since the last spectrum (a spectrum every fourth:
+    /// about 23 a second, more than the page's 30 frames can tell apart
+    /// from 93, at a quarter of the cost).
+    private var sinceSpectrum = 0
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
 
@@ -46,12 +53,16 @@ public final class PitchTracker: @unchecked Sendable {
     public init(tones: [ToneEvent], sampleRate: Int) {
         ring = BulkRing(capacity: sampleRate)
         detector = YINDetector(sampleRate: sampleRate, measured: false)
+        spectrumAnalyser = VoiceSpectrum(sampleRate: sampleRate)
         self.tones = tones
         hop = 512 * sampleRate / 48_000
     }
 
     /// The newest reading (any thread), nil before the first.
     public var reading: PitchReading? { latest.withLock { $0 } }
+
+    /// The newest spectrum (any thread), nil before the first or in silence.
+    var spectrum: SpectrumReading? { latestSpectrum.withLock { $0 } }
 
     /// The part's note at a song sample.
     func expectedMIDI(at song: Int64) -> Int? {
@@ -89,11 +100,18 @@ public final class PitchTracker: @unchecked Sendable {
         let playing = centre.kind == .playing || centre.kind == .armed || centre.kind == .recording
         let expected = playing ? expectedMIDI(at: centre.songSample) : nil
         let frequencyExpected = expected.map { Tuning.frequency(midi: $0) }
-        let estimate = window.map(\.value).withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
+        let values = window.map(\.value)
+        let estimate = values.withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
+        sinceSpectrum += 1
+        if sinceSpectrum >= 4 && values.count >= spectrumAnalyser.window {
+            sinceSpectrum = 0
+            let spectrum = values.withUnsafeBufferPointer { spectrumAnalyser.reading($0.baseAddress! + (values.count - spectrumAnalyser.window)) }
+            latestSpectrum.withLock { $0 = spectrum }
+        }
         lastLag = estimate.voiced ? Double(detector.sampleRate) / estimate.frequency : nil
         let stamp = lastLag.map { mark(lag: $0) } ?? centre
         var reading = PitchReading(songSample: stamp.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0,
-                                   inputPeak: window.reduce(0) { max($0, abs($1.value)) })
+                                   inputPeak: values.reduce(0) { max($0, abs($1)) })
         if estimate.voiced {
             reading.frequency = estimate.frequency
             reading.confidence = estimate.confidence

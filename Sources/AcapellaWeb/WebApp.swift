@@ -97,6 +97,16 @@ public struct WebLiveState: Sendable, Hashable {
     public var takesVersion = 0
     public var libraryVersion = 0
     public var analysisVersion = 0
+    /// The voice's spectrum for the panel beside the needle: band levels
+    /// and the envelope in whole dB (0 = the loudest band; nil: no
+    /// envelope there), bands spaced evenly in log frequency from
+    /// `spectrumFrom` to `spectrumTo` Hz; the formants in Hz. Empty in
+    /// silence.
+    public var spectrumLevels: [Int] = []
+    public var spectrumEnvelope: [Int?] = []
+    public var spectrumFrom = 80
+    public var spectrumTo = 8_000
+    public var formants: [Int] = []
     /// When the box published it (CLOCK_MONOTONIC, ns): the page's event
     /// delay is measured against it (`acapella-bench web`).
     public var publishedNanoseconds: Int64 = 0
@@ -113,6 +123,10 @@ public struct WebLiveState: Sendable, Hashable {
         object["loop"] = loop ?? NSNull()
         object["message"] = message ?? NSNull()
         object["punch"] = punch ?? NSNull()
+        object["spectrum"] = spectrumLevels.isEmpty ? NSNull() : [
+            "from": spectrumFrom, "to": spectrumTo, "levels": spectrumLevels,
+            "envelope": spectrumEnvelope.map { $0.map { $0 as Any } ?? NSNull() }, "formants": formants,
+        ] as [String: Any]
         return object
     }
 }

@@ -66,6 +66,8 @@ import Testing
         }
         // Onsets within 25 ms (half the usual transcription tolerance; a
         // legato note's onset is taken at the start of its 20 ms glide).
+        let worst = zip(notes, onsets).map { abs(Double($0.onset) / Double(rate) - $1) }.max() ?? 0
+        print(String(format: "notes at %d Hz: %d of %d, worst onset %.1f ms", rate, notes.count, Self.line.count, worst * 1_000))
         for (found, onset) in zip(notes, onsets) {
             #expect(abs(Double(found.onset) / Double(rate) - onset) <= 0.025, "MIDI \(found.midi) onset \(Double(found.onset) / Double(rate)) s, sung at \(onset) s")
         }

@@ -83,6 +83,14 @@ def record_and_keep(driver, shots):
     driver.find_element(By.CSS_SELECTOR, 'button[data-action="record"]').click()
     recording = wait_for(lambda: driver.find_element(By.ID, "transport").text == "recording", 10)
     check("recording from the page's record button", recording, driver.find_element(By.ID, "transport").text)
+    # The singer's voice beside the needle: formants listed, the panel drawn.
+    formants = wait_for(lambda: re.match(r"F1 \d+ · F2 \d+", driver.find_element(By.ID, "formants").get_attribute("textContent")) and
+                        driver.find_element(By.ID, "formants").get_attribute("textContent"), 5)
+    check("the spectrum panel lists the voice's formants while singing", formants, driver.find_element(By.ID, "formants").get_attribute("textContent"))
+    painted = driver.execute_script(
+        "const c = document.getElementById('spectrum'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n / (c.width * c.height);")
+    check(f"the spectrum panel is drawn ({painted:.0%} of it painted)", 0.05 < painted < 0.95, painted)
     driver.save_screenshot(os.path.join(shots, "4-recording.png"))
     review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 20)
     check("the take is under review when the punch ends", review, driver.find_element(By.ID, "transport").text)
