@@ -57,13 +57,15 @@ public struct NoteAnalysis: Sendable {
 /// before it.
 public final class TakeAnalyzer {
     public let sampleRate: Int
-    private let detector: YINDetector
+    /// One per share of the pitch track (a long take is tracked on every
+    /// core, a share each).
+    private let detectors: [YINDetector]
     /// Pitch frames every `hop` samples.
     public let hop: Int
 
     public init(sampleRate: Int) {
         self.sampleRate = sampleRate
-        detector = YINDetector(sampleRate: sampleRate, measured: false)
+        detectors = (0..<max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))).map { _ in YINDetector(sampleRate: sampleRate, measured: false) }
         hop = max(64, sampleRate / 187)  // 256 at 48 kHz: 5.3 ms
     }
 
@@ -73,7 +75,7 @@ public final class TakeAnalyzer {
         let rate = Double(sampleRate)
         let sorted = notes
         // Pitch, score-informed: the note sounding at each frame's centre.
-        let estimates = detector.track(samples, hop: hop) { centre in
+        let expected = { (centre: Int64) -> Double? in
             let song = origin + centre
             var low = 0
             var high = sorted.count
@@ -83,6 +85,14 @@ public final class TakeAnalyzer {
             }
             return low < sorted.count && sorted[low].start <= song + Int64(rate * 0.05) ? sorted[low].frequency : nil
         }
+        // Tracked in shares of at least 30 s, one a core: the frames are
+        // independent (each share starts a window early, as a whole take would).
+        let frameCount = (samples.count + hop - 1) / hop
+        let shares = max(1, min(detectors.count, samples.count / (30 * sampleRate)))
+        let bounds = (0...shares).map { $0 * frameCount / shares }
+        let estimates = Self.concurrentMap(Array(0..<shares)) { share in
+            self.detectors[share].track(samples, hop: self.hop, frames: bounds[share]..<bounds[share + 1], expected: expected)
+        }.flatMap { $0 }
         // Level: RMS over 5 ms, every 1 ms.
         let step = max(1, sampleRate / 1_000)
         let span = max(step, sampleRate / 200)
@@ -173,14 +183,17 @@ public final class TakeAnalyzer {
         }
         // The singer's vibrato rate: the median of the notes long enough to
         // show two cycles; short notes are then read at that rate.
-        let rates = measured.compactMap { note -> Double? in
-            guard note.sung, let last = note.times.last, let first = note.times.first, last - first >= 0.45 else { return nil }
+        // Each long note's own vibrato rate (the costly part: a fit per
+        // candidate rate), the notes shared among the cores.
+        let ownRates = Self.concurrentMap(measured) { note -> Double? in
+            guard note.sung, note.cents.count >= 8, let last = note.times.last, let first = note.times.first, last - first >= 0.45 else { return nil }
             return Self.bestRate(times: note.times, cents: note.cents)
-        }.sorted()
+        }
+        let rates = ownRates.compactMap { $0 }.sorted()
         let singerRate = rates.count >= 2 ? rates[rates.count / 2] : nil
-        return measured.map { note in
+        return zip(measured, ownRates).map { note, own in
             guard note.sung else { return NoteAnalysis(sung: false, score: 0) }
-            let shape = Self.centre(times: note.times, cents: note.cents, rate: singerRate)
+            let shape = Self.centre(times: note.times, cents: note.cents, own: own, rate: singerRate)
             let pitchScore = max(0, min(100, (50 - abs(shape.centre)) / 40 * 100))
             let timingScore = note.onset.map { max(0, min(100, (150 - abs($0)) / 120 * 100)) } ?? 100
             var analysis = NoteAnalysis(sung: true, cents: shape.centre, stability: shape.stability, vibratoRate: shape.vibrato?.rate,
@@ -202,27 +215,42 @@ public final class TakeAnalyzer {
         let t0 = times[0]
         let duration = times[times.count - 1] - t0
         let w = 2 * Double.pi * rate
-        let size = line ? 4 : 3
-        func row(_ time: Double) -> [Double] {
-            let t = time - t0
-            return line ? [1, sin(w * t), cos(w * t), t - duration / 2] : [1, sin(w * t), cos(w * t)]
+        // sin and cos of w·t by rotation from frame to frame (frames are
+        // mostly a hop apart: one sin and cos per distinct step, not per
+        // frame — this fit runs ~80 times per long note).
+        var sines = [Double](repeating: 0, count: times.count)
+        var cosines = [Double](repeating: 1, count: times.count)
+        var step = (delta: -1.0, sin: 0.0, cos: 1.0)
+        for index in times.indices.dropFirst() {
+            let delta = times[index] - times[index - 1]
+            if delta != step.delta { step = (delta, sin(w * delta), cos(w * delta)) }
+            sines[index] = sines[index - 1] * step.cos + cosines[index - 1] * step.sin
+            cosines[index] = cosines[index - 1] * step.cos - sines[index - 1] * step.sin
         }
-        var matrix = [[Double]](repeating: [Double](repeating: 0, count: size), count: size)
-        var vector = [Double](repeating: 0, count: size)
-        for (time, value) in zip(times, cents) {
-            let r = row(time)
-            for i in 0..<size {
-                vector[i] += r[i] * value
-                for j in 0..<size { matrix[i][j] += r[i] * r[j] }
-            }
+        // The normal equations' sums, rows (1, sin, cos, t − middle).
+        var (n, sS, sC, sL, sSS, sSC, sSL, sCC, sCL, sLL) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        var (v1, vS, vC, vL) = (0.0, 0.0, 0.0, 0.0)
+        for index in times.indices {
+            let (sine, cosine, l, value) = (sines[index], cosines[index], times[index] - t0 - duration / 2, cents[index])
+            n += 1
+            sS += sine; sC += cosine; sL += l
+            sSS += sine * sine; sSC += sine * cosine; sSL += sine * l
+            sCC += cosine * cosine; sCL += cosine * l; sLL += l * l
+            v1 += value; vS += sine * value; vC += cosine * value; vL += l * value
         }
+        let matrix = line
+            ? [[n, sS, sC, sL], [sS, sSS, sSC, sSL], [sC, sSC, sCC, sCL], [sL, sSL, sCL, sLL]]
+            : [[n, sS, sC], [sS, sSS, sSC], [sC, sSC, sCC]]
+        let vector = line ? [v1, vS, vC, vL] : [v1, vS, vC]
         guard let solution = solve(matrix, vector) else { return nil }
         var residual = 0.0
         var curve: [Double] = []
-        for (time, value) in zip(times, cents) {
-            let fitted = zip(row(time), solution).reduce(0) { $0 + $1.0 * $1.1 }
+        if values { curve.reserveCapacity(times.count) }
+        for index in times.indices {
+            var fitted = solution[0] + solution[1] * sines[index] + solution[2] * cosines[index]
+            if line { fitted += solution[3] * (times[index] - t0 - duration / 2) }
             if values { curve.append(fitted) }
-            residual += (value - fitted) * (value - fitted)
+            residual += (cents[index] - fitted) * (cents[index] - fitted)
         }
         return (solution[0], (solution[1] * solution[1] + solution[2] * solution[2]).squareRoot(), residual / Double(cents.count), curve)
     }
@@ -239,6 +267,22 @@ public final class TakeAnalyzer {
     static func fitCurve(times: [Double], cents: [Double], rate: Double, line: Bool) -> [Double]? {
         guard let fitted = fit(times: times, cents: cents, rate: rate, line: line, values: true) else { return nil }
         return fitted.values
+    }
+
+    /// `transform` of each element, the elements shared among the cores.
+    static func concurrentMap<Element, Result>(_ elements: [Element], _ transform: (Element) -> Result) -> [Result] {
+        guard elements.count > 1 else { return elements.map(transform) }
+        return [Result](unsafeUninitializedCapacity: elements.count) { buffer, count in
+            let base = buffer.baseAddress!
+            withoutActuallyEscaping(transform) { transform in
+                // Each index written once by one thread; the elements only read.
+                nonisolated(unsafe) let (transform, base, elements) = (transform, base, elements)
+                DispatchQueue.concurrentPerform(iterations: elements.count) { index in
+                    (base + index).initialize(to: transform(elements[index]))
+                }
+            }
+            count = elements.count
+        }
     }
 
     /// The vibrato rate of a long note (4–8 Hz, the fit that leaves least),
@@ -260,17 +304,16 @@ public final class TakeAnalyzer {
 
     /// The centre of a pitch curve, its wander and its vibrato. With the
     /// singer's vibrato rate known, the fit of centre + sinusoid at that
-    /// rate (its own best rate on a long note) gives the centre, unbiased
+    /// rate (`own`, its own best rate, on a long note) gives the centre, unbiased
     /// by a partial cycle, when the sinusoid is 8 cents or more; otherwise
     /// the median. Wander: what the fit leaves, as a standard deviation.
-    static func centre(times: [Double], cents: [Double], rate singerRate: Double?) -> (centre: Double, stability: Double, vibrato: (rate: Double, extent: Double)?) {
+    static func centre(times: [Double], cents: [Double], own: Double?, rate singerRate: Double?) -> (centre: Double, stability: Double, vibrato: (rate: Double, extent: Double)?) {
         let sorted = cents.sorted()
         let median = sorted[sorted.count / 2]
         let mean = cents.reduce(0, +) / Double(cents.count)
         let spread = (cents.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(cents.count)).squareRoot()
         let duration = (times.last ?? 0) - (times.first ?? 0)
         guard cents.count >= 8, duration >= 0.08 else { return (median, spread, nil) }
-        let own = duration >= 0.45 ? bestRate(times: times, cents: cents) : nil
         guard let rate = own ?? singerRate,
               var fitted = fit(times: times, cents: cents, rate: rate, line: duration >= 0.6), fitted.amplitude >= 8 else {
             return (median, spread, nil)

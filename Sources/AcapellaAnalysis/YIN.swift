@@ -238,13 +238,18 @@ public final class YINDetector {
     /// the pitch moved, placed again with the new one (a fixed placement
     /// would stamp low notes up to half a window late). Zeros beyond the
     /// ends. `expected(sample)` gives the note the score has there, if any.
-    public func track(_ samples: [Float], hop: Int, expected: ((Int64) -> Double?)? = nil) -> [PitchEstimate] {
+    /// With `frames`, only those (estimate j is frame frames.lowerBound + j):
+    /// a long track can be shared among threads, a detector each.
+    public func track(_ samples: [Float], hop: Int, frames: Range<Int>? = nil, expected: ((Int64) -> Double?)? = nil) -> [PitchEstimate] {
         let frame = UnsafeMutablePointer<Float>.allocate(capacity: window)
         defer { frame.deallocate() }
         let half = window - maximumLag
         var results: [PitchEstimate] = []
         var lag = Double(maximumLag) / 2
-        var centre = 0
+        // Frames `frames` only, when given (a share of a long track).
+        let firstFrame = frames?.lowerBound ?? 0
+        let end = min(samples.count, frames.map { $0.upperBound * hop } ?? samples.count)
+        var centre = firstFrame * hop
         func analyse(lag: Double, integration: Int, expected: Double?, spread: Double) -> PitchEstimate {
             Self.copy(samples, from: centre - (integration + Int(lag.rounded())) / 2, into: frame, count: window)
             return estimate(frame, centre: Int64(centre), expected: expected, integration: integration, spread: spread)
@@ -261,20 +266,23 @@ public final class YINDetector {
             coarse.voicingLimit = voicingLimit
             coarse.silenceRMS = silenceRMS
         }
-        let halved: [Float] = coarse == nil ? [] : (0..<(samples.count / 2)).map { 0.5 * (samples[2 * $0] + samples[2 * $0 + 1]) }
+        // The stretch these frames read (a window beyond each end), halved.
+        let halvedFrom = max(0, centre - 2 * window) / 2
+        let halvedTo = min(samples.count, end + 2 * window) / 2
+        let halved: [Float] = coarse == nil ? [] : (halvedFrom..<max(halvedFrom, halvedTo)).map { 0.5 * (samples[2 * $0] + samples[2 * $0 + 1]) }
         let coarseFrame = UnsafeMutablePointer<Float>.allocate(capacity: coarse?.window ?? 1)
         defer { coarseFrame.deallocate() }
         func look(lag: Double, expected: Double?) -> PitchEstimate {
             guard let coarse else { return analyse(lag: lag, integration: half, expected: expected, spread: 1.414) }
             let integration = coarse.window - coarse.maximumLag
             let start = centre / 2 - (integration + Int((lag / 2).rounded())) / 2
-            Self.copy(halved, from: start, into: coarseFrame, count: coarse.window)
+            Self.copy(halved, from: start - halvedFrom, into: coarseFrame, count: coarse.window)
             var result = coarse.estimate(coarseFrame, centre: Int64(centre), expected: expected, integration: integration, spread: 1.414)
             result.centreSample = Int64(centre)
             return result
         }
         var scored = false
-        while centre < samples.count {
+        while centre < end {
             let score = expected?(Int64(centre))
             if score != nil { scored = true }
             var result = look(lag: lag, expected: score)
@@ -312,7 +320,7 @@ public final class YINDetector {
                 for index in results.indices where !results[index].voiced {
                     let neighbour = [index - 1, index + 1].first { $0 >= 0 && $0 < results.count && results[$0].voiced && results[$0].aperiodicity <= 0.2 }
                     guard let neighbour else { continue }
-                    centre = index * hop
+                    centre = (firstFrame + index) * hop
                     let period = Double(sampleRate) / results[neighbour].frequency
                     let again = analyse(lag: period, integration: min(half, max(256, Int(3 * period))), expected: results[neighbour].frequency, spread: 1.12)
                     if again.voiced {

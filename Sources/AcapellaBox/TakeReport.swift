@@ -124,26 +124,25 @@ public struct TakeReport: Sendable {
         var others = takes
         if others != nil, part < others!.count { others![part] = .none }
         let guide = OfflineRender.render(schedule, mixes: mixes, takes: others)
+        // Take sample i meets guide frame i + shift, where both exist.
+        let shift = Int(origin - guide.firstSample)
+        let overlap = max(0, -shift)..<max(max(0, -shift), min(samples.count, guide.left.count - shift))
         var dot = 0.0
         var power = 0.0
         var energy = 0.0
-        var paired: [(Int, Float)] = []
-        paired.reserveCapacity(samples.count)
-        for index in samples.indices {
-            let frame = Int(origin + Int64(index) - guide.firstSample)
-            guard frame >= 0, frame < guide.left.count else { continue }
-            let played = (guide.left[frame] + guide.right[frame]) / 2
-            paired.append((index, played))
-            dot += Double(samples[index]) * Double(played)
-            power += Double(played) * Double(played)
-            energy += Double(samples[index]) * Double(samples[index])
+        for index in overlap {
+            let played = Double((guide.left[index + shift] + guide.right[index + shift]) / 2)
+            let sung = Double(samples[index])
+            dot += sung * played
+            power += played * played
+            energy += sung * sung
         }
         guard power > 0, energy > 0 else { return (samples, 0) }
         let gain = dot / power
         // Only a real bleed: the guide must explain a share of the take.
         guard gain > 0.01, gain * dot / energy > 0.01 else { return (samples, 0) }
         var cleaned = samples
-        for (index, played) in paired { cleaned[index] -= Float(gain) * played }
+        for index in overlap { cleaned[index] -= Float(gain) * (guide.left[index + shift] + guide.right[index + shift]) / 2 }
         return (cleaned, gain)
     }
 

@@ -23,6 +23,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "box": return try benchBox(arguments)
     case "latency": return try benchLatency(arguments)
     case "web": return try benchWeb(arguments)
+    case "analyze": return try benchAnalyze(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }
@@ -432,10 +433,17 @@ func benchCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
 /// (aubio's times moved back 1,024 samples to its windows' centres).
 func benchPitch(_ arguments: ParsedArguments) throws -> Int32 {
     let repeats = try arguments.int("--repeat", default: 3, range: 1...20)
-    let directory = arguments.value("--dir") ?? "../shared/data/voice"
+    _ = try pitchFigures(arguments.value("--dir") ?? "../shared/data/voice", repeats: repeats)
+    return 0
+}
+
+/// The figures of `benchPitch` for every voice file in `directory`, printed;
+/// returns ours (accuracy and real-time factor of the tracking) per file.
+func pitchFigures(_ directory: String, repeats: Int) throws -> [(name: String, metrics: PitchMetrics, realTime: Double)] {
     let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".wav") }.sorted()
     guard !names.isEmpty else { throw CLIError("no .wav files in \(directory)", exitCode: 1) }
     let clock = ContinuousClock()
+    var figures: [(name: String, metrics: PitchMetrics, realTime: Double)] = []
     for name in names {
         let path = directory + "/" + name
         let truthPath = path.replacingOccurrences(of: ".wav", with: ".f0.csv")
@@ -458,6 +466,7 @@ func benchPitch(_ arguments: ParsedArguments) throws -> Int32 {
         print(String(format: "bench pitch: %@ (%.1f s)", name, audioSeconds))
         print(String(format: "  acapella YIN  %7.1f ms  (%.0f× real time, decode and FFT planning included)  %@", best * 1000, audioSeconds / best, PitchMetrics(estimates: ours, truth: reference).description))
         print(String(format: "    of which tracking %.1f ms  (%.0f× real time on one core)", trackingBest * 1000, audioSeconds / trackingBest))
+        figures.append((name, PitchMetrics(estimates: ours, truth: reference), audioSeconds / trackingBest))
         // aubio, the same file, the same window and hop.
         var aubioBest = Double.infinity
         var output = ""
@@ -489,7 +498,7 @@ func benchPitch(_ arguments: ParsedArguments) throws -> Int32 {
         print(String(format: "  aubio YIN     %7.1f ms  (%.0f× real time, process included)  %@", aubioBest * 1000, audioSeconds / aubioBest, PitchMetrics(estimates: aubio, truth: reference).description))
         print(String(format: "  ratio         %7.1f× faster than aubio's YIN", aubioBest / best))
     }
-    return 0
+    return figures
 }
 
 /// The box as a process: start-up (process start to "ready": device open,
