@@ -113,6 +113,7 @@ async function loadAnalysis() {
   for (const note of analysis.notes) {
     const group = document.getElementById(note.id);
     if (!group) continue;
+    if (note.judged === false) continue;  // the recording lost audio there: not judged
     group.classList.add(!note.sung ? "acc-missed" : note.score >= 85 ? "acc-good" : note.score >= 60 ? "acc-near" : "acc-far");
   }
   panel.hidden = false;

@@ -27,6 +27,13 @@ public struct TakeReport: Sendable {
         public var start: Int64
         public var end: Int64
         public var analysis: NoteAnalysis
+        /// Audio the recording lost over the note (a dropout over its entry
+        /// or a quarter of it), ms; such a note is not judged: it counts in
+        /// no score and no suggestion.
+        public var lostMilliseconds: Double?
+
+        /// Whether the note counts (its recording is whole).
+        public var judged: Bool { lostMilliseconds == nil }
     }
 
     public var part: String
@@ -51,8 +58,11 @@ public struct TakeReport: Sendable {
     /// Analyses `samples` (sample `i` is song sample `origin + i`) as part
     /// `part` of `score` compiled as `schedule` (the take's tempo and key);
     /// only the notes inside `range` (a punch-in's), if given, and inside the audio.
+    /// `lost`: song samples the recording lost (its dropouts, zeros in the
+    /// take); a note whose entry they touch (from 60 ms before it to 150 ms
+    /// in) or a quarter of which they cover is set aside, not judged.
     public static func make(score: Score, schedule: Schedule, part: Int, samples: [Float], origin: Int64, range: Range<Int64>? = nil,
-                            analyzer: TakeAnalyzer) -> TakeReport {
+                            lost: [Range<Int64>] = [], analyzer: TakeAnalyzer) -> TakeReport {
         let tones = schedule.tones[part]
         let audio = origin..<(origin + Int64(samples.count))
         let chosen = tones.indices.filter { index in
@@ -70,14 +80,22 @@ public struct TakeReport: Sendable {
             let meter = meterMap.meter(atMeasure: measure)
             if measure == 0 && score.pickupTicks > 0 { offset += meter.measureTicks - score.pickupTicks }
             let beat = 1 + Double(offset) / Double(meter.beatTicks)
+            // Set aside when the loss touches the entry (60 ms before the
+            // note to 150 ms in, where the entry is read) or a quarter of it.
+            let rate = Int64(schedule.options.sampleRate)
+            let (start, end) = (tones[index].startSample, tones[index].endSample)
+            func overlap(_ span: Range<Int64>) -> Int64 { lost.reduce(0) { $0 + max(0, min($1.upperBound, span.upperBound) - max($1.lowerBound, span.lowerBound)) } }
+            let lostSamples = overlap((start - rate * 6 / 100)..<end)
+            let setAside = overlap((start - rate * 6 / 100)..<min(end, start + rate * 15 / 100)) > 0 || overlap(start..<end) * 4 >= end - start
             return Note(tone: index, note: schedule.toneNotes[part][index], measure: measure, writtenMeasure: score.writtenMeasure(measure), beat: beat, lyric: note.lyric(verse: 1)?.text, midi: tones[index].midi,
                         start: tones[index].startSample, end: tones[index].endSample,
-                        analysis: analysis)
+                        analysis: analysis, lostMilliseconds: setAside ? Double(lostSamples) * 1_000 / Double(rate) : nil)
         }
         var byMeasure: [Int: [Double]] = [:]
-        for note in notes { byMeasure[note.measure, default: []].append(note.analysis.score) }
+        for note in notes where note.judged { byMeasure[note.measure, default: []].append(note.analysis.score) }
         let measures = byMeasure.keys.sorted().map { ($0, byMeasure[$0]!.reduce(0, +) / Double(byMeasure[$0]!.count)) }
-        let total = notes.isEmpty ? 0 : notes.reduce(0) { $0 + $1.analysis.score } / Double(notes.count)
+        let judged = notes.filter(\.judged)
+        let total = judged.isEmpty ? 0 : judged.reduce(0) { $0 + $1.analysis.score } / Double(judged.count)
         var report = TakeReport(part: score.parts[part].name, partIndex: part, notes: notes, measures: measures, score: total,
                                 suggestions: Self.suggestions(measures, first: schedule.firstMeasureNumber, last: schedule.firstMeasureNumber + schedule.barlines.count - 1))
         report.barlines = schedule.barlines
@@ -105,8 +123,10 @@ public struct TakeReport: Sendable {
         // The guide the singer heard, as far as the microphone picked it up, taken out first.
         let others = project.activeTakes(for: schedule.options).takes
         let (cleaned, guide) = removingGuide(audio.samples, origin: origin, schedule: schedule, part: part, takes: others)
+        // Dropouts are where the recording put them; a nudge moves the take.
+        let lost = take.dropouts.map { ($0.samples.lowerBound - take.nudgeSamples)..<($0.samples.upperBound - take.nudgeSamples) }
         let report = make(score: project.score, schedule: schedule, part: part, samples: cleaned, origin: origin, range: take.range?.samples,
-                          analyzer: TakeAnalyzer(sampleRate: audio.sampleRate))
+                          lost: lost, analyzer: TakeAnalyzer(sampleRate: audio.sampleRate))
         guard !report.notes.isEmpty else { throw ProjectError(description: "take \(take.id) covers none of \(take.part)'s notes") }
         return (report, guide)
     }
@@ -166,11 +186,18 @@ public struct TakeReport: Sendable {
     /// (missed, 15 cents or more off, 40 ms or more early or late), where to
     /// punch in, and the vibrato.
     public var lines: [String] {
-        let sung = notes.filter(\.analysis.sung).count
-        var lines = [String(format: "%@: %.0f/100 — %d of %d notes sung", part, score, sung, notes.count)]
+        let judged = notes.filter(\.judged)
+        let sung = judged.filter(\.analysis.sung).count
+        let setAside = notes.count - judged.count
+        var lines = [String(format: "%@: %.0f/100 — %d of %d notes sung", part, score, sung, judged.count)
+            + (setAside > 0 ? " (\(setAside) more not judged: the recording lost audio there)" : "")]
         for note in notes {
             let place = "m. \(note.writtenMeasure), beat \(Self.beatText(note.beat))" + (note.lyric.map { ", '\($0)'" } ?? "")
             let analysis = note.analysis
+            if let lost = note.lostMilliseconds {
+                lines.append(String(format: "%@: not judged — the recording lost %.0f ms there", place, lost))
+                continue
+            }
             guard analysis.sung else {
                 lines.append("\(place): missed")
                 continue
@@ -197,7 +224,8 @@ public struct TakeReport: Sendable {
     /// The short summary the box shows at review: the score, notes sung,
     /// the two worst notes that have something to say, the first punch.
     public func summary(takeID: Int) -> TakeSummary {
-        let worst = notes.filter { note in
+        let judged = notes.filter(\.judged)
+        let worst = judged.filter { note in
             let analysis = note.analysis
             return !analysis.sung || abs(analysis.cents ?? 0) >= 15 || abs(analysis.onsetMilliseconds ?? 0) >= 40
         }.sorted { $0.analysis.score < $1.analysis.score }.prefix(2).map { note -> String in
@@ -210,7 +238,7 @@ public struct TakeReport: Sendable {
             if abs(cents) / 15 >= abs(onset) / 40 { return "m\(note.writtenMeasure)\(word) \(cents > 0 ? "+" : "")\(Int(cents.rounded()))c" }
             return "m\(note.writtenMeasure)\(word) \(onset > 0 ? "late" : "early") \(Int(abs(onset).rounded()))ms"
         }
-        return TakeSummary(takeID: takeID, score: Int(score.rounded()), sung: notes.filter(\.analysis.sung).count, notes: notes.count,
+        return TakeSummary(takeID: takeID, score: Int(score.rounded()), sung: judged.filter(\.analysis.sung).count, notes: judged.count,
                            worst: Array(worst), punch: suggestions.first)
     }
 
@@ -221,7 +249,7 @@ public struct TakeReport: Sendable {
         func value(_ number: Double?) -> Any { number.map { ($0 * 10).rounded() / 10 } ?? NSNull() }
         return ["take": takeID, "part": part, "score": value(score), "punch": suggestions.map { [$0.lowerBound, $0.upperBound] },
                 "notes": notes.map { note in
-                    ["id": "n\(partIndex)-\(note.note)", "score": value(note.analysis.score), "sung": note.analysis.sung,
+                    ["id": "n\(partIndex)-\(note.note)", "score": value(note.analysis.score), "sung": note.analysis.sung, "judged": note.judged,
                      "cents": value(note.analysis.cents), "onsetMilliseconds": value(note.analysis.onsetMilliseconds)] as [String: Any]
                 }]
     }
@@ -263,6 +291,10 @@ public struct TakeReport: Sendable {
         }
         for note in notes {
             let bar = y(Double(note.midi))
+            guard note.judged else {
+                out += "<rect class=\"note lost\" x=\"\(number(x(note.start)))\" y=\"\(number(bar - 4))\" width=\"\(number(max(2, x(note.end) - x(note.start) - 1)))\" height=\"8\" fill=\"none\" stroke=\"#999\" stroke-dasharray=\"3 2\"/>\n"
+                continue
+            }
             out += "<rect class=\"note\(note.analysis.sung ? "" : " missed")\" x=\"\(number(x(note.start)))\" y=\"\(number(bar - 4))\" width=\"\(number(max(2, x(note.end) - x(note.start) - 1)))\" height=\"8\" fill=\"#c9d6ea\"/>\n"
             if !note.analysis.sung {
                 out += "<line x1=\"\(number(x(note.start)))\" x2=\"\(number(x(note.end)))\" y1=\"\(number(bar))\" y2=\"\(number(bar))\" stroke=\"#888\" stroke-width=\"2\"/>\n"
@@ -296,7 +328,8 @@ public struct TakeReport: Sendable {
                 ["tone": note.tone, "measure": note.measure, "writtenMeasure": note.writtenMeasure, "beat": note.beat, "lyric": note.lyric ?? NSNull(), "midi": note.midi,
                  "sung": note.analysis.sung, "cents": value(note.analysis.cents), "stability": value(note.analysis.stability),
                  "vibratoHz": value(note.analysis.vibratoRate), "vibratoCents": value(note.analysis.vibratoExtent),
-                 "onsetMilliseconds": value(note.analysis.onsetMilliseconds), "score": value(note.analysis.score)]
+                 "onsetMilliseconds": value(note.analysis.onsetMilliseconds), "score": value(note.analysis.score),
+                 "lostMilliseconds": value(note.lostMilliseconds)]
             },
             "measures": measures.map { ["measure": $0.measure, "score": value($0.score)] },
             "punch": suggestions.map { [$0.lowerBound, $0.upperBound] },
