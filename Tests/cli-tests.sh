@@ -325,6 +325,16 @@ assert 30 <= len(rows) <= 40, len(rows)
 assert rows[0][3]=='C#5' and rows[-1][3]=='F#4', (rows[0], rows[-1])
 assert all(float(a[1]) <= float(b[0]) for a, b in zip(rows, rows[1:]))"
 fi
+expect "export-midi" 0 "$acapella" export-midi Songs/amazing-grace.acasong -o "$work/grace.mid" --verse 2 &&
+  check "export-midi says what it wrote" equals "$out" "wrote $work/grace.mid: 4 parts (Soprano, Alto, Tenor, Bass), 116 notes, the words of verse 2" &&
+  check "the MIDI file: five named tracks, G major, verse 2's words" python3 -c "
+d=open('$work/grace.mid','rb').read()
+assert d[:4]==b'MThd' and d.count(b'MTrk')==5
+for name in (b'Amazing Grace', b'Soprano', b'Alto', b'Tenor', b'Bass'): assert bytes([0xFF,0x03,len(name)])+name in d, name
+assert bytes([0xFF,0x59,0x02,0x01,0x00]) in d
+assert bytes([0xFF,0x05,5])+b\"'Twas\" in d"
+expect "export-midi verse 3 of 2" 1 "$acapella" export-midi Songs/amazing-grace.acasong -o "$work/x.mid" --verse 3 &&
+  check "verse message" equals "$err" "acapella export-midi: error: Songs/amazing-grace.acasong: has 2 verses; --verse 3 names none"
 expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
 head -c 8192 /dev/urandom >"$work/noise.wav"
 expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"
@@ -472,7 +482,7 @@ else
     check "the projects stay" test -d "$debroot/var/lib/acapella/projects/mine.acaproj"
 fi
 
-for command in check import mix dump format info version new record takes devices calibrate midi-learn run pitch notes analyze; do
+for command in check import mix dump format info version new record takes devices calibrate midi-learn run pitch notes analyze export-midi; do
   expect "$command --help" 0 "$acapella" "$command" --help &&
     check "$command help has usage" contains "$out" "usage: acapella $command"
 done

@@ -1,17 +1,20 @@
 /// A Standard MIDI File (format 1) of a score: a conductor track with the
-/// tempo map and meters, then one track per part on its own channel, tied
-/// notes merged into one note. Ticks stay at PPQ 960, so note positions
-/// are exact; tempos are rounded to MIDI's microsecond per quarter.
+/// title, tempo map, meters and key signatures, then one track per part on
+/// its own channel, named after it, tied notes merged into one note, the
+/// words of a verse as lyric events on their notes (a syllable the word
+/// goes on from ends in "-"). Ticks stay at PPQ 960, so note positions are
+/// exact; tempos are rounded to MIDI's microsecond per quarter.
 public enum MIDIExport {
     /// The file's bytes. `tempoScale` multiplies every tempo; `transpose`
     /// shifts every pitch (notes leaving 0…127 are dropped); `program` is
     /// the General MIDI program (0-based; 52 = Choir Aahs).
-    public static func standardMIDIFile(_ score: Score, tempoScale: Rational = Rational(1), transpose: Int = 0, program: UInt8 = 52) -> [UInt8] {
+    /// `verse`: whose words go in as lyric events (0: none).
+    public static func standardMIDIFile(_ score: Score, tempoScale: Rational = Rational(1), transpose: Int = 0, program: UInt8 = 52, verse: Int = 1) -> [UInt8] {
         var tracks: [[UInt8]] = [conductorTrack(score, tempoScale: tempoScale)]
         for (index, part) in score.parts.enumerated() {
             // Channel 10 (index 9) is percussion in General MIDI: skip it.
             let channel = UInt8(index < 9 ? index : min(15, index + 1))
-            tracks.append(partTrack(part, channel: channel, transpose: transpose, program: program))
+            tracks.append(partTrack(part, channel: channel, transpose: transpose, program: program, verse: verse))
         }
         var file: [UInt8] = Array("MThd".utf8)
         file += bigEndian(UInt32(6))
@@ -34,8 +37,26 @@ public enum MIDIExport {
         var bytes: [UInt8]
     }
 
+    /// A meta event: FF type, its length (variable-length), the bytes.
+    static func meta(_ type: UInt8, _ data: [UInt8]) -> [UInt8] {
+        [0xFF, type] + variableLength(data.count) + data
+    }
+
+    /// Text for a meta event: UTF-8, at most 255 bytes, whole characters.
+    static func text(_ string: String) -> [UInt8] {
+        var text = Substring(string)
+        while text.utf8.count > 255 { text = text.dropLast() }
+        return Array(text.utf8)
+    }
+
     static func conductorTrack(_ score: Score, tempoScale: Rational) -> [UInt8] {
         var events: [Event] = []
+        if let title = score.title { events.append(Event(tick: 0, order: 0, bytes: meta(0x03, text(title)))) }
+        for change in score.keys {
+            // FF 59 02 sf mi: sharps (+) or flats (−), 0 major / 1 minor.
+            let tick = change.measure <= 1 ? 0 : score.meterMap.startTick(ofMeasure: change.measure)
+            events.append(Event(tick: max(0, tick), order: 0, bytes: meta(0x59, [UInt8(bitPattern: Int8(change.key.fifths)), change.key.mode == .minor ? 1 : 0])))
+        }
         for change in score.tempos {
             // µs per quarter = 60,000,000,000 / (milliBPM × scale), rounded.
             let numerator = Int128(60_000_000_000) * tempoScale.denominator
@@ -53,10 +74,9 @@ public enum MIDIExport {
         return encode(events, endTick: score.endTick)
     }
 
-    static func partTrack(_ part: Part, channel: UInt8, transpose: Int, program: UInt8) -> [UInt8] {
-        var events: [Event] = [Event(tick: 0, order: 0, bytes: [0xC0 | channel, program & 0x7F])]
-        let name = Array(part.name.utf8.prefix(127))
-        events.append(Event(tick: 0, order: 0, bytes: [0xFF, 0x03, UInt8(name.count)] + name))
+    static func partTrack(_ part: Part, channel: UInt8, transpose: Int, program: UInt8, verse: Int = 1) -> [UInt8] {
+        var events: [Event] = [Event(tick: 0, order: 0, bytes: meta(0x03, text(part.name)))]
+        events.append(Event(tick: 0, order: 0, bytes: [0xC0 | channel, program & 0x7F]))
         var index = 0
         var end = 0
         while index < part.notes.count {
@@ -64,6 +84,9 @@ public enum MIDIExport {
             var last = index
             while part.notes[last].tieToNext && last + 1 < part.notes.count && !part.isAttack(at: last + 1) { last += 1 }
             end = max(end, part.notes[last].endTick)
+            if verse > 0, note.pitch != nil, let lyric = note.lyric(verse: verse) {
+                events.append(Event(tick: note.startTick, order: 2, bytes: meta(0x05, text(lyric.text + (lyric.continuesWord ? "-" : "")))))
+            }
             if let pitch = note.pitch, (0...127).contains(pitch.midi + transpose) {
                 let key = UInt8(pitch.midi + transpose)
                 events.append(Event(tick: note.startTick, order: 2, bytes: [0x90 | channel, key, 80]))

@@ -146,6 +146,16 @@ let commands: [Subcommand] = [
         details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named. When the song has words,\ntheir timed lines are written beside the mix as OUT.lrc (the practice part's, else the first\npart's with words). With --verse all each take plays again in every verse.",
         run: runMix),
     Subcommand(
+        name: "export-midi", summary: "write a song as a Standard MIDI File: tempo map, meters, keys, a named track per part, lyrics",
+        positionals: "SONG", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT.mid", help: "the MIDI file", required: true),
+            OptionSpec(names: ["--verse"], valueName: "N", help: "whose words go in as lyric events (default 1; 0: none)"),
+            OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones up (+) or down (-)"),
+        ],
+        details: "Format 1 at 960 ticks a quarter (the song's own: every note on its exact tick): a conductor track\nwith the title, the tempo map, meters and key signatures, then a track per part named after it\n(General MIDI Choir Aahs), tied notes as one, each syllable a lyric event on its note (a\nsyllable the word goes on from ends in '-').",
+        run: runExportMIDI),
+    Subcommand(
         name: "engrave", summary: "engrave a song (.acasong or MusicXML) as notation: SVG for the screen, PDF to print",
         positionals: "SONG", positionalCount: 1...1,
         options: [

@@ -86,6 +86,34 @@ struct SMFReader {
         }
     }
 
+    /// What says what the file is: the title and each part's name as track
+    /// names, the key signatures where the keys change, and the words of
+    /// the chosen verse as lyric events on their notes' ticks ("A-" where
+    /// the word goes on); no words with verse 0.
+    @Test(arguments: [1, 2, 0])
+    func namesKeysAndWordsGoIn(verse: Int) throws {
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("Songs/amazing-grace.acasong"), encoding: .utf8)
+        let score = try Acasong.parse(text)
+        let file = try SMFReader(MIDIExport.standardMIDIFile(score, verse: verse))
+        func texts(_ events: [(tick: Int, bytes: [UInt8])], type: UInt8) -> [(Int, String)] {
+            events.filter { $0.bytes.starts(with: [0xFF, type]) }.map { ($0.tick, String(decoding: $0.bytes.dropFirst(3), as: UTF8.self)) }
+        }
+        #expect(texts(file.tracks[0], type: 0x03).map(\.1) == [score.title!])
+        let keys = file.tracks[0].filter { $0.bytes.starts(with: [0xFF, 0x59, 0x02]) }
+        #expect(keys.map { Int(Int8(bitPattern: $0.bytes[3])) } == score.keys.map(\.key.fifths))
+        #expect(keys.map { $0.bytes[4] } == score.keys.map { $0.key.mode == .minor ? 1 : 0 })
+        for (index, part) in score.parts.enumerated() {
+            let track = file.tracks[index + 1]
+            #expect(texts(track, type: 0x03).map(\.1) == [part.name])
+            let expected = verse == 0 ? [] : part.notes.compactMap { note in
+                note.pitch == nil ? nil : note.lyric(verse: verse).map { (note.startTick, $0.text + ($0.continuesWord ? "-" : "")) }
+            }
+            let lyrics = texts(track, type: 0x05)
+            #expect(lyrics.map(\.0) == expected.map(\.0) && lyrics.map(\.1) == expected.map(\.1), "\(part.name), verse \(verse)")
+            if verse == 1 { #expect(lyrics.first?.1 == "A-" && lyrics.count > 20) }
+        }
+    }
+
     @Test func variableLengthQuantities() {
         #expect(MIDIExport.variableLength(0) == [0x00])
         #expect(MIDIExport.variableLength(0x7F) == [0x7F])
