@@ -7,7 +7,9 @@ import Foundation
 /// (it is not whole yet). Audio is stored, text compressed.
 public enum ProjectBundle {
     /// Writes the bundle of `project` (opened for reading) to `output`;
-    /// a partial file is removed on failure.
+    /// a partial file is removed on failure. (libzip writes a temporary file
+    /// beside `output` and renames it into place when it closes: a bundle
+    /// under its final name is always whole.)
     public static func write(_ project: Project, to output: String) throws(ProjectError) {
         let folder = (project.path as NSString).lastPathComponent
         var files = ["manifest.json", "score.acasong"]
@@ -36,5 +38,113 @@ public enum ProjectBundle {
             if file.hasSuffix(".wav") { zip_set_file_compression(archive, zip_uint64_t(index), ZIP_CM_STORE, 0) }
         }
         guard zip_close(archive) == 0 else { throw fail("cannot write") }
+    }
+
+    /// Most entries a bundle may hold, and the most it may unpack to.
+    public static let maximumEntries = 10_000
+    public static let maximumBytes: UInt64 = 64 << 30
+
+    /// Unpacks the bundle `file` into `directory` as the project it holds
+    /// (`directory/NAME.acaproj`), checked as any project is when opened:
+    /// every entry must be the manifest, the song or a take's audio or
+    /// sidecar under the one `NAME.acaproj/` folder (no other path, no
+    /// "..", no links), within the size limits; it is unpacked into a
+    /// hidden folder beside, opened for reading (the manifest and takes
+    /// validated), and only then renamed to its name — an existing project
+    /// of that name is never touched. Returns the project's path and what
+    /// opening it reported.
+    public static func unpack(_ file: String, into directory: String) throws(ProjectError) -> (path: String, report: [String]) {
+        var error = zip_error_t()
+        zip_error_init(&error)
+        defer { zip_error_fini(&error) }
+        var code: Int32 = 0
+        guard let archive = zip_open(file, Int32(ZIP_RDONLY), &code) else {
+            zip_error_init_with_code(&error, code)
+            throw ProjectError(description: "\(file): not a project bundle (zip): \(String(cString: zip_error_strerror(&error)))")
+        }
+        defer { zip_discard(archive) }
+        let count = zip_get_num_entries(archive, 0)
+        guard count > 0, count <= maximumEntries else { throw ProjectError(description: "\(file): a bundle holds 1 to \(maximumEntries) files; this one \(count)") }
+        // The entries, checked before anything is written.
+        var folder: String?
+        var entries: [(index: zip_uint64_t, name: String, size: UInt64)] = []
+        var total: UInt64 = 0
+        for index in 0..<zip_uint64_t(count) {
+            var stat = zip_stat_t()
+            guard zip_stat_index(archive, index, 0, &stat) == 0, let raw = stat.name else { throw ProjectError(description: "\(file): entry \(index) cannot be read") }
+            let name = String(cString: raw)
+            if name.hasSuffix("/") { continue }  // a folder entry
+            let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count >= 2, parts[0].hasSuffix(".acaproj"), parts[0].count > 8, !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.hasPrefix(".") }),
+                  folder == nil || folder == parts[0] else {
+                throw ProjectError(description: "\(file): '\(name)' is not a file of one project (NAME.acaproj/…)")
+            }
+            let inside = parts.dropFirst().joined(separator: "/")
+            let allowed = inside == "manifest.json" || inside == "score.acasong"
+                || (parts.count == 3 && parts[1] == "takes" && (inside.hasSuffix(".wav") || inside.hasSuffix(".json")))
+            guard allowed else { throw ProjectError(description: "\(file): '\(name)' is not part of a project (the manifest, the song, takes/*.wav and *.json)") }
+            // Only plain files: an entry made as a link (Unix mode in the external attributes) is refused.
+            var system: zip_uint8_t = 0
+            var attributes: zip_uint32_t = 0
+            if zip_file_get_external_attributes(archive, index, 0, &system, &attributes) == 0, system == zip_uint8_t(ZIP_OPSYS_UNIX) {
+                let type = (attributes >> 16) & 0o170000
+                guard type == 0 || type == 0o100000 else { throw ProjectError(description: "\(file): '\(name)' is not a plain file") }
+            }
+            folder = parts[0]
+            total += stat.size
+            guard total <= maximumBytes else { throw ProjectError(description: "\(file): unpacks to more than \(maximumBytes >> 30) GiB") }
+            entries.append((index, inside, stat.size))
+        }
+        guard let folder, entries.contains(where: { $0.name == "manifest.json" }), entries.contains(where: { $0.name == "score.acasong" }) else {
+            throw ProjectError(description: "\(file): holds no project (a NAME.acaproj/ folder with manifest.json and score.acasong)")
+        }
+        let target = directory + "/" + folder
+        guard !FileManager.default.fileExists(atPath: target) else {
+            throw ProjectError(description: "\(target): already exists; nothing was changed (move it away or import elsewhere)")
+        }
+        let staging = directory + "/." + folder + ".importing-\(getpid())"
+        try? FileManager.default.removeItem(atPath: staging)
+        do {
+            try FileManager.default.createDirectory(atPath: staging + "/takes", withIntermediateDirectories: true)
+        } catch {
+            throw ProjectError(description: "\(directory): cannot unpack here: \(error.localizedDescription)")
+        }
+        func abandon(_ why: String) -> ProjectError {
+            try? FileManager.default.removeItem(atPath: staging)
+            return ProjectError(description: why)
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        for entry in entries {
+            guard let member = zip_fopen_index(archive, entry.index, 0) else { throw abandon("\(file): cannot open \(entry.name) in it") }
+            defer { zip_fclose(member) }
+            let path = staging + "/" + entry.name
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            guard descriptor >= 0 else { throw abandon("\(path): cannot write: \(String(cString: strerror(errno)))") }
+            var written: UInt64 = 0
+            var failure: String?
+            while failure == nil {
+                let got = buffer.withUnsafeMutableBytes { zip_fread(member, $0.baseAddress!, zip_uint64_t($0.count)) }
+                if got < 0 { failure = "\(file): \(entry.name) is damaged: \(String(cString: zip_file_strerror(member)))"; break }
+                if got == 0 { break }
+                written += UInt64(got)
+                if written > entry.size { failure = "\(file): \(entry.name) is longer than it says"; break }
+                let put = buffer.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress!, Int(got)) }
+                if put != Int(got) { failure = "\(path): cannot write: \(String(cString: strerror(errno)))" }
+            }
+            if failure == nil && fsync(descriptor) != 0 { failure = "\(path): cannot write: \(String(cString: strerror(errno)))" }
+            close(descriptor)
+            if let failure { throw abandon(failure) }
+        }
+        // Checked as any project is when opened, before it takes its name.
+        let report: [String]
+        do {
+            let opened = try Project.open(staging, for: .read)
+            report = opened.report
+            opened.project.close()
+        } catch {
+            throw abandon("\(file): \(error.description)")
+        }
+        guard rename(staging, target) == 0 else { throw abandon("\(target): cannot put the project in place: \(String(cString: strerror(errno)))") }
+        return (target, report)
     }
 }

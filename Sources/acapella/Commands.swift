@@ -125,6 +125,18 @@ let commands: [Subcommand] = [
         details: "For every note the take covers: sung or missed, the pitch's centre against the written note in\ncents (the centre of the vibrato when there is some), its steadiness, the vibrato's rate and\nextent, and the entry against the score in ms (where the note's sound rises). Notes off by\n15 cents or more, or entering 40 ms or more early or late, are named; measures scoring below\n75 are merged into ranges to punch in, a measure of margin each side.",
         run: runAnalyze),
     Subcommand(
+        name: "export", summary: "pack a project into one file to carry away (NAME.acaproj.zip)",
+        positionals: "PROJECT", positionalCount: 1...1,
+        options: [OptionSpec(names: ["-o", "--output"], valueName: "NAME.acaproj.zip", help: "the bundle", required: true)],
+        details: "The bundle is a zip of the project as a reader sees it: the manifest, the song, and every\nfinished take with its sidecar (a take still being recorded is left out). Audio is stored, text\ncompressed; the file appears under its name only when whole.",
+        run: runExport),
+    Subcommand(
+        name: "import-project", summary: "unpack a project bundle (NAME.acaproj.zip) as a project",
+        positionals: "FILE", positionalCount: 1...1,
+        options: [OptionSpec(names: ["--into"], valueName: "DIR", help: "where the project goes (default: the current folder)")],
+        details: "Every entry must be the manifest, the song or a take's audio or sidecar under one NAME.acaproj/\nfolder (no other path, no links, at most 10000 files and 64 GiB). The project is unpacked into a\nhidden folder beside, opened and checked like any project, and only then given its name; a\nproject of that name already there is never touched.",
+        run: runImportProject),
+    Subcommand(
         name: "takes", summary: "list or change a project's takes",
         positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,
         options: [],
