@@ -379,6 +379,16 @@ rm -rf "$work/hostile" && mkdir -p "$work/hostile"
 head -c 3000 "$work/carry.acaproj.zip" >"$work/truncated.zip"
 expect "a truncated bundle" 1 "$acapella" import-project "$work/truncated.zip" --into "$work/hostile" &&
   check "truncated: not a bundle" contains "$err" "not a project bundle (zip)" && check "truncated: nothing written" equals "$(ls -A "$work/hostile" | wc -l)" "0"
+# Exported audio says what it is: title, artist (composer; arr. arranger), album (the project), what it holds, in every format.
+for format in wav flac ogg mp3; do
+  expect "a tagged $format mix" 0 "$acapella" mix "$work/carry.acaproj" -o "$work/tagged.$format" &&
+    check "$format tags: title, artist, album, what it holds" python3 -c "
+d=open('$work/tagged.$format','rb').read()
+title={'wav':b'INAM\x0e\x00\x00\x00Amazing Grace','flac':b'title=Amazing Grace','ogg':b'TITLE=Amazing Grace','mp3':b'TIT2\x00\x00\x00\x0e\x00\x00\x00Amazing Grace'}['$format']
+assert title in d, d[:300]
+assert b'words John Newton, 1779 (verses 1 and 2); arr. Acapella box authors' in d
+assert b'carry' in d and b'mix' in d and b'Acapella box' in d"
+done
 expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
 head -c 8192 /dev/urandom >"$work/noise.wav"
 expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"

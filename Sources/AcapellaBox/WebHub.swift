@@ -402,7 +402,10 @@ public final class WebHub: WebBox {
         let path = output + "." + format
         do {
             let (stereo, _) = try Mixdown.mix(project.score, options: options, takes: takes)
-            try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: path)
+            let holding = record.map { "take \($0.id) (\($0.part))" } ?? options.practicePart.map { "practice: \($0)" } ?? "mix"
+            let album = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
+            try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: path,
+                                tags: .export(of: project.score, album: album, holding: holding))
         } catch let error as MixdownError {
             return .failure(WebFailure(500, error.description))
         } catch {

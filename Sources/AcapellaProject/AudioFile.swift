@@ -1,4 +1,5 @@
 internal import CSndFile
+public import AcapellaScore
 import Foundation
 
 /// An audio file problem, with the file's name.
@@ -28,12 +29,63 @@ public enum AudioFileFormat: String, Sendable, CaseIterable {
     }
 }
 
+/// What an exported file says it is, written as its format's tags (WAV
+/// LIST/INFO, FLAC and Ogg comments, MP3 ID3) through libsndfile.
+public struct AudioTags: Hashable, Sendable {
+    public var title: String?
+    /// From the composer and the arranger.
+    public var artist: String?
+    /// The project (or the song).
+    public var album: String?
+    /// What it holds: "mix", a part's name, "practice: Alto"…
+    public var comment: String?
+    /// When it was made (YYYY-MM-DD).
+    public var date: String?
+    public var software: String?
+
+    public init(title: String? = nil, artist: String? = nil, album: String? = nil, comment: String? = nil, date: String? = nil, software: String? = nil) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.comment = comment
+        self.date = date
+        self.software = software
+    }
+
+    /// Each tag with libsndfile's string kind.
+    var strings: [(Int32, String)] {
+        var all: [(Int32, String?)] = []
+        all.append((Int32(SF_STR_TITLE), title))
+        all.append((Int32(SF_STR_ARTIST), artist))
+        all.append((Int32(SF_STR_ALBUM), album))
+        all.append((Int32(SF_STR_COMMENT), comment))
+        all.append((Int32(SF_STR_DATE), date))
+        all.append((Int32(SF_STR_SOFTWARE), software))
+        return all.compactMap { entry in entry.1.flatMap { $0.isEmpty ? nil : (entry.0, $0) } }
+    }
+}
+
+extension AudioTags {
+    /// The tags of an export of `score`: its title; its composer and
+    /// arranger as the artist; `album` (the project); what it holds ("mix",
+    /// "practice: Alto", "take 3 (Alto)"); today's date; the program.
+    public static func export(of score: Score, album: String?, holding: String) -> AudioTags {
+        let artist = [score.composer, score.arranger.map { "arr. " + $0 }].compactMap { $0 }.joined(separator: "; ")
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return AudioTags(title: score.title, artist: artist.isEmpty ? nil : artist, album: album, comment: holding,
+                         date: formatter.string(from: Date()), software: "Acapella box")
+    }
+}
+
 /// Audio files through libsndfile.
 public enum AudioFile {
     /// Writes stereo float audio. The file appears complete or not at all
     /// (written beside it, then renamed). `bits` applies to WAV and FLAC.
-    public static func write(left: [Float], right: [Float], sampleRate: Int, to path: String, bits: Int = 16) throws(AudioFileError) {
-        let writer = try AudioFileWriter(path: path, sampleRate: sampleRate, bits: bits)
+    public static func write(left: [Float], right: [Float], sampleRate: Int, to path: String, bits: Int = 16, tags: AudioTags = AudioTags()) throws(AudioFileError) {
+        let writer = try AudioFileWriter(path: path, sampleRate: sampleRate, bits: bits, tags: tags)
         let count = min(left.count, right.count)
         let failure: AudioFileError? = left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in
             do throws(AudioFileError) {
@@ -145,8 +197,8 @@ public final class AudioFileWriter {
     private let temporary: String
     private var interleaved: [Float]
 
-    /// Opens `path` (format from its extension) for writing.
-    public init(path: String, sampleRate: Int, bits: Int = 16) throws(AudioFileError) {
+    /// Opens `path` (format from its extension) for writing, with `tags`.
+    public init(path: String, sampleRate: Int, bits: Int = 16, tags: AudioTags = AudioTags()) throws(AudioFileError) {
         guard let format = AudioFileFormat(path: path) else {
             throw AudioFileError(description: "\(path): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
         }
@@ -165,6 +217,8 @@ public final class AudioFileWriter {
             throw AudioFileError(description: "\(path): cannot write: \(String(cString: sf_strerror(nil)))")
         }
         self.file = file
+        // Before any audio: some formats write their tags at the head.
+        for (kind, value) in tags.strings { _ = sf_set_string(file, kind, value) }
         var clipping = Int32(SF_TRUE)
         _ = sf_command(file, Int32(SFC_SET_CLIPPING), &clipping, Int32(MemoryLayout<Int32>.size))
     }

@@ -391,7 +391,11 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if showProgress { drawProgress(1, label: "writing  ") }
     do {
-        try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: output, bits: bits)
+        let isProject = source.hasSuffix(".acaproj") || source.hasSuffix(".acaproj/")
+        let album = isProject ? ((source.hasSuffix("/") ? String(source.dropLast()) : source) as NSString).lastPathComponent.replacingOccurrences(of: ".acaproj", with: "") : score.title
+        let holding = options.practicePart.map { "practice: \($0)" } ?? (isProject ? "mix" : "guide tones")
+        try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: output, bits: bits,
+                            tags: .export(of: score, album: album, holding: holding))
     } catch {
         throw CLIError(error.description, exitCode: 1)
     }
