@@ -269,38 +269,17 @@ public final class TakeAnalyzer {
         return fitted.values
     }
 
-    /// `transform` of each element, the elements shared among the cores:
-    /// threads of its own (the calling thread one of them), each at the
-    /// caller's niceness — the box runs analyses niced below its control
-    /// loop, and a shared pool's threads would not be.
-    static func concurrentMap<Element, Result>(_ elements: [Element], _ transform: @escaping (Element) -> Result) -> [Result] {
-        let workers = min(elements.count, max(1, min(4, ProcessInfo.processInfo.activeProcessorCount)))
-        guard workers > 1 else { return elements.map(transform) }
-        // On Linux `who` 0 is the calling thread: its niceness, for the helpers.
-        let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    /// `transform` of each element, the elements shared among the cores.
+    static func concurrentMap<Element, Result>(_ elements: [Element], _ transform: (Element) -> Result) -> [Result] {
+        guard elements.count > 1 else { return elements.map(transform) }
         return [Result](unsafeUninitializedCapacity: elements.count) { buffer, count in
             let base = buffer.baseAddress!
-            do {
+            withoutActuallyEscaping(transform) { transform in
                 // Each index written once by one thread; the elements only read.
-                // (The threads may outlive this call by a moment, holding the
-                // closure: it escapes, it is not borrowed.)
                 nonisolated(unsafe) let (transform, base, elements) = (transform, base, elements)
-                // Worker w takes elements w, w + workers, …
-                nonisolated(unsafe) let work = { (worker: Int) in
-                    for index in stride(from: worker, to: elements.count, by: workers) { (base + index).initialize(to: transform(elements[index])) }
+                DispatchQueue.concurrentPerform(iterations: elements.count) { index in
+                    (base + index).initialize(to: transform(elements[index]))
                 }
-                let done = DispatchSemaphore(value: 0)
-                for worker in 1..<workers {
-                    let thread = Thread {
-                        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)
-                        work(worker)
-                        done.signal()
-                    }
-                    thread.name = "acapella-analysis"
-                    thread.start()
-                }
-                work(0)
-                for _ in 1..<workers { done.wait() }
             }
             count = elements.count
         }

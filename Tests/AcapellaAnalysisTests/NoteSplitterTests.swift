@@ -1,4 +1,4 @@
-@testable import AcapellaAnalysis
+import AcapellaAnalysis
 import Foundation
 import Testing
 
@@ -84,24 +84,5 @@ import Testing
         samples[10_000] = 0.9
         for index in 20_000..<21_440 { samples[index] = Float(0.3 * sin(2 * .pi * 330 * Double(index) / Double(rate))) }
         #expect(NoteSplitter(sampleRate: rate).notes(in: samples).isEmpty)
-    }
-}
-
-@Suite struct AnalysisThreadsTests {
-    /// The analysis shares its work among threads of its own at the
-    /// caller's niceness (the box nices analyses below its control loop):
-    /// every element computed once, in order, each on a thread niced alike.
-    @Test func sharedWorkKeepsTheCallersNiceness() {
-        final class Box: @unchecked Sendable { var result: [(Int, Int32)] = [] }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 7)
-            box.result = TakeAnalyzer.concurrentMap(Array(0..<40)) { ($0 * $0, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)) }
-            done.signal()
-        }.start()
-        done.wait()
-        #expect(box.result.map(\.0) == (0..<40).map { $0 * $0 })
-        #expect(box.result.allSatisfy { $0.1 == 7 }, "\(Set(box.result.map(\.1)))")
     }
 }
