@@ -48,10 +48,13 @@ func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
 
     }
     var directories = ["../shared/data/voice"]
+    // The Python with pyworld and mir_eval (made once, for sections 2 and 3).
+    let pythonTools = sections.contains(2) || sections.contains(3)
+        ? capture([ShippedFiles.path("Tools/python-env", installed: "share/acapella/tools/python-env") ?? "Tools/python-env"])?
+            .trimmingCharacters(in: .whitespacesAndNewlines) : nil
     if sections.contains(2) || sections.contains(3) {
     print("bench analyze: 2. pitch without a score (goals: raw pitch accuracy ≥ 0.99 on every file, median ≤ 3 cents, ≥ 1000× real time)")
-    if let python = capture([ShippedFiles.path("Tools/python-env", installed: "share/acapella/tools/python-env") ?? "Tools/python-env"])?
-        .trimmingCharacters(in: .whitespacesAndNewlines), !python.isEmpty,
+    if let python = pythonTools, !python.isEmpty,
        let generator = ShippedFiles.path("Tools/make-harmonic-voices.py", installed: "share/acapella/tools/make-harmonic-voices.py"),
        capture([python, generator, "--voices", "../shared/data/voice", folder + "/voices"]) != nil {
         directories.append(folder + "/voices")
@@ -68,8 +71,7 @@ func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if sections.contains(3) {
     print("bench analyze: 3. note splitting against aubionotes, mir_eval onset+pitch F (goal ≥ 0.9 and above aubionotes)")
-    if let python = capture([ShippedFiles.path("Tools/python-env", installed: "share/acapella/tools/python-env") ?? "Tools/python-env"])?
-        .trimmingCharacters(in: .whitespacesAndNewlines), !python.isEmpty,
+    if let python = pythonTools, !python.isEmpty,
        let tool = ShippedFiles.path("Tools/compare-notes.py", installed: "share/acapella/tools/compare-notes.py") {
         let acapella = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("acapella").path
         let files = directories.flatMap { directory in

@@ -352,7 +352,8 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     let source = arguments.positionals[0]
     let score: Score
     var takes: [PartTakes]?
-    if source.hasSuffix(".acaproj") || source.hasSuffix(".acaproj/") {
+    let isProject = source.hasSuffix(".acaproj") || source.hasSuffix(".acaproj/")
+    if isProject {
         let project = try openProject(source, for: .read)
         score = project.score
         let schedule = ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose)
@@ -391,7 +392,6 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if showProgress { drawProgress(1, label: "writing  ") }
     do {
-        let isProject = source.hasSuffix(".acaproj") || source.hasSuffix(".acaproj/")
         let album = isProject ? ((source.hasSuffix("/") ? String(source.dropLast()) : source) as NSString).lastPathComponent.replacingOccurrences(of: ".acaproj", with: "") : score.title
         let holding = options.practicePart.map { "practice: \($0)" } ?? (isProject ? "mix" : "guide tones")
         try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: output, bits: bits,
