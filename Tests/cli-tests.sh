@@ -236,7 +236,9 @@ expect "new without .acaproj" 2 "$acapella" new "$work/demo" --song Songs/amazin
 expect "record the Alto" 0 "$acapella" record "$project" --part alto --device sim:latency=317.4 &&
   check "record says simulated" contains "$err" "simulated room" &&
   check "record lists the take" contains "$out" "take 1  Alto  kept, active" &&
-  check "take file written" test -s "$project/takes/alto-1.wav"
+  check "this box's id made once, in the data directory" matches "$(cat "$ACAPELLA_DATA_DIR/box-id")" "^[a-z2-9]{6}$" &&
+  check "take file written, the box's id in its name" test -s "$project/takes/alto-$(cat "$ACAPELLA_DATA_DIR/box-id")-1.wav" &&
+  check "the take says which box" contains "$out" "box $(cat "$ACAPELLA_DATA_DIR/box-id")"
 expect "punch the Tenor" 0 "$acapella" record "$project" --part Tenor --range 5-8 && check "punch range listed" contains "$out" "punch 520000..<1000000"
 expect "loop recording" 0 "$acapella" record "$project" --part Bass --range 3-4 --loop 2 &&
   check "second pass plays" contains "$out" "take 4  Bass  kept, active" &&
@@ -343,7 +345,7 @@ expect "export a project" 0 "$acapella" export "$work/carry.acaproj" -o "$work/c
 mkdir -p "$work/elsewhere"
 expect "import the bundle" 0 "$acapella" import-project "$work/carry.acaproj.zip" --into "$work/elsewhere" &&
   check "imported where asked" equals "$out" "imported $work/elsewhere/carry.acaproj: Amazing Grace, 1 take" &&
-  check "the take is bit-identical" cmp "$work/carry.acaproj/takes/alto-1.wav" "$work/elsewhere/carry.acaproj/takes/alto-1.wav" &&
+  check "the take is bit-identical" cmp "$work/carry.acaproj/takes/alto-$(cat "$ACAPELLA_DATA_DIR/box-id")-1.wav" "$work/elsewhere/carry.acaproj/takes/alto-$(cat "$ACAPELLA_DATA_DIR/box-id")-1.wav" &&
   check "the takes list the same" equals "$("$acapella" takes "$work/elsewhere/carry.acaproj" | sed 's/ *$//')" "$("$acapella" takes "$work/carry.acaproj" | sed 's/ *$//')"
 expect "import over an existing project" 1 "$acapella" import-project "$work/carry.acaproj.zip" --into "$work/elsewhere" &&
   check "never touched" contains "$err" "carry.acaproj: already exists; nothing was changed"
@@ -389,6 +391,38 @@ assert title in d, d[:300]
 assert b'words John Newton, 1779 (verses 1 and 2); arr. Acapella box authors' in d
 assert b'carry' in d and b'mix' in d and b'Acapella box' in d"
 done
+# Many singers, one project: two boxes record into their own copies; one travels as a bundle; merged, nothing lost.
+"$acapella" new "$work/choir.acaproj" --song Songs/amazing-grace.acasong >/dev/null
+cp -a "$work/choir.acaproj" "$work/ann.acaproj" && cp -a "$work/choir.acaproj" "$work/ben.acaproj"
+ACAPELLA_BOX_ID=boxa "$acapella" record "$work/ann.acaproj" --part Alto --as Ann >/dev/null 2>&1
+ACAPELLA_BOX_ID=boxb "$acapella" record "$work/ben.acaproj" --part Alto --as Ben >/dev/null 2>&1
+ACAPELLA_BOX_ID=boxb "$acapella" record "$work/ben.acaproj" --part Tenor --as Ben --range 2-3 >/dev/null 2>&1
+"$acapella" export "$work/ben.acaproj" -o "$work/ben.acaproj.zip" >/dev/null
+expect "merge a project and a bundle" 0 "$acapella" merge "$work/choir.acaproj" "$work/ann.acaproj" "$work/ben.acaproj.zip" &&
+  check "merge says what came from each" contains "$out" "merged $work/ann.acaproj: 1 take added, 0 already here"$'\n'"merged $work/ben.acaproj.zip: 2 takes added, 0 already here" &&
+  check "the parts' takes by singer and box" contains "$out" "Alto: Ann, box boxa: takes 1; Ben, box boxb: takes 2; playing: take 1" &&
+  check "every take bit-identical" bash -c "cmp '$work/ann.acaproj/takes/alto-boxa-1.wav' '$work/choir.acaproj/takes/alto-boxa-1.wav' && cmp '$work/ben.acaproj/takes/alto-boxb-1.wav' '$work/choir.acaproj/takes/alto-boxb-1.wav' && cmp '$work/ben.acaproj/takes/tenor-boxb-2.wav' '$work/choir.acaproj/takes/tenor-boxb-2.wav'" &&
+  check "the bundle's unpacked copy is gone" equals "$(ls -A "$work" | grep -c '^\.merge')" "0" &&
+  check "the list names singer and box" contains "$("$acapella" takes "$work/choir.acaproj")" "take 2  Alto  kept  40.00 s  full  offset 200000  Ben, box boxb, "
+expect "merge the same again" 0 "$acapella" merge "$work/choir.acaproj" "$work/ann.acaproj" "$work/ben.acaproj.zip" &&
+  check "nothing copied twice" contains "$out" "merged $work/ben.acaproj.zip: 0 takes added, 2 already here" &&
+  check "still three takes" equals "$(ls "$work/choir.acaproj/takes" | grep -c 'wav$')" "3"
+expect "choose Ben's alto" 0 "$acapella" takes "$work/choir.acaproj" activate 2 && check "Ben's alto plays" contains "$out" "take 2  Alto  kept, active"
+expect "a take's gain" 0 "$acapella" takes "$work/choir.acaproj" gain 2 -3.5 && check "the gain is listed" contains "$out" "gain -3.5 dB"
+expect "a gain out of range" 2 "$acapella" takes "$work/choir.acaproj" gain 2 40 && check "gain message" contains "$err" "takes gain needs ID and ±DB (from -60 to +12)"
+expect "the whole choir mixed" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/choir.wav"
+"$acapella" new "$work/other-song.acaproj" --song Songs/silent-night.acasong >/dev/null
+"$acapella" record "$work/other-song.acaproj" --part Alto >/dev/null 2>&1
+sed 's/^tempo: 72/tempo: 80/' Songs/amazing-grace.acasong >"$work/faster.acasong" && "$acapella" new "$work/faster.acaproj" --song "$work/faster.acasong" >/dev/null
+"$acapella" record "$work/faster.acaproj" --part Alto >/dev/null 2>&1
+before="$(cd "$work/choir.acaproj" && ls -R && cat manifest.json)"
+expect "merge another song" 1 "$acapella" merge "$work/choir.acaproj" "$work/other-song.acaproj" &&
+  check "another song: the reason in one line" matches "$err" "^acapella merge: error: $work/other-song.acaproj: cannot be merged into $work/choir.acaproj: another song: 'Silent Night' \(this project holds 'Amazing Grace'\); nothing of it was merged$"
+expect "merge another edit" 1 "$acapella" merge "$work/choir.acaproj" "$work/faster.acaproj" &&
+  check "another edit: the reason" contains "$err" "another edit of the song: its tempo marks differ; nothing of it was merged" &&
+  check "refused merges changed nothing" equals "$(cd "$work/choir.acaproj" && ls -R && cat manifest.json)" "$before"
+expect "record --as with a newline" 2 "$acapella" record "$work/choir.acaproj" --part Alto --as $'A\nB' && check "singer message" contains "$err" "--as: a singer's name is one line of text"
+expect "a bad box id" 1 env ACAPELLA_BOX_ID=Box-1 "$acapella" record "$work/choir.acaproj" --part Alto && check "box id message" contains "$err" "ACAPELLA_BOX_ID: 'Box-1' is not a box id"
 expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
 head -c 8192 /dev/urandom >"$work/noise.wav"
 expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"

@@ -5,7 +5,7 @@ import AcapellaEngrave
 import AcapellaWeb
 import AcapellaWebServer
 import AcapellaEngine
-import AcapellaProject
+public import AcapellaProject
 import AcapellaScore
 import AcapellaStatus
 import Synchronization
@@ -57,6 +57,9 @@ public struct BoxOptions: Sendable {
     /// LCDd's address (nil: no LCD).
     public var lcdHost: String? = "127.0.0.1"
     public var lcdPort: UInt16 = 13_666
+    /// Where takes come from: this box's id (in every take's file name) and
+    /// who sings (the `singer` setting). The default names no box.
+    public var origin = TakeOrigin()
     /// Projects kept elsewhere than the data directory, by song path (`--project`).
     public var projectPaths: [String: String] = [:]
     /// The calibration store (nil: the data directory's).
@@ -259,11 +262,14 @@ public enum Box {
         let projectPath = options.projectPaths[path] ?? options.dataDirectory + "/projects/\(stem).acaproj"
         if !FileManager.default.fileExists(atPath: projectPath) {
             do { _ = try Acasong.parse(bytes: [UInt8](data), file: path) } catch { throw ProjectError(description: error.errors.first.map { "\($0)" } ?? path) }
-            return (try Project.create(at: projectPath, songText: String(decoding: data, as: UTF8.self), sampleRate: sampleRate, owner: "acapella run"), nil)
+            let created = try Project.create(at: projectPath, songText: String(decoding: data, as: UTF8.self), sampleRate: sampleRate, owner: "acapella run")
+            created.origin = options.origin
+            return (created, nil)
         }
         do {
             let (opened, report) = try Project.open(projectPath, for: .write(owner: "acapella run"))
             for line in report { log("\(projectPath): \(line)", .warning) }
+            opened.origin = options.origin
             return (opened, nil)
         } catch {
             let (opened, report) = try Project.open(projectPath, for: .read)

@@ -137,6 +137,7 @@ public struct BoxSetup: Sendable {
         let added = options.dataDirectory + "/library"
         options.songs += ((try? FileManager.default.contentsOfDirectory(atPath: added)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { added + "/" + $0 }
         options.calibrationStore = options.dataDirectory + "/calibration.json"
+        do { options.origin = TakeOrigin(box: try BoxIdentity.current(dataDirectory: options.dataDirectory), singer: settings.singer) } catch { throw failure(error.description) }
         options.powerOffCommand = settings.powerOffCommand
         options.songIndex = index
         options.partIndex = (flags.part ?? settings.part) - 1

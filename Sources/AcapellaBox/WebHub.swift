@@ -393,8 +393,7 @@ public final class WebHub: WebBox {
             }
             do {
                 let decoded = try AudioFile.readMono(project.path + "/" + record.file)
-                takes[part] = PartTakes([TakePlayback(samples: decoded.samples, alignmentOffsetSamples: record.alignmentOffsetSamples,
-                                                      nudgeSamples: record.nudgeSamples, range: record.range?.samples)])
+                takes[part] = PartTakes([record.playback(decoded.samples)])
             } catch {
                 return .failure(WebFailure(500, "take \(take): \(error.description)"))
             }

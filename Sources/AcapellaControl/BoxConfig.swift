@@ -23,6 +23,8 @@ public struct BoxConfig: Hashable, Sendable {
     public var part = 2
     /// The song to start with (a path, or the start of a file name).
     public var song: String?
+    /// Who sings on this box, kept with each take (nil: not said).
+    public var singer: String?
     /// Draw the console readout when a terminal is attached.
     public var consoleReadout = true
     /// LCDd's address (nil host: no LCD).
@@ -58,7 +60,7 @@ public struct BoxConfig: Hashable, Sendable {
 
 extension BoxConfig: Codable {
     enum Keys: String, CodingKey, CaseIterable {
-        case device, dataDirectory, countIn, metronome, quantize, part, song, readouts, powerOff, web, comment
+        case device, dataDirectory, countIn, metronome, quantize, part, song, singer, readouts, powerOff, web, comment
     }
 
     enum WebKeys: String, CodingKey, CaseIterable {
@@ -94,6 +96,10 @@ extension BoxConfig: Codable {
         quantize = try container.decodeIfPresent(Quantize.self, forKey: .quantize)
         part = try container.decodeWholeNumber(.part, in: 1...64) ?? 2
         song = try text(.song)
+        singer = try text(.singer)
+        if let singer, singer.count > 64 || singer.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw DecodingError.dataCorruptedError(forKey: .singer, in: container, debugDescription: "expected a name of one line, up to 64 characters")
+        }
         if container.contains(.powerOff) {
             if let flag = try? container.decode(Bool.self, forKey: .powerOff) {
                 powerOffCommand = flag ? ["systemctl", "poweroff"] : nil
@@ -173,6 +179,7 @@ extension BoxConfig: Codable {
         try container.encodeIfPresent(quantize, forKey: .quantize)
         try container.encode(part, forKey: .part)
         try container.encodeIfPresent(song, forKey: .song)
+        try container.encodeIfPresent(singer, forKey: .singer)
         if powerOffCommand == ["systemctl", "poweroff"] {
             try container.encode(true, forKey: .powerOff)
         } else if let powerOffCommand {

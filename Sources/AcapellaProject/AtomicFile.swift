@@ -29,6 +29,33 @@ public enum AtomicFile {
     /// Replaces `path` with `bytes`. The corresponding C functions are
     /// `open`, `write`, `fsync`, `rename`.
     public static func write(_ bytes: [UInt8], to path: String) throws(FileError) {
+        let temporary = try flushedTemporary(bytes, for: path)
+        guard rename(temporary, path) == 0 else {
+            let error = failure(path, "cannot move into place")
+            unlink(temporary)
+            throw error
+        }
+        syncDirectory(of: path)
+    }
+
+    /// Creates `path` holding `bytes`, whole or not at all, never over
+    /// anything already there (`FileError.exists` then): the bytes are
+    /// flushed under a temporary name and linked into place. The
+    /// corresponding C functions are `open`, `write`, `fsync`, `link`.
+    public static func create(_ bytes: [UInt8], at path: String) throws(FileError) {
+        let temporary = try flushedTemporary(bytes, for: path)
+        defer { unlink(temporary) }
+        guard link(temporary, path) == 0 else {
+            let exists = errno == EEXIST
+            var error = failure(path, exists ? "already exists" : "cannot move into place")
+            error.exists = exists
+            throw error
+        }
+        syncDirectory(of: path)
+    }
+
+    /// `bytes` written and flushed to a hidden temporary file beside `path`; its name.
+    private static func flushedTemporary(_ bytes: [UInt8], for path: String) throws(FileError) -> String {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -52,12 +79,7 @@ public enum AtomicFile {
             throw error
         }
         close(descriptor)
-        guard rename(temporary, path) == 0 else {
-            let error = failure(path, "cannot move into place")
-            unlink(temporary)
-            throw error
-        }
-        syncDirectory(of: path)
+        return temporary
     }
 
     /// Flushes a directory entry change (a rename or a new file) to disk.
@@ -106,6 +128,76 @@ public enum Folders {
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) || !isFolder.boolValue {
             throw FileError(description: "\(path): the folder \(parent) does not exist", errorNumber: ENOENT)
+        }
+    }
+}
+
+/// Copies of whole files, made safely: a copy appears under its final name
+/// only complete and flushed, and never over a file already there.
+public enum FileCopy {
+    /// Bytes moved per read and write.
+    static let chunk = 1 << 20
+
+    /// Copies `source` to `target`, which must not exist (`FileError.exists`
+    /// when it does): written to a hidden temporary file beside it,
+    /// flushed, then linked into place (removed again on any failure).
+    /// `progress` gets the bytes copied so far. Returns the bytes copied.
+    /// The corresponding C functions are `open`, `read`, `write`, `fsync`, `link`.
+    @discardableResult
+    public static func copy(_ source: String, to target: String, progress: ((Int64) -> Void)? = nil) throws(FileError) -> Int64 {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw AtomicFile.failure(source, "cannot open") }
+        defer { close(input) }
+        let directory = (target as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((target as NSString).lastPathComponent).\(getpid()).tmp"
+        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw AtomicFile.failure(target, "cannot create a temporary file") }
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        var total: Int64 = 0
+        func fail(_ error: FileError) -> FileError {
+            close(output)
+            unlink(temporary)
+            return error
+        }
+        while true {
+            let got = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, chunk) }
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 { throw fail(AtomicFile.failure(source, "cannot read")) }
+            if got == 0 { break }
+            var written = 0
+            while written < got {
+                let result = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, got - written) }
+                if result < 0 && errno == EINTR { continue }
+                if result <= 0 { throw fail(AtomicFile.failure(target, "cannot write")) }
+                written += result
+            }
+            total += Int64(got)
+            progress?(total)
+        }
+        if fsync(output) != 0 { throw fail(AtomicFile.failure(target, "cannot flush to disk")) }
+        close(output)
+        defer { unlink(temporary) }
+        guard link(temporary, target) == 0 else {
+            let exists = errno == EEXIST
+            var error = AtomicFile.failure(target, exists ? "already exists" : "cannot move into place")
+            error.exists = exists
+            throw error
+        }
+        AtomicFile.syncDirectory(of: target)
+        return total
+    }
+
+    /// Whether two files hold the same bytes (false when either cannot be read).
+    public static func sameContents(_ first: String, _ second: String) -> Bool {
+        var one = stat(), two = stat()
+        guard stat(first, &one) == 0, stat(second, &two) == 0, one.st_size == two.st_size else { return false }
+        guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else { return false }
+        defer { try? a.close(); try? b.close() }
+        while true {
+            let left = (try? a.read(upToCount: chunk)) ?? nil
+            let right = (try? b.read(upToCount: chunk)) ?? nil
+            if left != right { return false }
+            if left == nil || left!.isEmpty { return true }
         }
     }
 }

@@ -92,6 +92,19 @@ public struct TakeRecord: Codable, Hashable, Sendable {
     /// The song it was recorded against (`Score.fingerprint(ofPart:)`);
     /// nil for takes from before fingerprints were kept.
     public var scoreHash: String?
+    /// The box it was recorded on (`BoxIdentity`); nil for takes from
+    /// before boxes were named.
+    public var box: String?
+    /// Who sang it, when the singer said.
+    public var singer: String?
+    /// When it was recorded (`RecordStamp`, UTC).
+    public var recorded: String?
+    /// When someone last changed its record (kept, discarded, activated,
+    /// nudged, its gain): of two copies of the record (the manifest and the
+    /// sidecar, or two synchronised boxes), the later one is the truth.
+    public var changed: String?
+    /// Its level in playback and mixes, dB (0 when absent).
+    public var gainDB: Double?
 
     /// A punch-in (it has a range) rather than a full take.
     public var isPunch: Bool { range != nil }
@@ -205,7 +218,26 @@ extension TakeRecord {
         if sampleRate != rate { return "sampleRate: recorded at \(sampleRate) Hz, the project runs at \(rate) Hz" }
         if !Manifest.transpositions.contains(transpose) { return "transpose: \(transpose) is outside −24…24" }
         if TakeRecord.tempoScaleIsValid(tempoScale) == false { return "tempoScale: '\(tempoScale)' is not a multiplier from 1/4 to 4" }
+        if let box, !BoxIdentity.isValid(box) { return "box: '\(box)' is not a box id (1 to 16 lowercase letters and digits)" }
+        if let singer, let problem = TakeOrigin.singerProblem(singer) { return "singer: \(problem)" }
+        if let recorded, !RecordStamp.isValid(recorded) { return "recorded: '\(recorded)' is not a time" }
+        if let changed, !RecordStamp.isValid(changed) { return "changed: '\(changed)' is not a time" }
+        if let gainDB, !TakeRecord.gains.contains(gainDB) { return "gainDB: \(gainDB) is outside \(Int(TakeRecord.gains.lowerBound))…+\(Int(TakeRecord.gains.upperBound)) dB" }
         return nil
+    }
+
+    /// The gains a take may be given, dB.
+    public static let gains = -60.0...12.0
+
+    /// The linear factor of its gain.
+    public var gainFactor: Float { Float(pow(10, (gainDB ?? 0) / 20)) }
+
+    /// Its samples as a layer of its part: the gain applied, the alignment,
+    /// the nudge and the range as recorded.
+    public func playback(_ samples: [Float]) -> TakePlayback {
+        let factor = gainFactor
+        return TakePlayback(samples: factor == 1 ? samples : samples.map { $0 * factor }, alignmentOffsetSamples: alignmentOffsetSamples,
+                            nudgeSamples: nudgeSamples, range: range?.samples)
     }
 
     /// `takes/` followed by a plain file name ending in `.wav`: nothing that

@@ -53,6 +53,12 @@ public final class Project {
     /// Takes that cannot play now, by id, and why.
     public private(set) var conditions: [Int: TakeCondition] = [:]
     private var lock: OwnerLock?
+    /// The records as last written (manifest and sidecars): `store` writes
+    /// the sidecar of every record that differs from these.
+    private var written: [Int: TakeRecord] = [:]
+    /// The box and singer new takes are recorded by (the box's id in their
+    /// file names); nil box: names without one.
+    public var origin = TakeOrigin()
     /// Released to make room for the manifest when the disk fills.
     static let reserveName = ".reserve"
     static let reserveBytes = 512 << 10
@@ -65,7 +71,16 @@ public final class Project {
         self.score = score
         self.manifest = manifest
         self.lock = lock
+        rememberWritten()
     }
+
+    private func rememberWritten() {
+        written = Dictionary(manifest.takes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// What a synchronising program (Syncthing) should leave alone: the
+    /// lock, the reserve, temporary files. Everything else is meant to travel.
+    static let syncIgnore = "// Acapella box: files that belong to this computer only\n.lock\n.reserve\n.*.tmp\n.unpack-*\n"
 
     /// Gives the project back to other writers (also when the value goes).
     public func close() {
@@ -98,6 +113,7 @@ public final class Project {
         let project = Project(path: path, score: score, manifest: Manifest(sampleRate: sampleRate), lock: lock)
         do { try AtomicFile.write(Array(songText.utf8), to: path + "/score.acasong") } catch { throw ProjectError(description: error.description) }
         try project.save()
+        try? AtomicFile.write(Array(syncIgnore.utf8), to: path + "/.stignore")
         project.keepReserve()
         return project
     }
@@ -144,6 +160,7 @@ public final class Project {
         }
         let project = Project(path: path, score: score, manifest: manifest, lock: lock)
         let writer = project.holder(access)
+        changed = project.followNewerSidecars(&report) || changed
         changed = project.checkRecords(&report) || changed
         if writer == nil {  // no live writer: files the manifest does not know are found
             changed = project.rediscoverTakes(&report) || changed
@@ -162,6 +179,7 @@ public final class Project {
         } else if changed && !report.isEmpty {
             report.append("(opened read-only: nothing was changed on disk)")
         }
+        project.rememberWritten()
         // Part and file names come from the disk: never more than one line each.
         return (project, report.map(\.oneLine))
     }
@@ -178,6 +196,28 @@ public final class Project {
             return .failure(ProjectError(description: FileManager.default.fileExists(atPath: path) ? "cannot be read" : "missing"))
         }
         return Manifest.decode(data)
+    }
+
+    /// The sidecars are the truth: a sidecar changed later than the
+    /// manifest's copy of its record (another box's change, synchronised;
+    /// a crash between the two writes) is followed.
+    private func followNewerSidecars(_ report: inout [String]) -> Bool {
+        var changed = false
+        for index in manifest.takes.indices {
+            let take = manifest.takes[index]
+            guard TakeRecord.isTakeFileName(take.file),
+                  let data = FileManager.default.contents(atPath: path + "/" + Self.sidecar(take.file)),
+                  var stored = try? JSONDecoder().decode(TakeRecord.self, from: data),
+                  (stored.changed ?? "") > (take.changed ?? "")
+            else { continue }
+            stored.file = take.file
+            stored.id = take.id  // the id is the project's own handle
+            guard stored != take else { continue }
+            manifest.takes[index] = stored
+            report.append("\(Self.sidecar(take.file)): changed after the manifest's copy (on \(stored.box ?? "another box") at \(stored.changed ?? "?")); the manifest follows it")
+            changed = true
+        }
+        return changed
     }
 
     /// Flags takes with impossible fields; gives duplicate ids new ones
@@ -245,14 +285,17 @@ public final class Project {
         let stem = (name as NSString).deletingPathExtension
         let pieces = stem.split(separator: "-")
         let id = pieces.last.flatMap { Int($0) }.flatMap { $0 > 0 && $0 < Manifest.maximumTakeID ? $0 : nil } ?? manifest.nextTakeID
-        let slug = pieces.dropLast().joined(separator: "-")
-        let part = score.parts.first { Self.slug($0.name) == slug }?.name ?? score.parts.first?.name ?? slug
+        // PART-ID, or PART-BOX-ID.
+        let slugs = [pieces.dropLast().joined(separator: "-"), pieces.dropLast(2).joined(separator: "-")]
+        let named = slugs.lazy.compactMap { slug in self.score.parts.first { Self.slug($0.name) == slug } }.first
+        let box = named != nil && Self.slug(named!.name) == slugs[1] ? pieces.dropLast().last.map(String.init).flatMap { BoxIdentity.isValid($0) ? $0 : nil } : nil
+        let part = named?.name ?? score.parts.first?.name ?? slugs[0]
         let frames = TakeFile.framesOnDisk(path + "/" + file) ?? 0
         return TakeRecord(
             id: id, part: part, file: file, alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil, tempoScale: "1", transpose: 0,
             sampleRate: manifest.sampleRate, state: frames > 0 ? .recovered : .discarded, active: false, frames: frames, dropouts: [],
             note: frames > 0 ? "found without its sidecar: alignment unknown (offset 0); nudge it" : "found without its sidecar, and empty", calibration: nil,
-            scoreHash: nil)
+            scoreHash: nil, box: box)
     }
 
     /// Takes still marked `recording`. Another process's live take (a
@@ -344,7 +387,8 @@ public final class Project {
         }
         for part in Set(manifest.takes.map(\.part)) {
             let playing = manifest.takes.indices.filter { manifest.takes[$0].part == part && manifest.takes[$0].active && !manifest.takes[$0].isPunch && conditions[manifest.takes[$0].id] == nil }
-            guard let newest = playing.max(by: { manifest.takes[$0].id < manifest.takes[$1].id }) else { continue }
+            // The latest choice wins (two synchronised boxes each chose one), then the newest take.
+            guard let newest = playing.max(by: { (manifest.takes[$0].changed ?? "", manifest.takes[$0].id) < (manifest.takes[$1].changed ?? "", manifest.takes[$1].id) }) else { continue }
             for index in playing where index != newest {
                 manifest.takes[index].active = false
                 changed = true
@@ -410,7 +454,10 @@ public final class Project {
         return Int64(status.f_bavail) * Int64(status.f_frsize)
     }
 
-    /// Adds or replaces a take's record: manifest and sidecar, both atomic.
+    /// Adds or replaces a take's record, and writes every record changed
+    /// since the last store (this one, and others an action changed with
+    /// it): each is stamped `changed`, its sidecar written, then the
+    /// manifest — all atomic, sidecars first (they are the truth).
     public func store(_ take: TakeRecord) throws(ProjectError) {
         try requireWriter()
         if let index = manifest.takes.firstIndex(where: { $0.id == take.id }) {
@@ -419,9 +466,34 @@ public final class Project {
             manifest.takes.append(take)
             manifest.nextTakeID = max(manifest.nextTakeID, take.id + 1)
         }
-        try writeSidecar(take)
-        try save()
+        try commit()
     }
+
+    /// Writes every record changed since the last write, stamped, its
+    /// sidecar first; then the manifest.
+    func commit() throws(ProjectError) {
+        let stamp = RecordStamp.now()
+        for index in manifest.takes.indices where manifest.takes[index] != written[manifest.takes[index].id] {
+            manifest.takes[index].changed = stamp
+            try writeSidecar(manifest.takes[index])
+        }
+        try save()
+        rememberWritten()
+    }
+
+    /// Adds records of takes whose files are already in place (a merge),
+    /// then writes them all.
+    func add(_ takes: [TakeRecord]) throws(ProjectError) {
+        try requireWriter()
+        for take in takes {
+            manifest.takes.append(take)
+            manifest.nextTakeID = max(manifest.nextTakeID, take.id + 1)
+        }
+        try commit()
+    }
+
+    /// An id above every id the project has seen.
+    var freshTakeID: Int { max(manifest.nextTakeID, (manifest.takes.map(\.id).max() ?? 0) + 1) }
 
     func writeSidecar(_ take: TakeRecord) throws(ProjectError) {
         let encoder = JSONEncoder()
@@ -433,7 +505,8 @@ public final class Project {
 
     static func sidecar(_ file: String) -> String { (file as NSString).deletingPathExtension + ".json" }
 
-    static func slug(_ part: String) -> String { part.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined() }
+    /// A part's name as it appears in take file names ("Tenor 1" → "tenor-1").
+    public static func slug(_ part: String) -> String { part.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined() }
 
     /// Starts a new take of `part`: a fresh id (above every id the project
     /// has seen), its file created exclusively (never over another file)
@@ -442,12 +515,12 @@ public final class Project {
     public func beginTake(part: String, options: ScheduleOptions, syncFrames: Int64 = 12_000, failAfterFrames: Int64? = nil,
                           _ configure: (inout TakeRecord) -> Void = { _ in }) throws(ProjectError) -> (record: TakeRecord, writer: TakeFileWriter) {
         try requireWriter()
-        var id = max(manifest.nextTakeID, (manifest.takes.map(\.id).max() ?? 0) + 1)
+        var id = freshTakeID
         var writer: TakeFileWriter?
         var file = ""
         for _ in 0..<1_000 {
             guard id < Manifest.maximumTakeID else { break }
-            file = "takes/\(Self.slug(part))-\(id).wav"
+            file = "takes/\(Self.slug(part))-\(origin.box.map { $0 + "-" } ?? "")\(id).wav"
             do {
                 writer = try TakeFileWriter(path: path + "/" + file, sampleRate: options.sampleRate, syncFrames: syncFrames, failAfterFrames: failAfterFrames)
                 break
@@ -461,7 +534,8 @@ public final class Project {
         var record = TakeRecord(
             id: id, part: part, file: file, alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil,
             tempoScale: options.tempoScale.description, transpose: options.transpose, sampleRate: options.sampleRate,
-            state: .recording, active: false, frames: 0, dropouts: [], note: nil, calibration: nil, scoreHash: score.fingerprint(ofPart: part))
+            state: .recording, active: false, frames: 0, dropouts: [], note: nil, calibration: nil, scoreHash: score.fingerprint(ofPart: part),
+            box: origin.box, singer: origin.singer, recorded: RecordStamp.now())
         configure(&record)
         do {
             try store(record)
@@ -508,7 +582,6 @@ public final class Project {
             for other in manifest.takes.indices where other != index && manifest.takes[other].part == take.part && manifest.takes[other].active {
                 if let inner = manifest.takes[other].range, inner.start >= range.start, inner.end <= range.end {
                     manifest.takes[other].active = false
-                    try writeSidecar(manifest.takes[other])
                 }
             }
         }
@@ -550,6 +623,14 @@ public final class Project {
         guard abs(nudged) <= Manifest.sampleLimit else { throw ProjectError(description: "take \(id): a nudge of \(nudged) samples is out of range") }
         try update(id) { $0.nudgeSamples = nudged }
         return nudged
+    }
+
+    /// Sets a take's level in playback and mixes, dB.
+    public func setGain(_ id: Int, decibels: Double) throws(ProjectError) {
+        guard TakeRecord.gains.contains(decibels) else {
+            throw ProjectError(description: "a take's gain is from \(Int(TakeRecord.gains.lowerBound)) to +\(Int(TakeRecord.gains.upperBound)) dB, not \(decibels)")
+        }
+        try update(id) { $0.gainDB = decibels == 0 ? nil : decibels }
     }
 
     /// Changes a take's field and stores it.
@@ -605,7 +686,7 @@ public final class Project {
                     leftOut.append(LeftOutTake(take: take, reason: "recorded at \(decoded.sampleRate) Hz, this runs at \(options.sampleRate) Hz"))
                     continue
                 }
-                result[part].layers.append(TakePlayback(samples: decoded.samples, alignmentOffsetSamples: take.alignmentOffsetSamples, nudgeSamples: take.nudgeSamples, range: take.range?.samples))
+                result[part].layers.append(take.playback(decoded.samples))
             }
         }
         return (result, leftOut)

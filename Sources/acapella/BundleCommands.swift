@@ -35,3 +35,70 @@ func runImportProject(_ arguments: ParsedArguments) throws -> Int32 {
     print("imported \(unpacked.path): \(project.score.title ?? "untitled"), \(takes) take\(takes == 1 ? "" : "s")")
     return 0
 }
+
+/// `acapella merge INTO.acaproj FROM…`: the takes of other projects or
+/// bundles of the same song brought into one; nothing overwritten.
+func runMerge(_ arguments: ParsedArguments) throws -> Int32 {
+    let into = arguments.positionals[0]
+    let sources = Array(arguments.positionals.dropFirst())
+    let project = try openProject(into, for: .write(owner: "acapella merge"))
+    defer { project.close() }
+    // Bundles are unpacked beside the project (same disk), and removed after.
+    let scratch = ((into as NSString).deletingLastPathComponent.isEmpty ? "." : (into as NSString).deletingLastPathComponent) + "/.merge-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    var failed = false
+    for source in sources {
+        var path = source.hasSuffix("/") ? String(source.dropLast()) : source
+        if path.lowercased().hasSuffix(".zip") {
+            let folder = scratch + "/\(sources.firstIndex(of: source) ?? 0)"
+            do { try Folders.make(folder) } catch {
+                writeError("acapella merge: error: \(error.description); nothing of \(source) was merged")
+                failed = true
+                continue
+            }
+            do {
+                let unpacked = try ProjectBundle.unpack(path, into: folder)
+                for line in unpacked.report { writeError("\(source): \(line)") }
+                path = unpacked.path
+            } catch {
+                writeError("acapella merge: error: \(error.description); nothing of it was merged")
+                failed = true
+                continue
+            }
+        }
+        let other: Project
+        do { other = try openProject(path, for: .read) } catch let error as CLIError {
+            writeError("acapella merge: error: \(error.description); nothing of it was merged")
+            failed = true
+            continue
+        }
+        defer { other.close() }
+        do {
+            let outcome = try project.merge(other)
+            for line in outcome.leftBehind { writeError("\(source): \(line); left there") }
+            print("merged \(source): \(outcome.added.count) take\(outcome.added.count == 1 ? "" : "s") added, \(outcome.alreadyHere) already here\(outcome.leftBehind.isEmpty ? "" : ", \(outcome.leftBehind.count) left there")")
+            failed = failed || !outcome.leftBehind.isEmpty
+        } catch {
+            writeError("acapella merge: error: \(error.description); nothing of it was merged")
+            failed = true
+        }
+    }
+    printTakesBySinger(project)
+    return failed ? 1 : 0
+}
+
+/// Each part's takes grouped by who sang them on which box, and the ones playing.
+func printTakesBySinger(_ project: Project) {
+    for part in project.score.parts.map(\.name) {
+        let takes = project.manifest.takes.filter { $0.part == part }
+        guard !takes.isEmpty else { print("\(part): no takes"); continue }
+        var groups: [(key: String, ids: [Int])] = []
+        for take in takes {
+            let key = [take.singer ?? "someone", take.box.map { "box \($0)" } ?? "this box"].joined(separator: ", ")
+            if let index = groups.firstIndex(where: { $0.key == key }) { groups[index].ids.append(take.id) } else { groups.append((key, [take.id])) }
+        }
+        let playing = takes.filter { $0.active && $0.state.isUsable }.map { "take \($0.id)" }
+        print("\(part): " + groups.map { "\($0.key): takes \($0.ids.map(String.init).joined(separator: " "))" }.joined(separator: "; ")
+              + "; playing: " + (playing.isEmpty ? "its tones" : playing.joined(separator: ", ")))
+    }
+}

@@ -48,6 +48,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,…] or sim[:latency=FRAMES,reported=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default: the first card, else sim)"),
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
+            OptionSpec(names: ["--as"], valueName: "NAME", help: "who sings: kept with the take, listed by 'takes' and after a merge"),
             OptionSpec(names: ["--progress"], valueName: nil, help: "print 'captured N' lines while recording"),
             OptionSpec(names: ["--guide"], valueName: nil, help: "keep the part's own guide tone on while recording (normally muted: you sing it)"),
         ],
@@ -137,10 +138,16 @@ let commands: [Subcommand] = [
         details: "Every entry must be the manifest, the song or a take's audio or sidecar under one NAME.acaproj/\nfolder (no other path, no links, at most 10000 files and 64 GiB). The project is unpacked into a\nhidden folder beside, opened and checked like any project, and only then given its name; a\nproject of that name already there is never touched.",
         run: runImportProject),
     Subcommand(
-        name: "takes", summary: "list or change a project's takes",
-        positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|delete ID|undo|recover]", positionalCount: 1...4,
+        name: "merge", summary: "bring the takes of other projects or bundles of the same song into one project",
+        positionals: "INTO.acaproj FROM…", positionalCount: 2...200,
         options: [],
-        details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; recover reopens the\nproject, repairing takes left by a crash and rebuilding a damaged manifest.",
+        details: "Each FROM is a project or a bundle (NAME.acaproj.zip) of the same song (the same parts, timing\nand notes; another arrangement or edit is refused with the reason). Every take is copied with\nits singer, box, date and alignment under its own file name (each box names its takes apart);\nnothing is ever overwritten, and a take already here is not copied twice. A part that has a\ntake playing keeps it; choose another with 'acapella takes INTO activate ID'. Ends with each\npart's takes by singer and box.",
+        run: runMerge),
+    Subcommand(
+        name: "takes", summary: "list or change a project's takes",
+        positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|gain ID ±DB|delete ID|undo|recover]", positionalCount: 1...4,
+        options: [],
+        details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; gain sets a take's\nlevel in playback and mixes (-60 to +12 dB); recover reopens the project, repairing takes left by\na crash and rebuilding a damaged manifest. The list gives each take's singer, box and date.",
         run: runTakes),
     Subcommand(
         name: "mix", summary: "render a song or project to a loudness-normalized audio file",

@@ -55,9 +55,11 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     case "off": request.singer = nil
     case let other: throw CLIError("--singer expects on or off, not '\(other)'")
     }
+    let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
     let device = try openDevice(arguments.value("--device"))
     let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"))
     defer { project.close() }
+    project.origin = origin
     // Ctrl-C, a stop or a closed terminal finishes the take, as the stop button does.
     StopSignals.install()
     writeError("recording \(part) on the \(device.name)\(device is SimulatedRoom ? "; no sound card is used" : "")")
@@ -77,8 +79,15 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     return result.problems.isEmpty && !result.takes.isEmpty ? 0 : 1
 }
 
+/// This box (its id from the data directory) and the singer named by `source`.
+func localOrigin(singer: String?, source: String) throws -> TakeOrigin {
+    if let singer, let problem = TakeOrigin.singerProblem(singer) { throw CLIError("\(source): \(problem)") }
+    do { return TakeOrigin(box: try BoxIdentity.current(), singer: singer) } catch { throw CLIError(error.description, exitCode: 1) }
+}
+
 /// One line per take: id, part, state, length, range, alignment,
-/// dropouts, and why it cannot play when it cannot.
+/// dropouts, who sang it on which box and when, and why it cannot play
+/// when it cannot.
 func describe(_ take: TakeRecord, rate: Int, condition: TakeCondition? = nil, framesOnDisk: Int64? = nil) -> String {
     let frames = framesOnDisk ?? take.frames
     let seconds = Double(frames) / Double(rate)
@@ -88,6 +97,9 @@ func describe(_ take: TakeRecord, rate: Int, condition: TakeCondition? = nil, fr
     text += "  offset \(take.alignmentOffsetSamples)"
     if take.nudgeSamples != 0 { text += " nudge \(take.nudgeSamples)" }
     if !take.dropouts.isEmpty { text += "  \(take.dropouts.count) dropout\(take.dropouts.count == 1 ? "" : "s")" }
+    if let gain = take.gainDB { text += String(format: "  gain %+.1f dB", gain) }
+    let by = [take.singer, take.box.map { "box " + $0 }, take.recorded.map { String($0.prefix(16)).replacingOccurrences(of: "T", with: " ") }].compactMap { $0 }
+    if !by.isEmpty { text += "  " + by.joined(separator: ", ") }
     text += "  \(take.file)"
     if let condition, case .live = condition {
         text += "  (\(condition.description); \(String(format: "%.2f", seconds)) s so far)"
@@ -130,8 +142,13 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
             throw CLIError("takes nudge needs ID and ±SAMPLES (within ±48000), e.g. 'nudge 3 -12'")
         }
         _ = try id(2)
+    case "gain":
+        guard arguments.positionals.count == 4, let decibels = Double(arguments.positionals[3]), TakeRecord.gains.contains(decibels) else {
+            throw CLIError("takes gain needs ID and ±DB (from -60 to +12), e.g. 'gain 3 -2.5'")
+        }
+        _ = try id(2)
     default:
-        throw CLIError("unknown takes action '\(action)'; use list, activate, nudge, delete, undo or recover")
+        throw CLIError("unknown takes action '\(action)'; use list, activate, nudge, gain, delete, undo or recover")
     }
     // Listing only reads (it never repairs, and works while another
     // program records); every other action writes, and waits for no one.
@@ -151,6 +168,8 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
             try project.discard(try id(2))
         case "nudge":
             try project.nudge(try id(2), by: Int64(arguments.positionals[3]) ?? 0)
+        case "gain":
+            try project.setGain(try id(2), decibels: Double(arguments.positionals[3]) ?? 0)
         default:
             break
         }

@@ -19,7 +19,8 @@ final class Spawned: @unchecked Sendable {
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: try acapellaExecutable())
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        // A box id of its own: take names are known, and no id file is made in the user's data directory.
+        process.environment = ProcessInfo.processInfo.environment.merging(["ACAPELLA_BOX_ID": "spawned"].merging(environment) { _, new in new }) { _, new in new }
         process.standardInput = FileHandle.nullDevice
         let out = Pipe()
         let err = Pipe()

@@ -88,7 +88,7 @@ struct DiskAttackTests {
         let (project, recorder) = try Self.recording(on: disk, after: 48_000, device: "sim:speed=2")
         disk.fill()
         #expect(recorder.wait() == 1, "\(recorder.err)")
-        #expect(recorder.err.contains("\(project): takes/soprano-1.wav: No space left on device; the take is kept up to"), "\(recorder.err)")
+        #expect(recorder.err.contains("\(project): takes/soprano-spawned-1.wav: No space left on device; the take is kept up to"), "\(recorder.err)")
         #expect(recorder.out.split(separator: "\n").last { !$0.hasPrefix("captured") }?.hasPrefix("take 1  Soprano  kept, active") == true, "\(recorder.out)")
         // What it said is what the disk holds.
         let (opened, report) = try Project.open(project, for: .read)
