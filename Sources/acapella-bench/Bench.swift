@@ -24,6 +24,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "latency": return try benchLatency(arguments)
     case "web": return try benchWeb(arguments)
     case "analyze": return try benchAnalyze(arguments)
+    case "merge": return try benchMerge(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }
