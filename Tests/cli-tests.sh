@@ -423,6 +423,23 @@ expect "merge another edit" 1 "$acapella" merge "$work/choir.acaproj" "$work/fas
   check "refused merges changed nothing" equals "$(cd "$work/choir.acaproj" && ls -R && cat manifest.json)" "$before"
 expect "record --as with a newline" 2 "$acapella" record "$work/choir.acaproj" --part Alto --as $'A\nB' && check "singer message" contains "$err" "--as: a singer's name is one line of text"
 expect "a bad box id" 1 env ACAPELLA_BOX_ID=Box-1 "$acapella" record "$work/choir.acaproj" --part Alto && check "box id message" contains "$err" "ACAPELLA_BOX_ID: 'Box-1' is not a box id"
+# The session as it was left: kept in the project, resumed by the box, used by mix.
+expect "a fresh project's session" 0 "$acapella" session "$work/choir.acaproj" && check "as written" contains "$out" "as written: every part at its level and place"
+expect "change the session" 0 "$acapella" session "$work/choir.acaproj" --part bass --volume -4 --pan 0.8 --loop 3-6 --count-in 2 &&
+  check "the change in words" equals "$out" "Bass -4.0 dB pan +0.80"$'\n'"count-in 2, metronome off, verse 1, loop 3-6 on"
+expect "mute the tenor" 0 "$acapella" session "$work/choir.acaproj" --part Tenor --mute on
+expect "mix as last rehearsed" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/rehearsed.wav" &&
+  check "mix says it used the session" contains "$err" "mixed as last rehearsed (session.json): Tenor muted, Bass -4.0 dB pan +0.80; --session ignore mixes without it"
+expect "mix without the session" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/plain.wav" --session ignore &&
+  check "not said" bash -c "! grep -q 'last rehearsed' '$work/err'" && check "the mixes differ" bash -c "! cmp -s '$work/rehearsed.wav' '$work/plain.wav'"
+expect "a volume out of range" 2 "$acapella" session "$work/choir.acaproj" --part Alto --volume 40 && check "volume message" contains "$err" "--volume expects dB from -60 to +12"
+expect "a pan without a part" 2 "$acapella" session "$work/choir.acaproj" --pan 0.5 && check "part message" contains "$err" "need --part NAME"
+expect "a loop outside the song" 1 "$acapella" session "$work/choir.acaproj" --loop 90-99 && check "loop message" contains "$err" "measures 90-99 are not in the song"
+"$acapella" run --project "$work/choir.acaproj" --seconds 2 --device sim --data "$work/resume" --web off </dev/null >/dev/null 2>"$work/resume.err"
+check "the box resumes the session" contains "$(cat "$work/resume.err")" "resumed as last left: Tenor muted, Bass -4.0 dB pan +0.80"
+check "and leaves it as it was" contains "$(tr -d ' \n' <"$work/choir.acaproj/session.json")" '"countIn":2,"format":"acapella-session","loop":[3,6],"looping":true'
+printf '{ broken' >"$work/choir.acaproj/session.json"
+expect "a damaged session file" 0 "$acapella" session "$work/choir.acaproj" && check "named, defaults used" contains "$err" "session.json: not valid JSON"
 expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
 head -c 8192 /dev/urandom >"$work/noise.wav"
 expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"

@@ -294,6 +294,16 @@ public enum Box {
             }
             options.partIndex = score.parts.count - 1
         }
+        // The project's last session: its tempo, count-in, metronome and verse start this one.
+        let (saved, savedProblem) = project.sessionState()
+        if let savedProblem { log(savedProblem, .warning) }
+        let resuming = FileManager.default.fileExists(atPath: project.path + "/" + SessionState.fileName) && savedProblem == nil
+        if resuming {
+            options.tempoPercent = saved.tempoPercent
+            options.countIn = saved.countIn
+            options.metronome = saved.metronome
+            options.verse = saved.verse
+        }
         var rigOptions = RigOptions(partIndex: options.partIndex)
         rigOptions.countIn = options.countIn
         rigOptions.tempoPercent = options.tempoPercent
@@ -311,7 +321,9 @@ public enum Box {
         context.recordingRefused = refused.map { _ in "\(project.path) is in use by another program or read-only" }
         context.playOnceAndQuit = options.playOnceAndQuit
         context.web = io.webBanner
+        context.ownMix = saved.partMixes(for: score)[options.partIndex]
         var session = BoxSession(context)
+        var lastSaved = saved
         let partName = context.partName
         let status = { (mode: String) in "\(context.songTitle) — \(partName): \(mode)" }
         log("ready: \(context.songTitle), recording part \(partName) (\(options.partIndex + 1) of \(score.parts.count)); project \(project.path); \(rig.calibration)")
@@ -320,6 +332,12 @@ public enum Box {
         var takesChanged = true
         // Short enough for a 16×2 LCD's message line.
         if let banner = io.webBanner { log("web code \(banner.code)") }
+        if resuming {
+            for effect in session.restore(saved, score: score) {
+                if case .engine(let commands) = effect { for command in commands { rig.control.send(command) } }
+            }
+            log("resumed as last left: \(saved.describe(partNames: context.partNames))")
+        }
         if options.autoplay || options.playOnceAndQuit { rig.link.send(.play) }
         rig.start()
         io.service.ready(status: status("stopped"))
@@ -337,6 +355,7 @@ public enum Box {
         /// Feeds one input to the session and carries out what it says.
         func feed(_ input: BoxSession.Input, stamp: Int64? = nil) {
             var queue: [BoxSession.Input] = [input]
+            defer { saveSession() }
             while !queue.isEmpty {
                 let effects = session.handle(queue.removeFirst(), snapshot: rig.link.snapshot())
                 for effect in effects {
@@ -374,6 +393,21 @@ public enum Box {
                         break
                     }
                 }
+            }
+        }
+
+        /// The session as it stands, saved in the project when it changed
+        /// (only where this box may write it).
+        func saveSession() {
+            guard let recorder = rig.recorder else { return }
+            // Whether the engine loops is read once it has applied every command sent (a later tick saves it).
+            let snapshot = rig.link.snapshot()
+            guard snapshot.commandsApplied >= rig.link.commandsSent else { return }
+            let now = session.rehearsal(over: lastSaved, looping: snapshot.looping)
+            guard now != lastSaved else { return }
+            lastSaved = now
+            do { try recorder.withProject { try $0.saveSession(now) } } catch {
+                log("\(project.path): the session could not be saved (\(error)); it is kept in memory", .warning)
             }
         }
 

@@ -198,6 +198,54 @@ public struct BoxSession: Sendable {
         dispatcher = ActionDispatcher(quantize: context.quantize, metronome: context.metronome)
     }
 
+    // MARK: The session as it was left
+
+    /// Picks up where the project's last session left off (its tempo,
+    /// count-in, metronome and verse are already in the context): each
+    /// other part's level, place, mute and solo, the singer's part alone
+    /// when it was, and the loop (on again when it was on).
+    public mutating func restore(_ state: SessionState, score: Score) -> [Effect] {
+        var commands: [EngineCommand] = []
+        let mixes = state.partMixes(for: score)
+        for (index, part) in score.parts.enumerated() where index != context.partIndex {
+            if let saved = state.parts[part.name] {
+                var mix = mixes[index]
+                mix.muted = saved.mute
+                commands.append(.mix(part: index, mix))
+            }
+            if state.parts[part.name]?.solo == true { commands.append(.solo(part: index, true)) }
+        }
+        if state.parts[context.partName]?.solo == true {
+            soloed = true
+            commands.append(.solo(part: context.partIndex, true))
+        }
+        var effects: [Effect] = commands.isEmpty ? [] : [.engine(commands)]
+        if let loop = state.loopMeasures, rangeRefusal(loop, punch: false) == nil {
+            dispatcher.setLoop(loop)
+            if state.looping { effects.append(.engine([.loop(loop)])) }
+        }
+        return effects
+    }
+
+    /// The session as it stands, to be saved over `base` (what was read:
+    /// the parts' levels the box does not change stay as they were).
+    /// `looping`: whether the engine loops now.
+    public func rehearsal(over base: SessionState, looping: Bool) -> SessionState {
+        var state = base
+        state.tempoPercent = context.tempoPercent
+        state.countIn = context.countIn
+        state.metronome = dispatcher.metronomeOn
+        state.verse = context.verse
+        if let start = dispatcher.loopStart {
+            state.loop = [start, max(start, dispatcher.loopEnd ?? start)]
+        }
+        state.looping = looping && state.loop != nil
+        var own = state.parts[context.partName] ?? SessionState.Part()
+        own.solo = soloed
+        state.parts[context.partName] = own == SessionState.Part() ? nil : own
+        return state
+    }
+
     /// Songs were added to the library (the web page's uploads).
     public mutating func libraryGrew(to count: Int) {
         context.songCount = max(context.songCount, count)

@@ -21,6 +21,9 @@ public struct MixdownOptions: Sendable {
     public var transpose = 0
     /// Samples per second.
     public var sampleRate = 48_000
+    /// The parts' levels, places and mutes to start from (a project's
+    /// session); nil: spread evenly at the default level.
+    public var baseMixes: [PartMix]?
 
     /// Defaults: −16 LUFS, −1 dBTP, tones, written tempo and pitch, 48 kHz.
     public init() {}
@@ -40,7 +43,7 @@ public enum Mixdown {
     /// chosen part centred and the others quieter.
     public static func partMixes(for score: Score, options: MixdownOptions) throws(MixdownError) -> [PartMix] {
         let count = score.parts.count
-        var mixes = PartMix.spread(count: count)
+        var mixes = options.baseMixes.flatMap { $0.count == count ? $0 : nil } ?? PartMix.spread(count: count)
         if let practice = options.practicePart {
             guard let chosen = score.parts.firstIndex(where: { $0.name.lowercased() == practice.lowercased() }) else {
                 throw MixdownError(description: "no part named '\(practice)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
@@ -64,7 +67,8 @@ public enum Mixdown {
             throw MixdownError(description: error.description)
         }
         var mixes = try partMixes(for: score, options: options)
-        for (index, take) in (takes ?? []).enumerated() where !take.layers.isEmpty && index < mixes.count { mixes[index].muted = false }
+        // Parts with takes sound even with the tones omitted (unless the session mutes them).
+        for (index, take) in (takes ?? []).enumerated() where !take.layers.isEmpty && index < mixes.count && options.baseMixes?[index].muted != true { mixes[index].muted = false }
         if mixes.allSatisfy(\.muted) {
             throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted")
         }

@@ -150,6 +150,24 @@ let commands: [Subcommand] = [
         details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; gain sets a take's\nlevel in playback and mixes (-60 to +12 dB); recover reopens the project, repairing takes left by\na crash and rebuilding a damaged manifest. The list gives each take's singer, box and date.",
         run: runTakes),
     Subcommand(
+        name: "session", summary: "show or change a project's mix and settings as last rehearsed (what the box resumes and mix uses)",
+        positionals: "PROJECT", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part --volume, --pan, --mute and --solo change"),
+            OptionSpec(names: ["--volume"], valueName: "DB", help: "the part's level against the default, -60 to +12 dB"),
+            OptionSpec(names: ["--pan"], valueName: "X", help: "the part's place, -1 (left) to 1 (right)"),
+            OptionSpec(names: ["--mute"], valueName: "on|off", help: "the part silent"),
+            OptionSpec(names: ["--solo"], valueName: "on|off", help: "the part soloed (with any soloed, the others are silent)"),
+            OptionSpec(names: ["--tempo"], valueName: "PERCENT", help: "tempo, 50 to 150 % of written"),
+            OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones, -12 to 12"),
+            OptionSpec(names: ["--loop"], valueName: "A-B|off", help: "the loop's measures, or off"),
+            OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in, 0 to 4"),
+            OptionSpec(names: ["--metronome"], valueName: "on|off", help: "the metronome while playing"),
+            OptionSpec(names: ["--reset"], valueName: nil, help: "back to the defaults first"),
+        ],
+        details: "Kept in PROJECT/session.json. The box saves it as you change tempo, count-in, loop, metronome,\nverse and solo, and starts from it; 'acapella mix PROJECT' mixes with its levels, places, mutes,\nsolos, tempo and key unless told otherwise (--tempo, --transpose, --session ignore).",
+        run: runSession),
+    Subcommand(
         name: "mix", summary: "render a song or project to a loudness-normalized audio file",
         positionals: "SONG_OR_PROJECT", positionalCount: 1...1,
         options: [
@@ -161,6 +179,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones up or down (default 0)"),
             OptionSpec(names: ["--bits"], valueName: "16|24", help: "sample size for .wav and .flac (default 16)"),
             OptionSpec(names: ["--verse"], valueName: "N|all", help: "the verse whose words go with the mix, or all: the song once per verse (default 1)"),
+            OptionSpec(names: ["--session"], valueName: "use|ignore", help: "a project's mix as last rehearsed (levels, pans, mutes, solos, tempo, key; default use)"),
         ],
         details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named. When the song has words,\ntheir timed lines are written beside the mix as OUT.lrc (the practice part's, else the first\npart's with words). With --verse all each take plays again in every verse.",
         run: runMix),
@@ -353,6 +372,12 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
         options.tempoScale = scale
     }
     options.transpose = try arguments.int("--transpose", default: 0, range: -24...24)
+    let useSession: Bool
+    switch arguments.value("--session") ?? "use" {
+    case "use": useSession = true
+    case "ignore": useSession = false
+    case let other: throw CLIError("--session expects use or ignore, not '\(other)'")
+    }
     let bits = try arguments.int("--bits", default: 16, range: 16...24)
     guard bits == 16 || bits == 24 else { throw CLIError("--bits expects 16 or 24") }
 
@@ -363,6 +388,16 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     if isProject {
         let project = try openProject(source, for: .read)
         score = project.score
+        if useSession {
+            // The mix as the project was last rehearsed, unless the command line says otherwise.
+            let (state, problem) = project.sessionState()
+            if let problem { writeError("\(source): \(problem)") }
+            options.baseMixes = state.partMixes(for: score)
+            if arguments.value("--tempo") == nil { options.tempoScale = state.tempoScale }
+            if arguments.value("--transpose") == nil { options.transpose = state.transpose }
+            let said = state.describe(partNames: score.parts.map(\.name))
+            if !said.isEmpty { writeError("\(source): mixed as last rehearsed (\(SessionState.fileName)): \(said); --session ignore mixes without it") }
+        }
         let schedule = ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose)
         let (active, leftOut) = project.activeTakes(for: schedule)
         for take in leftOut { writeError("\(source): \(take.description); not played in this mix") }

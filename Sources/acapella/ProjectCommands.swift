@@ -3,6 +3,7 @@ import AcapellaBox
 import AcapellaCLI
 import AcapellaControl
 import AcapellaDevices
+import AcapellaEngine
 import AcapellaProject
 import AcapellaScore
 import Foundation
@@ -267,5 +268,85 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     } catch {
         throw CLIError("\(error)", exitCode: 1)
     }
+    return 0
+}
+
+/// `acapella session PROJECT [changes]`: the mix and settings the project
+/// was last rehearsed with (what the box resumes and `mix` uses); with
+/// options, changes them (a writer, refused while the box has the project).
+func runSession(_ arguments: ParsedArguments) throws -> Int32 {
+    let path = arguments.positionals[0]
+    let changing = ["--part", "--volume", "--pan", "--mute", "--solo", "--tempo", "--transpose", "--loop", "--count-in", "--metronome", "--reset"]
+        .contains { arguments.value($0) != nil || arguments.flags.contains($0) }
+    func onOff(_ name: String) throws -> Bool? {
+        guard let text = arguments.value(name) else { return nil }
+        switch text {
+        case "on": return true
+        case "off": return false
+        default: throw CLIError("\(name) expects on or off, not '\(text)'")
+        }
+    }
+    // The words are checked before the project is touched.
+    let volume = try arguments.value("--volume").map { text -> Double in
+        guard let value = Double(text), SessionState.volumes.contains(value) else { throw CLIError("--volume expects dB from -60 to +12, not '\(text)'") }
+        return value
+    }
+    let pan = try arguments.value("--pan").map { text -> Double in
+        guard let value = Double(text), (-1...1).contains(value) else { throw CLIError("--pan expects -1 (left) to 1 (right), not '\(text)'") }
+        return value
+    }
+    let mute = try onOff("--mute"), solo = try onOff("--solo"), metronome = try onOff("--metronome")
+    if (volume != nil || pan != nil || mute != nil || solo != nil) && arguments.value("--part") == nil {
+        throw CLIError("--volume, --pan, --mute and --solo need --part NAME")
+    }
+    let tempo = arguments.value("--tempo") == nil ? nil : try arguments.int("--tempo", default: 100, range: SessionState.tempoPercents)
+    let transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: SessionState.transpositions)
+    let countIn = arguments.value("--count-in") == nil ? nil : try arguments.int("--count-in", default: 1, range: 0...4)
+    var loop: ClosedRange<Int>??
+    if let text = arguments.value("--loop") {
+        if text == "off" {
+            loop = .some(nil)
+        } else {
+            let pieces = text.split(separator: "-").map { Int($0) }
+            guard pieces.count == 2, let first = pieces[0], let last = pieces[1], first >= 0, first <= last else { throw CLIError("--loop expects measures like 5-8, or off, not '\(text)'") }
+            loop = first...last
+        }
+    }
+    let project = try openProject(path, for: changing ? .write(owner: "acapella session") : .read)
+    defer { project.close() }
+    var (state, problem) = project.sessionState()
+    if let problem { writeError("\(path): \(problem)") }
+    if changing {
+        if arguments.flags.contains("--reset") { state = SessionState() }
+        if let name = arguments.value("--part") {
+            guard let part = project.score.parts.first(where: { $0.name.lowercased() == name.lowercased() })?.name else {
+                throw CLIError("no part named '\(name)'; the parts are: \(project.score.parts.map(\.name).joined(separator: ", "))", exitCode: 1)
+            }
+            var mix = state.parts[part] ?? SessionState.Part()
+            if let volume { mix.volumeDB = volume }
+            if let pan { mix.pan = pan }
+            if let mute { mix.mute = mute }
+            if let solo { mix.solo = solo }
+            state.parts[part] = mix == SessionState.Part() ? nil : mix
+        }
+        if let tempo { state.tempoPercent = tempo }
+        if let transpose { state.transpose = transpose }
+        if let countIn { state.countIn = countIn }
+        if let metronome { state.metronome = metronome }
+        if let loop {
+            if let measures = loop {
+                let schedule = try? Schedule(score: project.score, options: ScheduleOptions())
+                guard schedule?.loopRange(measures: measures) != nil else { throw CLIError("--loop: measures \(measures.lowerBound)-\(measures.upperBound) are not in the song", exitCode: 1) }
+                state.loop = [measures.lowerBound, measures.upperBound]
+                state.looping = true
+            } else {
+                state.looping = false
+            }
+        }
+        do { try project.saveSession(state) } catch { throw CLIError(error.description, exitCode: 1) }
+    }
+    let words = state.describe(partNames: project.score.parts.map(\.name))
+    print(words.isEmpty ? "as written: every part at its level and place, tempo 100 %, no transposition" : words)
+    print("count-in \(state.countIn), metronome \(state.metronome ? "on" : "off"), verse \(state.verse), loop " + (state.loopMeasures.map { "\($0.lowerBound)-\($0.upperBound) \(state.looping ? "on" : "off")" } ?? "none"))
     return 0
 }

@@ -352,4 +352,58 @@ import Testing
         #expect(lost.contains(.log("the device went away; waiting for the device to come back (the take so far is kept)", .warning)))
         #expect(Self.said(session.handle(.deviceBack("alsa:hw:1"), snapshot: Self.snapshot())) == ["the audio device is back"])
     }
+
+    /// A session resumes as it was left: the saved parts' mixes, solo and
+    /// loop go to the engine; what the singer then changes (tempo, loop,
+    /// metronome, count-in, solo) is what would be saved, over the levels
+    /// the box does not change.
+    @Test func theSessionResumesAndIsSavedAsItStands() throws {
+        var saved = SessionState()
+        saved.parts = ["Bass": .init(volumeDB: -6, pan: 0.9, mute: true), "Soprano": .init(solo: true)]
+        saved.loop = [3, 6]
+        saved.looping = true
+        var session = BoxSession(Self.context())
+        let restored = Self.commands(session.restore(saved, score: Self.score))
+        let bass = saved.partMixes(for: Self.score)[3]
+        #expect(abs(bass.gain - 0.3 * 0.501187) < 1e-4 && bass.pan == 0.9)
+        #expect(restored == [.mix(part: 0, saved.partMixes(for: Self.score)[0]), .solo(part: 0, true), .mix(part: 3, bass), .loop(3...6)])
+        // Nothing changed yet: the same state would be saved.
+        #expect(session.rehearsal(over: saved, looping: true) == saved)
+        // The singer's own part alone, the loop off, the metronome on, faster, a longer count-in.
+        _ = session.handle(.action(.soloPart), snapshot: Self.snapshot(looping: true))
+        #expect(Self.commands(session.handle(.action(.loop), snapshot: Self.snapshot(looping: true))) == [.loop(nil)])
+        _ = session.handle(.action(.metronome), snapshot: Self.snapshot())
+        _ = session.handle(.action(.tempoUp), snapshot: Self.snapshot())
+        _ = session.handle(.retimed(.success(try Schedule(score: Self.score, options: ScheduleOptions(tempoScale: Rational(105, 100), countInMeasures: 1)))), snapshot: Self.snapshot())
+        let now = session.rehearsal(over: saved, looping: false)
+        #expect(now.tempoPercent == 105 && now.metronome && !now.looping && now.loop == [3, 6])
+        #expect(now.parts["Alto"] == .init(solo: true) && now.parts["Bass"] == saved.parts["Bass"])
+        // A loop outside the song is not restored.
+        var outside = SessionState()
+        outside.loop = [90, 95]
+        outside.looping = true
+        var other = BoxSession(Self.context())
+        #expect(other.restore(outside, score: Self.score).isEmpty)
+    }
+
+    /// The state file: defaults when absent, every key optional, an
+    /// impossible value named by key; `mix` reads the same mixes.
+    @Test func theSessionFileSaysWhereItIsWrong() throws {
+        let project = try temporaryProject("amazing-grace.acasong")
+        defer { project.close(); try? FileManager.default.removeItem(atPath: project.path) }
+        #expect(project.sessionState().state == SessionState() && project.sessionState().problem == nil)
+        var state = SessionState()
+        state.parts["Tenor"] = .init(volumeDB: 3)
+        state.tempoPercent = 80
+        try project.saveSession(state)
+        #expect(project.sessionState().state == state)
+        try Data(#"{"format": "acapella-session", "tempoPercent": 500}"#.utf8).write(to: URL(fileURLWithPath: project.path + "/session.json"))
+        #expect(project.sessionState().problem?.hasSuffix("session.json: tempoPercent: 500 is outside 50…150; the defaults are used until it is saved again") == true)
+        try Data(#"{"format": "acapella-session", "parts": {"Descant": {}}}"#.utf8).write(to: URL(fileURLWithPath: project.path + "/session.json"))
+        #expect(project.sessionState().problem?.contains("parts.Descant: the song has no such part") == true)
+        try Data("{ broken".utf8).write(to: URL(fileURLWithPath: project.path + "/session.json"))
+        #expect(project.sessionState().problem?.contains("session.json") == true && project.sessionState().state == SessionState())
+        state.tempoPercent = 10
+        #expect(throws: ProjectError.self) { try project.saveSession(state) }
+    }
 }
