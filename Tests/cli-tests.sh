@@ -440,6 +440,29 @@ check "the box resumes the session" contains "$(cat "$work/resume.err")" "resume
 check "and leaves it as it was" contains "$(tr -d ' \n' <"$work/choir.acaproj/session.json")" '"countIn":2,"format":"acapella-session","loop":[3,6],"looping":true'
 printf '{ broken' >"$work/choir.acaproj/session.json"
 expect "a damaged session file" 0 "$acapella" session "$work/choir.acaproj" && check "named, defaults used" contains "$err" "session.json: not valid JSON"
+# The user's songs: MusicXML dropped into songs/ is imported beside itself; the box notices arrivals while it runs.
+if [[ -d "$mx" ]]; then
+  mkdir -p "$work/lib/songs" && cp "$mx/bach_bwv66.6.mxl" "$work/lib/songs/chorale.mxl" && printf '<score-partwise><part-list>' >"$work/lib/songs/broken.musicxml"
+  expect "songs imports what was dropped" 1 "$acapella" songs --data "$work/lib" &&
+    check "the import said" contains "$err" "chorale.mxl: imported as" &&
+    check "the failure said, in one line" contains "$err" "broken.musicxml:1:28: error: malformed XML (the document is empty or does not start with an element); not imported (the file stays; mend or replace it)" &&
+    check "the song, its report, the error beside" bash -c "test -s '$work/lib/songs/chorale.acasong' && test -s '$work/lib/songs/chorale.import.txt' && test -s '$work/lib/songs/broken.musicxml.error.txt' && test -s '$work/lib/songs/broken.musicxml'" &&
+    check "listed as yours" contains "$out" "yours    " && check "shipped listed too" contains "$out" "shipped  Amazing Grace  [hymn, easy, 4 voices, SATB]"
+  expect "songs by tag" 1 "$acapella" songs --data "$work/lib" --tag easy &&
+    check "only the easy ones" bash -c "! grep -q -i chorale '$work/out' && grep -q 'Row, Row, Row Your Boat' '$work/out'"
+  expect "the box on a MusicXML song" 0 "$acapella" run --song "$mx/bach_bwv66.6.mxl" --seconds 1 --device sim --web off --data "$work/mxlbox" &&
+    check "its project made from the import" bash -c "grep -q '^part Soprano' '$work/mxlbox/projects/bach_bwv66.6.acaproj/score.acasong'"
+  expect "the box on a broken MusicXML song" 1 "$acapella" run --song "$work/lib/songs/broken.musicxml" --seconds 1 --device sim --web off --data "$work/badbox" &&
+    check "one line saying where" contains "$err" "broken.musicxml:1:28: error: malformed XML"
+  mkdir -p "$work/livebox/songs"
+  "$acapella" run --data "$work/livebox" --seconds 4 --device sim --web off </dev/null >/dev/null 2>"$work/livebox.err" &
+  livebox=$!
+  sleep 1.5
+  cp "$mx/bach_bwv26.6.mxl" "$work/livebox/songs/.copying" && mv "$work/livebox/songs/.copying" "$work/livebox/songs/arrived.mxl"
+  wait $livebox
+  check "the running box imports a song dropped in, and says so once" equals "$(grep -c 'arrived.mxl: imported as' "$work/livebox.err")" "1" &&
+    check "the song is there" test -s "$work/livebox/songs/arrived.acasong"
+fi
 expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
 head -c 8192 /dev/urandom >"$work/noise.wav"
 expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"

@@ -57,6 +57,8 @@ public struct BoxOptions: Sendable {
     /// LCDd's address (nil: no LCD).
     public var lcdHost: String? = "127.0.0.1"
     public var lcdPort: UInt16 = 13_666
+    /// The tag the library is browsed by (nil: every song); kept across songs.
+    public var tagFilter: String?
     /// Where takes come from: this box's id (in every take's file name) and
     /// who sings (the `singer` setting). The default names no box.
     public var origin = TakeOrigin()
@@ -117,6 +119,15 @@ public enum Box {
             web?.server.stop()
         }
         let started = MonotonicClock.nanoseconds()
+        // The user's songs folder, watched for new files.
+        let userSongs = SongLibrary.userFolder(options.dataDirectory)
+        var songsWatch: FolderWatch?
+        do {
+            try Folders.make(userSongs)
+            songsWatch = try FolderWatch(userSongs)
+        } catch {
+            log("\(error); songs dropped there are found at the next start", .warning)
+        }
         var next = SessionEnd.switchTo(song: options.songIndex, part: options.partIndex)
         var first = true
         loop: while !StopSignals.received {
@@ -136,6 +147,7 @@ public enum Box {
             var io = SessionIO(hub: hub, console: console, display: display, lcd: lcd, wake: wake, service: service, log: log, feedback: controls.feedback,
                                quantize: controls.punchQuantize, shortTitle: titles[options.songIndex], started: started)
             io.web = web?.hub
+            io.songsWatch = songsWatch
             io.webFont = web?.font
             // The name as announced (a collision renames it: acapella-2.local).
             io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.banner.code) }
@@ -197,6 +209,8 @@ public enum Box {
         let quantize: Quantize
         let shortTitle: String
         let started: Int64
+        /// New files in the user's songs folder (nil: not watched).
+        var songsWatch: FolderWatch?
         /// The web page's hub, the music font and the pairing code (nil: no page).
         var web: WebHub?
         var webFont: SMuFLFont?
@@ -257,12 +271,12 @@ public enum Box {
     /// Opens the song's project: for writing when it can, else for reading
     /// (and says why nothing can be recorded); created on first use.
     static func openProject(song path: String, options: BoxOptions, sampleRate: Int, log: BoxLog) throws -> (project: Project, refused: String?) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ProjectError(description: "\(path): cannot read the song") }
         let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
         let projectPath = options.projectPaths[path] ?? options.dataDirectory + "/projects/\(stem).acaproj"
         if !FileManager.default.fileExists(atPath: projectPath) {
-            do { _ = try Acasong.parse(bytes: [UInt8](data), file: path) } catch { throw ProjectError(description: error.errors.first.map { "\($0)" } ?? path) }
-            let created = try Project.create(at: projectPath, songText: String(decoding: data, as: UTF8.self), sampleRate: sampleRate, owner: "acapella run")
+            // .acasong as it is; MusicXML imported (run --song Hymn.mxl).
+            let text = try SongLibrary.songText(path)
+            let created = try Project.create(at: projectPath, songText: text, sampleRate: sampleRate, owner: "acapella run")
             created.origin = options.origin
             return (created, nil)
         }
@@ -321,6 +335,8 @@ public enum Box {
         context.recordingRefused = refused.map { _ in "\(project.path) is in use by another program or read-only" }
         context.playOnceAndQuit = options.playOnceAndQuit
         context.web = io.webBanner
+        context.songTags = options.songs.map { SongHeader.read($0).tags }
+        context.tag = options.tagFilter
         context.ownMix = saved.partMixes(for: score)[options.partIndex]
         var session = BoxSession(context)
         var lastSaved = saved
@@ -348,6 +364,7 @@ public enum Box {
         var lights: Set<String> = []
         var lastDraw: Int64 = 0
         let descriptors = [PollDescriptor(fd: io.wake.fd)] + (io.console.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? []) + io.hub.descriptors
+            + (io.songsWatch.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? [])
         var end = SessionEnd.quit
         /// What the session said, for the web page's answers.
         var said: [String] = []
@@ -389,6 +406,8 @@ public enum Box {
                     case .lights(let on):
                         io.hub.showState(io.feedback, from: lights, to: on)
                         lights = on
+                    case .tag(let tag):
+                        options.tagFilter = tag
                     case .end:
                         break
                     }
@@ -489,10 +508,20 @@ public enum Box {
             }
             for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
+            // Songs dropped into songs/: MusicXML imported, each said; new songs join the library.
+            if let watch = io.songsWatch, ready.contains(watch.fileDescriptor), watch.drain() {
+                for arrival in SongLibrary.importArrivals(in: watch.folder) { feed(.notice(arrival.message)) }
+                let added = SongLibrary.songs(in: watch.folder).filter { !options.songs.contains($0) }
+                if !added.isEmpty {
+                    options.songs += added
+                    session.libraryGrew(to: options.songs.count, tags: options.songs.map { SongHeader.read($0).tags })
+                    io.web?.publishLibrary(options.songs, current: options.songIndex)
+                }
+            }
             if let web = io.web {
                 if let songs = web.songs(ifMoreThan: options.songs.count) {
                     options.songs = songs
-                    session.libraryGrew(to: songs.count)
+                    session.libraryGrew(to: songs.count, tags: songs.map { SongHeader.read($0).tags })
                     web.publishLibrary(options.songs, current: options.songIndex)
                 }
                 for (change, reply) in web.takeChanges() {

@@ -33,6 +33,10 @@ public struct BoxSession: Sendable {
         public var shortTitle: String
         public var songIndex: Int
         public var songCount: Int
+        /// Each song's tags, by index (empty: not known).
+        public var songTags: [[String]] = []
+        /// The tag the library is browsed by (nil: every song).
+        public var tag: String?
         public var partNames: [String]
         public var partIndex: Int
         /// The song compiled at the session's tempo and count-in.
@@ -84,6 +88,18 @@ public struct BoxSession: Sendable {
 
         /// The part being rehearsed.
         public var partName: String { partNames[partIndex] }
+
+        /// Every tag of the library, in the order of first use, once each (case aside).
+        public var allTags: [String] {
+            var seen: Set<String> = []
+            return songTags.flatMap { $0 }.filter { seen.insert($0.lowercased()).inserted }
+        }
+
+        /// Whether song `index` has `tag` (nil: every song has it).
+        public func songHas(_ tag: String?, _ index: Int) -> Bool {
+            guard let tag else { return true }
+            return index < songTags.count && songTags[index].contains { $0.lowercased() == tag.lowercased() }
+        }
     }
 
     /// What happened.
@@ -104,6 +120,8 @@ public struct BoxSession: Sendable {
         case takeFinished(TakeRecord)
         /// A problem the recorder met (a full disk…).
         case recorderProblem(String)
+        /// Something the box noticed (a song arrived in the library).
+        case notice(String)
         /// The result of `Effect.undoLastTake`.
         case undone(Result<TakeRecord, ProjectError>)
         /// The result of `Effect.retime`: the schedule now in force, or why not.
@@ -152,6 +170,8 @@ public struct BoxSession: Sendable {
         case log(String, LogPriority)
         /// The controller's lights: the states that are on now.
         case lights(Set<String>)
+        /// Browse the library by this tag from now on (nil: every song).
+        case tag(String?)
         /// The session is over.
         case end(SessionEnd)
     }
@@ -247,8 +267,9 @@ public struct BoxSession: Sendable {
     }
 
     /// Songs were added to the library (the web page's uploads).
-    public mutating func libraryGrew(to count: Int) {
+    public mutating func libraryGrew(to count: Int, tags: [[String]] = []) {
         context.songCount = max(context.songCount, count)
+        if tags.count == context.songCount { context.songTags = tags }
     }
 
     // MARK: Handling
@@ -286,6 +307,8 @@ public struct BoxSession: Sendable {
             } else {
                 effects.append(say("take \(take.id) not kept: \(take.note ?? "nothing was recorded")"))
             }
+        case .notice(let text):
+            effects.append(say(text))
         case .recorderProblem(let problem):
             effects.append(.log(problem, .warning))
             effects.append(say(problem))
@@ -530,8 +553,25 @@ public struct BoxSession: Sendable {
         switch request {
         case .nextSong, .previousSong:
             let count = max(1, context.songCount)
-            let song = (context.songIndex + (request == .nextSong ? 1 : count - 1)) % count
+            let step = request == .nextSong ? 1 : count - 1
+            // With a tag chosen, only the songs that have it.
+            let here = context
+            let song = (1...count).map { (here.songIndex + step * $0) % count }.first { here.songHas(here.tag, $0) } ?? here.songIndex
+            if song == context.songIndex, let tag = context.tag { return [say("no other song is tagged \(tag); ( and ) choose another tag")] }
             return [.end(.switchTo(song: song, part: context.partIndex))]
+        case .nextTag, .previousTag:
+            let tags = context.allTags
+            guard !tags.isEmpty else { return [say("the songs have no tags")] }
+            // Every song, then each tag in turn.
+            let choices: [String?] = [nil] + tags
+            let at = choices.firstIndex { $0 == context.tag } ?? 0
+            let chosen = choices[(at + (request == .nextTag ? 1 : choices.count - 1)) % choices.count]
+            context.tag = chosen
+            let count = (0..<context.songCount).filter { context.songHas(chosen, $0) }.count
+            let words = chosen.map { "tag \($0): \(count) song\(count == 1 ? "" : "s"); { } step through them" } ?? "every song: \(context.songCount); ( ) choose a tag"
+            if context.songHas(chosen, context.songIndex) { return [.tag(chosen), say(words)] }
+            let first = (0..<context.songCount).first { context.songHas(chosen, $0) } ?? context.songIndex
+            return [.tag(chosen), .log(words, .info), .end(.switchTo(song: first, part: context.partIndex))]
         case .nextPart, .previousPart:
             let part = (context.partIndex + (request == .nextPart ? 1 : parts - 1)) % parts
             return [.end(.switchTo(song: context.songIndex, part: part))]

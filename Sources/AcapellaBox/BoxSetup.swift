@@ -133,9 +133,12 @@ public struct BoxSetup: Sendable {
         guard !songs.isEmpty else { throw failure("no songs: give --song PATH, or run from the repository (Songs/)") }
         var options = BoxOptions(songs: songs, dataDirectory: flags.data ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
         options.projectPaths = projectPaths
-        // Songs added from the web page, after the shipped ones.
-        let added = options.dataDirectory + "/library"
-        options.songs += ((try? FileManager.default.contentsOfDirectory(atPath: added)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { added + "/" + $0 }
+        // The user's songs after the shipped ones: sent from the web page, and
+        // dropped into songs/ (MusicXML there imported now, each said).
+        var arrivals: [String] = []
+        let userSongs = SongLibrary.userFolder(options.dataDirectory)
+        if FileManager.default.fileExists(atPath: userSongs) { arrivals = SongLibrary.importArrivals(in: userSongs).map(\.message) }
+        options.songs += SongLibrary.songs(in: SongLibrary.uploadFolder(options.dataDirectory)) + SongLibrary.songs(in: userSongs)
         options.calibrationStore = options.dataDirectory + "/calibration.json"
         do { options.origin = TakeOrigin(box: try BoxIdentity.current(dataDirectory: options.dataDirectory), singer: settings.singer) } catch { throw failure(error.description) }
         options.powerOffCommand = settings.powerOffCommand
@@ -182,6 +185,7 @@ public struct BoxSetup: Sendable {
         // The room in real time when nobody asked for a device and there is no card.
         if device == nil && DeviceInventory.scan().cards.isEmpty { device = "sim:speed=1" }
         var setup = BoxSetup(options: options, controls: controls, device: device, deviceSource: deviceSource)
+        setup.notes += arrivals
         if isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once {
             setup.notes.append("no terminal: running until stopped (SIGTERM), driven by MIDI and the foot switch")
         }

@@ -63,6 +63,8 @@ public final class WebHub: WebBox {
     private let wake: WakeDescriptor?
     /// Where uploaded songs go, and where downloads are rendered before sending.
     let libraryFolder: String
+    /// Songs dropped into the data directory (shown as the user's too).
+    let songsFolder: String
     let exportsFolder: String
     /// Renders running now (mixes, practice tracks, bundles): at most two.
     private let rendering = Atomic<Int>(0)
@@ -72,7 +74,8 @@ public final class WebHub: WebBox {
 
     public init(wake: WakeDescriptor? = nil, dataDirectory: String) {
         self.wake = wake
-        libraryFolder = dataDirectory + "/library"
+        libraryFolder = SongLibrary.uploadFolder(dataDirectory)
+        songsFolder = SongLibrary.userFolder(dataDirectory)
         exportsFolder = dataDirectory + "/exports"
         // Renders left by a crash are removed (nothing else is ever kept there).
         for name in (try? FileManager.default.contentsOfDirectory(atPath: exportsFolder)) ?? [] where name.hasPrefix("web-") {
@@ -98,7 +101,7 @@ public final class WebHub: WebBox {
         shared.withLock { shared in
             shared.songs.enumerated().map { index, song in
                 WebSong(index: index, title: song.title, tags: song.tags, current: index == shared.currentSong,
-                        uploaded: song.path.hasPrefix(libraryFolder + "/"))
+                        uploaded: song.path.hasPrefix(libraryFolder + "/") || song.path.hasPrefix(songsFolder + "/"))
             }
         }
     }
@@ -418,8 +421,8 @@ public final class WebHub: WebBox {
 
 /// A song file's title and tags, from its first lines (the library lists
 /// them without parsing every song).
-enum SongHeader {
-    static func read(_ path: String) -> (title: String, tags: [String]) {
+public enum SongHeader {
+    public static func read(_ path: String) -> (title: String, tags: [String]) {
         var title = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
         var tags: [String] = []
         guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 4_096) else { return (title, tags) }

@@ -75,7 +75,7 @@ public struct ActionDispatcher: Sendable {
         case .metronome:
             metronomeOn.toggle()
             return .engine([.metronome(metronomeOn ? metronomeGain : 0)])
-        case .previousPart, .nextPart, .previousSong, .nextSong, .tempoUp, .tempoDown, .countIn, .mutePart, .soloPart,
+        case .previousPart, .nextPart, .previousSong, .nextSong, .previousTag, .nextTag, .tempoUp, .tempoDown, .countIn, .mutePart, .soloPart,
              .keepTake, .discardTake, .undoTake, .giveMeMyNote, .nextVerse, .calibrate, .shutdown, .punchWorst:
             return .box(action)
         }

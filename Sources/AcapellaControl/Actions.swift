@@ -15,6 +15,10 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     case nextPart = "next-part"
     case previousSong = "previous-song"
     case nextSong = "next-song"
+    /// Songs by tag (difficulty, voicing, style…): the next tag, and the
+    /// previous and next song step among the songs that have it.
+    case previousTag = "previous-tag"
+    case nextTag = "next-tag"
     case tempoUp = "tempo-up"
     case tempoDown = "tempo-down"
     case metronome

@@ -4,6 +4,7 @@ public enum ConsoleKeys {
     public static let bindings: [(key: Character, action: ControlAction)] = [
         (" ", .playPause), ("s", .stop), ("r", .record), ("p", .punchIn), ("o", .punchOut), ("l", .loop), ("[", .loopStartHere), ("]", .loopEndHere),
         (",", .previousMeasure), (".", .nextMeasure), ("<", .previousPart), (">", .nextPart), ("{", .previousSong), ("}", .nextSong),
+        ("(", .previousTag), (")", .nextTag),
         ("-", .tempoDown), ("+", .tempoUp), ("m", .metronome), ("c", .countIn), ("M", .mutePart), ("S", .soloPart), ("k", .keepTake),
         ("d", .discardTake), ("u", .undoTake), ("n", .giveMeMyNote), ("w", .punchWorst), ("v", .nextVerse), ("C", .calibrate), ("Q", .shutdown),
     ]

@@ -150,6 +150,15 @@ let commands: [Subcommand] = [
         details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; gain sets a take's\nlevel in playback and mixes (-60 to +12 dB); recover reopens the project, repairing takes left by\na crash and rebuilding a damaged manifest. The list gives each take's singer, box and date.",
         run: runTakes),
     Subcommand(
+        name: "songs", summary: "list the box's songs (shipped and yours) with their tags; MusicXML dropped into songs/ is imported first",
+        positionals: "", positionalCount: 0...0,
+        options: [
+            OptionSpec(names: ["--tag"], valueName: "TAG", help: "only the songs with this tag (easy, SATB, hymn…)"),
+            OptionSpec(names: ["--data"], valueName: "DIR", help: "the data directory (default $ACAPELLA_DATA_DIR, else ~/.local/share/acapella)"),
+        ],
+        details: "Your songs live in DATA/songs/: drop .acasong, .musicxml, .xml or .mxl files there (the box\nnotices them while it runs). Each MusicXML file is imported beside itself as NAME.acasong with its\nreport NAME.import.txt; one that cannot be imported stays, its error in NAME.EXT.error.txt.",
+        run: runSongs),
+    Subcommand(
         name: "session", summary: "show or change a project's mix and settings as last rehearsed (what the box resumes and mix uses)",
         positionals: "PROJECT", positionalCount: 1...1,
         options: [

@@ -350,3 +350,38 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     print("count-in \(state.countIn), metronome \(state.metronome ? "on" : "off"), verse \(state.verse), loop " + (state.loopMeasures.map { "\($0.lowerBound)-\($0.upperBound) \(state.looping ? "on" : "off")" } ?? "none"))
     return 0
 }
+
+/// `acapella songs [--tag TAG]`: the box's library — the shipped songs and
+/// the user's (songs/ in the data directory, MusicXML there imported
+/// first, as the box does; songs sent from the web page) — with their tags.
+func runSongs(_ arguments: ParsedArguments) throws -> Int32 {
+    let data = arguments.value("--data") ?? CalibrationStore.dataDirectory
+    let folder = SongLibrary.userFolder(data)
+    var failed = false
+    if FileManager.default.fileExists(atPath: folder) {
+        let arrivals = SongLibrary.importArrivals(in: folder)
+        for arrival in arrivals {
+            writeError(arrival.message)
+            failed = failed || arrival.song == nil
+        }
+        // Files that failed before stay, their errors beside them.
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() where name.hasSuffix(".error.txt") {
+            let source = folder + "/" + String(name.dropLast(".error.txt".count))
+            if FileManager.default.fileExists(atPath: source) && !arrivals.contains(where: { $0.source == source }) {
+                writeError("\((try? String(contentsOfFile: folder + "/" + name, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "\(source): see \(name)")")
+                failed = true
+            }
+        }
+    }
+    let wanted = arguments.value("--tag")?.lowercased()
+    var shown = 0
+    for path in SongLibrary.all(shipped: ShippedFiles.songs, dataDirectory: data) {
+        let header = SongHeader.read(path)
+        guard wanted == nil || header.tags.contains(where: { $0.lowercased() == wanted }) else { continue }
+        let whose = SongLibrary.isUsers(path, dataDirectory: data) ? "yours  " : "shipped"
+        print("\(whose)  \(header.title)" + (header.tags.isEmpty ? "" : "  [\(header.tags.joined(separator: ", "))]") + "  \(path)")
+        shown += 1
+    }
+    if shown == 0 { writeError(wanted.map { "no song is tagged '\($0)'" } ?? "no songs") }
+    return failed ? 1 : 0
+}

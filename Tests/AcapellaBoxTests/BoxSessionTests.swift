@@ -406,4 +406,40 @@ import Testing
         state.tempoPercent = 10
         #expect(throws: ProjectError.self) { try project.saveSession(state) }
     }
+
+    /// Songs by tag: ( and ) choose a tag (then every song again); { and }
+    /// step among the songs that have it; a tag the current song lacks
+    /// moves to the first song that has it.
+    @Test func songsByTag() {
+        var context = Self.context(songCount: 4)
+        context.songTags = [["hymn", "easy"], ["chorale", "Hard"], ["hymn", "hard"], ["round", "easy"]]
+        var session = BoxSession(context)
+        #expect(session.context.allTags == ["hymn", "easy", "chorale", "Hard", "round"])
+        // The first tag: this song has it; the filter is said and kept.
+        #expect(session.handle(.action(.nextTag), snapshot: Self.snapshot()) == [.tag("hymn"), .say("tag hymn: 2 songs; { } step through them")])
+        #expect(session.handle(.action(.nextSong), snapshot: Self.snapshot()) == [.end(.switchTo(song: 2, part: 1))])
+        // A tag this song lacks: to the first song with it.
+        var other = BoxSession(context)
+        _ = other.handle(.action(.nextTag), snapshot: Self.snapshot())
+        _ = other.handle(.action(.nextTag), snapshot: Self.snapshot())
+        #expect(other.handle(.action(.nextTag), snapshot: Self.snapshot()) == [.tag("chorale"), .log("tag chorale: 1 song; { } step through them", .info), .end(.switchTo(song: 1, part: 1))])
+        // Tags match whatever their case; a tag with one song says there is no other.
+        var hard = context
+        hard.songIndex = 1
+        hard.tag = "hard"
+        var alone = BoxSession(hard)
+        #expect(alone.handle(.action(.previousSong), snapshot: Self.snapshot()) == [.end(.switchTo(song: 2, part: 1))])
+        hard.tag = "chorale"
+        alone = BoxSession(hard)
+        #expect(Self.said(alone.handle(.action(.nextSong), snapshot: Self.snapshot())) == ["no other song is tagged chorale; ( and ) choose another tag"])
+        // Before the first tag: every song.
+        var back = BoxSession(context)
+        #expect(back.handle(.action(.previousTag), snapshot: Self.snapshot()).first == .tag("round"))
+        var all = context
+        all.tag = "hymn"
+        var cleared = BoxSession(all)
+        #expect(cleared.handle(.action(.previousTag), snapshot: Self.snapshot()) == [.tag(nil), .say("every song: 4; ( ) choose a tag")])
+        // A song that arrived is said.
+        #expect(Self.said(cleared.handle(.notice("hymn.mxl: imported as 'Hymn' (4 parts)"), snapshot: Self.snapshot())) == ["hymn.mxl: imported as 'Hymn' (4 parts)"])
+    }
 }

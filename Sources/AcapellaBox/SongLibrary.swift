@@ -1,0 +1,120 @@
+import AcapellaMusicXML
+public import AcapellaProject
+import AcapellaScore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The songs a box offers: the shipped ones (read-only), and the user's —
+/// `songs/` in the data directory (files dropped there by a copy, a share
+/// or a USB stick) and `library/` (songs sent from the web page).
+/// MusicXML dropped into `songs/` is imported on arrival: `Hymn.mxl` gives
+/// `Hymn.acasong` and its import report `Hymn.import.txt` beside it; a file
+/// that cannot be imported stays as it is, its error in `Hymn.mxl.error.txt`.
+public enum SongLibrary {
+    /// The user's folder in a data directory.
+    public static func userFolder(_ dataDirectory: String) -> String { dataDirectory + "/songs" }
+    /// Songs sent from the web page.
+    public static func uploadFolder(_ dataDirectory: String) -> String { dataDirectory + "/library" }
+
+    /// A MusicXML file met in the folder.
+    public struct Arrival: Hashable, Sendable {
+        /// The file dropped in.
+        public var source: String
+        /// The song made of it (nil when it failed).
+        public var song: String?
+        /// One line: "Hymn.mxl: imported as 'Hymn' (4 parts; 2 notes in the report)", or the error.
+        public var message: String
+    }
+
+    /// The `.acasong` files of a folder (hidden ones aside), by name.
+    public static func songs(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { $0.hasSuffix(".acasong") && !$0.hasPrefix(".") }.sorted().map { folder + "/" + $0 }
+    }
+
+    /// Every song a box with `dataDirectory` offers: shipped first, then the user's.
+    public static func all(shipped: String?, dataDirectory: String) -> [String] {
+        (shipped.map { songs(in: $0) } ?? []) + songs(in: uploadFolder(dataDirectory)) + songs(in: userFolder(dataDirectory))
+    }
+
+    /// Whether a song path is the user's (not shipped).
+    public static func isUsers(_ path: String, dataDirectory: String) -> Bool {
+        path.hasPrefix(userFolder(dataDirectory) + "/") || path.hasPrefix(uploadFolder(dataDirectory) + "/")
+    }
+
+    static func modified(_ path: String) -> timespec? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return status.st_mtim
+    }
+
+    static func newer(_ a: timespec, than b: timespec) -> Bool { (a.tv_sec, a.tv_nsec) > (b.tv_sec, b.tv_nsec) }
+
+    /// Imports every MusicXML file in `folder` that has no up-to-date song
+    /// (or error) beside it. A song the user wrote of the same name is never
+    /// overwritten: only a song this import made (its report beside it) is
+    /// replaced when its MusicXML changes.
+    public static func importArrivals(in folder: String) -> [Arrival] {
+        var arrivals: [Arrival] = []
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        for name in names where ["musicxml", "xml", "mxl"].contains((name as NSString).pathExtension.lowercased()) {
+            let source = folder + "/" + name
+            guard let arrived = modified(source) else { continue }
+            let stem = (name as NSString).deletingPathExtension
+            let song = folder + "/" + stem + ".acasong", report = folder + "/" + stem + ".import.txt", errorFile = source + ".error.txt"
+            if let made = modified(song), !newer(arrived, than: made) { continue }
+            if let failed = modified(errorFile), !newer(arrived, than: failed) { continue }
+            if modified(song) != nil && modified(report) == nil {
+                let message = "\(name): not imported: \(stem).acasong is already there and was not made from it; rename one of them"
+                try? AtomicFile.write(Array((message + "\n").utf8), to: errorFile)
+                arrivals.append(Arrival(source: source, song: nil, message: message))
+                continue
+            }
+            do {
+                let data = try readLimited(source)
+                let result = try MusicXML.importScore(bytes: data, fileName: name)
+                var text = Acasong.serialize(result.score)
+                if !text.hasSuffix("\n") { text += "\n" }
+                let lines = result.report.lines
+                let header = "Imported from \(name) (\(result.score.parts.count) parts: \(result.score.parts.map(\.name).joined(separator: ", ")))."
+                try AtomicFile.write(Array(([header] + (lines.isEmpty ? ["Nothing needed changing."] : lines)).joined(separator: "\n").utf8) + [10], to: report)
+                try AtomicFile.write(Array(text.utf8), to: song)
+                unlink(errorFile)
+                let title = result.score.title ?? stem
+                arrivals.append(Arrival(source: source, song: song, message: "\(name): imported as '\(title)' (\(result.score.parts.count) parts)"
+                                        + (lines.isEmpty ? "" : "; \(lines.count) note\(lines.count == 1 ? "" : "s") in \(stem).import.txt")))
+            } catch {
+                let reason = "\(error)".split(separator: "\n").first.map(String.init) ?? "unreadable"
+                let message = (reason.hasPrefix(name) ? reason : "\(name): \(reason)") + "; not imported (the file stays; mend or replace it)"
+                try? AtomicFile.write(Array((message + "\n").utf8), to: errorFile)
+                arrivals.append(Arrival(source: source, song: nil, message: message))
+            }
+        }
+        return arrivals
+    }
+
+    /// A file's bytes, refused over the song size limit.
+    static func readLimited(_ path: String) throws -> [UInt8] {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw ProjectError(description: "cannot be read (\(String(cString: strerror(errno))))") }
+        guard status.st_size <= 64 << 20 else { throw ProjectError(description: "\(status.st_size >> 20) MiB; song files are limited to 64 MiB") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ProjectError(description: "cannot be read") }
+        return [UInt8](data)
+    }
+
+    /// A song file's text: `.acasong` as it is, MusicXML imported in memory.
+    public static func songText(_ path: String) throws(ProjectError) -> String {
+        let bytes: [UInt8]
+        do { bytes = try readLimited(path) } catch { throw ProjectError(description: "\(path): \(error)") }
+        if ["musicxml", "xml", "mxl"].contains((path as NSString).pathExtension.lowercased()) {
+            do { return Acasong.serialize(try MusicXML.importScore(bytes: bytes, fileName: path).score) } catch {
+                throw ProjectError(description: "\(error)".split(separator: "\n").first.map(String.init) ?? "\(path): not a song")
+            }
+        }
+        do { _ = try Acasong.parse(bytes: bytes, file: path) } catch { throw ProjectError(description: error.errors.first.map { "\($0)" } ?? path) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
