@@ -463,6 +463,36 @@ if [[ -d "$mx" ]]; then
   check "the running box imports a song dropped in, and says so once" equals "$(grep -c 'arrived.mxl: imported as' "$work/livebox.err")" "1" &&
     check "the song is there" test -s "$work/livebox/songs/arrived.acasong"
 fi
+# USB sticks: songs in from acapella/songs/, results out to acapella/export/, as the box does with a stick.
+mkdir -p "$work/stickdata/projects" "$work/plainstick/acapella/songs" "$work/nostick"
+cp -a "$work/choir.acaproj" "$work/stickdata/projects/choir.acaproj" && rm -f "$work/stickdata/projects/choir.acaproj/session.json"
+[[ -d "$mx" ]] && cp "$mx/bach_bwv304.mxl" "$work/plainstick/acapella/songs/"
+expect "a stick without acapella/" 1 "$acapella" usb "$work/nostick" --data "$work/stickdata" && check "stick message" contains "$err" "no acapella/ folder on it"
+expect "a stick's songs in, results out" 0 "$acapella" usb "$work/plainstick" --data "$work/stickdata" &&
+  check "the files out" equals "$(cd "$work/plainstick/acapella/export" && find . -type f | sort | tr '\n' ' ')" "./choir/choir.acaproj.zip ./choir/mix.flac ./choir/mix.mp3 ./choir/practice-alto.mp3 ./choir/practice-bass.mp3 ./choir/practice-soprano.mp3 ./choir/practice-tenor.mp3 " &&
+  check "safe to remove, at the end" contains "$out" "safe to remove" &&
+  check "nothing hidden left behind" equals "$(find "$work/plainstick" -name '.*' | wc -l)" "0" &&
+  check "the bundle is the project" bash -c "'$acapella' import-project '$work/plainstick/acapella/export/choir/choir.acaproj.zip' --into '$work/nostick' >/dev/null 2>&1 && cmp '$work/nostick/choir.acaproj/takes/alto-boxb-1.wav' '$work/choir.acaproj/takes/alto-boxb-1.wav'"
+if [[ -d "$mx" ]]; then
+  check "the stick's song is in the library, imported" bash -c "cmp '$mx/bach_bwv304.mxl' '$work/stickdata/songs/bach_bwv304.mxl' && test -s '$work/stickdata/songs/bach_bwv304.acasong'"
+fi
+printf '{ "usb": ["media"] }' >"$work/badusb.json"
+expect "usb settings that are not folders" 1 "$acapella" run --config "$work/badusb.json" --seconds 1 --device sim && check "usb message" contains "$err" "usb: expected true, false or a list of folders"
+if [[ "$(id -u)" == 0 ]]; then
+  # The running box notices a stick mounted under its roots (a tmpfs here) and says each step.
+  mkdir -p "$work/media/stick"
+  printf '{ "usb": ["%s/media"], "web": false }' "$work" >"$work/usb.json"
+  "$acapella" run --config "$work/usb.json" --data "$work/stickdata" --seconds 10 --device sim </dev/null >/dev/null 2>"$work/usbbox.err" &
+  usbbox=$!
+  sleep 1.5
+  mount -t tmpfs -o size=128m stick "$work/media/stick" && mkdir -p "$work/media/stick/acapella"
+  wait $usbbox
+  check "the box sees the stick" contains "$(cat "$work/usbbox.err")" "USB stick $work/media/stick: songs in, results out; leave it in until it says safe to remove"
+  check "says each step" contains "$(cat "$work/usbbox.err")" "USB 7/8: Amazing Grace: the project bundle"
+  check "and safe to remove" contains "$(cat "$work/usbbox.err")" "files out — safe to remove"
+  check "the export is on the stick" test -s "$work/media/stick/acapella/export/choir/mix.flac"
+  umount "$work/media/stick"
+fi
 expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
 head -c 8192 /dev/urandom >"$work/noise.wav"
 expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"

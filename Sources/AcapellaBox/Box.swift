@@ -57,6 +57,9 @@ public struct BoxOptions: Sendable {
     /// LCDd's address (nil: no LCD).
     public var lcdHost: String? = "127.0.0.1"
     public var lcdPort: UInt16 = 13_666
+    /// Where removable drives are mounted (USB sticks with an `acapella/`
+    /// folder are noticed there); empty: sticks are not looked for.
+    public var usbRoots = ["/media", "/run/media"]
     /// The tag the library is browsed by (nil: every song); kept across songs.
     public var tagFilter: String?
     /// Where takes come from: this box's id (in every take's file name) and
@@ -128,6 +131,7 @@ public enum Box {
         } catch {
             log("\(error); songs dropped there are found at the next start", .warning)
         }
+        let sticks = options.usbRoots.isEmpty ? nil : StickMonitor(roots: options.usbRoots, dataDirectory: options.dataDirectory, wake: wake)
         var next = SessionEnd.switchTo(song: options.songIndex, part: options.partIndex)
         var first = true
         loop: while !StopSignals.received {
@@ -148,6 +152,7 @@ public enum Box {
                                quantize: controls.punchQuantize, shortTitle: titles[options.songIndex], started: started)
             io.web = web?.hub
             io.songsWatch = songsWatch
+            io.sticks = sticks
             io.webFont = web?.font
             // The name as announced (a collision renames it: acapella-2.local).
             io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.banner.code) }
@@ -211,6 +216,8 @@ public enum Box {
         let started: Int64
         /// New files in the user's songs folder (nil: not watched).
         var songsWatch: FolderWatch?
+        /// USB sticks (nil: not looked for).
+        var sticks: StickMonitor?
         /// The web page's hub, the music font and the pairing code (nil: no page).
         var web: WebHub?
         var webFont: SMuFLFont?
@@ -564,6 +571,7 @@ public enum Box {
                 break
             }
             let now = MonotonicClock.nanoseconds()
+            for line in io.sticks?.news(now: now) ?? [] { feed(.notice(line)) }
             feed(.tick(milliseconds: (now - io.started) / 1_000_000))
             if let seconds = options.seconds, Double(now - io.started) / 1e9 >= seconds { feed(.quit) }
             let snapshot = rig.link.snapshot()

@@ -146,6 +146,7 @@ public struct BoxSetup: Sendable {
         options.partIndex = (flags.part ?? settings.part) - 1
         options.partSource = flags.part != nil ? "--part" : fileKey("part")
         options.countIn = settings.countIn
+        options.usbRoots = settings.usbRoots
         options.metronome = settings.metronome
         options.consoleReadout = settings.consoleReadout
         options.lcdHost = settings.lcdHost

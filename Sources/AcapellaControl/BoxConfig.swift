@@ -25,6 +25,9 @@ public struct BoxConfig: Hashable, Sendable {
     public var song: String?
     /// Who sings on this box, kept with each take (nil: not said).
     public var singer: String?
+    /// Where removable drives are mounted (USB sticks are looked for
+    /// there); empty (`"usb": false`): not looked for.
+    public var usbRoots = ["/media", "/run/media"]
     /// Draw the console readout when a terminal is attached.
     public var consoleReadout = true
     /// LCDd's address (nil host: no LCD).
@@ -60,7 +63,7 @@ public struct BoxConfig: Hashable, Sendable {
 
 extension BoxConfig: Codable {
     enum Keys: String, CodingKey, CaseIterable {
-        case device, dataDirectory, countIn, metronome, quantize, part, song, singer, readouts, powerOff, web, comment
+        case device, dataDirectory, countIn, metronome, quantize, part, song, singer, usb, readouts, powerOff, web, comment
     }
 
     enum WebKeys: String, CodingKey, CaseIterable {
@@ -99,6 +102,15 @@ extension BoxConfig: Codable {
         singer = try text(.singer)
         if let singer, singer.count > 64 || singer.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw DecodingError.dataCorruptedError(forKey: .singer, in: container, debugDescription: "expected a name of one line, up to 64 characters")
+        }
+        if container.contains(.usb) {
+            if let flag = try? container.decode(Bool.self, forKey: .usb) {
+                usbRoots = flag ? usbRoots : []
+            } else if let roots = try? container.decode([String].self, forKey: .usb), roots.allSatisfy({ $0.hasPrefix("/") && $0.count > 1 }) {
+                usbRoots = roots
+            } else {
+                throw DecodingError.dataCorruptedError(forKey: .usb, in: container, debugDescription: "expected true, false or a list of folders where drives are mounted, like [\"/media\"]")
+            }
         }
         if container.contains(.powerOff) {
             if let flag = try? container.decode(Bool.self, forKey: .powerOff) {
@@ -180,6 +192,7 @@ extension BoxConfig: Codable {
         try container.encode(part, forKey: .part)
         try container.encodeIfPresent(song, forKey: .song)
         try container.encodeIfPresent(singer, forKey: .singer)
+        try container.encode(usbRoots, forKey: .usb)
         if powerOffCommand == ["systemctl", "poweroff"] {
             try container.encode(true, forKey: .powerOff)
         } else if let powerOffCommand {

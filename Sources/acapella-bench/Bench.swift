@@ -25,6 +25,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "web": return try benchWeb(arguments)
     case "analyze": return try benchAnalyze(arguments)
     case "merge": return try benchMerge(arguments)
+    case "usb": return try benchUSB(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }

@@ -1,3 +1,4 @@
+import AcapellaBox
 import AcapellaCLI
 import AcapellaProject
 import Foundation
@@ -101,4 +102,33 @@ func printTakesBySinger(_ project: Project) {
         print("\(part): " + groups.map { "\($0.key): takes \($0.ids.map(String.init).joined(separator: " "))" }.joined(separator: "; ")
               + "; playing: " + (playing.isEmpty ? "its tones" : playing.joined(separator: ", ")))
     }
+}
+
+/// `acapella usb STICK [--data DIR]`: what the box does when a USB stick
+/// with an `acapella/` folder is mounted, done now: its songs into the
+/// library, every project with takes out to `acapella/export/<song>/`.
+func runUSB(_ arguments: ParsedArguments) throws -> Int32 {
+    let given = arguments.positionals[0]
+    let stick = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
+    let data = arguments.value("--data") ?? CalibrationStore.dataDirectory
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: stick + "/acapella", isDirectory: &isFolder), isFolder.boolValue else {
+        throw CLIError("\(stick): no acapella/ folder on it; make one (with songs/ inside for songs to bring in)", exitCode: 1)
+    }
+    // A mount point is watched in the mount table (pulled out: gone); a plain folder by its existence.
+    let mounted = MountTable.mountPoints().contains(stick)
+    let stillThere = { mounted ? MountTable.mountPoints().contains(stick) : FileManager.default.fileExists(atPath: stick + "/acapella") }
+    let outcome: StickJob.Outcome
+    do {
+        outcome = try StickJob.run(stick: stick, dataDirectory: data, stillThere: stillThere) { step in
+            print("usb \(step.step)/\(step.steps): \(step.what)")
+        }
+    } catch {
+        throw CLIError(error.description, exitCode: 1)
+    }
+    // What arrived is imported at once, as the running box would.
+    for arrival in SongLibrary.importArrivals(in: SongLibrary.userFolder(data)) { writeError(arrival.message) }
+    print("usb: \(outcome.imported.count) song\(outcome.imported.count == 1 ? "" : "s") in (\(outcome.alreadyThere) already there), \(outcome.exported.count) files out "
+          + String(format: "(%.1f MB; rendering %.1f s, writing %.1f s); safe to remove", Double(outcome.bytes) / 1_048_576, outcome.renderSeconds, outcome.writeSeconds))
+    return 0
 }

@@ -150,6 +150,12 @@ let commands: [Subcommand] = [
         details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; gain sets a take's\nlevel in playback and mixes (-60 to +12 dB); recover reopens the project, repairing takes left by\na crash and rebuilding a damaged manifest. The list gives each take's singer, box and date.",
         run: runTakes),
     Subcommand(
+        name: "usb", summary: "what the box does with a USB stick: songs in from acapella/songs/, results out to acapella/export/",
+        positionals: "STICK", positionalCount: 1...1,
+        options: [OptionSpec(names: ["--data"], valueName: "DIR", help: "the data directory (default $ACAPELLA_DATA_DIR, else ~/.local/share/acapella)")],
+        details: "STICK is where the stick is mounted; it needs an acapella/ folder. Songs in acapella/songs/ join\nyour library (DATA/songs/, MusicXML imported). Every project with takes goes to\nacapella/export/SONG/: mix.flac and mix.mp3 (as last rehearsed), practice-PART.mp3 for each part,\nand SONG.acaproj.zip. Each file is flushed under a hidden name before it is named; the stick is\nflushed at the end. The running box does the same by itself when a stick is mounted.",
+        run: runUSB),
+    Subcommand(
         name: "songs", summary: "list the box's songs (shipped and yours) with their tags; MusicXML dropped into songs/ is imported first",
         positionals: "", positionalCount: 0...0,
         options: [

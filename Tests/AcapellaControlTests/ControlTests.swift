@@ -323,7 +323,7 @@ extension String {
     }
 
     @Test(arguments: [
-        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, singer, readouts, powerOff, web, comment"),
+        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, singer, usb, readouts, powerOff, web, comment"),
         (#"{"powerOff": "yes"}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"powerOff": []}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"countIn": 9}"#, "a.json: countIn: expected a whole number from 0 to 4"),

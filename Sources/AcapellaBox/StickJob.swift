@@ -1,0 +1,293 @@
+import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import AcapellaDevices
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file systems mounted now (`/proc/self/mountinfo`), and the USB
+/// sticks among them: mounts under one of the roots removable drives are
+/// mounted in (`/media`, `/run/media`) with an `acapella/` folder at the top.
+public enum MountTable {
+    /// Every mount point, as the kernel lists them (octal escapes undone).
+    public static func mountPoints() -> [String] {
+        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 4 ? unescape(String(fields[4])) : nil
+        }
+    }
+
+    /// `\040` → space, and the like.
+    static func unescape(_ field: String) -> String {
+        var bytes: [UInt8] = []
+        var utf8 = Array(field.utf8)[...]
+        while let byte = utf8.first {
+            if byte == UInt8(ascii: "\\"), utf8.count >= 4, let value = UInt8(String(decoding: utf8.dropFirst().prefix(3), as: UTF8.self), radix: 8) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(4)
+            } else {
+                bytes.append(byte)
+                utf8 = utf8.dropFirst()
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The sticks mounted now under `roots` that hold an `acapella/` folder.
+    public static func sticks(under roots: [String]) -> [String] {
+        mountPoints().filter { point in
+            var isFolder: ObjCBool = false
+            return roots.contains { point.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") }
+                && FileManager.default.fileExists(atPath: point + "/acapella", isDirectory: &isFolder) && isFolder.boolValue
+        }.sorted()
+    }
+}
+
+/// What the box does with a USB stick that has an `acapella/` folder:
+/// the songs in `acapella/songs/` join the user's library (`songs/` in the
+/// data directory, where MusicXML is imported on arrival), and every
+/// project with takes is written to `acapella/export/<song>/` — the mix
+/// (FLAC and MP3, as last rehearsed), a practice track per part (MP3) and
+/// the project bundle. Each file is written under a hidden name, flushed,
+/// and only then given its name: a stick pulled out mid-copy leaves no
+/// half-written file named as if complete, and nothing on the box is ever
+/// changed but the songs added. At the end the stick is flushed: safe to remove.
+public enum StickJob {
+    /// How far it is.
+    public struct Progress: Sendable, Hashable {
+        public var step: Int
+        public var steps: Int
+        /// "Amazing Grace: mix.flac".
+        public var what: String
+    }
+
+    /// What it did.
+    public struct Outcome: Sendable {
+        /// Songs copied into the library, and songs already there.
+        public var imported: [String] = []
+        public var alreadyThere = 0
+        /// Files written on the stick (relative to it), and their bytes.
+        public var exported: [String] = []
+        public var bytes: Int64 = 0
+        /// Seconds spent rendering mixes, and writing files.
+        public var renderSeconds = 0.0
+        public var writeSeconds = 0.0
+    }
+
+    /// Why it stopped.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        /// The stick went away before the end.
+        public var removed: Bool
+    }
+
+    /// Runs the job on the stick mounted at `stick`. `stillThere` is asked
+    /// between files (the stick may be pulled out at any time); `progress`
+    /// hears each step before it starts.
+    public static func run(stick: String, dataDirectory: String, stillThere: () -> Bool, progress: (Progress) -> Void) throws(Failure) -> Outcome {
+        var outcome = Outcome()
+        let root = stick + "/acapella"
+        let incoming = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/songs")) ?? [])
+            .filter { !$0.hasPrefix(".") && ["acasong", "musicxml", "xml", "mxl"].contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+        let projects = ((try? FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/projects")) ?? [])
+            .filter { $0.hasSuffix(".acaproj") && !$0.hasPrefix(".") }.sorted().map { dataDirectory + "/projects/" + $0 }
+            .compactMap { path -> Project? in
+                guard let project = try? Project.open(path, for: .read).project else { return nil }
+                if project.manifest.takes.contains(where: { $0.state.isUsable }) { return project }
+                project.close()
+                return nil
+            }
+        defer { for project in projects { project.close() } }
+        let steps = incoming.count + projects.reduce(0) { $0 + 3 + $1.score.parts.count } + 1
+        var step = 0
+        /// The stick went away (during `what`, when known): said so, whatever error it caused.
+        func removed(_ what: String? = nil) -> Failure {
+            Failure(description: "the USB stick was removed before the end\(what.map { " (while writing \($0))" } ?? ""); nothing on the box changed, "
+                    + "and every file on it under its own name is complete: plug it in again to finish", removed: true)
+        }
+        func failure(_ text: String, _ what: String) -> Failure { stillThere() ? Failure(description: text, removed: false) : removed(what) }
+        func next(_ what: String) throws(Failure) {
+            guard stillThere() else { throw removed() }
+            step += 1
+            progress(Progress(step: step, steps: steps, what: what))
+        }
+
+        // Songs in.
+        let library = SongLibrary.userFolder(dataDirectory)
+        do { try Folders.make(library) } catch { throw Failure(description: error.description, removed: false) }
+        for name in incoming {
+            try next("song \(name)")
+            let source = root + "/songs/" + name
+            let stem = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
+            var target = library + "/" + name
+            var number = 2
+            while FileManager.default.fileExists(atPath: target) {
+                if FileCopy.sameContents(source, target) { break }
+                target = library + "/\(stem)-\(number).\(ext)"
+                number += 1
+            }
+            if FileManager.default.fileExists(atPath: target) {
+                outcome.alreadyThere += 1
+                continue
+            }
+            do { try FileCopy.copy(source, to: target) } catch {
+                throw failure("\(source): \(error.description)", name)
+            }
+            outcome.imported.append((target as NSString).lastPathComponent)
+        }
+
+        // Results out.
+        for project in projects {
+            let stem = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
+            let title = project.score.title ?? stem
+            let folder = root + "/export/" + stem
+            do { try Folders.make(folder) } catch { throw failure(error.description, "export/\(stem)") }
+            func place(_ name: String, _ write: (String) throws -> Void) throws(Failure) {
+                let hidden = folder + "/.partial-" + name
+                let started = DispatchTime.now().uptimeNanoseconds
+                do {
+                    try write(hidden)
+                    try commit(hidden, as: folder + "/" + name)
+                } catch {
+                    unlink(hidden)
+                    throw failure("\(folder)/\(name): \(error)", "export/\(stem)/\(name)")
+                }
+                outcome.writeSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                outcome.exported.append("acapella/export/\(stem)/\(name)")
+                outcome.bytes += Int64((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? 0)
+            }
+            try next("\(title): the mix")
+            let mix = try render(project, practice: nil, outcome: &outcome)
+            let tags = AudioTags.export(of: project.score, album: stem, holding: "mix")
+            try place("mix.flac") { try AudioFile.write(left: mix.left, right: mix.right, sampleRate: project.manifest.sampleRate, to: $0, tags: tags) }
+            try next("\(title): mix.mp3")
+            try place("mix.mp3") { try AudioFile.write(left: mix.left, right: mix.right, sampleRate: project.manifest.sampleRate, to: $0, tags: tags) }
+            for part in project.score.parts.map(\.name) {
+                try next("\(title): practice \(part)")
+                let practice = try render(project, practice: part, outcome: &outcome)
+                try place("practice-\(Project.slug(part)).mp3") {
+                    try AudioFile.write(left: practice.left, right: practice.right, sampleRate: project.manifest.sampleRate, to: $0,
+                                        tags: .export(of: project.score, album: stem, holding: "practice: \(part)"))
+                }
+            }
+            try next("\(title): the project bundle")
+            try place("\(stem).acaproj.zip") { try ProjectBundle.write(project, to: $0) }
+        }
+
+        // Everything on the stick, flushed.
+        try next("flushing the stick")
+        // Every file was flushed as it was placed; this writes out whatever else is pending (folders, the FAT).
+        sync()
+        guard stillThere() else { throw removed("the last of it") }
+        return outcome
+    }
+
+    /// A project mixed as last rehearsed (its session's levels, tempo and
+    /// key), a part brought forward for a practice track.
+    static func render(_ project: Project, practice: String?, outcome: inout Outcome) throws(Failure) -> OfflineRender.Stereo {
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { outcome.renderSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+        let state = project.sessionState().state
+        var options = MixdownOptions()
+        options.sampleRate = project.manifest.sampleRate
+        options.baseMixes = state.partMixes(for: project.score)
+        options.tempoScale = state.tempoScale
+        options.transpose = state.transpose
+        options.practicePart = practice
+        let takes = project.activeTakes(for: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose)).takes
+        do { return try Mixdown.mix(project.score, options: options, takes: takes).audio } catch {
+            throw Failure(description: "\(project.path): \(error.description)", removed: false)
+        }
+    }
+
+    /// `hidden` flushed to the disk and renamed to `name` (replacing an
+    /// older export of the same name), the folder flushed.
+    static func commit(_ hidden: String, as name: String) throws(FileError) {
+        let descriptor = open(hidden, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileError(description: "\(hidden): cannot open to flush: \(String(cString: strerror(errno)))") }
+        let flushed = fsync(descriptor)
+        close(descriptor)
+        guard flushed == 0 else { throw FileError(description: "\(hidden): cannot flush: \(String(cString: strerror(errno)))") }
+        guard rename(hidden, name) == 0 else { throw FileError(description: "\(name): cannot move into place: \(String(cString: strerror(errno)))") }
+        AtomicFile.syncDirectory(of: name)
+    }
+}
+
+/// USB sticks while the box runs: the mount table looked at once a second
+/// from the control loop; a stick that appears (with an `acapella/`
+/// folder) gets a `StickJob` on a thread of its own, niced below the
+/// control loop; what it says comes back as lines for the readout.
+final class StickMonitor: Sendable {
+    private struct State {
+        /// Sticks seen (done or under way); a stick that goes away is forgotten.
+        var known: Set<String> = []
+        var busy: String?
+        var news: [String] = []
+        /// When the mount table was last read (nil: never).
+        var lastLook: Int64?
+    }
+
+    private let state = Mutex(State())
+    let roots: [String]
+    let dataDirectory: String
+    let wake: WakeDescriptor
+
+    init(roots: [String], dataDirectory: String, wake: WakeDescriptor) {
+        self.roots = roots
+        self.dataDirectory = dataDirectory
+        self.wake = wake
+    }
+
+    /// What to say now; looks for sticks when a second has passed.
+    func news(now nanoseconds: Int64) -> [String] {
+        let look = state.withLock { state -> Bool in
+            if let last = state.lastLook, nanoseconds - last < 1_000_000_000 { return false }
+            state.lastLook = nanoseconds
+            return true
+        }
+        if look {
+            let mounted = Set(MountTable.sticks(under: roots))
+            let start = state.withLock { state -> String? in
+                state.known.formIntersection(mounted.union(state.busy.map { [$0] } ?? []))
+                guard state.busy == nil, let stick = mounted.subtracting(state.known).sorted().first else { return nil }
+                state.known.insert(stick)
+                state.busy = stick
+                state.news.append("USB stick \(stick): songs in, results out; leave it in until it says safe to remove")
+                return stick
+            }
+            if let stick = start { run(stick) }
+        }
+        return state.withLock { state in
+            defer { state.news = [] }
+            return state.news
+        }
+    }
+
+    private func run(_ stick: String) {
+        let thread = Thread { [self] in
+            BackgroundWork.lowerThisThread()
+            let said: String
+            do {
+                let outcome = try StickJob.run(stick: stick, dataDirectory: dataDirectory, stillThere: { MountTable.mountPoints().contains(stick) }) { step in
+                    state.withLock { $0.news.append("USB \(step.step)/\(step.steps): \(step.what)") }
+                    wake.wake()
+                }
+                said = "USB: \(outcome.imported.count) song\(outcome.imported.count == 1 ? "" : "s") in, \(outcome.exported.count) files out — safe to remove"
+            } catch {
+                said = "USB: \(error)"
+            }
+            state.withLock {
+                $0.news.append(said)
+                $0.busy = nil
+            }
+            wake.wake()
+        }
+        thread.name = "acapella-usb"
+        thread.start()
+    }
+}
