@@ -303,6 +303,29 @@ func loadTakes(_ paths: [String]) throws -> [PartTakes] {
 }
 
 /// A generated 4-part score lengthened until it lasts at least 3 minutes.
+/// A project of `threeMinuteScore` with a full take (a tone of its own) on
+/// every part, closed; and the frames of each take.
+func threeMinuteProject(at path: String, parts: Int, rate: Int) throws -> (project: Project, frames: Int) {
+    let score = try threeMinuteScore(rate: rate, parts: parts)
+    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+    let project = try Project.create(at: path, songText: Acasong.serialize(score), sampleRate: rate)
+    let frames = Int(schedule.endSample)
+    var tone = [Float](repeating: 0, count: frames)
+    for (part, name) in score.parts.map(\.name).enumerated() {
+        let step = 2 * Double.pi * 110 * Double(part + 1) / Double(rate)
+        for index in 0..<frames { tone[index] = Float(0.2 * sin(step * Double(index))) }
+        var (record, writer) = try project.beginTake(part: name, options: schedule.options)
+        try tone.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: frames) }
+        try writer.finish()
+        record.frames = Int64(frames)
+        record.state = .kept
+        try project.store(record)
+        try project.activate(record.id)
+    }
+    project.close()
+    return (project, frames)
+}
+
 func threeMinuteScore(rate: Int, parts: Int = 4) throws -> Score {
     var measures = 40
     var score: Score
@@ -568,23 +591,7 @@ func benchBox(_ arguments: ParsedArguments) throws -> Int32 {
                  times[times.count - 1] * 1000, median <= 0.5 ? "met" : "NOT met"))
 
     // An 8-part, 3-minute project with a full take on every part.
-    let score = try threeMinuteScore(rate: rate, parts: 8)
-    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
-    let project = try Project.create(at: folder + "/eight.acaproj", songText: Acasong.serialize(score), sampleRate: rate)
-    let frames = Int(schedule.endSample)
-    var tone = [Float](repeating: 0, count: frames)
-    for (part, name) in score.parts.map(\.name).enumerated() {
-        let step = 2 * Double.pi * 110 * Double(part + 1) / Double(rate)
-        for index in 0..<frames { tone[index] = Float(0.2 * sin(step * Double(index))) }
-        var (record, writer) = try project.beginTake(part: name, options: schedule.options)
-        try tone.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: frames) }
-        try writer.finish()
-        record.frames = Int64(frames)
-        record.state = .kept
-        try project.store(record)
-        try project.activate(record.id)
-    }
-    project.close()
+    let (project, frames) = try threeMinuteProject(at: folder + "/eight.acaproj", parts: 8, rate: rate)
     let decodedMB = Double(8 * frames * MemoryLayout<Float>.size) / 1_048_576
     let (ready, measured) = try startBox(["--project", project.path], settle: 2)
     guard let resident = measured else { throw CLIError("bench box: could not read the box's resident size from /proc", exitCode: 1) }

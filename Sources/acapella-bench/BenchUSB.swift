@@ -16,23 +16,7 @@ func benchUSB(_ arguments: ParsedArguments) throws -> Int32 {
     try FileManager.default.createDirectory(atPath: folder + "/data/projects", withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let rate = 48_000
-    let score = try threeMinuteScore(rate: rate, parts: 4)
-    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
-    let project = try Project.create(at: folder + "/data/projects/three-minutes.acaproj", songText: Acasong.serialize(score), sampleRate: rate)
-    let frames = Int(schedule.endSample)
-    var tone = [Float](repeating: 0, count: frames)
-    for (part, name) in score.parts.map(\.name).enumerated() {
-        let step = 2 * Double.pi * 110 * Double(part + 1) / Double(rate)
-        for index in 0..<frames { tone[index] = Float(0.2 * sin(step * Double(index))) }
-        var (record, writer) = try project.beginTake(part: name, options: schedule.options)
-        try tone.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: frames) }
-        try writer.finish()
-        record.frames = Int64(frames)
-        record.state = .kept
-        try project.store(record)
-        try project.activate(record.id)
-    }
-    project.close()
+    let (_, frames) = try threeMinuteProject(at: folder + "/data/projects/three-minutes.acaproj", parts: 4, rate: rate)
     // The stick: an ext4 image on a loop device (root), else a plain folder.
     let stick = folder + "/stick"
     try FileManager.default.createDirectory(atPath: stick, withIntermediateDirectories: true)
