@@ -562,6 +562,7 @@ expect "install into a throwaway root" 0 env DESTDIR="$stage" deploy/install --n
   check "controls in /etc/acapella" test -s "$stage/etc/acapella/controls.json" &&
   check "unit installed" test -s "$stage/etc/systemd/system/acapella.service" &&
   check "unit runs the installed binary" contains "$(cat "$stage/etc/systemd/system/acapella.service")" "ExecStart=/usr/local/bin/acapella run" &&
+  check "USB sticks mounted as they come (udev rule)" contains "$(cat "$stage/etc/udev/rules.d/90-acapella-usb.rules" 2>/dev/null)" "systemd-mount --no-block --collect" &&
   check "limits installed" contains "$(cat "$stage/etc/security/limits.d/acapella.conf")" "rtprio 95" &&
   check "LCDd set up when asked" test -s "$stage/etc/LCDd.conf"
 drivers="/usr/lib/$(ACAPELLA_DPKG_ARCH="$(dpkg --print-architecture)" bash -c 'case $ACAPELLA_DPKG_ARCH in amd64) echo x86_64-linux-gnu;; arm64) echo aarch64-linux-gnu;; armhf) echo arm-linux-gnueabihf;; esac')/lcdproc/"
