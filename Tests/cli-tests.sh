@@ -493,6 +493,18 @@ if [[ "$(id -u)" == 0 ]]; then
   check "the export is on the stick" test -s "$work/media/stick/acapella/export/choir/mix.flac"
   umount "$work/media/stick"
 fi
+# A song of yours removed while the box runs: choosing it is said, the box goes back and the next key moves on.
+mkdir -p "$work/gone/songs"
+printf 'acasong 1\ntitle: Zz Gone\ntime: 4/4\ntempo: 100\n\npart A [treble]\nC4 1 |\npart B [bass]\nC3 1 |\n' >"$work/gone/songs/zz-gone.acasong"
+tmux new-session -d -s acapella-gone -x 120 -y 40 "'$acapella' run --data '$work/gone' --device sim --web off --song simple 2>'$work/gone.err'; sleep 5"
+sleep 2.5
+rm "$work/gone/songs/zz-gone.acasong"
+for _ in 1 2; do tmux send-keys -t acapella-gone '}'; sleep 1.5; done
+tmux send-keys -t acapella-gone q
+sleep 1
+tmux kill-session -t acapella-gone 2>/dev/null
+check "a removed song is said and left" contains "$(cat "$work/gone.err")" "zz-gone.acasong: cannot be read (No such file or directory); it leaves the library, back to the last song"
+check "and the next song after it opens" equals "$(grep -c 'ready: ' "$work/gone.err")" "3"
 expect "notes of a missing file" 1 "$acapella" notes "$work/none.wav" && check "one line" equals "$(wc -l <<<"$err")" "1"
 head -c 8192 /dev/urandom >"$work/noise.wav"
 expect "notes of garbage" 1 "$acapella" notes "$work/noise.wav" && check "garbage: one line naming the file" matches "$err" "^acapella notes: error: $work/noise.wav"

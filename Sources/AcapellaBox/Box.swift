@@ -134,6 +134,8 @@ public enum Box {
         let sticks = options.usbRoots.isEmpty ? nil : StickMonitor(roots: options.usbRoots, dataDirectory: options.dataDirectory, wake: wake)
         var next = SessionEnd.switchTo(song: options.songIndex, part: options.partIndex)
         var first = true
+        /// The last song and part whose session opened.
+        var working: (song: Int, part: Int)?
         loop: while !StopSignals.received {
             switch next {
             case .quit, .shutdown:
@@ -156,7 +158,20 @@ public enum Box {
             io.webFont = web?.font
             // The name as announced (a collision renames it: acapella-2.local).
             io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.banner.code) }
-            next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
+            let (lastSong, lastPart) = (options.songIndex, options.partIndex)
+            do {
+                next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
+                working = (options.songIndex, options.partIndex)
+            } catch let error as ProjectError where !first && working != nil && working! != (lastSong, lastPart) {
+                // A song chosen later that cannot be opened (a file removed
+                // or broken since the library was read): said, and back to
+                // the last song that opened.
+                // It leaves the library (until the next start), so the next song is the one after it.
+                log("\(error.description); it leaves the library, back to the last song", .warning)
+                options.songs.remove(at: lastSong)
+                let back = working!.song > lastSong ? working!.song - 1 : working!.song
+                next = .switchTo(song: back, part: working!.part)
+            }
             web?.hub.refuseChanges("the box is changing songs; try again")
             first = false
         }

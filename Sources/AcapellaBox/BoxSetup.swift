@@ -109,6 +109,13 @@ public struct BoxSetup: Sendable {
         // Songs: the library, with --song (or the setting) first or chosen.
         let library = ShippedFiles.songs
         var songs = library.map { folder in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".acasong") }.sorted().map { folder + "/" + $0 } } ?? []
+        // The user's songs after the shipped ones: sent from the web page, and
+        // dropped into songs/ (MusicXML there imported now, each said).
+        let dataDirectory = flags.data ?? settings.dataDirectory ?? CalibrationStore.dataDirectory
+        var arrivals: [String] = []
+        let userSongs = SongLibrary.userFolder(dataDirectory)
+        if FileManager.default.fileExists(atPath: userSongs) { arrivals = SongLibrary.importArrivals(in: userSongs).map(\.message) }
+        songs += SongLibrary.songs(in: SongLibrary.uploadFolder(dataDirectory)) + SongLibrary.songs(in: userSongs)
         var index = 0
         if let wanted = flags.song ?? settings.song {
             if FileManager.default.fileExists(atPath: wanted) {
@@ -131,14 +138,8 @@ public struct BoxSetup: Sendable {
             index = 0
         }
         guard !songs.isEmpty else { throw failure("no songs: give --song PATH, or run from the repository (Songs/)") }
-        var options = BoxOptions(songs: songs, dataDirectory: flags.data ?? settings.dataDirectory ?? CalibrationStore.dataDirectory)
+        var options = BoxOptions(songs: songs, dataDirectory: dataDirectory)
         options.projectPaths = projectPaths
-        // The user's songs after the shipped ones: sent from the web page, and
-        // dropped into songs/ (MusicXML there imported now, each said).
-        var arrivals: [String] = []
-        let userSongs = SongLibrary.userFolder(options.dataDirectory)
-        if FileManager.default.fileExists(atPath: userSongs) { arrivals = SongLibrary.importArrivals(in: userSongs).map(\.message) }
-        options.songs += SongLibrary.songs(in: SongLibrary.uploadFolder(options.dataDirectory)) + SongLibrary.songs(in: userSongs)
         options.calibrationStore = options.dataDirectory + "/calibration.json"
         do { options.origin = TakeOrigin(box: try BoxIdentity.current(dataDirectory: options.dataDirectory), singer: settings.singer) } catch { throw failure(error.description) }
         options.powerOffCommand = settings.powerOffCommand

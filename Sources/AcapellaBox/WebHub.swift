@@ -407,7 +407,7 @@ public final class WebHub: WebBox {
             let holding = record.map { "take \($0.id) (\($0.part))" } ?? options.practicePart.map { "practice: \($0)" } ?? "mix"
             let album = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
             try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: path,
-                                tags: .export(of: project.score, album: album, holding: holding))
+                                tags: .export(of: project.score, album: album, holding: holding, recorded: record?.recorded))
         } catch let error as MixdownError {
             return .failure(WebFailure(500, error.description))
         } catch {

@@ -68,15 +68,16 @@ public struct AudioTags: Hashable, Sendable {
 extension AudioTags {
     /// The tags of an export of `score`: its title; its composer and
     /// arranger as the artist; `album` (the project); what it holds ("mix",
-    /// "practice: Alto", "take 3 (Alto)"); today's date; the program.
-    public static func export(of score: Score, album: String?, holding: String) -> AudioTags {
+    /// "practice: Alto", "take 3 (Alto)"); the date (a take's: when it was
+    /// recorded; else today's); the program.
+    public static func export(of score: Score, album: String?, holding: String, recorded: String? = nil) -> AudioTags {
         let artist = [score.composer, score.arranger.map { "arr. " + $0 }].compactMap { $0 }.joined(separator: "; ")
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd"
         return AudioTags(title: score.title, artist: artist.isEmpty ? nil : artist, album: album, comment: holding,
-                         date: formatter.string(from: Date()), software: "Acapella box")
+                         date: recorded.map { String($0.prefix(10)) } ?? formatter.string(from: Date()), software: "Acapella box")
     }
 }
 

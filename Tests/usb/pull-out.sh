@@ -88,6 +88,6 @@ for trial in $(seq "$trials"); do
     cmp -s "$song" "$songs/bach_bwv66.6.mxl" || { broken_songs=$((broken_songs + 1)); echo "usb pull-out: trial $trial: $song is not the stick's song"; }
   done
   rm -rf "$data/songs"
-done
+done 2>>"$work/shell.err"  # (the shell's "Killed" notices for the killed exports)
 echo "usb pull-out: $trials trials ($pulled pulled out mid-export, half of them with the export killed at that instant; $finished finished first; $files files per export): $halfwritten files half-written under a final name, $changed changes to the project, $broken_songs songs brought in broken, $unsaid removals not said; $leftovers hidden partial files left on the stick"
 [[ $halfwritten == 0 && $changed == 0 && $broken_songs == 0 && $unsaid == 0 && $pulled -ge $((trials / 2)) ]]
