@@ -482,10 +482,12 @@ if [[ "$(id -u)" == 0 ]]; then
   # The running box notices a stick mounted under its roots (a tmpfs here) and says each step.
   mkdir -p "$work/media/stick"
   printf '{ "usb": ["%s/media"], "web": false }' "$work" >"$work/usb.json"
-  "$acapella" run --config "$work/usb.json" --data "$work/stickdata" --seconds 10 --device sim </dev/null >/dev/null 2>"$work/usbbox.err" &
+  "$acapella" run --config "$work/usb.json" --data "$work/stickdata" --seconds 60 --device sim </dev/null >/dev/null 2>"$work/usbbox.err" &
   usbbox=$!
   sleep 1.5
   mount -t tmpfs -o size=128m stick "$work/media/stick" && mkdir -p "$work/media/stick/acapella"
+  for _ in $(seq 500); do grep -q "files out — safe to remove\|USB: the USB stick" "$work/usbbox.err" && break; sleep 0.1; done
+  kill -TERM $usbbox
   wait $usbbox
   check "the box sees the stick" contains "$(cat "$work/usbbox.err")" "USB stick $work/media/stick: songs in, results out; leave it in until it says safe to remove"
   check "says each step" contains "$(cat "$work/usbbox.err")" "USB 7/8: Amazing Grace: the project bundle"

@@ -147,6 +147,10 @@ public enum StickJob {
             let title = project.score.title ?? stem
             let folder = root + "/export/" + stem
             do { try Folders.make(folder) } catch { throw failure(error.description, "export/\(stem)") }
+            // The new folders' entries flushed too (on FAT a file flushed in a folder that was not is lost with it).
+            AtomicFile.syncDirectory(of: folder)
+            AtomicFile.syncDirectory(of: root + "/export")
+            AtomicFile.syncDirectory(of: root)
             func place(_ name: String, _ write: (String) throws -> Void) throws(Failure) {
                 let hidden = folder + "/.partial-" + name
                 let started = DispatchTime.now().uptimeNanoseconds
@@ -214,6 +218,15 @@ public enum StickJob {
         close(descriptor)
         guard flushed == 0 else { throw FileError(description: "\(hidden): cannot flush: \(String(cString: strerror(errno)))") }
         guard rename(hidden, name) == 0 else { throw FileError(description: "\(name): cannot move into place: \(String(cString: strerror(errno)))") }
+        // Flushed again under its name: on FAT a rename writes a new entry
+        // with no size and no clusters, filled in only when the file itself
+        // is written back (a stick pulled out before that shows the name
+        // holding nothing: the VM's yank trials found it).
+        let renamed = open(name, O_RDONLY | O_CLOEXEC)
+        guard renamed >= 0 else { throw FileError(description: "\(name): cannot open to flush: \(String(cString: strerror(errno)))") }
+        let again = fsync(renamed)
+        close(renamed)
+        guard again == 0 else { throw FileError(description: "\(name): cannot flush: \(String(cString: strerror(errno)))") }
         AtomicFile.syncDirectory(of: name)
     }
 }

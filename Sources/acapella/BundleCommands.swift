@@ -121,7 +121,8 @@ func runUSB(_ arguments: ParsedArguments) throws -> Int32 {
     let outcome: StickJob.Outcome
     do {
         outcome = try StickJob.run(stick: stick, dataDirectory: data, stillThere: stillThere) { step in
-            print("usb \(step.step)/\(step.steps): \(step.what)")
+            // Each step as it starts, also into a pipe or file (a progress line is no use buffered).
+            FileHandle.standardOutput.write(Data("usb \(step.step)/\(step.steps): \(step.what)\n".utf8))
         }
     } catch {
         throw CLIError(error.description, exitCode: 1)

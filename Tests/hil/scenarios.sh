@@ -3,7 +3,7 @@
 # (Debian's kernel: snd-aloop loopback card, snd-virmidi ports, the
 # sequencer). Each check prints PASS or FAIL with the measured figure; the
 # script exits 1 if any failed. Usage: Tests/hil/scenarios.sh ACAPELLA
-# [SECTION…] (default: all of 1 2 3 4 5 6).
+# [SECTION…] (default: all of 1 2 3 4 5 6 7).
 set -uo pipefail
 acapella="${1:-.build/release/acapella}"
 work="$(mktemp -d)"
@@ -211,6 +211,68 @@ kill -TERM "$box"; wait "$box"; status=$?
 ((status == 0)) && pass "stopped cleanly on SIGTERM" || fail "box exit $status: $(tail -3 "$service_log")"
 latency="$(sed -n 's/.*input to engine: \(.*\)/\1/p' "$service_log" | tail -n 1)"
 [[ -n "$latency" ]] && pass "input to engine (gpio-sim edge timestamp to the period applying it, emulated CPU): $latency" || fail "no latency figures: $(tail -3 "$service_log")"
+fi
+
+if want 7; then
+echo "== 7. a USB stick yanked mid-export: every write fails at once (a device-mapper error target under FAT and ext4)"
+# The stick: a loop device behind a device-mapper linear target. The yank
+# swaps the table for the error target (from then on every read and write
+# fails, and what was still in the page cache is lost), then the file system
+# is unmounted under the export, as a pulled stick is.
+yank_data="$work/yank"
+mkdir -p "$yank_data/projects" "$work/plain/acapella" "$work/media/stick" "$work/check"
+ACAPELLA_BOX_ID=vm "$acapella" new "$yank_data/projects/harmony.acaproj" --song Songs/simple-harmony.acasong >/dev/null
+for part in Soprano Bass; do
+  ACAPELLA_BOX_ID=vm "$acapella" record "$yank_data/projects/harmony.acaproj" --part "$part" --device sim:speed=0 >/dev/null 2>&1 || fail "recording $part for the stick"
+done
+snapshot() { (cd "$yank_data/projects" && find . -type f ! -name .lock -print0 | sort -z | xargs -0 sha256sum); }
+before="$(snapshot)"
+"$acapella" usb "$work/plain" --data "$yank_data" >/dev/null 2>"$work/plain.err" || fail "the undisturbed export: $(cat "$work/plain.err")"
+reference="$(cd "$work/plain/acapella/export" && find . -type f ! -name '.*' -print0 | sort -z | xargs -0 sha256sum)"
+truncate -s 96M "$work/stick.img"
+loop="$(losetup -f --show "$work/stick.img")"
+sectors="$(blockdev --getsz "$loop")"
+yanked=0 halfwritten=0 unsaid=0 changed=0
+for trial in 1 2 3 4; do
+  fs=$([[ $trial -le 2 ]] && echo vfat || echo ext4)
+  if [[ $fs == vfat ]]; then mkfs.vfat -F 32 "$loop" >/dev/null; else mkfs.ext4 -q -F "$loop"; fi
+  dmsetup create stick --noudevsync --table "0 $sectors linear $loop 0" && dmsetup mknodes stick
+  mount /dev/mapper/stick "$work/media/stick" && mkdir -p "$work/media/stick/acapella" && sync
+  "$acapella" usb "$work/media/stick" --data "$yank_data" >"$work/yank.out" 2>"$work/yank.err" &
+  job=$!
+  # Somewhere in the export, later each trial: a step begun, and a little more.
+  step=$((trial <= 2 ? trial + 1 : trial))  # FAT: in the MP3 mix, then a practice track; ext4: in the two practice tracks
+  for _ in $(seq 600); do grep -q "^usb $step/" "$work/yank.out" 2>/dev/null && break; sleep 0.05; done
+  sleep "0.$((trial % 2 == 1 ? 2 : 4))"
+  dmsetup suspend --noflush --nolockfs stick && dmsetup load stick --table "0 $sectors error" && dmsetup resume stick
+  umount -l "$work/media/stick"
+  timeout 120 tail --pid=$job -f /dev/null
+  wait $job; status=$?
+  ((status != 0)) && yanked=$((yanked + 1))
+  echo "   trial $trial ($fs): yanked during step $(grep -c '^usb [0-9]' "$work/yank.out") ($(tail -n 1 "$work/yank.out")); exit $status: $(tail -n 1 "$work/yank.err")"
+  if ((status != 0)) && ! grep -q "the USB stick was removed before the end\|Input/output error\|I/O error" "$work/yank.err"; then
+    unsaid=$((unsaid + 1)); echo "   trial $trial: $(cat "$work/yank.err")"
+  fi
+  for _ in $(seq 100); do dmsetup remove stick 2>/dev/null && break; sleep 0.1; done
+  # The stick in another computer: repaired as it would be, then read.
+  if [[ $fs == vfat ]]; then fsck.vfat -a "$loop" > "$work/fsck.out" 2>&1; else e2fsck -fy "$loop" > "$work/fsck.out" 2>&1; fi
+  [[ -n "${HIL_DEBUG:-}" ]] && sed 's/^/   fsck: /' "$work/fsck.out" | head -20
+  if mount "$loop" "$work/check"; then
+    echo "   trial $trial ($fs): after repair the stick holds $(find "$work/check/acapella/export" -type f ! -name '.*' 2>/dev/null | wc -l) of $(wc -l <<<"$reference") files under their names"
+    if [[ -d "$work/check/acapella/export" ]]; then
+      while read -r sum name; do
+        [[ -z "$name" ]] && continue
+        grep -qF "$sum  $name" <<<"$reference" || { halfwritten=$((halfwritten + 1)); echo "   trial $trial ($fs): $name is not what the export writes ($(stat -c %s "$work/check/acapella/export/$name") bytes; written: $(stat -c %s "$work/plain/acapella/export/$name"))"; }
+      done < <(cd "$work/check/acapella/export" && find . -type f ! -name '.*' -print0 | sort -z | xargs -0 -r sha256sum)
+    fi
+    umount "$work/check"
+  fi
+  [[ "$(snapshot)" == "$before" ]] || { changed=$((changed + 1)); echo "   trial $trial: the project changed"; }
+done
+losetup -d "$loop"
+echo "   4 trials (2 FAT, 2 ext4): $yanked yanked mid-export, $halfwritten files under a final name not what the export writes, $changed changes to the project, $unsaid failures not said"
+((yanked == 4 && halfwritten == 0 && changed == 0 && unsaid == 0)) && pass "a yanked stick: nothing half-written under a final name, the project untouched ($yanked of 4 yanked mid-export)" ||
+  fail "a yanked stick: $yanked yanked, $halfwritten half-written, $changed project changes, $unsaid not said"
 fi
 
 rm -rf "$work"
