@@ -669,6 +669,8 @@ expect "version" 0 "$acapella" version && check "version names libraries" contai
 bench="$(dirname "$acapella")/acapella-bench"
 expect "bench small" 0 "$bench" parse --parts 2 --measures 50 --repeat 1 && check "bench prints rate" contains "$out" "notes/s"
 expect "bench help" 0 "$bench" --help && check "bench usage" contains "$out" "usage: acapella-bench"
+expect "bench render, short" 0 "$bench" render --periods 2000 &&
+  check "the cost of one more part, and what fits on a slower CPU" matches "$out" "one part costs [0-9.]+ µs a period at the median.*on a CPU 4× slower than this one: [0-9]+ parts within 3 % of the period"
 expect "the appliance carries no benchmarks" 2 "$acapella" bench parse && check "bench is not a command" contains "$err" "unknown command 'bench'"
 expect "--version" 0 "$acapella" --version && check "--version names the program" contains "$out" "acapella 0.2.0"
 expect "required options in usage" 0 "$acapella" record --help && check "record's usage shows --part as required" contains "$out" "usage: acapella record --part NAME [--range A-B]"

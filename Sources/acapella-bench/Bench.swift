@@ -188,6 +188,43 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
     let periods = try arguments.int("--periods", default: 100_000, range: 1_000...10_000_000)
     let frames = try arguments.int("--frames", default: 128, range: 16...8192)
     let rate = 48_000
+    var times = try renderTimes(parts: parts, periods: periods, frames: frames, rate: rate)
+    times.sort()
+    let budget = Double(frames) / Double(rate)
+    func share(_ quantile: Double) -> String {
+        let time = quantileOf(times, quantile)
+        return String(format: "%7.2f µs = %5.2f %%", time * 1e6, time / budget * 100)
+    }
+    print("bench render: \(parts) parts (half on full takes, a quarter with punch-ins) + clicks through the engine, \(periods) periods of \(frames) frames at \(rate) Hz (budget \(String(format: "%.0f", budget * 1e6)) µs)")
+    print("  median  \(share(0.5))")
+    print("  p99     \(share(0.99))")
+    print("  p99.9   \(share(0.999))")
+    print("  max     \(share(1.0))")
+    // The cost of one more part: the same engine with 1 and with 32 parts
+    // (the same mix of tones, takes and punch-ins), the slope between them.
+    let few = try renderTimes(parts: 1, periods: 20_000, frames: frames, rate: rate).sorted()
+    let many = try renderTimes(parts: 32, periods: 20_000, frames: frames, rate: rate).sorted()
+    let perPart = (quantileOf(many, 0.5) - quantileOf(few, 0.5)) / 31
+    let perPartTail = (quantileOf(many, 0.999) - quantileOf(few, 0.999)) / 31
+    let fixed = max(0, quantileOf(few, 0.5) - perPart)
+    let allowance = 0.03 * budget
+    print(String(format: "  one part costs %.3f µs a period at the median (%.3f µs at p99.9), the rest %.2f µs (1 and 32 parts, 20000 periods each)",
+                 perPart * 1e6, perPartTail * 1e6, fixed * 1e6))
+    for slower in [1.0, 4.0, 8.0] {
+        let fit = Int((allowance / slower - fixed) / max(perPartTail, perPart, 1e-12))
+        print(String(format: "  on a CPU %.0f× slower than this one: %d parts within 3 %% of the period at p99.9 (median cost × %.0f: %.2f %% for 32 parts)",
+                     slower, max(0, fit), slower, (fixed + 32 * perPart) * slower / budget * 100))
+    }
+    return 0
+}
+
+/// The sorted-list quantile `q` (0…1).
+func quantileOf(_ sorted: [Double], _ q: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
+
+/// Each period's time through the engine: `parts` parts (half on full
+/// takes, a quarter with punch-ins over their tones every other measure,
+/// the metronome), `periods` periods of `frames`.
+func renderTimes(parts: Int, periods: Int, frames: Int, rate: Int) throws -> [Double] {
     // Long enough that every period has music: periods × frames samples.
     var measures = max(8, periods * frames / rate / 2 + 8)
     var score: Score
@@ -198,9 +235,7 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
         schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
         measures += measures / 2
     } while schedule.endSample < Int64(periods * frames)
-    let mixes = score.parts.indices.map { PartMix(gain: 0.2, pan: -0.7 + Float($0) * 0.2) }
-    // Half the parts play full takes, a quarter have punch-ins over their
-    // tones every other measure, all with the metronome: every path at once.
+    let mixes = score.parts.indices.map { PartMix(gain: 0.2, pan: -0.7 + Float($0 % 8) * 0.2) }
     let takeAudio = (0..<(periods * frames + rate)).map { sinf(Float($0) * 0.0573) * 0.3 }
     var takes = score.parts.map { _ in PartTakes.none }
     for part in score.parts.indices where part % 2 == 0 {
@@ -227,18 +262,7 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
     guard end.state == .playing, end.position == Int64(periods * frames) else {
         throw CLIError("bench render: the engine stopped early (\(end.state) at \(end.position)); the figures would flatter it")
     }
-    times.sort()
-    let budget = Double(frames) / Double(rate)
-    func share(_ quantile: Double) -> String {
-        let time = times[min(times.count - 1, Int(Double(times.count) * quantile))]
-        return String(format: "%7.2f µs = %5.2f %%", time * 1e6, time / budget * 100)
-    }
-    print("bench render: \(parts) parts (half on full takes, a quarter with punch-ins) + clicks through the engine, \(periods) periods of \(frames) frames at \(rate) Hz (budget \(String(format: "%.0f", budget * 1e6)) µs)")
-    print("  median  \(share(0.5))")
-    print("  p99     \(share(0.99))")
-    print("  p99.9   \(share(0.999))")
-    print("  max     \(share(1.0))")
-    return 0
+    return times
 }
 
 /// Mixdown of a 3-minute 4-part song from four take files (rendered first)
