@@ -172,6 +172,8 @@ public final class Project {
         if project.isWritable { project.checkSidecars(&report) }
         if project.isWritable {
             project.removeStaleTemporaries()
+            // Projects from before it was written get one too (synchronised folders need it).
+            if !FileManager.default.fileExists(atPath: path + "/.stignore") { try? AtomicFile.write(Array(syncIgnore.utf8), to: path + "/.stignore") }
             if changed {
                 do { try project.save() } catch { report.append("the repaired manifest could not be saved (\(error.description)); nothing was lost, and the next open repairs it again") }
             }

@@ -161,6 +161,8 @@ import Glibc
         _ = try ChoirMerge.record(ChoirMerge.voice(singer: 1, part: 0, take: 1, frames: 9_000, sampleRate: 8_000), part: "Soprano", into: base, options: options, offset: 0)
         _ = try ChoirMerge.record(ChoirMerge.voice(singer: 1, part: 1, take: 1, frames: 9_000, sampleRate: 8_000), part: "Alto", into: base, options: options, offset: 0)
         base.close()
+        // What Syncthing must leave alone is listed in the project: the lock, the reserve, temporary files.
+        #expect(try String(contentsOfFile: a + "/.stignore", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("//") } == [".lock", ".reserve", ".*.tmp", ".unpack-*"])
         var synced = Sync(left: a, right: b)
         try synced.run()
 
