@@ -164,9 +164,9 @@ public enum Box {
                 working = (options.songIndex, options.partIndex)
             } catch let error as ProjectError where !first && working != nil && working! != (lastSong, lastPart) {
                 // A song chosen later that cannot be opened (a file removed
-                // or broken since the library was read): said, and back to
-                // the last song that opened.
-                // It leaves the library (until the next start), so the next song is the one after it.
+                // or broken since the library was read): said, it leaves the
+                // library until the next start (the next song is then the one
+                // after it), and back to the last song that opened.
                 log("\(error.description); it leaves the library, back to the last song", .warning)
                 options.songs.remove(at: lastSong)
                 let back = working!.song > lastSong ? working!.song - 1 : working!.song
