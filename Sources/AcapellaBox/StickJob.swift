@@ -241,8 +241,9 @@ final class StickMonitor: Sendable {
         var known: Set<String> = []
         var busy: String?
         var news: [String] = []
-        /// When the mount table was last read (nil: never).
+        /// When the mount table was last read (nil: never), and whether a look is under way.
         var lastLook: Int64?
+        var looking = false
     }
 
     private let state = Mutex(State())
@@ -259,25 +260,38 @@ final class StickMonitor: Sendable {
     /// What to say now; looks for sticks when a second has passed.
     func news(now nanoseconds: Int64) -> [String] {
         let look = state.withLock { state -> Bool in
+            if state.looking { return false }
             if let last = state.lastLook, nanoseconds - last < 1_000_000_000 { return false }
             state.lastLook = nanoseconds
+            state.looking = true
             return true
         }
-        if look {
-            let mounted = Set(MountTable.sticks(under: roots))
-            let start = state.withLock { state -> String? in
-                state.known.formIntersection(mounted.union(state.busy.map { [$0] } ?? []))
-                guard state.busy == nil, let stick = mounted.subtracting(state.known).sorted().first else { return nil }
-                state.known.insert(stick)
-                state.busy = stick
-                state.news.append("USB stick \(stick): songs in, results out; leave it in until it says safe to remove")
-                return stick
-            }
-            if let stick = start { run(stick) }
-        }
+        // The look itself is off the control loop: a stat of a stick that
+        // hangs must not hold up the box.
+        if look { looks.async { [self] in lookForSticks() } }
         return state.withLock { state in
             defer { state.news = [] }
             return state.news
+        }
+    }
+
+    private let looks = DispatchQueue(label: "acapella-usb-look", qos: .utility)
+
+    /// Reads the mount table; starts a job for a stick that appeared.
+    private func lookForSticks() {
+        let mounted = Set(MountTable.sticks(under: roots))
+        let start = state.withLock { state -> String? in
+            state.looking = false
+            state.known.formIntersection(mounted.union(state.busy.map { [$0] } ?? []))
+            guard state.busy == nil, let stick = mounted.subtracting(state.known).sorted().first else { return nil }
+            state.known.insert(stick)
+            state.busy = stick
+            state.news.append("USB stick \(stick): songs in, results out; leave it in until it says safe to remove")
+            return stick
+        }
+        if let stick = start {
+            wake.wake()
+            run(stick)
         }
     }
 
