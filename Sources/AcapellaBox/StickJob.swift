@@ -107,7 +107,7 @@ public enum StickJob {
         var step = 0
         /// The stick went away (during `what`, when known): said so, whatever error it caused.
         func removed(_ what: String? = nil) -> Failure {
-            Failure(description: "the USB stick was removed before the end\(what.map { " (while writing \($0))" } ?? ""); nothing on the box changed, "
+            Failure(description: "the USB stick was removed before the end\(what.map { " (while writing \($0))" } ?? ""); the projects on the box are untouched, "
                     + "and every file on it under its own name is complete: plug it in again to finish", removed: true)
         }
         func failure(_ text: String, _ what: String) -> Failure { stillThere() ? Failure(description: text, removed: false) : removed(what) }
