@@ -60,7 +60,7 @@ public enum SongLibrary {
     public static func importArrivals(in folder: String) -> [Arrival] {
         var arrivals: [Arrival] = []
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
-        for name in names where ["musicxml", "xml", "mxl"].contains((name as NSString).pathExtension.lowercased()) {
+        for name in names where MusicXML.isFile(name) {
             let source = folder + "/" + name
             guard let arrived = modified(source) else { continue }
             let stem = (name as NSString).deletingPathExtension
@@ -100,7 +100,9 @@ public enum SongLibrary {
     static func readLimited(_ path: String) throws -> [UInt8] {
         var status = stat()
         guard stat(path, &status) == 0 else { throw ProjectError(description: "cannot be read (\(String(cString: strerror(errno))))") }
-        guard status.st_size <= 64 << 20 else { throw ProjectError(description: "\(status.st_size >> 20) MiB; song files are limited to 64 MiB") }
+        guard status.st_size <= Acasong.maximumFileBytes else {
+            throw ProjectError(description: "\(status.st_size >> 20) MiB; song files are limited to \(Acasong.maximumFileBytes >> 20) MiB")
+        }
         guard let data = FileManager.default.contents(atPath: path) else { throw ProjectError(description: "cannot be read") }
         return [UInt8](data)
     }
@@ -109,7 +111,7 @@ public enum SongLibrary {
     public static func songText(_ path: String) throws(ProjectError) -> String {
         let bytes: [UInt8]
         do { bytes = try readLimited(path) } catch { throw ProjectError(description: "\(path): \(error)") }
-        if ["musicxml", "xml", "mxl"].contains((path as NSString).pathExtension.lowercased()) {
+        if MusicXML.isFile(path) {
             do { return Acasong.serialize(try MusicXML.importScore(bytes: bytes, fileName: path).score) } catch {
                 throw ProjectError(description: "\(error)".split(separator: "\n").first.map(String.init) ?? "\(path): not a song")
             }

@@ -1,4 +1,5 @@
 import AcapellaEngine
+import AcapellaMusicXML
 import AcapellaProject
 import AcapellaScore
 import AcapellaDevices
@@ -93,7 +94,7 @@ public enum StickJob {
         var outcome = Outcome()
         let root = stick + "/acapella"
         let incoming = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/songs")) ?? [])
-            .filter { !$0.hasPrefix(".") && ["acasong", "musicxml", "xml", "mxl"].contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+            .filter { !$0.hasPrefix(".") && ($0.lowercased().hasSuffix(".acasong") || MusicXML.isFile($0)) }.sorted()
         let projects = ((try? FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/projects")) ?? [])
             .filter { $0.hasSuffix(".acaproj") && !$0.hasPrefix(".") }.sorted().map { dataDirectory + "/projects/" + $0 }
             .compactMap { path -> Project? in

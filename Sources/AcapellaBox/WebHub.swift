@@ -284,7 +284,7 @@ public final class WebHub: WebBox {
     public func upload(fileName: String, bytes: [UInt8]) -> Result<WebUpload, WebFailure> {
         let name = fileName.removingPercentEncoding ?? fileName
         let format = (name as NSString).pathExtension.lowercased()
-        guard ["acasong", "musicxml", "xml", "mxl"].contains(format) else {
+        guard format == "acasong" || MusicXML.fileExtensions.contains(format) else {
             return .failure(WebFailure(415, "that file is not a song: send .acasong, .musicxml, .xml or .mxl"))
         }
         guard !bytes.isEmpty else { return .failure(WebFailure(400, "the file is empty")) }

@@ -2,10 +2,6 @@ public import AcapellaMusicXML
 public import AcapellaScore
 import Foundation
 
-/// Files larger than this are refused before parsing: no song is that big,
-/// and a runaway file should not exhaust the box's memory.
-public let maximumSongBytes = 64 << 20
-
 /// One line to stderr.
 public func writeError(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -19,21 +15,13 @@ public func readSongBytes(_ path: String) throws -> [UInt8] {
     }
     if isDirectory.boolValue { throw CLIError("\(path): is a directory, not a song file", exitCode: 1) }
     let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-    if size > maximumSongBytes {
-        throw CLIError("\(path): file is \(size >> 20) MiB; song files are limited to \(maximumSongBytes >> 20) MiB", exitCode: 1)
+    if size > Acasong.maximumFileBytes {
+        throw CLIError("\(path): file is \(size >> 20) MiB; song files are limited to \(Acasong.maximumFileBytes >> 20) MiB", exitCode: 1)
     }
     guard let data = FileManager.default.contents(atPath: path) else {
         throw CLIError("\(path): cannot be read (permissions?)", exitCode: 1)
     }
     return [UInt8](data)
-}
-
-/// Extensions read as MusicXML; everything else is read as `.acasong`.
-public let musicXMLExtensions: Set<String> = ["musicxml", "xml", "mxl"]
-
-/// Whether a path names a MusicXML file.
-public func isMusicXML(_ path: String) -> Bool {
-    musicXMLExtensions.contains((path as NSString).pathExtension.lowercased())
 }
 
 /// Imports a MusicXML file, printing its errors; the report is returned.
@@ -67,7 +55,7 @@ public func importOptions(_ arguments: ParsedArguments, partNames: [String]? = n
 
 /// Reads a song: `.acasong` text, or MusicXML imported in memory.
 public func loadScore(_ path: String, options: ImportOptions = ImportOptions()) throws -> Score {
-    if isMusicXML(path) { return try importMusicXML(path, options: options).score }
+    if MusicXML.isFile(path) { return try importMusicXML(path, options: options).score }
     do {
         return try Acasong.parse(bytes: readSongBytes(path), file: path)
     } catch let errors as ScoreErrors {

@@ -40,6 +40,14 @@ public struct ImportResult: Sendable {
 /// singing order. What is skipped or changed is counted in the report,
 /// never silently dropped.
 public enum MusicXML {
+    /// File name extensions read as MusicXML (case aside).
+    public static let fileExtensions: Set<String> = ["musicxml", "xml", "mxl"]
+
+    /// Whether a path names a MusicXML file, by its extension.
+    public static func isFile(_ path: String) -> Bool {
+        fileExtensions.contains((path as NSString).pathExtension.lowercased())
+    }
+
     /// Imports a MusicXML or `.mxl` document from its bytes (the format is
     /// recognized from the content).
     public static func importScore(bytes: [UInt8], fileName: String? = nil, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportResult {

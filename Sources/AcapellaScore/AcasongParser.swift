@@ -13,6 +13,11 @@ public enum Acasong {
     /// The magic first line.
     public static let magic = "acasong 1"
 
+    /// Song files (`.acasong` or MusicXML) larger than this are refused
+    /// before parsing: no song is that big, and a runaway file should not
+    /// exhaust the box's memory.
+    public static let maximumFileBytes = 64 << 20
+
     /// Errors beyond this many stop the parse; the rest would be noise.
     public static let maximumErrors = 50
 

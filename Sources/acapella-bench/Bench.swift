@@ -102,7 +102,7 @@ func benchImport(_ arguments: ParsedArguments) throws -> Int32 {
         folder = bach
     }
     let repeats = try arguments.int("--repeat", default: 5, range: 1...100)
-    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(isMusicXML).sorted()
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(MusicXML.isFile).sorted()
     guard !names.isEmpty else { throw CLIError("no MusicXML files in \(folder); pass --dir", exitCode: 1) }
     let paths = names.map { (folder as NSString).appendingPathComponent($0) }
     let files = try paths.map(readSongBytes)

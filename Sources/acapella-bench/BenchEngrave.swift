@@ -10,7 +10,7 @@ import Foundation
 func benchEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     let folder = arguments.value("--dir") ?? "../shared/data/musicxml"
     let repeats = try arguments.int("--repeat", default: 5, range: 1...100)
-    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(isMusicXML).sorted()
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(MusicXML.isFile).sorted()
     guard !names.isEmpty else { throw CLIError("no MusicXML files in \(folder); pass --dir", exitCode: 1) }
     let font: SMuFLFont
     do { font = try ShippedFiles.musicFont().font } catch { throw CLIError(error.description, exitCode: 1) }

@@ -277,7 +277,7 @@ func runCheck(_ arguments: ParsedArguments) throws -> Int32 {
     var failed = false
     for path in arguments.positionals {
         do {
-            let score = isMusicXML(path) ? try importMusicXML(path).score : try Acasong.parse(bytes: readSongBytes(path), file: path)
+            let score = MusicXML.isFile(path) ? try importMusicXML(path).score : try Acasong.parse(bytes: readSongBytes(path), file: path)
             if !arguments.flags.contains("--quiet") {
                 print("\(path): ok — \(score.parts.count) part\(score.parts.count == 1 ? "" : "s"), \(measureCount(score)) measures")
             }
