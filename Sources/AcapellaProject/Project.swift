@@ -411,7 +411,7 @@ public final class Project {
 
     // MARK: Writing
 
-    private func requireWriter() throws(ProjectError) {
+    func requireWriter() throws(ProjectError) {
         guard isWritable else { throw ProjectError(description: "\(path): opened read-only; nothing can be changed") }
     }
 
@@ -419,11 +419,15 @@ public final class Project {
     /// kept in the package makes room for it.
     public func save() throws(ProjectError) {
         try requireWriter()
+        try writeMakingRoom(try Self.documentBytes(manifest, file: path + "/manifest.json"), to: path + "/manifest.json")
+    }
+
+    /// A document of the project as its files keep it: pretty, keys sorted,
+    /// a newline at the end.
+    static func documentBytes(_ value: some Encodable, file: String) throws(ProjectError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data: Data
-        do { data = try encoder.encode(manifest) } catch { throw ProjectError(description: "\(path)/manifest.json: \(error)") }
-        try writeMakingRoom(Array(data) + [10], to: path + "/manifest.json")
+        do { return Array(try encoder.encode(value)) + [10] } catch { throw ProjectError(description: "\(file): \(error)") }
     }
 
     /// An atomic write that, on a full disk, gives up the reserve and tries once more.

@@ -61,7 +61,7 @@ extension Project {
     /// state, with new ids. A part that already has a take playing keeps
     /// it; otherwise the takes that played in `other` play here.
     public func merge(_ other: Project) throws(ProjectError) -> MergeOutcome {
-        if !isWritable { throw ProjectError(description: "\(path): opened read-only; nothing can be changed") }
+        try requireWriter()
         if let reason = mergeRefusal(other) { throw ProjectError(description: "\(other.path): cannot be merged into \(path): \(reason)") }
         var outcome = MergeOutcome()
         let playingHere = Set(manifest.takes.filter { $0.active && $0.state.isUsable && conditions[$0.id] == nil }.map(\.part))

@@ -141,12 +141,12 @@ extension Project {
 
     /// Saves the session state (a writer's job), atomically.
     public func saveSession(_ state: SessionState) throws(ProjectError) {
-        guard isWritable else { throw ProjectError(description: "\(path): opened read-only; nothing can be changed") }
-        if let problem = state.problem(parts: score.parts.map(\.name)) { throw ProjectError(description: "\(path)/\(SessionState.fileName): \(problem)") }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(state) else { throw ProjectError(description: "\(path)/\(SessionState.fileName): cannot be encoded") }
-        do { try AtomicFile.write(Array(data) + [10], to: path + "/" + SessionState.fileName) } catch { throw ProjectError(description: error.description) }
+        try requireWriter()
+        let file = path + "/" + SessionState.fileName
+        if let problem = state.problem(parts: score.parts.map(\.name)) { throw ProjectError(description: "\(file): \(problem)") }
+        // Not through the reserve: that is kept for the manifest, which says what was recorded.
+        let bytes = try Self.documentBytes(state, file: file)
+        do { try AtomicFile.write(bytes, to: file) } catch { throw ProjectError(description: error.description) }
     }
 }
 
