@@ -30,12 +30,30 @@ public enum AtomicFile {
     /// `open`, `write`, `fsync`, `rename`.
     public static func write(_ bytes: [UInt8], to path: String) throws(FileError) {
         let temporary = try flushedTemporary(bytes, for: path)
-        guard rename(temporary, path) == 0 else {
-            let error = failure(path, "cannot move into place")
+        do { try moveIntoPlace(temporary, path) } catch {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// Renames the flushed file `temporary` to `path` (over what is there)
+    /// and makes the rename last: the file is flushed again under its new
+    /// name — on FAT a rename writes a new entry with no size and no
+    /// clusters, filled in only when the file itself is written back (a
+    /// USB stick pulled out before that showed the name holding nothing in
+    /// the VM's trials) — and then its folder.
+    public static func moveIntoPlace(_ temporary: String, _ path: String) throws(FileError) {
+        guard rename(temporary, path) == 0 else { throw failure(path, "cannot move into place") }
+        try flush(path)
         syncDirectory(of: path)
+    }
+
+    /// Flushes a file's data and its entry to the disk.
+    public static func flush(_ path: String) throws(FileError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure(path, "cannot open to flush") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw failure(path, "cannot flush to disk") }
     }
 
     /// Creates `path` holding `bytes`, whole or not at all, never over
@@ -43,7 +61,50 @@ public enum AtomicFile {
     /// flushed under a temporary name and linked into place. The
     /// corresponding C functions are `open`, `write`, `fsync`, `link`.
     public static func create(_ bytes: [UInt8], at path: String) throws(FileError) {
-        let temporary = try flushedTemporary(bytes, for: path)
+        try linkIntoPlace(try flushedTemporary(bytes, for: path), path)
+    }
+
+    /// `bytes` written and flushed to a hidden temporary file beside `path`; its name.
+    private static func flushedTemporary(_ bytes: [UInt8], for path: String) throws(FileError) -> String {
+        try flushedTemporary(for: path) { (descriptor) throws(FileError) in
+            guard bytes.withUnsafeBytes({ writeAll(descriptor, $0) }) else { throw failure(path, "cannot write") }
+        }
+    }
+
+    /// A hidden temporary file beside `path`, filled by `fill` (given its
+    /// descriptor) and flushed; its name. Removed again on any failure.
+    static func flushedTemporary(for path: String, _ fill: (Int32) throws(FileError) -> Void) throws(FileError) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure(path, "cannot create a temporary file") }
+        do throws(FileError) {
+            try fill(descriptor)
+            if fsync(descriptor) != 0 { throw failure(path, "cannot flush to disk") }
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw error
+        }
+        close(descriptor)
+        return temporary
+    }
+
+    /// Writes all of `bytes` (again after an interruption); false when the write fails.
+    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let result = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if result < 0 && errno == EINTR { continue }
+            if result <= 0 { return false }
+            written += result
+        }
+        return true
+    }
+
+    /// `temporary` given the name `path` — never over a file already there
+    /// (`FileError.exists` then) — and removed under its own name either way.
+    static func linkIntoPlace(_ temporary: String, _ path: String) throws(FileError) {
         defer { unlink(temporary) }
         guard link(temporary, path) == 0 else {
             let exists = errno == EEXIST
@@ -52,34 +113,6 @@ public enum AtomicFile {
             throw error
         }
         syncDirectory(of: path)
-    }
-
-    /// `bytes` written and flushed to a hidden temporary file beside `path`; its name.
-    private static func flushedTemporary(_ bytes: [UInt8], for path: String) throws(FileError) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw failure(path, "cannot create a temporary file") }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBufferPointer { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if result < 0 && errno == EINTR { continue }
-            if result <= 0 {
-                let error = failure(path, "cannot write")
-                close(descriptor)
-                unlink(temporary)
-                throw error
-            }
-            written += result
-        }
-        if fsync(descriptor) != 0 {
-            let error = failure(path, "cannot flush to disk")
-            close(descriptor)
-            unlink(temporary)
-            throw error
-        }
-        close(descriptor)
-        return temporary
     }
 
     /// Flushes a directory entry change (a rename or a new file) to disk.
@@ -148,42 +181,22 @@ public enum FileCopy {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw AtomicFile.failure(source, "cannot open") }
         defer { close(input) }
-        let directory = (target as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((target as NSString).lastPathComponent).\(getpid()).tmp"
-        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw AtomicFile.failure(target, "cannot create a temporary file") }
-        var buffer = [UInt8](repeating: 0, count: chunk)
         var total: Int64 = 0
-        func fail(_ error: FileError) -> FileError {
-            close(output)
-            unlink(temporary)
-            return error
-        }
-        while true {
-            let got = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, chunk) }
-            if got < 0 && errno == EINTR { continue }
-            if got < 0 { throw fail(AtomicFile.failure(source, "cannot read")) }
-            if got == 0 { break }
-            var written = 0
-            while written < got {
-                let result = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, got - written) }
-                if result < 0 && errno == EINTR { continue }
-                if result <= 0 { throw fail(AtomicFile.failure(target, "cannot write")) }
-                written += result
+        let temporary = try AtomicFile.flushedTemporary(for: target) { (output) throws(FileError) in
+            var buffer = [UInt8](repeating: 0, count: chunk)
+            while true {
+                let got = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, chunk) }
+                if got < 0 && errno == EINTR { continue }
+                if got < 0 { throw AtomicFile.failure(source, "cannot read") }
+                if got == 0 { return }
+                guard buffer.withUnsafeBytes({ AtomicFile.writeAll(output, UnsafeRawBufferPointer(rebasing: $0[0..<got])) }) else {
+                    throw AtomicFile.failure(target, "cannot write")
+                }
+                total += Int64(got)
+                progress?(total)
             }
-            total += Int64(got)
-            progress?(total)
         }
-        if fsync(output) != 0 { throw fail(AtomicFile.failure(target, "cannot flush to disk")) }
-        close(output)
-        defer { unlink(temporary) }
-        guard link(temporary, target) == 0 else {
-            let exists = errno == EEXIST
-            var error = AtomicFile.failure(target, exists ? "already exists" : "cannot move into place")
-            error.exists = exists
-            throw error
-        }
-        AtomicFile.syncDirectory(of: target)
+        try AtomicFile.linkIntoPlace(temporary, target)
         return total
     }
 
