@@ -213,22 +213,8 @@ public enum StickJob {
     /// `hidden` flushed to the disk and renamed to `name` (replacing an
     /// older export of the same name), the folder flushed.
     static func commit(_ hidden: String, as name: String) throws(FileError) {
-        let descriptor = open(hidden, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileError(description: "\(hidden): cannot open to flush: \(String(cString: strerror(errno)))") }
-        let flushed = fsync(descriptor)
-        close(descriptor)
-        guard flushed == 0 else { throw FileError(description: "\(hidden): cannot flush: \(String(cString: strerror(errno)))") }
-        guard rename(hidden, name) == 0 else { throw FileError(description: "\(name): cannot move into place: \(String(cString: strerror(errno)))") }
-        // Flushed again under its name: on FAT a rename writes a new entry
-        // with no size and no clusters, filled in only when the file itself
-        // is written back (a stick pulled out before that shows the name
-        // holding nothing: the VM's yank trials found it).
-        let renamed = open(name, O_RDONLY | O_CLOEXEC)
-        guard renamed >= 0 else { throw FileError(description: "\(name): cannot open to flush: \(String(cString: strerror(errno)))") }
-        let again = fsync(renamed)
-        close(renamed)
-        guard again == 0 else { throw FileError(description: "\(name): cannot flush: \(String(cString: strerror(errno)))") }
-        AtomicFile.syncDirectory(of: name)
+        try AtomicFile.flush(hidden)
+        try AtomicFile.moveIntoPlace(hidden, name)
     }
 }
 
