@@ -1,5 +1,5 @@
-import AcapellaProject
-import AcapellaEngine
+public import AcapellaProject
+public import AcapellaEngine
 import AcapellaScore
 import Foundation
 
@@ -134,8 +134,9 @@ public enum ChoirMerge {
         }
     }
 
-    /// Records `samples` as a kept take of `part`; returns its file.
-    static func record(_ samples: [Float], part: String, into project: Project, options: ScheduleOptions, offset: Int64) throws -> String {
+    /// Records `samples` as a kept, playing take of `part` whose frame
+    /// `offset` holds song sample 0 (as a recording would leave it); returns its file.
+    public static func record(_ samples: [Float], part: String, into project: Project, options: ScheduleOptions, offset: Int64) throws -> String {
         var (record, writer) = try project.beginTake(part: part, options: options) { $0.alignmentOffsetSamples = offset }
         try samples.withUnsafeBufferPointer { (buffer) throws(FileError) in try writer.write(buffer.baseAddress!, count: buffer.count) }
         try writer.finish()

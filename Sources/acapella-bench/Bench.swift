@@ -338,13 +338,7 @@ func threeMinuteProject(at path: String, parts: Int, rate: Int) throws -> (proje
     for (part, name) in score.parts.map(\.name).enumerated() {
         let step = 2 * Double.pi * 110 * Double(part + 1) / Double(rate)
         for index in 0..<frames { tone[index] = Float(0.2 * sin(step * Double(index))) }
-        var (record, writer) = try project.beginTake(part: name, options: schedule.options)
-        try tone.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: frames) }
-        try writer.finish()
-        record.frames = Int64(frames)
-        record.state = .kept
-        try project.store(record)
-        try project.activate(record.id)
+        _ = try ChoirMerge.record(tone, part: name, into: project, options: schedule.options, offset: 0)
     }
     project.close()
     return (project, frames)
