@@ -167,14 +167,15 @@ public enum StickJob {
                 outcome.bytes += Int64((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? 0)
             }
             try next("\(title): the mix")
-            let mix = try render(project, practice: nil, outcome: &outcome)
+            let session = project.sessionState().state
+            let mix = try render(project, session: session, practice: nil, outcome: &outcome)
             let tags = AudioTags.export(of: project.score, album: stem, holding: "mix")
             try place("mix.flac") { try AudioFile.write(left: mix.left, right: mix.right, sampleRate: project.manifest.sampleRate, to: $0, tags: tags) }
             try next("\(title): mix.mp3")
             try place("mix.mp3") { try AudioFile.write(left: mix.left, right: mix.right, sampleRate: project.manifest.sampleRate, to: $0, tags: tags) }
             for part in project.score.parts.map(\.name) {
                 try next("\(title): practice \(part)")
-                let practice = try render(project, practice: part, outcome: &outcome)
+                let practice = try render(project, session: session, practice: part, outcome: &outcome)
                 try place("practice-\(Project.slug(part)).mp3") {
                     try AudioFile.write(left: practice.left, right: practice.right, sampleRate: project.manifest.sampleRate, to: $0,
                                         tags: .export(of: project.score, album: stem, holding: "practice: \(part)"))
@@ -194,17 +195,14 @@ public enum StickJob {
 
     /// A project mixed as last rehearsed (its session's levels, tempo and
     /// key), a part brought forward for a practice track.
-    static func render(_ project: Project, practice: String?, outcome: inout Outcome) throws(Failure) -> OfflineRender.Stereo {
+    static func render(_ project: Project, session: SessionState, practice: String?, outcome: inout Outcome) throws(Failure) -> OfflineRender.Stereo {
         let started = DispatchTime.now().uptimeNanoseconds
         defer { outcome.renderSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
-        let state = project.sessionState().state
         var options = MixdownOptions()
         options.sampleRate = project.manifest.sampleRate
-        options.baseMixes = state.partMixes(for: project.score)
-        options.tempoScale = state.tempoScale
-        options.transpose = state.transpose
+        options.rehearse(session, score: project.score)
         options.practicePart = practice
-        let takes = project.activeTakes(for: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose)).takes
+        let takes = project.activeTakes(for: options.scheduleOptions).takes
         do { return try Mixdown.mix(project.score, options: options, takes: takes).audio } catch {
             throw Failure(description: "\(project.path): \(error.description)", removed: false)
         }

@@ -389,7 +389,7 @@ public final class WebHub: WebBox {
             options.tempoScale = sung.tempoScale
             options.transpose = sung.transpose
         }
-        var (takes, _) = project.activeTakes(for: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
+        var (takes, _) = project.activeTakes(for: options.scheduleOptions)
         if let take, let record {
             guard let part = project.score.parts.firstIndex(where: { $0.name == record.part }) else {
                 return .failure(WebFailure(404, "take \(take) is of a part the song no longer has"))

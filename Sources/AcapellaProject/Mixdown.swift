@@ -27,6 +27,17 @@ public struct MixdownOptions: Sendable {
 
     /// Defaults: −16 LUFS, −1 dBTP, tones, written tempo and pitch, 48 kHz.
     public init() {}
+
+    /// The song compiled as these mix it: rate, tempo and key.
+    public var scheduleOptions: ScheduleOptions { ScheduleOptions(sampleRate: sampleRate, tempoScale: tempoScale, transpose: transpose) }
+
+    /// As a project was last rehearsed: the session's part levels, places,
+    /// mutes and solos, its tempo and its key.
+    public mutating func rehearse(_ session: SessionState, score: Score) {
+        baseMixes = session.partMixes(for: score)
+        tempoScale = session.tempoScale
+        transpose = session.transpose
+    }
 }
 
 /// A mixdown problem, said in one line.
@@ -62,7 +73,7 @@ public enum Mixdown {
     public static func mix(_ score: Score, options: MixdownOptions, takes: [PartTakes]? = nil, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> (audio: OfflineRender.Stereo, loudness: LoudnessMeasurement) {
         let schedule: Schedule
         do {
-            schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
+            schedule = try Schedule(score: score, options: options.scheduleOptions)
         } catch {
             throw MixdownError(description: error.description)
         }

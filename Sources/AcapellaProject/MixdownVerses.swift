@@ -26,7 +26,7 @@ extension Mixdown {
             guard let takes else { return (all, nil, count) }
             let schedule: Schedule
             do {
-                schedule = try Schedule(score: all, options: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
+                schedule = try Schedule(score: all, options: options.scheduleOptions)
             } catch {
                 throw MixdownError(description: error.description)
             }
@@ -56,7 +56,7 @@ extension Mixdown {
         guard let index = part ?? score.parts.firstIndex(where: { $0.notes.contains(where: \.hasLyric) }) else { return nil }
         let schedule: Schedule
         do {
-            schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose))
+            schedule = try Schedule(score: score, options: options.scheduleOptions)
         } catch {
             throw MixdownError(description: error.description)
         }

@@ -380,13 +380,20 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     case let other: throw CLIError("--tones expects include or omit, not '\(other)'")
     }
     options.practicePart = arguments.value("--practice")
-    if let tempo = arguments.value("--tempo") {
-        guard let scale = parseMultiplier(tempo), scale.numerator * 4 >= scale.denominator, scale.numerator <= 4 * scale.denominator else {
-            throw CLIError("--tempo expects a multiplier from 0.25 to 4, like 0.9, not '\(tempo)'")
+    var tempo: Rational?
+    if let text = arguments.value("--tempo") {
+        guard let scale = parseMultiplier(text), scale.numerator * 4 >= scale.denominator, scale.numerator <= 4 * scale.denominator else {
+            throw CLIError("--tempo expects a multiplier from 0.25 to 4, like 0.9, not '\(text)'")
         }
-        options.tempoScale = scale
+        tempo = scale
     }
-    options.transpose = try arguments.int("--transpose", default: 0, range: -24...24)
+    let transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: -24...24)
+    /// The tempo and key asked for on the command line, over any other.
+    func commandLineWins() {
+        if let tempo { options.tempoScale = tempo }
+        if let transpose { options.transpose = transpose }
+    }
+    commandLineWins()
     let useSession: Bool
     switch arguments.value("--session") ?? "use" {
     case "use": useSession = true
@@ -407,13 +414,12 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
             // The mix as the project was last rehearsed, unless the command line says otherwise.
             let (state, problem) = project.sessionState()
             if let problem { writeError("\(source): \(problem)") }
-            options.baseMixes = state.partMixes(for: score)
-            if arguments.value("--tempo") == nil { options.tempoScale = state.tempoScale }
-            if arguments.value("--transpose") == nil { options.transpose = state.transpose }
+            options.rehearse(state, score: score)
+            commandLineWins()
             let said = state.describe(partNames: score.parts.map(\.name))
             if !said.isEmpty { writeError("\(source): mixed as last rehearsed (\(SessionState.fileName)): \(said); --session ignore mixes without it") }
         }
-        let schedule = ScheduleOptions(sampleRate: options.sampleRate, tempoScale: options.tempoScale, transpose: options.transpose)
+        let schedule = options.scheduleOptions
         let (active, leftOut) = project.activeTakes(for: schedule)
         for take in leftOut { writeError("\(source): \(take.description); not played in this mix") }
         takes = active
