@@ -102,7 +102,8 @@ public enum RecordStamp {
                       Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(spec.tv_nsec / 1_000_000))
     }
 
-    /// A stamp's shape: digits where `now()` puts them, at most 40 characters.
+    /// A stamp's shape as checked: 10 to 40 printable ASCII characters (a
+    /// day at least; what a record may hold, not only what `now()` writes).
     static func isValid(_ text: String) -> Bool {
         text.utf8.count >= 10 && text.utf8.count <= 40 && text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
