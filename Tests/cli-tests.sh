@@ -195,18 +195,22 @@ if avahi-daemon --check 2>/dev/null; then
   name="acapella-test-$$-box"  # not ending in a digit: avahi would count that up
   printf '{ "web": { "port": %d, "name": "%s" } }' "$mdnsport" "$name" > "$work/mdns1.json"
   printf '{ "web": { "port": %d, "name": "%s" } }' "$((mdnsport + 1))" "$name" > "$work/mdns2.json"
-  "$acapella" run --config "$work/mdns1.json" --data "$work/mdns1" --seconds 12 --device sim >/dev/null 2>"$work/mdns1.err" &
+  "$acapella" run --config "$work/mdns1.json" --data "$work/mdns1" --seconds 90 --device sim >/dev/null 2>"$work/mdns1.err" &
   mdns1=$!
-  for _ in $(seq 50); do grep -q "mdns: announced" "$work/mdns1.err" 2>/dev/null && break; sleep 0.2; done
+  for _ in $(seq 150); do grep -q "mdns: announced" "$work/mdns1.err" 2>/dev/null && break; sleep 0.2; done
   check "the box announces itself" contains "$(cat "$work/mdns1.err")" "mdns: announced as $name.local ("
   check "its name resolves to the box" matches "$(avahi-resolve -4 -n "$name.local" 2>&1)" "^$name.local	[0-9.]+$"
   check "the page is a service on its port" contains "$(avahi-browse -rtp _http._tcp 2>&1)" "Acapella\\032box;Web Site;local;$name.local;"
   check "on the box's port" contains "$(avahi-browse -rtp _http._tcp 2>&1 | grep "$name.local")" ";$mdnsport;"
-  "$acapella" run --config "$work/mdns2.json" --data "$work/mdns2" --seconds 6 --device sim >/dev/null 2>"$work/mdns2.err" &
+  "$acapella" run --config "$work/mdns2.json" --data "$work/mdns2" --seconds 60 --device sim >/dev/null 2>"$work/mdns2.err" &
   mdns2=$!
-  for _ in $(seq 50); do grep -q "mdns: announced" "$work/mdns2.err" 2>/dev/null && break; sleep 0.2; done
+  # Both boxes run until killed: on a slow machine the first must still be
+  # announced when the second starts.
+  for _ in $(seq 150); do grep -q "mdns: announced" "$work/mdns2.err" 2>/dev/null && break; sleep 0.2; done
+  kill -0 "$mdns1" 2>/dev/null || echo "cli: the first box had stopped before the second announced itself" >&2
   check "a second box takes the next name, and says so" contains "$(cat "$work/mdns2.err")" "$name.local is taken on this network; trying $name-2.local"
   check "and is announced under it" contains "$(cat "$work/mdns2.err")" "mdns: announced as $name-2.local ("
+  grep -q "announced as $name-2.local" "$work/mdns2.err" || sed 's/^/cli: the second box said: /' "$work/mdns2.err" | head -20 >&2
   kill "$mdns1" "$mdns2" 2>/dev/null; wait "$mdns1" "$mdns2" 2>/dev/null || true
   printf '{ "web": { "port": %d, "name": false } }' "$mdnsport" > "$work/noname.json"
   "$acapella" run --config "$work/noname.json" --data "$work/mdns3" --seconds 2 --device sim >/dev/null 2>"$work/mdns3.err" || true

@@ -94,8 +94,15 @@ static void acapella_mdns_create(struct acapella_mdns *m, AvahiClient *client) {
             AvahiAddress address;
             if (avahi_address_parse(text, family == AF_INET ? AVAHI_PROTO_INET : AVAHI_PROTO_INET6, &address) == NULL) continue;
             int index = (int)if_nametoindex(item->ifa_name);
-            if (avahi_entry_group_add_address(m->group, index, family == AF_INET ? AVAHI_PROTO_INET : AVAHI_PROTO_INET6,
-                                              AVAHI_PUBLISH_NO_REVERSE, full, &address) < 0) continue;
+            int added = avahi_entry_group_add_address(m->group, index, family == AF_INET ? AVAHI_PROTO_INET : AVAHI_PROTO_INET6,
+                                                      AVAHI_PUBLISH_NO_REVERSE, full, &address);
+            if (added == AVAHI_ERR_COLLISION) {
+                // Another program on this machine holds the name already.
+                freeifaddrs(list);
+                acapella_mdns_group_changed(m->group, AVAHI_ENTRY_GROUP_COLLISION, m);
+                return;
+            }
+            if (added < 0) continue;
             published++;
             if (strlen(m->addresses) + strlen(text) + 3 < sizeof m->addresses) {
                 if (m->addresses[0]) strcat(m->addresses, ", ");
