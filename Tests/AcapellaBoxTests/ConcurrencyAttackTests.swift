@@ -95,14 +95,14 @@ final class Spawned: @unchecked Sendable {
     }()
 
     /// 1 when `take` is missing or differs from an undisturbed take, else 0.
-    static func lost(_ take: TakeRecord?, in project: String, reference: [Float], run: Int) throws -> Int {
+    static func lost(_ take: TakeRecord?, in project: String, reference: [Float], run: Int, said: String = "") throws -> Int {
         guard let take else {
             Issue.record("run \(run): the take is missing or not kept")
             return 1
         }
         let samples = try AudioFile.readMono(project + "/" + take.file).samples
         let same = samples == reference  // (compared here: a failing #expect would diff every sample)
-        #expect(same, "run \(run): the take differs from an undisturbed one (\(samples.count) frames, \(reference.count) expected)")
+        #expect(same, "run \(run): the take differs from an undisturbed one (\(samples.count) frames, \(reference.count) expected) \(said)")
         return same ? 0 : 1
     }
 
@@ -164,7 +164,7 @@ final class Spawned: @unchecked Sendable {
             #expect(recorder.wait() == 0 && recorder.out.contains("take 1  Soprano  kept, active"), "run \(run): \(recorder.err)")
             let (opened, report) = try Project.open(project, for: .read)
             #expect(report.isEmpty && opened.manifest.takes.map(\.id) == [1], "run \(run): \(report)")
-            lost += try Self.lost(opened.manifest.takes.first.flatMap { $0.state == .kept && $0.note == nil ? $0 : nil }, in: project, reference: reference, run: run)
+            lost += try Self.lost(opened.manifest.takes.first.flatMap { $0.state == .kept && $0.note == nil ? $0 : nil }, in: project, reference: reference, run: run, said: recorder.err)
         }
         print("attack: readers and writers during a take, \(Self.runs) runs: \(lost) takes lost")
         #expect(lost == 0)
