@@ -574,6 +574,7 @@ public enum Box {
                 for problem in problems.dropFirst(problemsSeen) { feed(.recorderProblem(problem)) }
                 problemsSeen = problems.count
             }
+            for line in rig.streamMisses() { feed(.playbackProblem(line)) }
             for event in rig.deviceEvents() {
                 switch event {
                 case .lost(let why): feed(.deviceLost(why))

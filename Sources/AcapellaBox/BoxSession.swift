@@ -120,6 +120,8 @@ public struct BoxSession: Sendable {
         case takeFinished(TakeRecord)
         /// A problem the recorder met (a full disk…).
         case recorderProblem(String)
+        /// A problem playing (a streamed take read too late from the disk): logged and said.
+        case playbackProblem(String)
         /// Something the box noticed (a song arrived in the library).
         case notice(String)
         /// The result of `Effect.undoLastTake`.
@@ -309,7 +311,7 @@ public struct BoxSession: Sendable {
             }
         case .notice(let text):
             effects.append(say(text))
-        case .recorderProblem(let problem):
+        case .recorderProblem(let problem), .playbackProblem(let problem):
             effects.append(.log(problem, .warning))
             effects.append(say(problem))
         case .undone(.success(let take)):

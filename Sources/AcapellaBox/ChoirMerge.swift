@@ -135,9 +135,15 @@ public enum ChoirMerge {
     }
 
     /// Records `samples` as a kept, playing take of `part` whose frame
-    /// `offset` holds song sample 0 (as a recording would leave it); returns its file.
-    public static func record(_ samples: [Float], part: String, into project: Project, options: ScheduleOptions, offset: Int64) throws -> String {
-        var (record, writer) = try project.beginTake(part: part, options: options) { $0.alignmentOffsetSamples = offset }
+    /// `offset` holds song sample 0 (as a recording would leave it), the
+    /// rest of its record as `describe` says (a punch-in's range, a nudge, a
+    /// gain); returns its file.
+    public static func record(_ samples: [Float], part: String, into project: Project, options: ScheduleOptions, offset: Int64,
+                              describe: (inout TakeRecord) -> Void = { _ in }) throws -> String {
+        var (record, writer) = try project.beginTake(part: part, options: options) {
+            $0.alignmentOffsetSamples = offset
+            describe(&$0)
+        }
         try samples.withUnsafeBufferPointer { (buffer) throws(FileError) in try writer.write(buffer.baseAddress!, count: buffer.count) }
         try writer.finish()
         record.frames = Int64(samples.count)

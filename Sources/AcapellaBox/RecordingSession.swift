@@ -30,6 +30,8 @@ public struct RecordingRequest: Sendable {
     public var singer: SingerSettings? = SingerSettings()
     /// Fault injection: a full disk after this many frames of a take.
     public var diskFullAfterFrames: Int64?
+    /// How the other parts' takes play (streamed from their files unless told).
+    public var takeLoading = TakeLoading.streamed()
     /// Where calibrations are looked up (nil: the data directory's store).
     public var calibrationStore: String?
     /// Run the pitch needle meanwhile and keep its readings (every ~50 ms).
@@ -97,6 +99,7 @@ public enum RecordingSession {
         options.singer = request.singer
         options.calibrationStore = request.calibrationStore
         options.diskFullAfterFrames = request.diskFullAfterFrames
+        options.takeLoading = request.takeLoading
         options.metronome = true
         options.clickGain = 0.2
         let check: Schedule
@@ -113,14 +116,15 @@ public enum RecordingSession {
         }
         let rig = try SessionRig(project: project, device: device, options: options)
         let link = rig.link
+        // Through the control: a punch's pre-roll is announced to the butler, which reads there first.
         if let measures = request.measures, let passes = request.loopPasses {
-            link.send(.loop(measures))
-            link.send(.stopAfterPasses(passes))
-            link.send(.record(.immediate))
+            rig.control.send(.loop(measures))
+            rig.control.send(.stopAfterPasses(passes))
+            rig.control.send(.record(.immediate))
         } else if let measures = request.measures {
-            link.send(.punch(measures: measures, prerollMeasures: 1))
+            rig.control.send(.punch(measures: measures, prerollMeasures: 1))
         } else {
-            link.send(.record(.immediate))
+            rig.control.send(.record(.immediate))
         }
         rig.start()
         // Wait for the transport to stop by itself (song end or the punch's
@@ -144,6 +148,7 @@ public enum RecordingSession {
         }
         rig.finish(stopTransport: true)
         var problems = rig.recorder?.problems ?? []
+        problems += rig.streamMisses()
         if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
         if let failure = rig.deviceFailure { problems.append(failure + "; the take is kept up to that moment") }
         return RecordingResult(takes: rig.recorder?.finished ?? [], problems: problems, overrunFrames: rig.recorder?.ring.droppedCount ?? 0, pitchReadings: readings)

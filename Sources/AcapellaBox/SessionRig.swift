@@ -33,6 +33,9 @@ public struct RigOptions: Sendable {
     public var calibrationStore: String?
     /// Fault injection: a full disk after this many frames of a take.
     public var diskFullAfterFrames: Int64?
+    /// How takes are played: streamed from their files (the box's way) or
+    /// decoded into memory.
+    public var takeLoading = TakeLoading.streamed()
 
     /// Options for part `partIndex`.
     public init(partIndex: Int) {
@@ -63,6 +66,13 @@ public final class SessionRig {
     public let leftOut: [LeftOutTake]
     /// The part's mix (muted unless its guide was asked for).
     public let mixes: [PartMix]
+    /// Reads the streamed takes ahead of the render thread.
+    public let butler: TakeStreamButler
+    private let butlerThread: ButlerThread
+    private let takeLoading: TakeLoading
+    private var missesSeen: [ObjectIdentifier: Int64] = [:]
+    /// The takes the engine was last sent, per part.
+    private var sentTakes: [PartTakes]
     private var render: RenderThread?
     private var pending: (device: DeviceBox, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)?, engine: EngineBox, singer: SyntheticSinger?)?
     let roundTripFrames: Double
@@ -86,9 +96,18 @@ public final class SessionRig {
         var mixes = PartMix.spread(count: score.parts.count)
         mixes[options.partIndex].muted = !options.ownGuide
         self.mixes = mixes
-        let (takes, leftOut) = project.activeTakes(for: scheduleOptions)
+        let (takes, leftOut) = project.activeTakes(for: scheduleOptions, loading: options.takeLoading)
         self.leftOut = leftOut
+        takeLoading = options.takeLoading
+        sentTakes = takes
         var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.metronome ? options.clickGain : 0, maximumFrames: device.periodFrames)
+        // The butler reads the streamed takes' first blocks now, and ahead of the song once started.
+        let butler = TakeStreamButler(cue: StreamCue())
+        core.attachStreams(cue: butler.cue)
+        butler.watch(takes, fade: Int64(core.renderer.rampSamples))
+        butler.service()
+        self.butler = butler
+        butlerThread = ButlerThread(butler: butler)
         let store: CalibrationStore
         if let path = options.calibrationStore { store = try CalibrationStore(path: path) } else { store = try CalibrationStore() }
         calibration = CalibrationStore.applying(store, to: device)
@@ -98,18 +117,21 @@ public final class SessionRig {
             core.attachCapture(ring: recorder.ring, latencyFrames: try captureLatency(of: device))
             if let room = device as? SimulatedRoom {
                 let ring = recorder.ring
-                room.backpressure = { ring.waitingCount < ring.capacityCount / 2 }
+                room.backpressure = { ring.waitingCount < ring.capacityCount / 2 && butler.isAhead(margin: Int64(2 * TakeStream.blockFrames)) }
             }
             self.recorder = recorder
         } else {
             // Nothing is recorded, but the needle still hears the singer.
             core.attachCapture(ring: BulkRing(capacity: 1), latencyFrames: try captureLatency(of: device))
             recorder = nil
+            if let room = device as? SimulatedRoom { room.backpressure = { butler.isAhead(margin: Int64(2 * TakeStream.blockFrames)) } }
         }
         tracker = options.trackPitch ? PitchTracker(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate) : nil
         if let tracker { core.attachAnalysis(ring: tracker.ring) }
         link = core.link
         control = EngineControl(link: link, score: score, options: scheduleOptions)
+        control.cue = butler.cue
+        control.initialSchedule = schedule
         // (tells the control which parts play takes: a tempo change is refused under them)
         for (index, slot) in takes.enumerated() where !slot.layers.isEmpty { control.send(.takes(part: index, slot)) }
         var singer: SyntheticSinger?
@@ -135,22 +157,53 @@ public final class SessionRig {
         pending = nil
         recorder?.start()
         tracker?.start()
+        butler.service()  // the places announced since the rig was made (a punch's pre-roll)
+        butlerThread.start()
         render = RenderThread(device: device, reopen: reopen, engine: engine, singer: singer)
     }
 
     /// The part's active takes as the project has them now, into the engine.
     public func reloadTakes() {
-        let load = { (project: Project) in project.activeTakes(for: self.control.options).takes }
-        let takes = recorder?.withProject(load) ?? load(project)
-        control.send(.takes(part: partIndex, takes[partIndex]))
+        send(takes: loadTakes(), parts: [partIndex])
     }
 
     /// Loads every part's active takes into the engine again (a take of
     /// another part changed from the web page).
     public func reloadAllTakes() {
-        let load = { (project: Project) in project.activeTakes(for: self.control.options).takes }
-        let takes = recorder?.withProject(load) ?? load(project)
-        for (part, partTakes) in takes.enumerated() { control.send(.takes(part: part, partTakes)) }
+        let takes = loadTakes()
+        send(takes: takes, parts: Array(takes.indices))
+    }
+
+    private func loadTakes() -> [PartTakes] {
+        let load = { (project: Project) in project.activeTakes(for: self.control.options, loading: self.takeLoading).takes }
+        return recorder?.withProject(load) ?? load(project)
+    }
+
+    /// Sends `parts` of `takes` to the engine. Their streams get their
+    /// first blocks read here, before the render thread has them; the
+    /// butler then reads for them, and for the ones they replace until the
+    /// next reload (those play until the engine swaps them).
+    private func send(takes: [PartTakes], parts: [Int]) {
+        let fade = Int64(control.options.sampleRate / 100)
+        let primer = TakeStreamButler(cue: butler.cue)
+        primer.watch(parts.map { takes[$0] }, fade: fade)
+        primer.service()
+        let replaced = parts.map { sentTakes[$0] }
+        for part in parts { sentTakes[part] = takes[part] }
+        butler.watch(uses: (sentTakes + replaced).flatMap { $0.layers.compactMap { $0.streamUse(fade: fade) } })
+        for part in parts { control.send(.takes(part: part, takes[part])) }
+    }
+
+    /// What the streamed takes missed since the last call (a slow card):
+    /// one line each, for the log and the readout.
+    public func streamMisses() -> [String] {
+        let schedule = control.schedule ?? self.schedule
+        let (lines, seen) = butler.misses(since: missesSeen) { song in
+            let bar = schedule.barlines.partitionIndex { $0 > song } - 1
+            return "in measure \(schedule.firstMeasureNumber + max(0, bar))"
+        }
+        missesSeen = seen
+        return lines
     }
 
     /// Whether the device loop has ended (a lost device the rig does not
@@ -183,6 +236,7 @@ public final class SessionRig {
             _ = render.wait(milliseconds: max(50, tail * 3_000 / sampleRate))
         }
         render.stop()
+        butlerThread.stop()
         recorder?.finish()
         tracker?.stop()
         link.collectRetired()

@@ -149,6 +149,11 @@ public struct EngineCore: ~Copyable {
     /// applied the latest (echoed in the snapshot; never used for timing).
     var commandsApplied: Int64 = 0
     var commandsAppliedAt: Int64 = 0
+    /// A move waiting until the streamed takes where it lands are read
+    /// (at most a quarter second), its song sample, and how long it waited.
+    var held: EngineCommand?
+    var heldTarget: Int64?
+    var heldFor: Int64 = 0
     /// The metronome's gain outside the count-in.
     var metronomeGain: Float
     /// Click gain during a count-in when the metronome is off.
@@ -186,6 +191,15 @@ public struct EngineCore: ~Copyable {
     /// Length of the post-roll written after a punch-out (20 ms: the
     /// take's crossfade needs 5 ms past the range).
     public var postRollSamples: Int64 { Int64(2 * renderer.rampSamples) }
+
+    /// Publishes the song's places to `cue` each period, for the butler
+    /// reading streamed takes. Call it before the first period.
+    public mutating func attachStreams(cue: StreamCue) {
+        renderer.cue = cue
+        // The paths the render thread takes with streams, once here (first uses allocate type metadata).
+        cue.publish(position: renderer.position, loop: renderer.loop, next: musicStart)
+        if let target = streamTarget(of: .play), renderer.streamsReady(at: target) { cue.arrived(at: target) }
+    }
 
     /// Starts tagging captured frames for a recorder: each captured frame
     /// goes into `ring` with the song sample the output played
@@ -236,7 +250,28 @@ public struct EngineCore: ~Copyable {
                                  hostNanoseconds: Int64 = 0) {
         if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
         var applied = 0
-        while applied < Self.commandsPerPeriod, let command = link.commands.pop() {
+        if let target = heldTarget, let command = held {
+            // A move waiting for its streamed takes: made once they are read, or after a quarter second regardless.
+            if heldFor >= Int64(renderer.schedule.options.sampleRate / 4) || renderer.streamsReady(at: target) {
+                held = nil
+                heldTarget = nil
+                renderer.cue?.arrived(at: target)
+                apply(command)
+                applied += 1
+            } else {
+                heldFor += Int64(frames)
+            }
+        }
+        while heldTarget == nil, applied < Self.commandsPerPeriod, let command = link.commands.pop() {
+            if let target = streamTarget(of: command) {
+                guard renderer.streamsReady(at: target) else {
+                    held = command
+                    heldTarget = target
+                    heldFor = 0
+                    break
+                }
+                renderer.cue?.arrived(at: target)
+            }
             apply(command)
             applied += 1
         }
@@ -266,7 +301,30 @@ public struct EngineCore: ~Copyable {
         var peak: Float = 0
         for index in 0..<frames { peak = max(peak, abs(left[index]), abs(right[index])) }
         outputPeak = peak
+        renderer.cue?.publish(position: renderer.position, loop: renderer.loop, next: heldTarget ?? musicStart)
         publish()
+    }
+
+    /// Where a move would start reading takes, when streamed takes are
+    /// playing: a locate while playing, a punch's pre-roll, play or record
+    /// from the return point. Nil for everything else.
+    private func streamTarget(of command: EngineCommand) -> Int64? {
+        guard renderer.hasStreams else { return nil }
+        let schedule = renderer.schedule
+        switch command {
+        case .locate(let measure):
+            let index = measure - schedule.firstMeasureNumber
+            guard transport.state == .playing, index >= 0 && index < schedule.barlines.count else { return nil }
+            return schedule.barlines[index]
+        case .punch(let measures, let preroll):
+            guard transport.state == .stopped, let range = schedule.loopRange(measures: measures) else { return nil }
+            let startIndex = max(0, measures.lowerBound - max(0, preroll) - schedule.firstMeasureNumber)
+            return min(schedule.barlines[startIndex], range.lowerBound)
+        case .play, .record:
+            return transport.state == .stopped ? transport.returnPoint : nil
+        default:
+            return nil
+        }
     }
 
     /// The first transport event after the position, or `limit`.
@@ -669,12 +727,35 @@ public final class EngineControl {
         audibleTakes = Array(repeating: false, count: score.parts.count)
     }
 
-    /// Sends a command; false when the render loop's queue is full.
+    /// Sends a command; false when the render loop's queue is full. A
+    /// move (a locate, a punch's pre-roll, a loop's start) is announced to
+    /// the streamed takes' cue first, so their blocks there are read before
+    /// the render thread makes it.
     @discardableResult
     public func send(_ command: EngineCommand) -> Bool {
         if case .takes(let part, let takes) = command, part >= 0 && part < audibleTakes.count { audibleTakes[part] = !takes.layers.isEmpty }
+        if let cue, let schedule = schedule ?? initialSchedule {
+            switch command {
+            case .locate(let measure):
+                let index = measure - schedule.firstMeasureNumber
+                if index >= 0 && index < schedule.barlines.count { cue.announce(schedule.barlines[index]) }
+            case .punch(let measures, let preroll):
+                let index = max(0, measures.lowerBound - max(0, preroll) - schedule.firstMeasureNumber)
+                if index < schedule.barlines.count { cue.announce(schedule.barlines[index]) }
+            case .loop(let measures?):
+                // While stopped the loop's start becomes where play and record begin.
+                if let range = schedule.loopRange(measures: measures) { cue.announce(range.lowerBound) }
+            default:
+                break
+            }
+        }
         return link.send(command)
     }
+
+    /// The cue of the engine's streamed takes, and the schedule it started
+    /// with (for announcing moves; see `send`).
+    public var cue: StreamCue?
+    public var initialSchedule: Schedule?
 
     /// Plays at `scale` × the written tempo from the next barline.
     public func setTempo(_ scale: Rational) throws(EngineControlError) {

@@ -36,8 +36,11 @@ public struct PartMix: Hashable, Sendable {
 /// `f − alignmentOffsetSamples`, so playback reads
 /// `samples[songSample + alignmentOffsetSamples + nudgeSamples]`.
 public struct TakePlayback: Sendable {
-    /// Mono samples, decoded and resampled off the render thread.
+    /// Mono samples, decoded and resampled off the render thread (empty
+    /// when the take is streamed).
     public var samples: [Float]
+    /// The take read from its file a block at a time (nil: `samples`).
+    public var stream: TakeStream?
     /// The take frame that holds song sample 0 (count-in included before it).
     public var alignmentOffsetSamples: Int64
     /// A manual correction, in samples.
@@ -54,13 +57,55 @@ public struct TakePlayback: Sendable {
         self.range = range
     }
 
+    /// A take streamed from its file.
+    public init(stream: TakeStream, alignmentOffsetSamples: Int64, nudgeSamples: Int64 = 0, range: Range<Int64>? = nil) {
+        self.init(samples: [], alignmentOffsetSamples: alignmentOffsetSamples, nudgeSamples: nudgeSamples, range: range)
+        self.stream = stream
+    }
+
+    /// Frames the take holds.
+    public var frameCount: Int64 { stream?.frameCount ?? Int64(samples.count) }
+
+    /// Take frame minus song sample.
+    var songToFile: Int64 { alignmentOffsetSamples + nudgeSamples }
+
+    /// The butler's view of a streamed take (nil when in memory): where
+    /// it maps and where it can sound, fades of `fade` samples included.
+    public func streamUse(fade: Int64) -> StreamUse? {
+        guard let stream else { return nil }
+        let (fadeIn, fadeOut) = fades(fade)
+        return StreamUse(stream: stream, songToFile: songToFile, heard: fadeIn..<max(fadeIn, fadeOut))
+    }
+
+    /// Take frames for song samples `song ..< song + count` into
+    /// `destination` (0 outside the take; a streamed block not resident:
+    /// 0, counted by the stream). Render-thread safe.
+    @inline(__always)
+    func read(into destination: UnsafeMutablePointer<Float>, song: Int64, count: Int) {
+        let first = song + songToFile
+        if let stream {
+            stream.read(into: destination, from: first, count: count, song: song)
+            return
+        }
+        samples.withUnsafeBufferPointer { samples in
+            let from = max(first, 0)
+            let to = min(first + Int64(count), Int64(samples.count))
+            if from > first { destination.update(repeating: 0, count: Int(min(from - first, Int64(count)))) }
+            if to > from { (destination + Int(from - first)).update(from: samples.baseAddress! + Int(from), count: Int(to - from)) }
+            if first + Int64(count) > max(to, from) {
+                let tail = Int(max(to, from) - first)
+                (destination + tail).update(repeating: 0, count: count - tail)
+            }
+        }
+    }
+
     /// The song samples this take covers: its range, cut to what it holds.
     public var coverage: Range<Int64> { coverage(unranged: false) }
 
     /// What it covers; `unranged`: everything it holds, ignoring `range`.
     func coverage(unranged: Bool) -> Range<Int64> {
-        let first = -alignmentOffsetSamples - nudgeSamples
-        let held = first..<(first + Int64(samples.count))
+        let first = -songToFile
+        let held = first..<(first + frameCount)
         guard let range, !unranged else { return held }
         let lower = max(range.lowerBound, held.lowerBound)
         return lower..<max(lower, min(range.upperBound, held.upperBound))
@@ -73,13 +118,6 @@ public struct TakePlayback: Sendable {
         let covered = coverage
         let held = coverage(unranged: true)
         return (max(held.lowerBound, covered.lowerBound - fade / 2), min(held.upperBound, covered.upperBound + fade / 2))
-    }
-
-    /// The take's sample at song sample `song` (0 outside what it holds).
-    @inline(__always)
-    func sample(atSong song: Int64, in samples: UnsafeBufferPointer<Float>) -> Float {
-        let frame = song + alignmentOffsetSamples + nudgeSamples
-        return frame >= 0 && frame < Int64(samples.count) ? samples[Int(frame)] : 0
     }
 }
 
@@ -141,6 +179,10 @@ public struct SongRenderer: ~Copyable {
     var toneSounding: [Bool]
     var nextClick: Int
     let scratch: UnsafeMutableBufferPointer<Float>
+    /// A take's samples for a chunk being faded.
+    let takeScratch: UnsafeMutableBufferPointer<Float>
+    /// Where the song is, for the butler reading streamed takes (nil: none).
+    public var cue: StreamCue?
     /// The song sample the next rendered frame belongs to.
     public private(set) var position: Int64
     /// A loop: on reaching `end` the song jumps back to `start`, on that
@@ -185,12 +227,41 @@ public struct SongRenderer: ~Copyable {
         self.rampSamples = max(1, rate / 100)
         self.peaks = Array(repeating: 0, count: partCount)
         self.scratch = .allocate(capacity: maximumFrames)
+        self.takeScratch = .allocate(capacity: maximumFrames)
+        self.cue = nil
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        takeScratch.deallocate()
+    }
 
     /// Number of parts.
     public var partCount: Int { voices.count }
+
+    /// Whether any take plays from its file.
+    public var hasStreams: Bool {
+        for part in takes.indices { for layer in takes[part].layers where layer.stream != nil { return true } }
+        return false
+    }
+
+    /// Whether every streamed take heard within two blocks of song sample
+    /// `song` has those blocks read. Render-thread safe.
+    public func streamsReady(at song: Int64) -> Bool {
+        let blockFrames = Int64(TakeStream.blockFrames)
+        let window = song..<(song + 2 * blockFrames)
+        for part in takes.indices {
+            for layer in takes[part].layers {
+                guard let stream = layer.stream else { continue }
+                let (fadeIn, fadeOut) = layer.fades(Int64(rampSamples))
+                let lower = max(window.lowerBound, fadeIn)
+                let upper = min(window.upperBound, fadeOut)
+                guard lower < upper else { continue }
+                if !stream.isResident(lower + layer.songToFile) || !stream.isResident(min(upper - 1, lower + blockFrames) + layer.songToFile) { return false }
+            }
+        }
+        return true
+    }
 
     /// Sets or clears the loop. Render-thread safe.
     public mutating func setLoop(_ range: Range<Int64>?) {
@@ -398,30 +469,21 @@ public struct SongRenderer: ~Copyable {
             guard !layer.coverage.isEmpty else { continue }
             let (fadeInStart, fadeOutEnd) = layer.fades(fade)
             guard fadeInStart < chunk.upperBound && fadeOutEnd > chunk.lowerBound else { continue }
-            layer.samples.withUnsafeBufferPointer { samples in
-                if chunk.lowerBound >= fadeInStart + fade && chunk.upperBound <= fadeOutEnd - fade {
-                    // Fully audible: a straight copy of what the take holds here.
-                    let first = position + layer.alignmentOffsetSamples + layer.nudgeSamples
-                    let from = max(first, 0)
-                    let to = min(first + Int64(count), Int64(samples.count))
-                    if from > first { output.update(repeating: 0, count: Int(from - first)) }
-                    if to > from { (output + Int(from - first)).update(from: samples.baseAddress! + Int(from), count: Int(to - from)) }
-                    if first + Int64(count) > max(to, from) {
-                        let tail = Int(max(to, from) - first)
-                        (output + tail).update(repeating: 0, count: count - tail)
-                    }
-                    return
-                }
-                for index in 0..<count {
-                    let song = position + Int64(index)
-                    let rising = min(1, max(0, Float(song - fadeInStart) / Float(fade)))
-                    let falling = min(1, max(0, Float(fadeOutEnd - song) / Float(fade)))
-                    let weight = rising * falling
-                    // Exact at both ends (weight 0 keeps what is beneath, 1
-                    // gives the take) and where the take equals what is beneath.
-                    let take = layer.sample(atSong: song, in: samples)
-                    output[index] = weight == 1 ? take : output[index] + weight * (take - output[index])
-                }
+            if chunk.lowerBound >= fadeInStart + fade && chunk.upperBound <= fadeOutEnd - fade {
+                // Fully audible: a straight copy of what the take holds here.
+                layer.read(into: output, song: position, count: count)
+                continue
+            }
+            let take = takeScratch.baseAddress!
+            layer.read(into: take, song: position, count: count)
+            for index in 0..<count {
+                let song = position + Int64(index)
+                let rising = min(1, max(0, Float(song - fadeInStart) / Float(fade)))
+                let falling = min(1, max(0, Float(fadeOutEnd - song) / Float(fade)))
+                let weight = rising * falling
+                // Exact at both ends (weight 0 keeps what is beneath, 1
+                // gives the take) and where the take equals what is beneath.
+                output[index] = weight == 1 ? take[index] : output[index] + weight * (take[index] - output[index])
             }
         }
     }

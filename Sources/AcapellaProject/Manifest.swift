@@ -232,6 +232,11 @@ extension TakeRecord {
     /// The linear factor of its gain.
     public var gainFactor: Float { Float(pow(10, (gainDB ?? 0) / 20)) }
 
+    /// The take streamed through `stream` (its gain applied by the stream's source).
+    public func playback(stream: TakeStream) -> TakePlayback {
+        TakePlayback(stream: stream, alignmentOffsetSamples: alignmentOffsetSamples, nudgeSamples: nudgeSamples, range: range?.samples)
+    }
+
     /// Its samples as a layer of its part: the gain applied, the alignment,
     /// the nudge and the range as recorded.
     public func playback(_ samples: [Float]) -> TakePlayback {

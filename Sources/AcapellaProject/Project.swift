@@ -653,7 +653,7 @@ public final class Project {
     /// the project rate. Takes that cannot play — recorded at another tempo
     /// or key than `options`, flagged when the project was opened, or whose
     /// audio fails to decode now — are left out and named in `leftOut`.
-    public func activeTakes(for options: ScheduleOptions) -> (takes: [PartTakes], leftOut: [LeftOutTake]) {
+    public func activeTakes(for options: ScheduleOptions, loading: TakeLoading = .memory) -> (takes: [PartTakes], leftOut: [LeftOutTake]) {
         var result = score.parts.map { _ in PartTakes.none }
         var leftOut: [LeftOutTake] = []
         let playing = manifest.takes.filter { $0.active && $0.state.isUsable }
@@ -682,6 +682,21 @@ public final class Project {
                 if take.tempoScale != options.tempoScale.description || take.transpose != options.transpose {
                     leftOut.append(LeftOutTake(take: take, reason: "recorded at tempo \(take.tempoScale), transpose \(take.transpose)"))
                     continue
+                }
+                if case .streamed(let slots, let throttle) = loading {
+                    do {
+                        let file = try SoundFileBlockSource(path: path + "/" + take.file, gain: take.gainFactor)
+                        guard file.sampleRate == options.sampleRate else {
+                            leftOut.append(LeftOutTake(take: take, reason: "recorded at \(file.sampleRate) Hz, this runs at \(options.sampleRate) Hz"))
+                            continue
+                        }
+                        let source: any TakeBlockSource = throttle.map { ThrottledBlockSource(file, budget: $0) } ?? file
+                        let stream = TakeStream(source: source, name: "take \(take.id) (\(take.part))", slots: slots)
+                        result[part].layers.append(take.playback(stream: stream))
+                        continue
+                    } catch {
+                        // Not a file to stream (more than one channel): decoded whole below.
+                    }
                 }
                 let decoded: (samples: [Float], sampleRate: Int)
                 do { decoded = try AudioFile.readMono(path + "/" + take.file) } catch {

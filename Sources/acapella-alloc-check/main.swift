@@ -1,5 +1,6 @@
 // Runs the engine's render path for 10,000 periods of an 8-part song —
-// tones, a full take, a punch-in take, clicks, a count-in, a loop, and
+// tones, a full take, a punch-in take, two takes streamed (blocks missed, a
+// locate held for its blocks), clicks, a count-in, a loop, and
 // every kind of live command (punches on barlines, mix glides, solo,
 // metronome, a tempo change swapping the schedule, new takes, a reference tone) — and counts
 // the heap allocations and frees the render thread makes meanwhile: both
@@ -38,7 +39,25 @@ var takes = score.parts.map { _ in PartTakes.none }
 let takeAudio = (0..<2_000_000).map { Float($0 % 100) / 100 }
 takes[3] = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 317, nudgeSamples: -5)])
 takes[5] = PartTakes([TakePlayback(samples: takeAudio, alignmentOffsetSamples: 9_000, range: schedule.loopRange(measures: 4...5))])
+// Parts 1 and 7 stream theirs from a "file" a block at a time, read by a
+// butler between periods (not counted: it is another thread's work); it
+// stays away now and then, so blocks go missing and a locate waits.
+final class ArraySource: TakeBlockSource, @unchecked Sendable {
+    let samples: [Float]
+    init(_ samples: [Float]) { self.samples = samples }
+    var frameCount: Int64 { Int64(samples.count) }
+    func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int {
+        let available = max(0, min(count, samples.count - Int(first)))
+        for index in 0..<available { destination[index] = samples[Int(first) + index] }
+        return available
+    }
+}
+takes[1] = PartTakes([TakePlayback(stream: TakeStream(source: ArraySource(takeAudio), name: "take 1"), alignmentOffsetSamples: 500)])
+takes[7] = PartTakes([TakePlayback(stream: TakeStream(source: ArraySource(takeAudio), name: "take 7"), alignmentOffsetSamples: 2_000, range: schedule.loopRange(measures: 3...4))])
+let butler = TakeStreamButler(cue: StreamCue())
 var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
+core.attachStreams(cue: butler.cue)
+butler.watch(takes, fade: Int64(core.renderer.rampSamples))
 let link = core.link
 // A recorder listens: captured frames are tagged and pushed to its ring.
 let captureRing = BulkRing<CapturedFrame>(capacity: 48_000)
@@ -60,6 +79,7 @@ while periods < 10_000 {
     switch periods % 1_000 {
     case 100: link.send(.record(.bar))  // punch in on the next barline…
     case 400: link.send(.record(.beat))  // …and out on a beat
+    case 450: link.send(.locate(measure: 4 + periods / 1_000))  // waits for its blocks while the butler is away
     case 500: link.send(.mix(part: 2, PartMix(gain: 0.05, pan: 0.3)))
     case 600: link.send(.solo(part: 1, periods % 2_000 == 600))
     case 700: link.send(.metronome(periods % 2_000 == 700 ? 0 : 0.5))
@@ -69,6 +89,7 @@ while periods < 10_000 {
     default: break
     }
     if periods % 997 == 500 { deviceFrame += 77 }  // an xrun now and then
+    if !(440..<470).contains(periods % 1_000) { butler.service() }
     acapella_alloc_begin()
     core.process(input: input, left: left, right: right, frames: frames, deviceFrame: deviceFrame)
     _ = acapella_alloc_end()
@@ -81,7 +102,7 @@ while periods < 10_000 {
 let allocations = acapella_alloc_end()
 let frees = acapella_alloc_frees()
 let snapshot = link.snapshot()
-print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged, xruns); now at measure \(snapshot.measureBeat), \(snapshot.state)")
+print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, two streamed takes (\(butler.watched.map(\.stream.missed).reduce(0, +)) frames missed), clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged, xruns); now at measure \(snapshot.measureBeat), \(snapshot.state)")
 guard snapshot.serial == Int64(periods), events >= 10, capturedFrames == periods * frames else {
     print("alloc-check: the engine did not run as driven (serial \(snapshot.serial), \(events) events)")
     exit(2)

@@ -51,6 +51,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--as"], valueName: "NAME", help: "who sings: kept with the take, listed by 'takes' and after a merge"),
             OptionSpec(names: ["--progress"], valueName: nil, help: "print 'captured N' lines while recording"),
             OptionSpec(names: ["--guide"], valueName: nil, help: "keep the part's own guide tone on while recording (normally muted: you sing it)"),
+            OptionSpec(names: ["--takes"], valueName: "stream|memory", help: "play the other parts' takes streamed from their files (default) or decoded into memory first"),
         ],
         details: "The simulated room feeds the playback back into the microphone after the round trip, with a\nsinger singing the part. The take lands in PROJECT/takes/ and becomes the part's active take.",
         run: runRecord),

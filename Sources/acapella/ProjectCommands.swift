@@ -56,6 +56,11 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     case "off": request.singer = nil
     case let other: throw CLIError("--singer expects on or off, not '\(other)'")
     }
+    switch arguments.value("--takes") ?? "stream" {
+    case "stream": break
+    case "memory": request.takeLoading = .memory
+    case let other: throw CLIError("--takes expects stream or memory, not '\(other)'")
+    }
     let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
     let device = try openDevice(arguments.value("--device"))
     let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"))

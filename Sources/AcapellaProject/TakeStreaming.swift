@@ -1,0 +1,157 @@
+internal import CSndFile
+public import AcapellaEngine
+import Foundation
+import Synchronization
+
+/// A take file read a block at a time through libsndfile for a
+/// `TakeStream`: mono, at the project rate, its gain applied the way
+/// `TakeRecord.playback` applies it to a decoded take (the same float
+/// product, so streamed and decoded takes are the same samples). The
+/// corresponding C functions are `sf_open`, `sf_seek`, `sf_readf_float`.
+public final class SoundFileBlockSource: TakeBlockSource, @unchecked Sendable {
+    // @unchecked: the handle is used by one reader at a time (the stream's
+    // butler, or whoever primes it before handing it over).
+    private let file: OpaquePointer
+    public let frameCount: Int64
+    /// Samples per second.
+    public let sampleRate: Int
+    private let gain: Float
+
+    /// Opens `path`; nil (with why) when it is not a one-channel file
+    /// libsndfile reads.
+    public init(path: String, gain: Float = 1) throws(AudioFileError) {
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+            throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
+        }
+        guard info.channels == 1, info.seekable != 0 else {
+            sf_close(file)
+            throw AudioFileError(description: "\(path): \(info.channels) channels\(info.seekable == 0 ? ", not seekable" : ""); a streamed take has one")
+        }
+        self.file = file
+        frameCount = Int64(max(0, info.frames))
+        sampleRate = Int(info.samplerate)
+        self.gain = gain
+    }
+
+    deinit { sf_close(file) }
+
+    public func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int {
+        guard sf_seek(file, sf_count_t(first), SEEK_SET) == sf_count_t(first) else { return 0 }
+        let read = Int(sf_readf_float(file, destination, sf_count_t(count)))
+        if gain != 1 { for index in 0..<max(0, read) { destination[index] = destination[index] * gain } }
+        return max(0, read)
+    }
+}
+
+/// A block source slowed to `bytesPerSecond` of the file's bytes (a slow
+/// card, simulated): each read waits until the rate allows it. For the
+/// benchmark and the dropout tests.
+public final class ThrottledBlockSource: TakeBlockSource, @unchecked Sendable {
+    // @unchecked: read by one reader at a time, like the source it wraps.
+    let inner: any TakeBlockSource
+    let bytesPerFrame: Double
+    let budget: ReadBudget
+    public var frameCount: Int64 { inner.frameCount }
+
+    /// `inner` read through `budget` (shared by every stream of one disk),
+    /// `bytesPerFrame` of the file per frame (3 for 24-bit mono).
+    public init(_ inner: any TakeBlockSource, budget: ReadBudget, bytesPerFrame: Double = 3) {
+        self.inner = inner
+        self.budget = budget
+        self.bytesPerFrame = bytesPerFrame
+    }
+
+    public func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int {
+        budget.spend(Double(count) * bytesPerFrame)
+        return inner.read(from: first, count: count, into: destination)
+    }
+}
+
+/// A disk's read rate, shared by every stream read from it: `spend`
+/// sleeps until the bytes would have arrived at `bytesPerSecond`.
+public final class ReadBudget: Sendable {
+    private let nextFree = Mutex<Double>(0)
+    /// Bytes per second.
+    public let bytesPerSecond: Double
+
+    public init(bytesPerSecond: Double) {
+        self.bytesPerSecond = bytesPerSecond
+    }
+
+    /// Waits for `bytes` at the budget's rate.
+    public func spend(_ bytes: Double) {
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        let done = nextFree.withLock { next -> Double in
+            next = max(next, now) + bytes / bytesPerSecond
+            return next
+        }
+        let wait = done - now
+        if wait > 0 { usleep(useconds_t(min(wait, 10) * 1e6)) }
+    }
+}
+
+/// Runs a butler's passes on a thread of its own (a few milliseconds
+/// apart; at once again after a pass that read something).
+public final class ButlerThread: Sendable {
+    public let butler: TakeStreamButler
+    private let running = Atomic<Bool>(false)
+    private let ended = Atomic<Bool>(true)
+
+    public init(butler: TakeStreamButler) {
+        self.butler = butler
+    }
+
+    /// Starts the thread (once).
+    public func start(intervalMilliseconds: Int = 4) {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        ended.store(false, ordering: .releasing)
+        let thread = Thread { [self] in
+            while running.load(ordering: .acquiring) {
+                if butler.service() == 0 { usleep(useconds_t(intervalMilliseconds * 1_000)) }
+            }
+            ended.store(true, ordering: .releasing)
+        }
+        thread.name = "acapella-butler"
+        thread.qualityOfService = .userInitiated
+        thread.start()
+    }
+
+    /// Stops the thread; returns once it has.
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        while !ended.load(ordering: .acquiring) { usleep(1_000) }
+    }
+
+    deinit { stop() }
+}
+
+/// How takes are loaded for playing.
+public enum TakeLoading: Sendable {
+    /// Decoded whole into memory (the mixdown's and the analysis' way).
+    case memory
+    /// Streamed from the file a block at a time (the box's way), with
+    /// `slots` blocks of room each; `throttle` slows the reads (tests and
+    /// the benchmark).
+    case streamed(slots: Int = TakeStream.defaultSlots, throttle: ReadBudget? = nil)
+}
+
+extension TakeStreamButler {
+    /// Where the butler's streams missed blocks since `seen` (stream
+    /// identity → frames missed then): one line each, and the new counts.
+    /// `describe` turns a song sample into words ("measure 12").
+    public func misses(since seen: [ObjectIdentifier: Int64], describe: (Int64) -> String) -> (lines: [String], seen: [ObjectIdentifier: Int64]) {
+        var now = seen
+        var lines: [String] = []
+        for use in watched {
+            let key = ObjectIdentifier(use.stream)
+            let missed = use.stream.missed
+            guard missed > (now[key] ?? 0) else { continue }
+            let new = missed - (now[key] ?? 0)
+            now[key] = missed
+            let at = use.stream.lastMissAt
+            lines.append("\(use.stream.name): \(new) frames were not read from the disk in time\(at == Int64.min ? "" : " (\(describe(at)))"); they played as silence")
+        }
+        return (lines, now)
+    }
+}
