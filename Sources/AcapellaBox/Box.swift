@@ -33,6 +33,8 @@ public struct BoxOptions: Sendable {
     public var seconds: Double?
     /// Start playing at once.
     public var autoplay = false
+    /// How takes play: streamed from their files, or decoded into memory.
+    public var takeLoading = TakeLoading.streamed()
     /// Play the song once through, then quit (`--once`: demos).
     public var playOnceAndQuit = false
     /// Count-in measures before a take.
@@ -346,6 +348,7 @@ public enum Box {
         rigOptions.metronome = options.metronome
         rigOptions.clickGain = 0.4
         rigOptions.calibrationStore = options.calibrationStore
+        rigOptions.takeLoading = options.takeLoading
         let rig = try SessionRig(project: project, device: device, reopen: reopen, options: rigOptions)
         for take in rig.leftOut { log(take.description, .warning) }
         var context = BoxSession.Context(score: score, schedule: rig.schedule, partIndex: options.partIndex, songIndex: options.songIndex,

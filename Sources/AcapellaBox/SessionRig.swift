@@ -147,6 +147,7 @@ public final class SessionRig {
         sampleRate = device.sampleRate
         periodFrames = device.periodFrames
         pending = (DeviceBox(device), reopen, EngineBox(core), singer)
+        room = device as? SimulatedRoom
     }
 
     /// Starts the recorder, the needle and the device loop. Commands sent
@@ -242,11 +243,14 @@ public final class SessionRig {
         link.collectRetired()
     }
 
-    /// How long the periods took to render (once `finish` has run).
+    /// How long the periods took to render (once `finish` has run); in the
+    /// simulated room at real time, also the periods it finished late.
     public var renderSummary: String? {
-        guard finished else { return nil }
-        return render?.times.summary(sampleRate: sampleRate)
+        guard finished, let summary = render?.times.summary(sampleRate: sampleRate) else { return nil }
+        guard let room, case .realTime(let speed) = room.options.pacing, speed <= 1 else { return summary }
+        return summary + "; \(room.latePeriods) periods late in the simulated room (an xrun on a card), \(room.realTimeScheduled ? "SCHED_FIFO" : "normal priority")"
     }
+    private let room: SimulatedRoom?
 
     deinit { finish(stopTransport: false) }
 }

@@ -330,13 +330,7 @@ public final class ALSADevice: AudioDevice {
 
     /// Asks for SCHED_FIFO and locked memory; says what to change when refused.
     func becomeRealTime() -> [String] {
-        var warnings: [String] = []
-        var parameter = sched_param()
-        parameter.sched_priority = 70
-        let scheduled = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter)
-        if scheduled != 0 {
-            warnings.append("the audio thread runs at normal priority (SCHED_FIFO refused: \(String(cString: strerror(scheduled)))); allow it with 'rtprio 95' for the user in /etc/security/limits.d/ or LimitRTPRIO= in the service")
-        }
+        var warnings = [scheduleAudioThread()].compactMap { $0 }
         if mlockall(MCL_CURRENT | MCL_FUTURE) != 0 {
             warnings.append("memory is not locked (mlockall: \(String(cString: strerror(errno)))); allow it with 'memlock unlimited' or LimitMEMLOCK=infinity")
         }
@@ -457,4 +451,15 @@ public final class ALSADevice: AudioDevice {
         _ = captureStream.drop()
         try startStreams(silence: silence)
     }
+}
+
+/// Puts the calling thread on SCHED_FIFO at the audio priority (70); the
+/// warning to show when refused, else nil. The ALSA device's thread and
+/// the simulated room's at real time, so the room measures what a card would.
+func scheduleAudioThread() -> String? {
+    var parameter = sched_param()
+    parameter.sched_priority = 70
+    let scheduled = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter)
+    guard scheduled != 0 else { return nil }
+    return "the audio thread runs at normal priority (SCHED_FIFO refused: \(String(cString: strerror(scheduled)))); allow it with 'rtprio 95' for the user in /etc/security/limits.d/ or LimitRTPRIO= in the service"
 }

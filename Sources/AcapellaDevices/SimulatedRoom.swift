@@ -1,5 +1,6 @@
 public import AcapellaEngine
 import AcapellaScore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -117,6 +118,14 @@ public final class SimulatedRoom: AudioDevice {
     /// for anyone, like a sound card.
     public var backpressure: (@Sendable () -> Bool)?
 
+    /// Real time only: whether the room's thread got SCHED_FIFO, as a card's
+    /// would (at speed 1 or slower).
+    public private(set) var realTimeScheduled = false
+    /// Real time only: periods finished more than a period after their
+    /// deadline (an xrun on a card with two periods of buffer), so far.
+    public var latePeriods: Int { late.load(ordering: .relaxed) }
+    private let late = Atomic<Int>(0)
+
     /// Half the fractional-delay filter's length.
     static let halfTaps = 8
     private let wholeDelay: Int
@@ -152,6 +161,7 @@ public final class SimulatedRoom: AudioDevice {
 
     public func run(keepRunning: () -> Bool, period: (PeriodBuffers) -> Void) throws(DeviceError) {
         let frames = options.periodFrames
+        if case .realTime(let speed) = options.pacing, speed <= 1 { realTimeScheduled = scheduleAudioThread() == nil }
         let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
@@ -201,6 +211,8 @@ public final class SimulatedRoom: AudioDevice {
                 // The simulated sound card's clock: wait for the period's deadline.
                 let due = start + .seconds(Double(frame) / Double(options.sampleRate) / speed)
                 let wait = clock.now.duration(to: due)
+                // More than a period behind: a card's two-period buffer would have run dry.
+                if wait < .seconds(-Double(frames) / Double(options.sampleRate) / speed) { late.add(1, ordering: .relaxed) }
                 if wait > .zero {
                     let (seconds, attoseconds) = wait.components
                     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))

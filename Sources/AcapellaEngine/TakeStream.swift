@@ -313,10 +313,12 @@ public final class TakeStreamButler: Sendable {
     public var watched: [StreamUse] { uses.withLock { $0 } }
 
     /// One pass: reads every wanted block not yet resident, most urgent
-    /// first across all streams (the first block of each, then the second…).
-    /// Returns the blocks read.
+    /// first across all streams (the first block of each, then the second…),
+    /// stopping after `limit` blocks (the thread's passes are short, so a
+    /// new place — a locate, a wrap — is seen within a few reads). Returns
+    /// the blocks read.
     @discardableResult
-    public func service() -> Int {
+    public func service(limit: Int = Int.max) -> Int {
         let current = watched
         let (position, loop, cues) = cue.places
         let wanted = current.map { $0.wanted(position: position, loop: loop, cues: cues, slots: $0.stream.slotCount) }
@@ -326,8 +328,9 @@ public final class TakeStreamButler: Sendable {
         var resident = current.map { Set($0.stream.residentBlocks()) }
         var loaded = 0
         let deepest = wanted.map(\.count).max() ?? 0
-        for rank in 0..<deepest {
+        ranks: for rank in 0..<deepest {
             for (index, use) in current.enumerated() where rank < wanted[index].count {
+                if loaded >= limit { break ranks }
                 let block = wanted[index][rank]
                 guard !resident[index].contains(block) else { continue }
                 if use.stream.load(block, keeping: keep[ObjectIdentifier(use.stream)] ?? []) {

@@ -55,8 +55,8 @@ public final class ThrottledBlockSource: TakeBlockSource, @unchecked Sendable {
     public var frameCount: Int64 { inner.frameCount }
 
     /// `inner` read through `budget` (shared by every stream of one disk),
-    /// `bytesPerFrame` of the file per frame (3 for 24-bit mono).
-    public init(_ inner: any TakeBlockSource, budget: ReadBudget, bytesPerFrame: Double = 3) {
+    /// `bytesPerFrame` of the file per frame (4: a take is 32-bit float mono).
+    public init(_ inner: any TakeBlockSource, budget: ReadBudget, bytesPerFrame: Double = 4) {
         self.inner = inner
         self.budget = budget
         self.bytesPerFrame = bytesPerFrame
@@ -82,8 +82,10 @@ public final class ReadBudget: Sendable {
     /// Waits for `bytes` at the budget's rate.
     public func spend(_ bytes: Double) {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        // Time overslept in earlier waits is made up (within 20 ms): the
+        // budget is the rate, not the rate less the scheduler's overhead.
         let done = nextFree.withLock { next -> Double in
-            next = max(next, now) + bytes / bytesPerSecond
+            next = max(next, now - 0.02) + bytes / bytesPerSecond
             return next
         }
         let wait = done - now
@@ -108,7 +110,7 @@ public final class ButlerThread: Sendable {
         ended.store(false, ordering: .releasing)
         let thread = Thread { [self] in
             while running.load(ordering: .acquiring) {
-                if butler.service() == 0 { usleep(useconds_t(intervalMilliseconds * 1_000)) }
+                if butler.service(limit: 8) == 0 { usleep(useconds_t(intervalMilliseconds * 1_000)) }
             }
             ended.store(true, ordering: .releasing)
         }

@@ -26,6 +26,8 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "analyze": return try benchAnalyze(arguments)
     case "merge": return try benchMerge(arguments)
     case "usb": return try benchUSB(arguments)
+    case "stream": return try benchStream(arguments)
+    case "load": return try benchLoad(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }
@@ -345,13 +347,18 @@ func threeMinuteProject(at path: String, parts: Int, rate: Int) throws -> (proje
 }
 
 func threeMinuteScore(rate: Int, parts: Int = 4) throws -> Score {
+    try longScore(rate: rate, parts: parts, seconds: 180)
+}
+
+/// A generated score of `parts` parts lengthened until it lasts at least `seconds`.
+func longScore(rate: Int, parts: Int, seconds: Int) throws -> Score {
     var measures = 40
     var score: Score
     repeat {
         var rng = SplitMix64(seed: 180)
         score = ScoreGenerator.random(using: &rng, options: .init(parts: parts, measures: measures))
-        measures += 10
-    } while (try TimeMap(tempos: score.tempos, sampleRate: rate).sample(atTick: score.endTick)) < Int64(180 * rate)
+        measures += max(10, measures / 4)
+    } while (try TimeMap(tempos: score.tempos, sampleRate: rate).sample(atTick: score.endTick)) < Int64(seconds * rate)
     return score
 }
 
@@ -567,37 +574,10 @@ func benchBox(_ arguments: ParsedArguments) throws -> Int32 {
     /// Starts the box; returns seconds to its "ready" line and its resident
     /// size (kB) `settle` seconds after it (nil: not asked).
     func startBox(_ extra: [String], settle: Double?) throws -> (ready: Double, residentKB: Int?) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["run", "--config", settings, "--data", folder + "/data", "--device", "sim:speed=1", "--seconds", String((settle ?? 0) + 5)] + extra
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let clock = ContinuousClock()
-        let start = clock.now
-        try process.run()
-        var text = ""
-        var ready: Double?
-        while ready == nil {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-            if text.contains("acapella: ready: ") { ready = seconds(clock.now - start) }
-        }
-        var resident: Int?
-        if let settle, ready != nil {
-            usleep(useconds_t(settle * 1_000_000))
-            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-            resident = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { line in
-                line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
-            }
-            kill(process.processIdentifier, SIGTERM)
-        }
-        _ = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard let ready else { throw CLIError("bench box: the box never said ready:\n\(text)", exitCode: 1) }
-        return (ready, resident)
+        let run = try boxProcess(executable, ["run", "--config", settings, "--data", folder + "/data", "--device", "sim:speed=1", "--seconds", String((settle ?? 0) + 5)] + extra,
+                                 settle: settle)
+        guard let ready = run.ready else { throw CLIError("bench box: the box never said ready:\n\(run.text)", exitCode: 1) }
+        return (ready, settle == nil ? nil : run.status["VmRSS"])
     }
 
     var times: [Double] = []
@@ -675,4 +655,41 @@ func benchLatency(_ arguments: ParsedArguments) throws -> Int32 {
         print(String(format: "  goal: p99 ≤ one period + 1 ms = %.2f ms: %@", periodMilliseconds + 1, p99 <= periodMilliseconds + 1 ? "met" : "NOT met"))
     }
     return 0
+}
+
+/// The box (`acapella` with `arguments`) as a process: seconds from its
+/// start to its "ready" line (nil: it never said it), then, `settle`
+/// seconds later (when asked), its /proc status (kB by field: VmRSS,
+/// VmHWM…) before it is stopped; and all it printed.
+func boxProcess(_ executable: String, _ arguments: [String], settle: Double?) throws -> (ready: Double?, status: [String: Int], text: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardError = pipe
+    process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    let start = ContinuousClock.now
+    try process.run()
+    var text = ""
+    var ready: Double?
+    while ready == nil {
+        let data = pipe.fileHandleForReading.availableData
+        if data.isEmpty { break }
+        text += String(decoding: data, as: UTF8.self)
+        if text.contains("acapella: ready: ") { ready = seconds(ContinuousClock.now - start) }
+    }
+    var status: [String: Int] = [:]
+    if let settle, ready != nil {
+        usleep(useconds_t(settle * 1_000_000))
+        let lines = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        for line in lines.split(separator: "\n") {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" })
+            if words.count >= 2, let value = Int(words[1]) { status[String(words[0])] = value }
+        }
+        kill(process.processIdentifier, SIGTERM)
+    }
+    text += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (ready, status, text)
 }

@@ -109,6 +109,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--config"], valueName: "FILE", help: "settings (default: /etc/acapella/acapella.json, else the shipped Config/acapella.json)"),
             OptionSpec(names: ["--seconds"], valueName: "S", help: "quit after S seconds (demos, tests)"),
             OptionSpec(names: ["--play"], valueName: nil, help: "start playing at once"),
+            OptionSpec(names: ["--takes"], valueName: "stream|memory", help: "play takes streamed from their files (default) or decoded into memory first"),
             OptionSpec(names: ["--once"], valueName: nil, help: "play the song through once, then quit (demos)"),
             OptionSpec(names: ["--verse"], valueName: "N", help: "the verse the lyric line follows (default 1; v steps through them)"),
             OptionSpec(names: ["--web"], valueName: "PORT|off", help: "the web page's port, or off (default: web.port in the settings, 8080)"),

@@ -56,11 +56,7 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     case "off": request.singer = nil
     case let other: throw CLIError("--singer expects on or off, not '\(other)'")
     }
-    switch arguments.value("--takes") ?? "stream" {
-    case "stream": break
-    case "memory": request.takeLoading = .memory
-    case let other: throw CLIError("--takes expects stream or memory, not '\(other)'")
-    }
+    request.takeLoading = try takeLoading(arguments)
     let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
     let device = try openDevice(arguments.value("--device"))
     let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"))
@@ -263,7 +259,13 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     flags.web = arguments.value("--web")
     flags.verse = arguments.value("--verse") != nil ? try arguments.int("--verse", default: 1, range: 1...Score.maximumVerses) : nil
     let setup: BoxSetup
-    do { setup = try BoxSetup.resolve(flags) } catch { throw CLIError(error.description, exitCode: error.usage ? 2 : 1) }
+    do {
+        var resolved = try BoxSetup.resolve(flags)
+        resolved.options.takeLoading = try takeLoading(arguments)
+        setup = resolved
+    } catch let error as BoxSetupError {
+        throw CLIError(error.description, exitCode: error.usage ? 2 : 1)
+    }
     let log = BoxLog()
     for note in setup.notes { log(note) }
     do {
@@ -389,4 +391,13 @@ func runSongs(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if shown == 0 { writeError(wanted.map { "no song is tagged '\($0)'" } ?? "no songs") }
     return failed ? 1 : 0
+}
+
+/// `--takes stream|memory`: how the takes play (streamed unless told).
+func takeLoading(_ arguments: ParsedArguments) throws -> TakeLoading {
+    switch arguments.value("--takes") ?? "stream" {
+    case "stream": return .streamed()
+    case "memory": return .memory
+    case let other: throw CLIError("--takes expects stream or memory, not '\(other)'")
+    }
 }

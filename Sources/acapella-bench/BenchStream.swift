@@ -1,0 +1,187 @@
+import AcapellaBox
+import AcapellaCLI
+import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `acapella-bench stream`: issue 22's memory and disk measures.
+///
+/// Memory: the box as a process (`acapella run --play` in the simulated
+/// room at real time) on a project of 32 parts × 10 minutes with a full
+/// take and two punch-ins on every part, and on one of 8 parts × 3
+/// minutes; its peak resident size (VmHWM) after 12 s of playing, takes
+/// streamed, beside the same box decoding the 8-part takes into memory
+/// (`--takes memory`: how every take played before).
+///
+/// Disk: the engine and the butler thread in this process, 32 parts
+/// playing at (sped-up) real time through the punch-ins and a locate,
+/// every take file read through one shared budget of bytes per second (a
+/// slow card, simulated: the files are in the page cache); the slowest
+/// budget with no block missed, against what the parts need.
+func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
+    let minutes = try arguments.int("--minutes", default: 10, range: 1...60)
+    let parts = try arguments.int("--parts", default: 32, range: 2...64)
+    let rate = 48_000
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("acapella").path
+    guard FileManager.default.isExecutableFile(atPath: executable) else { throw CLIError("bench stream: no acapella program at \(executable); build it first", exitCode: 1) }
+    // With --dir the projects are kept there (and used again when present).
+    let keep = arguments.value("--dir")
+    let folder = keep ?? NSTemporaryDirectory() + "acapella-bench-stream-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { if keep == nil { try? FileManager.default.removeItem(atPath: folder) } }
+    let settings = folder + "/acapella.json"
+    try #"{ "readouts": { "console": false, "lcd": false } }"#.write(toFile: settings, atomically: true, encoding: .utf8)
+
+    var clock = ContinuousClock.now
+    let big = try layeredProject(at: folder + "/big.acaproj", parts: parts, seconds: minutes * 60, rate: rate)
+    let small = try layeredProject(at: folder + "/small.acaproj", parts: 8, seconds: 180, rate: rate)
+    print(String(format: "bench stream: projects written in %.1f s: %d parts × %.1f min and 8 parts × %.1f min, a full take and two punch-ins on every part (32-bit float WAV)",
+                 seconds(ContinuousClock.now - clock), parts, Double(big.frames) / Double(rate) / 60, Double(small.frames) / Double(rate) / 60))
+
+    /// The box playing `project` for 12 s: its peak and current resident size (MB) and its start-up to ready (s).
+    func box(_ project: String, takes: String, web: Bool = false) throws -> (peak: Double, resident: Double, ready: Double) {
+        let run = try boxProcess(executable, ["run", "--config", settings, "--data", folder + "/data", "--device", "sim:speed=1", "--project", project, "--play",
+                                              "--takes", takes, "--seconds", "30"] + (web ? [] : ["--web", "off"]), settle: 12)
+        guard let ready = run.ready else { throw CLIError("bench stream: the box never said ready:\n\(run.text)", exitCode: 1) }
+        if run.text.contains("not read from the disk in time") { print("  (the box said: \(run.text.split(separator: "\n").filter { $0.contains("not read") }.prefix(2).joined(separator: "; ")))") }
+        return (Double(run.status["VmHWM"] ?? 0) / 1_024, Double(run.status["VmRSS"] ?? 0) / 1_024, ready)
+    }
+    let bigStreamed = try box(big.path, takes: "stream")
+    let smallStreamed = try box(small.path, takes: "stream")
+    let smallDecoded = try box(small.path, takes: "memory")
+    let bigWithPage = try box(big.path, takes: "stream", web: true)
+    let smallWithPage = try box(small.path, takes: "stream", web: true)
+    let decodedBig = Double(big.takeFrames) * 4 / 1_048_576
+    print("  memory, the box playing for 12 s, its web page off (peak resident, VmHWM)          goal ≤ 80 MB, flat in length and take count")
+    print(String(format: "    %2d parts × %4.1f min, %3d takes streamed    peak %6.1f MB  now %6.1f MB  ready in %4.0f ms   (decoded they would be %.0f MB)",
+                 parts, Double(big.frames) / Double(rate) / 60, 3 * parts, bigStreamed.peak, bigStreamed.resident, bigStreamed.ready * 1_000, decodedBig))
+    print(String(format: "    %2d parts × %4.1f min, %3d takes streamed    peak %6.1f MB  now %6.1f MB  ready in %4.0f ms",
+                 8, Double(small.frames) / Double(rate) / 60, 24, smallStreamed.peak, smallStreamed.resident, smallStreamed.ready * 1_000))
+    print(String(format: "    %2d parts × %4.1f min, %3d takes decoded     peak %6.1f MB  now %6.1f MB  ready in %4.0f ms   (how takes played before: the peer)",
+                 8, Double(small.frames) / Double(rate) / 60, 24, smallDecoded.peak, smallDecoded.resident, smallDecoded.ready * 1_000))
+    print(String(format: "    with the web page on (the score engraved for it, twice): %.1f MB and %.1f MB peak — the engraving grows with the song (not yet bounded)",
+                 bigWithPage.peak, smallWithPage.peak))
+    let met = bigStreamed.peak <= 80 && smallStreamed.peak <= 80
+    print(String(format: "    streamed: %@ (%.1f MB and %.1f MB: %.1f MB apart for %.0f× the audio)", met ? "met" : "NOT met", bigStreamed.peak, smallStreamed.peak,
+                 bigStreamed.peak - smallStreamed.peak, Double(big.takeFrames) / Double(small.takeFrames)))
+
+    // The disk: the slowest shared read budget with no block missed.
+    clock = ContinuousClock.now
+    let need = Double(parts) * Double(rate) * 4
+    let speed = 4.0
+    var cleanest: Double?
+    var rows: [String] = []
+    for megabytes in [24.0, 20, 16, 14, 13, 12, 10] {
+        let outcome = try playThrottled(big.path, schedule: big.schedule, bytesPerSecond: megabytes * 1_048_576, speed: speed, songSeconds: 40)
+        rows.append(String(format: "    %5.1f MB/s (%4.2f× the need): %7d frames missed in %d streams, %6.1f MB read%@", megabytes, megabytes * 1_048_576 / need,
+                           outcome.missed, outcome.streamsMissing, Double(outcome.bytesRead) / 1_048_576, outcome.where.isEmpty ? "" : " (last misses in measures \(outcome.where))"))
+        if outcome.missed == 0 { cleanest = megabytes } else { break }
+    }
+    print(String(format: "  disk: %d parts played for 40 s of song (through a punch-in, a loop of 2 measures ×3, a locate), the take files read through one budget (simulated slow card), %.0f× real time", parts, speed))
+    print(String(format: "    the parts need %.2f MB/s (%d takes × %d Hz × 4 bytes) where full takes sound alone, %.2f MB/s where a punch-in sounds over each",
+                 need / 1_048_576, parts, rate, 2 * need / 1_048_576))
+    for row in rows { print(row) }
+    if let cleanest {
+        print(String(format: "    slowest clean: %.1f MB/s = %.2f× what the parts need at the punch-ins (%.1f s)", cleanest, cleanest * 1_048_576 / (2 * need), seconds(ContinuousClock.now - clock)))
+    } else {
+        print("    no budget tried was clean")
+    }
+    return met ? 0 : 1
+}
+
+/// A project of `parts` parts lasting at least `seconds`: a full take on
+/// every part and two punch-ins (4 measures each, at a third and two
+/// thirds of the song), as `ChoirMerge.record` writes them.
+func layeredProject(at path: String, parts: Int, seconds: Int, rate: Int) throws -> (path: String, frames: Int, takeFrames: Int, schedule: Schedule) {
+    let score = try longScore(rate: rate, parts: parts, seconds: seconds)
+    let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate))
+    if let (kept, _) = try? Project.open(path, for: .read), kept.manifest.takes.count == 3 * parts {
+        kept.close()
+        return (path, Int(schedule.endSample), kept.manifest.takes.map { Int($0.frames) }.reduce(0, +), schedule)
+    }
+    let project = try Project.create(at: path, songText: Acasong.serialize(score), sampleRate: rate)
+    defer { project.close() }
+    let frames = Int(schedule.endSample)
+    // One period of a 220 Hz tone with a little noise, repeated (cheap to make, not silence).
+    let cycle = (0..<rate).map { Float(0.2 * sin(2 * Double.pi * 220 * Double($0) / Double(rate))) + Float($0 % 7) * 1e-4 }
+    let full = (0..<frames).map { cycle[$0 % rate] }
+    var takeFrames = 0
+    let measures = schedule.barlines.count
+    for (part, name) in score.parts.map(\.name).enumerated() {
+        _ = try ChoirMerge.record(full, part: name, into: project, options: schedule.options, offset: Int64(part))
+        takeFrames += frames
+        for third in [1, 2] {
+            let first = measures * third / 3
+            guard let range = schedule.loopRange(measures: (schedule.firstMeasureNumber + first)...(schedule.firstMeasureNumber + min(measures - 1, first + 3))) else { continue }
+            let start = max(0, range.lowerBound - Int64(rate))
+            let length = Int(range.upperBound + Int64(rate) - start)
+            _ = try ChoirMerge.record(Array(full[Int(start)..<min(frames, Int(start) + length)]), part: name, into: project, options: schedule.options, offset: -start) {
+                $0.range = SongRange(range.lowerBound, range.upperBound)
+            }
+            takeFrames += length
+        }
+    }
+    return (path, frames, takeFrames, schedule)
+}
+
+/// The engine playing `path`'s takes streamed through a `ReadBudget`, at
+/// `speed` × real time for `songSeconds` of song from just before the
+/// first punch-ins: through them, a loop of two measures three times, a
+/// locate forward. Blocks missed, streams that missed, bytes read.
+func playThrottled(_ path: String, schedule: Schedule, bytesPerSecond: Double, speed: Double, songSeconds: Double) throws -> (missed: Int64, streamsMissing: Int, bytesRead: Int64, where: String) {
+    let (project, _) = try Project.open(path, for: .read)
+    defer { project.close() }
+    let budget = ReadBudget(bytesPerSecond: bytesPerSecond * speed)
+    let takes = project.activeTakes(for: schedule.options, loading: .streamed(throttle: budget)).takes
+    let streams = takes.flatMap { $0.layers.compactMap(\.stream) }
+    let butler = TakeStreamButler(cue: StreamCue())
+    let frames = 128
+    var core = EngineCore(schedule: schedule, mixes: PartMix.spread(count: takes.count), takes: takes, maximumFrames: frames)
+    core.attachStreams(cue: butler.cue)
+    let control = EngineControl(link: core.link, score: project.score, options: schedule.options)
+    control.cue = butler.cue
+    control.initialSchedule = schedule
+    butler.watch(takes, fade: Int64(core.renderer.rampSamples))
+    let barlines = schedule.barlines.count
+    let start = schedule.firstMeasureNumber + barlines / 3 - 1
+    control.send(.locate(measure: start))
+    butler.service()
+    let thread = ButlerThread(butler: butler)
+    thread.start()
+    defer { thread.stop() }
+    let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+    let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+    defer {
+        left.deallocate()
+        right.deallocate()
+    }
+    let periods = Int(songSeconds * Double(schedule.options.sampleRate)) / frames
+    let periodSeconds = Double(frames) / Double(schedule.options.sampleRate) / speed
+    let began = ContinuousClock.now
+    for period in 0..<periods {
+        switch period {
+        case 10: control.send(.play)
+        case periods / 4: control.send(.loop((start + 2)...(start + 3)))
+        case periods / 2: control.send(.loop(nil))
+        case 3 * periods / 5: control.send(.locate(measure: schedule.firstMeasureNumber + 2 * barlines / 3))
+        default: break
+        }
+        core.process(left: left, right: right, frames: frames)
+        core.link.collectRetired()
+        let due = began + .seconds(Double(period + 1) * periodSeconds)
+        let wait = ContinuousClock.now.duration(to: due)
+        if wait > .zero {
+            let (whole, fraction) = wait.components
+            var request = timespec(tv_sec: Int(whole), tv_nsec: Int(fraction / 1_000_000_000))
+            nanosleep(&request, nil)
+        }
+    }
+    let read = streams.map(\.reads).reduce(0, +) * Int64(TakeStream.blockFrames) * 4
+    let measures = Set(streams.filter { $0.missed > 0 }.map { stream in schedule.firstMeasureNumber + schedule.barlines.partitionIndex { $0 > stream.lastMissAt } - 1 }).sorted()
+    return (streams.map(\.missed).reduce(0, +), streams.filter { $0.missed > 0 }.count, read, measures.map(String.init).joined(separator: ", "))
+}
