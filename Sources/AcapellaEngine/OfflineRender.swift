@@ -44,11 +44,16 @@ public enum OfflineRender {
     /// buffers: tones straight to a file). Returns the song sample of the
     /// first frame.
     @discardableResult
+    /// Streamed takes are read by `butler`, serviced before each period.
     public static func stream<Failure: Error>(
         _ schedule: Schedule, mixes: [PartMix], takes: [PartTakes]? = nil, clickGain: Float = 0, periodFrames: Int = 1024,
-        progress: ((Double) -> Void)? = nil, sink: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws(Failure) -> Void
+        butler: TakeStreamButler? = nil, progress: ((Double) -> Void)? = nil, sink: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws(Failure) -> Void
     ) throws(Failure) -> Int64 {
         var renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: clickGain, maximumFrames: periodFrames)
+        if let butler, let takes {
+            renderer.cue = butler.cue
+            butler.watch(takes, fade: Int64(renderer.rampSamples))
+        }
         let first = renderer.position
         let total = frameCount(schedule)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: periodFrames)
@@ -61,6 +66,10 @@ public enum OfflineRender {
         var reported = -1
         while done < total {
             let frames = min(periodFrames, total - done)
+            if let butler {
+                butler.cue.publish(position: renderer.position, loop: renderer.loop, next: nil)
+                butler.service()
+            }
             renderer.render(left: left, right: right, frames: frames)
             try sink(left, right, frames)
             done += frames

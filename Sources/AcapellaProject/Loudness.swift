@@ -213,3 +213,153 @@ public enum Loudness {
         return (max(measured, skippedBound), exact)
     }
 }
+
+/// Loudness and true peak of stereo audio fed a chunk at a time (a
+/// mixdown streamed in bounded memory): integrated loudness by libebur128,
+/// the true peak of each channel by its 4× oversampling only where a
+/// block of 4096 samples could reach `truePeakFloorDBTP` (the same rule as
+/// `Loudness.channelTruePeak`). The corresponding C functions are
+/// `ebur128_init`, `ebur128_add_frames_float`, `ebur128_loudness_global`
+/// and `ebur128_true_peak`.
+public final class LoudnessMeter {
+    private var state: UnsafeMutablePointer<ebur128_state>?
+    private let peaks: [TruePeakTracker]
+    private var interleaved: [Float] = []
+
+    /// A meter at `sampleRate`; with a floor, the true peak is measured too.
+    public init(sampleRate: Int, truePeakFloorDBTP: Double?) throws(LoudnessError) {
+        guard let state = ebur128_init(2, UInt(sampleRate), Int32(EBUR128_MODE_I.rawValue)) else {
+            throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)")
+        }
+        self.state = state
+        peaks = truePeakFloorDBTP.map { floor in
+            let linear = floor.isFinite ? pow(10, floor / 20) : 0
+            return [TruePeakTracker(sampleRate: sampleRate, floor: linear), TruePeakTracker(sampleRate: sampleRate, floor: linear)]
+        } ?? []
+    }
+
+    deinit { ebur128_destroy(&state) }
+
+    /// Adds `count` frames.
+    public func add(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(LoudnessError) {
+        guard let state else { return }
+        if interleaved.count < 2 * count { interleaved = [Float](repeating: 0, count: 2 * count) }
+        for index in 0..<count {
+            interleaved[2 * index] = left[index]
+            interleaved[2 * index + 1] = right[index]
+        }
+        let added = interleaved.withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, count) }
+        guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
+        if peaks.count == 2 {
+            try peaks[0].add(left, count: count)
+            try peaks[1].add(right, count: count)
+        }
+    }
+
+    /// What was fed, measured.
+    public func result() throws(LoudnessError) -> LoudnessMeasurement {
+        var loudness = 0.0
+        guard let state, ebur128_loudness_global(state, &loudness) == 0 else { throw LoudnessError(description: "no integrated loudness") }
+        guard peaks.count == 2 else { return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: -.infinity) }
+        let (left, leftExact) = try peaks[0].finish()
+        let (right, rightExact) = try peaks[1].finish()
+        let peak = max(left, right)
+        return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: peak > 0 ? 20 * log10(peak) : -.infinity,
+                                   truePeakIsExact: left >= right ? leftExact : rightExact)
+    }
+}
+
+/// One channel's true peak, fed a chunk at a time: runs of blocks that
+/// could reach the floor go through libebur128 with 64 samples of context
+/// either side, the rest are bounded by their sample peak.
+final class TruePeakTracker {
+    static let block = 4_096
+    static let context = 64
+    let floor: Double
+    let gainBound: Double
+    let sampleRate: Int
+    private var carry: [Float] = []
+    private var before: [Float] = []
+    private var run: UnsafeMutablePointer<ebur128_state>?
+    private var measured = 0.0
+    private var skippedBound = 0.0
+    private var skipped = false
+
+    init(sampleRate: Int, floor: Double) {
+        self.sampleRate = sampleRate
+        self.floor = floor
+        gainBound = Loudness.interpolatorGainBound(sampleRate: sampleRate)
+    }
+
+    deinit { if run != nil { ebur128_destroy(&run) } }
+
+    func add(_ samples: UnsafePointer<Float>, count: Int) throws(LoudnessError) {
+        var start = 0
+        if !carry.isEmpty {
+            let taken = min(count, Self.block - carry.count)
+            carry += UnsafeBufferPointer(start: samples, count: taken)
+            start = taken
+            if carry.count == Self.block {
+                let whole = carry
+                carry = []
+                try whole.withUnsafeBufferPointer { (buffer) throws(LoudnessError) in try self.block(buffer.baseAddress!, count: buffer.count) }
+            }
+        }
+        while count - start >= Self.block {
+            try block(samples + start, count: Self.block)
+            start += Self.block
+        }
+        if start < count { carry += UnsafeBufferPointer(start: samples + start, count: count - start) }
+    }
+
+    private func feed(_ samples: UnsafePointer<Float>, count: Int) throws(LoudnessError) {
+        guard count > 0, let run else { return }
+        let added = ebur128_add_frames_float(run, samples, count)
+        guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
+    }
+
+    private func block(_ samples: UnsafePointer<Float>, count: Int) throws(LoudnessError) {
+        var peak: Float = 0
+        for index in 0..<count { peak = max(peak, abs(samples[index])) }
+        let bound = Double(peak) * gainBound
+        if bound >= floor {
+            if run == nil {
+                guard let state = ebur128_init(1, UInt(sampleRate), Int32(EBUR128_MODE_TRUE_PEAK.rawValue)) else {
+                    throw LoudnessError(description: "libebur128 could not start (1 channel at \(sampleRate) Hz)")
+                }
+                run = state
+                try before.withUnsafeBufferPointer { (buffer) throws(LoudnessError) in try feed(buffer.baseAddress ?? samples, count: buffer.count) }
+            }
+            try feed(samples, count: count)
+        } else {
+            skipped = true
+            skippedBound = max(skippedBound, bound)
+            if run != nil {
+                try feed(samples, count: min(count, Self.context))
+                try closeRun()
+            }
+        }
+        before = Array(UnsafeBufferPointer(start: samples + max(0, count - Self.context), count: min(count, Self.context)))
+    }
+
+    private func closeRun() throws(LoudnessError) {
+        guard let state = run else { return }
+        var peak = 0.0
+        let status = ebur128_true_peak(state, 0, &peak)
+        ebur128_destroy(&run)
+        guard status == 0 else { throw LoudnessError(description: "no true peak") }
+        measured = max(measured, peak)
+    }
+
+    /// The channel's true peak (linear) and whether it is exact.
+    func finish() throws(LoudnessError) -> (Double, Bool) {
+        if !carry.isEmpty {
+            let rest = carry
+            carry = []
+            try rest.withUnsafeBufferPointer { (buffer) throws(LoudnessError) in try block(buffer.baseAddress!, count: buffer.count) }
+        }
+        try closeRun()
+        let exact = !skipped || (measured >= floor && measured >= skippedBound)
+        return (max(measured, skippedBound), exact)
+    }
+}

@@ -2,6 +2,7 @@ public import AcapellaEngine
 public import AcapellaScore
 import AcapellaDSP
 import Foundation
+import Synchronization
 
 /// How to mix a song down.
 public struct MixdownOptions: Sendable {
@@ -129,5 +130,224 @@ public enum Mixdown {
             if !peakOK { ceilingDB -= result.truePeakDBTP - ceilingDBTP + 0.05 }
         }
         throw MixdownError(description: "could not reach \(targetLUFS) LUFS under \(ceilingDBTP) dBTP; the material is too dense for that target")
+    }
+}
+
+extension Mixdown {
+    /// Frames handled at a time by `mix(_:options:takes:to:…)`.
+    static let chunkFrames = 65_536
+
+    /// Renders, normalizes and writes `path` in bounded memory — a few
+    /// chunks of 65,536 frames, whatever the song's length — in two passes
+    /// over two cores: the render, its loudness measured beside it and the
+    /// raw mix kept in a temporary file next to `path`; then that file read
+    /// back through the gain and the limiter, measured (loudness and true
+    /// peak) beside the encoding. When the result misses the target (the
+    /// limiter took away loudness, or a true peak is over the ceiling) the
+    /// second pass runs again with the gain or ceiling corrected, as
+    /// `normalize` does. The file appears under its name only when done.
+    /// Streamed takes are read by a butler serviced between periods.
+    /// Returns the frames written and the measurement of the result.
+    public static func mix(
+        _ score: Score, options: MixdownOptions, takes: [PartTakes]? = nil, to path: String, bits: Int = 16, tags: AudioTags = AudioTags(),
+        progress: ((Double) -> Void)? = nil
+    ) throws(MixdownError) -> (frames: Int, loudness: LoudnessMeasurement) {
+        let schedule: Schedule
+        do { schedule = try Schedule(score: score, options: options.scheduleOptions) } catch { throw MixdownError(description: error.description) }
+        var mixes = try partMixes(for: score, options: options)
+        for (index, take) in (takes ?? []).enumerated() where !take.layers.isEmpty && index < mixes.count && options.baseMixes?[index].muted != true { mixes[index].muted = false }
+        if mixes.allSatisfy(\.muted) { throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted") }
+        let rate = options.sampleRate
+        let directory = (path as NSString).deletingLastPathComponent
+        let raw = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).raw"
+        guard FileManager.default.createFile(atPath: raw, contents: nil), let rawOut = FileHandle(forWritingAtPath: raw) else {
+            throw MixdownError(description: "\(raw): cannot write the mix's temporary file")
+        }
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+
+        // Pass 1: render; measure and keep the raw mix beside it.
+        let measuring = DispatchQueue(label: "acapella-mix-measure")
+        let inFlight = DispatchSemaphore(value: 3)
+        let failure = Mutex<String?>(nil)
+        let rawMeter: OnOneQueue<LoudnessMeter>
+        do { rawMeter = OnOneQueue(try LoudnessMeter(sampleRate: rate, truePeakFloorDBTP: nil)) } catch { throw MixdownError(description: error.description) }
+        var chunk = Stereo(capacity: chunkFrames)
+        func handOver(_ full: Stereo) {
+            inFlight.wait()
+            measuring.async {
+                defer { inFlight.signal() }
+                do {
+                    try full.left.withUnsafeBufferPointer { (left) throws(LoudnessError) in
+                        try full.right.withUnsafeBufferPointer { (right) throws(LoudnessError) in try rawMeter.value.add(left: left.baseAddress!, right: right.baseAddress!, count: full.count) }
+                    }
+                    rawOut.write(full.bytes)
+                } catch {
+                    failure.withLock { $0 = $0 ?? "\(error)" }
+                }
+            }
+        }
+        let butler = takes.map { takes -> TakeStreamButler? in
+            takes.contains { $0.layers.contains { $0.stream != nil } } ? TakeStreamButler(cue: StreamCue()) : nil
+        } ?? nil
+        let total = OfflineRender.frameCount(schedule)
+        var done = 0
+        OfflineRender.stream(schedule, mixes: mixes, takes: takes, periodFrames: 1_024, butler: butler, progress: progress.map { report in { report($0 / 2) } }) { left, right, frames in
+            chunk.append(left, right, frames)
+            done += frames
+            if chunk.count == chunkFrames || done == total {
+                handOver(chunk)
+                chunk = Stereo(capacity: chunkFrames)
+            }
+        }
+        measuring.sync {}
+        do { try rawOut.close() } catch { throw MixdownError(description: "\(raw): \(error.localizedDescription)") }
+        if let problem = failure.withLock({ $0 }) { throw MixdownError(description: problem) }
+        let measured: LoudnessMeasurement
+        do { measured = try rawMeter.value.result() } catch { throw MixdownError(description: error.description) }
+        guard measured.integratedLUFS.isFinite else { throw MixdownError(description: "the mix is silent") }
+
+        // Pass 2: gain, limiter, measure and encode; again if the target is missed.
+        var gainDB = options.targetLUFS - measured.integratedLUFS
+        var ceilingDB = options.truePeakCeiling - 0.5  // sample-peak ceiling, below the true-peak one
+        for _ in 0..<8 {
+            let result = try limitAndWrite(raw: raw, frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)), ceiling: Float(pow(10, ceilingDB / 20)),
+                                           ceilingDBTP: options.truePeakCeiling, to: path, bits: bits, tags: tags, progress: progress)
+            let loudnessOK = abs(result.measurement.integratedLUFS - options.targetLUFS) <= 0.05
+            let peakOK = result.measurement.truePeakDBTP <= options.truePeakCeiling
+            if loudnessOK && peakOK {
+                do { try result.writer.finish() } catch { throw MixdownError(description: error.description) }
+                return (total, result.measurement)
+            }
+            gainDB += options.targetLUFS - result.measurement.integratedLUFS
+            if !peakOK { ceilingDB -= result.measurement.truePeakDBTP - options.truePeakCeiling + 0.05 }
+        }
+        throw MixdownError(description: "could not reach \(options.targetLUFS) LUFS under \(options.truePeakCeiling) dBTP; the material is too dense for that target")
+    }
+
+    /// One second pass: the raw mix read back a chunk at a time, through
+    /// the gain and the limiter, measured on one thread and encoded on
+    /// another. The writer is returned unfinished (finish it to keep it).
+    private static func limitAndWrite(
+        raw: String, frames: Int, rate: Int, gain: Float, ceiling: Float, ceilingDBTP: Double, to path: String, bits: Int, tags: AudioTags,
+        progress: ((Double) -> Void)?
+    ) throws(MixdownError) -> (writer: AudioFileWriter, measurement: LoudnessMeasurement) {
+        guard let input = FileHandle(forReadingAtPath: raw) else { throw MixdownError(description: "\(raw): cannot read the mix back") }
+        defer { try? input.close() }
+        let writer: OnOneQueue<AudioFileWriter>
+        let meter: OnOneQueue<LoudnessMeter>
+        do {
+            writer = OnOneQueue(try AudioFileWriter(path: path, sampleRate: rate, bits: bits, tags: tags))
+        } catch {
+            throw MixdownError(description: error.description)
+        }
+        do {
+            meter = OnOneQueue(try LoudnessMeter(sampleRate: rate, truePeakFloorDBTP: ceilingDBTP))
+        } catch {
+            throw MixdownError(description: error.description)
+        }
+        let measuring = DispatchQueue(label: "acapella-mix-measure")
+        let encoding = DispatchQueue(label: "acapella-mix-encode")
+        let inFlight = DispatchSemaphore(value: 3)
+        let failure = Mutex<String?>(nil)
+        var limiter = StreamingLimiter(gain: gain, ceiling: ceiling, sampleRate: rate)
+        func handOver(_ out: Stereo) {
+            inFlight.wait()
+            let group = DispatchGroup()
+            for queue in [measuring, encoding] {
+                queue.async(group: group) {
+                    do {
+                        try out.left.withUnsafeBufferPointer { (left) throws in
+                            try out.right.withUnsafeBufferPointer { (right) throws in
+                                if queue === measuring {
+                                    try meter.value.add(left: left.baseAddress!, right: right.baseAddress!, count: out.count)
+                                } else {
+                                    try writer.value.write(left: left.baseAddress!, right: right.baseAddress!, frames: out.count)
+                                }
+                            }
+                        }
+                    } catch {
+                        failure.withLock { $0 = $0 ?? "\(error)" }
+                    }
+                }
+            }
+            group.notify(queue: measuring) { inFlight.signal() }
+        }
+        var done = 0
+        while done < frames {
+            let count = min(chunkFrames, frames - done)
+            guard let data = try? input.read(upToCount: count * 8), data.count == count * 8 else {
+                throw MixdownError(description: "\(raw): the mix could not be read back")
+            }
+            var chunk = Stereo(bytes: data, count: count)
+            var out = Stereo(capacity: count + limiter.latency)
+            out.count = chunk.left.withUnsafeMutableBufferPointer { left in
+                chunk.right.withUnsafeMutableBufferPointer { right in
+                    out.left.withUnsafeMutableBufferPointer { outLeft in
+                        out.right.withUnsafeMutableBufferPointer { outRight in
+                            limiter.process(left: left.baseAddress!, right: right.baseAddress!, count: count, into: outLeft.baseAddress!, outRight.baseAddress!)
+                        }
+                    }
+                }
+            }
+            done += count
+            if done == frames {
+                out.count += out.left.withUnsafeMutableBufferPointer { outLeft in
+                    out.right.withUnsafeMutableBufferPointer { outRight in limiter.finish(into: outLeft.baseAddress! + out.count, outRight.baseAddress! + out.count) }
+                }
+            }
+            if out.count > 0 { handOver(out) }
+            progress?(0.5 + 0.5 * Double(done) / Double(max(frames, 1)))
+        }
+        measuring.sync {}
+        encoding.sync {}
+        measuring.sync {}
+        if let problem = failure.withLock({ $0 }) { throw MixdownError(description: problem) }
+        do { return (writer.value, try meter.value.result()) } catch { throw MixdownError(description: error.description) }
+    }
+
+    /// A value used by one serial queue at a time (a meter, a file writer),
+    /// handed to it by the queue's ordering.
+    struct OnOneQueue<Value>: @unchecked Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
+    /// A stereo chunk: two channel arrays, `count` frames of them in use.
+    struct Stereo: @unchecked Sendable {
+        var left: [Float]
+        var right: [Float]
+        var count = 0
+
+        init(capacity: Int) {
+            left = [Float](repeating: 0, count: capacity)
+            right = [Float](repeating: 0, count: capacity)
+        }
+
+        /// From the raw file's bytes: `count` frames, the left channel's then
+        /// the right's, as `bytes` wrote them.
+        init(bytes data: Data, count: Int) {
+            self.init(capacity: count)
+            self.count = count
+            data.withUnsafeBytes { raw in
+                left.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<(count * 4)])) }
+                right.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[(count * 4)..<(count * 8)])) }
+            }
+        }
+
+        mutating func append(_ l: UnsafePointer<Float>, _ r: UnsafePointer<Float>, _ frames: Int) {
+            for index in 0..<frames {
+                left[count + index] = l[index]
+                right[count + index] = r[index]
+            }
+            count += frames
+        }
+
+        /// The frames in use as float bytes, the left channel's then the right's.
+        var bytes: Data {
+            var data = Data(capacity: count * 8)
+            left.withUnsafeBytes { data.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<(count * 4)])) }
+            right.withUnsafeBytes { data.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<(count * 4)])) }
+            return data
+        }
     }
 }

@@ -300,13 +300,11 @@ func benchMix(_ arguments: ParsedArguments) throws -> Int32 {
             let takes = try loadTakes(takePaths)
             var options = MixdownOptions()
             options.includeTones = false
-            let (stereo, loudness) = try Mixdown.mix(score, options: options, takes: takes)
-            try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: rate, to: folder + "/mix.wav", bits: 24)
-            result = loudness
+            result = try Mixdown.mix(score, options: options, takes: takes, to: folder + "/mix.wav", bits: 24).loudness
         }
         best = min(best, seconds(time))
     }
-    print(String(format: "  acapella  %8.1f ms   decode + render + limiter + two-pass loudness (%.1f LUFS, true peak %@) + write", best * 1000,
+    print(String(format: "  acapella  %8.1f ms   decode + render + limiter + two-pass loudness (%.1f LUFS, true peak %@) + write, in chunks over two cores", best * 1000,
                  result?.integratedLUFS ?? .nan, result?.truePeakText ?? "?"))
 
     guard let soxBest = bestPeerTime(["sox", "-m"] + takePaths + ["-b", "24", folder + "/sox.wav"], repeats: repeats) else {

@@ -422,7 +422,7 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
             if !said.isEmpty { writeError("\(source): mixed as last rehearsed (\(SessionState.fileName)): \(said); --session ignore mixes without it") }
         }
         let schedule = options.scheduleOptions
-        let (active, leftOut) = project.activeTakes(for: schedule)
+        let (active, leftOut) = project.activeTakes(for: schedule, loading: .streamed())
         for take in leftOut { writeError("\(source): \(take.description); not played in this mix") }
         takes = active
     } else {
@@ -445,27 +445,21 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
         throw CLIError(error.description, exitCode: 1)
     }
     let showProgress = isatty(STDERR_FILENO) != 0
-    let stereo: OfflineRender.Stereo
+    let frames: Int
     let measured: LoudnessMeasurement
     do {
-        (stereo, measured) = try Mixdown.mix(mixed, options: options, takes: takes) { fraction in
-            if showProgress { drawProgress(fraction, label: "rendering") }
+        // In bounded memory: takes streamed, the mix rendered, measured and written a chunk at a time.
+        let album = isProject ? ((source.hasSuffix("/") ? String(source.dropLast()) : source) as NSString).lastPathComponent.replacingOccurrences(of: ".acaproj", with: "") : score.title
+        let holding = options.practicePart.map { "practice: \($0)" } ?? (isProject ? "mix" : "guide tones")
+        (frames, measured) = try Mixdown.mix(mixed, options: options, takes: takes, to: output, bits: bits, tags: .export(of: score, album: album, holding: holding)) { fraction in
+            if showProgress { drawProgress(fraction, label: fraction < 0.5 ? "rendering" : "writing  ") }
         }
     } catch {
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         throw CLIError(error.description, exitCode: 1)
     }
-    if showProgress { drawProgress(1, label: "writing  ") }
-    do {
-        let album = isProject ? ((source.hasSuffix("/") ? String(source.dropLast()) : source) as NSString).lastPathComponent.replacingOccurrences(of: ".acaproj", with: "") : score.title
-        let holding = options.practicePart.map { "practice: \($0)" } ?? (isProject ? "mix" : "guide tones")
-        try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: output, bits: bits,
-                            tags: .export(of: score, album: album, holding: holding))
-    } catch {
-        throw CLIError(error.description, exitCode: 1)
-    }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    let seconds = Double(stereo.left.count) / Double(options.sampleRate)
+    let seconds = Double(frames) / Double(options.sampleRate)
     print(String(format: "wrote %@: %d:%04.1f, %.1f LUFS integrated, true peak %@", output,
                  Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakText)
           + (passes > 1 ? ", \(passes) verses" + (takes != nil ? " (takes play in each)" : "") : ""))

@@ -126,9 +126,15 @@ import Testing
         let (takes, streams) = Self.streamed(project)
         // Periods 5,040–5,700: after the play at 5,020 from measure 6 (no loop), 660 periods ≈ 1.5 s.
         let stall = 5_040..<5_700
-        let output = try Self.render(project, takes: takes, butler: TakeStreamButler(cue: StreamCue())) { stall.contains($0) }
+        let butler = TakeStreamButler(cue: StreamCue())
+        let output = try Self.render(project, takes: takes, butler: butler) { stall.contains($0) }
         let missed = streams.map(\.missed).reduce(0, +)
         #expect(missed > 0)
+        // Said once per stream, and not again until it misses more.
+        let (lines, seen) = butler.misses(since: [:]) { _ in "in measure 6" }
+        #expect(lines.count == streams.filter { $0.missed > 0 }.count && lines.allSatisfy { $0.hasSuffix("frames were not read from the disk in time (in measure 6); they played as silence") },
+                "\(lines)")
+        #expect(lines.first?.hasPrefix("take ") == true && butler.misses(since: seen) { _ in "" }.lines.isEmpty)
         var frameOfPeriod = [0]
         for period in 0..<Self.periods { frameOfPeriod.append(frameOfPeriod.last! + Self.sizes[period % Self.sizes.count]) }
         let differing = zip(output, reference).enumerated().filter { $0.element.0 != $0.element.1 }.map { $0.offset / 2 }

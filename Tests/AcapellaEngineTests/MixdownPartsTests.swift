@@ -149,3 +149,89 @@ func burstySignal(frames: Int, seed: UInt64, peak: Float) -> ([Float], [Float]) 
         #expect(throws: AudioFileError.self) { try AudioFile.readMono(path + ".missing") }
     }
 }
+
+/// The mixdown in bounded memory: its pieces fed a chunk at a time give
+/// what they give fed everything at once, and the file it writes is the
+/// in-memory mix's.
+@Suite struct StreamedMixdownTests {
+    /// The limiter fed chunks of odd sizes gives the same samples, bit for
+    /// bit, as fed the whole signal (which matches the reference above).
+    @Test func theLimiterInChunksIsTheLimiterAtOnce() {
+        let (left, right) = burstySignal(frames: 150_000, seed: 5, peak: 1.6)
+        let (whole, wholeRight) = LimiterTests.limit(left, right, gain: 1.1, ceiling: 0.8)
+        var limiter = StreamingLimiter(gain: 1.1, ceiling: 0.8, sampleRate: 48_000)
+        var outLeft = [Float](repeating: 0, count: left.count)
+        var outRight = outLeft
+        var done = 0
+        var written = 0
+        var size = 1
+        while done < left.count {
+            let count = min(size, left.count - done)
+            written += left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in
+                outLeft.withUnsafeMutableBufferPointer { ol in outRight.withUnsafeMutableBufferPointer { or in
+                    limiter.process(left: l.baseAddress! + done, right: r.baseAddress! + done, count: count, into: ol.baseAddress! + written, or.baseAddress! + written)
+                } }
+            } }
+            done += count
+            size = size * 7 % 9_973 + 1
+        }
+        written += outLeft.withUnsafeMutableBufferPointer { ol in outRight.withUnsafeMutableBufferPointer { or in limiter.finish(into: ol.baseAddress! + written, or.baseAddress! + written) } }
+        #expect(written == left.count)
+        let same = outLeft == whole && outRight == wholeRight
+        #expect(same, "chunked limiter differs")
+    }
+
+    /// The meter fed chunks (4096-frame blocks split across them) gives
+    /// the whole-array measurement: loudness to a thousandth, the same
+    /// true peak, exact above its floor and a bound below it.
+    @Test func theMeterInChunksIsTheMeasurementAtOnce() throws {
+        var (left, right) = burstySignal(frames: 48_000 * 20, seed: 11, peak: 0.5)
+        for index in 500_000..<500_480 { left[index] = 0.9 * sinf(Float.pi / 2 * Float(index) + .pi / 4) }
+        right[700_000] = 0.95
+        for floor in [-1.0, -30.0, 6.0] {
+            let whole = try Loudness.measure(left: left, right: right, sampleRate: 48_000, truePeakFloorDBTP: floor)
+            let meter = try LoudnessMeter(sampleRate: 48_000, truePeakFloorDBTP: floor)
+            var done = 0
+            for size in [1_000, 65_536, 4_096, 7, 100_003].cycled(until: left.count) {
+                let count = min(size, left.count - done)
+                try meter.add(left: Array(left[done..<done + count]), right: Array(right[done..<done + count]), count: count)
+                done += count
+                if done == left.count { break }
+            }
+            let chunked = try meter.result()
+            #expect(abs(chunked.integratedLUFS - whole.integratedLUFS) < 0.001, "\(chunked.integratedLUFS) vs \(whole.integratedLUFS)")
+            #expect(chunked.truePeakDBTP == whole.truePeakDBTP && chunked.truePeakIsExact == whole.truePeakIsExact, "floor \(floor): \(chunked) vs \(whole)")
+        }
+    }
+
+    /// `Mixdown.mix(…to:)` writes what the in-memory mix makes: the same
+    /// length, samples within a 24-bit step, the loudness on target.
+    @Test func theFileIsTheInMemoryMix() throws {
+        let score = try song("amazing-grace.acasong")
+        let options = MixdownOptions()
+        let (memory, expected) = try Mixdown.mix(score, options: options)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-mix-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (frames, measured) = try Mixdown.mix(score, options: options, to: path, bits: 24)
+        let written = try AudioFile.read(path)
+        #expect(frames == memory.left.count && written.samples.count == 2 * frames)
+        var largest: Float = 0
+        for index in 0..<frames { largest = max(largest, abs(written.samples[2 * index] - memory.left[index]), abs(written.samples[2 * index + 1] - memory.right[index])) }
+        #expect(largest < 2e-4, "largest difference \(largest)")
+        #expect(abs(measured.integratedLUFS - options.targetLUFS) <= 0.05 && measured.truePeakDBTP <= options.truePeakCeiling, "\(measured) vs \(expected)")
+        // Nothing left beside it.
+        let folder = (path as NSString).deletingLastPathComponent
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("." + (path as NSString).lastPathComponent) }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+}
+
+extension Array where Element == Int {
+    /// The sizes over and over, until they add up to at least `total`.
+    func cycled(until total: Int) -> [Int] {
+        var result: [Int] = []
+        var sum = 0
+        while sum < total { for size in self { result.append(size); sum += size } }
+        return result
+    }
+}
