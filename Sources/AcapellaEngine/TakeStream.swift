@@ -133,8 +133,9 @@ public final class TakeStream: @unchecked Sendable {
     }
 
     private func slot(holding block: Int64) -> Int? {
-        for slot in 0..<slotCount where states[slot].load(ordering: .acquiring) >> 1 == block && states[slot].load(ordering: .relaxed) >= 0 {
-            return slot
+        for slot in 0..<slotCount {
+            let state = states[slot].load(ordering: .acquiring)
+            if state >= 0 && state >> 1 == block { return slot }
         }
         return nil
     }
@@ -348,7 +349,7 @@ public final class TakeStreamButler: Sendable {
     /// back, until the next pass). For the simulated room running faster
     /// than real time, which waits for the box's readers; lock-free.
     public func isAhead(margin: Int64) -> Bool {
-        let position = cue.places.position
+        let position = cue.position.load(ordering: .relaxed)  // (not `places`: no array on the device's thread)
         return position >= passPosition.load(ordering: .acquiring) && position + margin <= horizon.load(ordering: .acquiring)
     }
 
