@@ -313,13 +313,9 @@ public struct EngineCore: ~Copyable {
         let schedule = renderer.schedule
         switch command {
         case .locate(let measure):
-            let index = measure - schedule.firstMeasureNumber
-            guard transport.state == .playing, index >= 0 && index < schedule.barlines.count else { return nil }
-            return schedule.barlines[index]
+            return transport.state == .playing ? schedule.barline(ofMeasure: measure) : nil
         case .punch(let measures, let preroll):
-            guard transport.state == .stopped, let range = schedule.loopRange(measures: measures) else { return nil }
-            let startIndex = max(0, measures.lowerBound - max(0, preroll) - schedule.firstMeasureNumber)
-            return min(schedule.barlines[startIndex], range.lowerBound)
+            return transport.state == .stopped ? schedule.punchStart(measures: measures, prerollMeasures: preroll) : nil
         case .play, .record:
             return transport.state == .stopped ? transport.returnPoint : nil
         default:
@@ -481,9 +477,10 @@ public struct EngineCore: ~Copyable {
         case .punch(let measures, let preroll):
             let schedule = renderer.schedule
             guard transport.state == .stopped else { return refuse(.notWhileRecording) }
-            guard let range = schedule.loopRange(measures: measures) else { return refuse(.loopOutsideSong(measures)) }
-            let startIndex = max(0, measures.lowerBound - max(0, preroll) - schedule.firstMeasureNumber)
-            transport.returnPoint = min(schedule.barlines[startIndex], range.lowerBound)
+            guard let range = schedule.loopRange(measures: measures), let start = schedule.punchStart(measures: measures, prerollMeasures: preroll) else {
+                return refuse(.loopOutsideSong(measures))
+            }
+            transport.returnPoint = start
             transport.countInSamples = 0
             armedForPunch = true
             pendingPunch = range.lowerBound
@@ -500,8 +497,7 @@ public struct EngineCore: ~Copyable {
             loopMeasures = measures
             applyLoop()
         case .locate(let measure):
-            let index = measure - renderer.schedule.firstMeasureNumber
-            guard index >= 0 && index < renderer.schedule.barlines.count else {
+            guard let barline = renderer.schedule.barline(ofMeasure: measure) else {
                 return refuse(.noSuchMeasure(measure))
             }
             switch transport.state {
@@ -509,10 +505,10 @@ public struct EngineCore: ~Copyable {
                 return refuse(.notWhileRecording)
             case .stopped:
                 // The new return point, until play.
-                renderer.seek(to: renderer.schedule.barlines[index])
+                renderer.seek(to: barline)
                 transport.returnPoint = renderer.position
             case .playing:
-                renderer.seek(to: renderer.schedule.barlines[index])
+                renderer.seek(to: barline)
             }
         case .mix(let part, let mix):
             guard part >= 0 && part < mixes.count else { return refuse(.noSuchPart(part)) }
@@ -737,11 +733,9 @@ public final class EngineControl {
         if let cue, let schedule = schedule ?? initialSchedule {
             switch command {
             case .locate(let measure):
-                let index = measure - schedule.firstMeasureNumber
-                if index >= 0 && index < schedule.barlines.count { cue.announce(schedule.barlines[index]) }
+                if let barline = schedule.barline(ofMeasure: measure) { cue.announce(barline) }
             case .punch(let measures, let preroll):
-                let index = max(0, measures.lowerBound - max(0, preroll) - schedule.firstMeasureNumber)
-                if index < schedule.barlines.count { cue.announce(schedule.barlines[index]) }
+                if let start = schedule.punchStart(measures: measures, prerollMeasures: preroll) { cue.announce(start) }
             case .loop(let measures?):
                 // While stopped the loop's start becomes where play and record begin.
                 if let range = schedule.loopRange(measures: measures) { cue.announce(range.lowerBound) }

@@ -194,6 +194,21 @@ public struct Schedule: Sendable {
         return barlines[firstIndex]..<end
     }
 
+    /// The barline where measure `measure` starts; nil when the song has no such measure.
+    public func barline(ofMeasure measure: Int) -> Int64? {
+        let index = measure - firstMeasureNumber
+        return index >= 0 && index < barlines.count ? barlines[index] : nil
+    }
+
+    /// Where a punch over `measures` starts playing: `prerollMeasures`
+    /// before them (not before the song); nil when the measures are not
+    /// all in the song.
+    public func punchStart(measures: ClosedRange<Int>, prerollMeasures: Int) -> Int64? {
+        guard let range = loopRange(measures: measures) else { return nil }
+        let index = max(0, measures.lowerBound - max(0, prerollMeasures) - firstMeasureNumber)
+        return min(barlines[index], range.lowerBound)
+    }
+
     /// The sample of the count-in's first click (0 without count-in).
     public var startSample: Int64 { min(0, clicks.first?.sample ?? 0) }
 }
