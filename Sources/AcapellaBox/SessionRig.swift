@@ -71,6 +71,8 @@ public final class SessionRig {
     private let butlerThread: ButlerThread
     private let takeLoading: TakeLoading
     private var missesSeen: [ObjectIdentifier: Int64] = [:]
+    /// The renderer's fade at a take's edges (where a streamed take is heard from).
+    private let streamFade: Int64
     /// The takes the engine was last sent, per part.
     private var sentTakes: [PartTakes]
     private var render: RenderThread?
@@ -104,7 +106,8 @@ public final class SessionRig {
         // The butler reads the streamed takes' first blocks now, and ahead of the song once started.
         let butler = TakeStreamButler(cue: StreamCue())
         core.attachStreams(cue: butler.cue)
-        butler.watch(takes, fade: Int64(core.renderer.rampSamples))
+        streamFade = Int64(core.renderer.rampSamples)
+        butler.watch(takes, fade: streamFade)
         butler.service()
         self.butler = butler
         butlerThread = ButlerThread(butler: butler)
@@ -185,7 +188,7 @@ public final class SessionRig {
     /// butler then reads for them, and for the ones they replace until the
     /// next reload (those play until the engine swaps them).
     private func send(takes: [PartTakes], parts: [Int]) {
-        let fade = Int64(control.options.sampleRate / 100)
+        let fade = streamFade
         let primer = TakeStreamButler(cue: butler.cue)
         primer.watch(parts.map { takes[$0] }, fade: fade)
         primer.service()
@@ -199,10 +202,7 @@ public final class SessionRig {
     /// one line each, for the log and the readout.
     public func streamMisses() -> [String] {
         let schedule = control.schedule ?? self.schedule
-        let (lines, seen) = butler.misses(since: missesSeen) { song in
-            let bar = schedule.barlines.partitionIndex { $0 > song } - 1
-            return "in measure \(schedule.firstMeasureNumber + max(0, bar))"
-        }
+        let (lines, seen) = butler.misses(since: missesSeen) { "in measure \(max(schedule.firstMeasureNumber, schedule.measure(at: $0)))" }
         missesSeen = seen
         return lines
     }

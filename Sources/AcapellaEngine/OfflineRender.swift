@@ -42,9 +42,9 @@ public enum OfflineRender {
 
     /// The same render handed to `sink` period by period (no full-length
     /// buffers: tones straight to a file). Returns the song sample of the
-    /// first frame.
+    /// first frame. Streamed takes are read by `butler`, serviced before
+    /// each period.
     @discardableResult
-    /// Streamed takes are read by `butler`, serviced before each period.
     public static func stream<Failure: Error>(
         _ schedule: Schedule, mixes: [PartMix], takes: [PartTakes]? = nil, clickGain: Float = 0, periodFrames: Int = 1024,
         butler: TakeStreamButler? = nil, progress: ((Double) -> Void)? = nil, sink: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws(Failure) -> Void

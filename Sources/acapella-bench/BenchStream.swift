@@ -182,6 +182,6 @@ func playThrottled(_ path: String, schedule: Schedule, bytesPerSecond: Double, s
         }
     }
     let read = streams.map(\.reads).reduce(0, +) * Int64(TakeStream.blockFrames) * 4
-    let measures = Set(streams.filter { $0.missed > 0 }.map { stream in schedule.firstMeasureNumber + schedule.barlines.partitionIndex { $0 > stream.lastMissAt } - 1 }).sorted()
+    let measures = Set(streams.filter { $0.missed > 0 }.map { schedule.measure(at: $0.lastMissAt) }).sorted()
     return (streams.map(\.missed).reduce(0, +), streams.filter { $0.missed > 0 }.count, read, measures.map(String.init).joined(separator: ", "))
 }
