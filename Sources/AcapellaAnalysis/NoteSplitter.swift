@@ -31,7 +31,10 @@ public struct SplitNote: Hashable, Sendable {
 ///
 /// 1. Pitch without a score (`YINDetector.track`: whole periods, no octave
 ///    slips), every `hop` samples; a note never spans an unvoiced frame (a
-///    breath, a consonant, a re-articulated note).
+///    breath, a consonant, a re-articulated note) nor a silent one (its own
+///    hop below `silence`: the 43 ms window still finds a clean period
+///    when a tone fills only its edge, so without this a 20 ms blip would
+///    read as 60 ms of pitch and a note would start before it is sung).
 /// 2. Within each voiced run, the semitone sung at each frame by Viterbi
 ///    over the semitones the run visits: a frame costs its squared distance
 ///    from the semitone in half-semitones, a change of semitone costs
@@ -56,6 +59,9 @@ public struct NoteSplitter: Sendable {
     /// A dip in level (dB, against the louder side within 150 ms) that
     /// splits a held pitch into two notes.
     public var reattack = 15.0
+    /// The level (dBFS, over the frame's own hop) below which a frame is
+    /// silence, whatever pitch its window shows.
+    public var silence = -60.0
 
     public init(sampleRate: Int) {
         self.sampleRate = sampleRate
@@ -86,12 +92,15 @@ public struct NoteSplitter: Sendable {
     /// level of each frame.
     public func notes(from estimates: [PitchEstimate], levels: [Double]) -> [SplitNote] {
         let shortestFrames = max(1, Int((shortest * Double(sampleRate) / Double(hop)).rounded()))
+        let sung = { (frame: Int) in
+            estimates[frame].voiced && estimates[frame].frequency > 0 && (frame >= levels.count || levels[frame] > silence)
+        }
         var notes: [SplitNote] = []
         var index = 0
         while index < estimates.count {
-            guard estimates[index].voiced, estimates[index].frequency > 0 else { index += 1; continue }
+            guard sung(index) else { index += 1; continue }
             var end = index
-            while end < estimates.count && estimates[end].voiced && estimates[end].frequency > 0 { end += 1 }
+            while end < estimates.count && sung(end) { end += 1 }
             if end - index >= shortestFrames {
                 let pitches = estimates[index..<end].map { Tuning.midi(frequency: $0.frequency) }
                 for piece in pieces(pitches, shortestFrames: shortestFrames) {

@@ -76,10 +76,10 @@ import Testing
         for (a, b) in zip(notes, notes.dropFirst()) { #expect(a.offset <= b.onset && a.onset < a.offset) }
     }
 
-    /// Silence, a click and a 20 ms blip of pitch are no notes. (Read
-    /// through the 43 ms window a blip looks up to a window longer: a 30 ms
-    /// one reads 55–70 ms voiced, either side of the 60 ms floor depending
-    /// on the FFT plans the process already made, so it cannot be held.)
+    /// Silence, a click and blips of pitch shorter than the shortest note
+    /// are no notes; a tone just longer is one note, as long as it sounds.
+    /// (The 43 ms window finds a clean period in a tone that fills only its
+    /// edge; without the silence gate a 20 ms blip read as 59 ms of pitch.)
     @Test func noNotesWithoutASungNote() {
         let rate = 48_000
         #expect(NoteSplitter(sampleRate: rate).notes(in: [Float](repeating: 0, count: rate)).isEmpty)
@@ -87,5 +87,15 @@ import Testing
         samples[10_000] = 0.9
         for index in 20_000..<20_960 { samples[index] = Float(0.3 * sin(2 * .pi * 330 * Double(index) / Double(rate))) }
         #expect(NoteSplitter(sampleRate: rate).notes(in: samples).isEmpty)
+        for index in 30_000..<31_920 { samples[index] = Float(0.3 * sin(2 * .pi * 330 * Double(index) / Double(rate))) }
+        #expect(NoteSplitter(sampleRate: rate).notes(in: samples).isEmpty, "a 40 ms blip")
+        for index in 36_000..<40_800 { samples[index] = Float(0.3 * sin(2 * .pi * 330 * Double(index) / Double(rate))) }
+        let notes = NoteSplitter(sampleRate: rate).notes(in: samples)
+        #expect(notes.count == 1)
+        if let note = notes.first {
+            #expect(note.midi == 64)
+            // Sounding 36,000..<40,800: the note within a hop (256) each side.
+            #expect(abs(note.onset - 36_000) <= 256 && abs(note.offset - 40_800) <= 256, "\(note.onset)..<\(note.offset)")
+        }
     }
 }
