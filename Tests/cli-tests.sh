@@ -137,6 +137,12 @@ expect "engrave closed score" 0 "$acapella" engrave Songs/amazing-grace.acasong 
   check "one line of words (two verses) between the staves" equals "$(grep -c '>grace<' "$work/closed.svg")" "4"
 expect "engrave to another format" 2 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/ag.png" &&
   check "format message" contains "$err" "engrave writes .svg (for the screen) or .pdf (pages to print)"
+expect "page-score" 0 "$acapella" page-score Songs/amazing-grace.acasong --part Alto --out "$work/page" --width 100 &&
+  check "page-score says what it made and its peak" contains "$out" "engraved: " &&
+  check "page-score's SVG, compressed, highlights the part (a group a system)" equals "$(gzip -dc "$work/page/score.svg.gz" | grep -c 'class="highlight"')" "5" &&
+  check "page-score's time map" contains "$(head -c 200 "$work/page/timemap.json")" '"onsets"'
+expect "page-score unknown part" 2 "$acapella" page-score Songs/amazing-grace.acasong --part Descant --out "$work/page" &&
+  check "page-score part message" contains "$err" "no part named 'Descant'; the parts are: Soprano, Alto, Tenor, Bass"
 expect "engrave unknown part" 1 "$acapella" engrave Songs/amazing-grace.acasong -o "$work/x.svg" --part Descant &&
   check "engrave part message" contains "$err" "no part named 'Descant'; the parts are: Soprano, Alto, Tenor, Bass"
 # The web page: the box in the simulated room serving on a free port.
@@ -153,6 +159,10 @@ check "a wrong code is refused" equals "$(curl -s -o /dev/null -w '%{http_code}'
 check "the right code pairs" equals "$(curl -s -c "$work/cookies" -o /dev/null -w '%{http_code}' -X POST --data "$code" "$web/api/pair")" "200"
 check "the session cookie is HttpOnly and SameSite=Strict" contains "$(curl -s -D - -o /dev/null -X POST --data "$code" "$web/api/pair")" "HttpOnly; SameSite=Strict"
 check "the live state names the song" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"song":"Amazing Grace"'
+# The score is engraved in a process of its own after the song loads, wide then narrow.
+for _ in $(seq 100); do grep -q "web: the score for phones engraved" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
+check "the box engraves the page's score in a process of its own and says its peak" contains "$(cat "$work/web.err")" "web: the score engraved: 2 systems, 33 onsets; peak "
+check "kept in the cache, wide and narrow" equals "$(ls "$work/webbox/cache/page" | sed 's/^[0-9a-f]*-//' | sort | tr '\n' ' ')" "narrow wide "
 check "the score for the page" contains "$(curl -s -b "$work/cookies" "$web/score.svg" | head -c 400)" "<svg"
 check "the score compressed for a browser" contains "$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip' -b "$work/cookies" "$web/score.svg")" "Content-Encoding: gzip"
 check "and whole once decompressed" contains "$(curl -s --compressed -b "$work/cookies" "$web/score.svg" | tail -c 100)" "</svg>"

@@ -9,6 +9,9 @@ let timeMap = null;
 let live = null;
 let receivedAt = 0;
 let shownSong = null;
+// The score's version as loaded: the box engraves a song after loading it
+// and counts this up when the score is ready.
+let shownScore = null;
 let syllables = [];
 let sampleRate = 48000;
 let saidAt = -1e9;
@@ -19,6 +22,7 @@ async function start() {
   if (response.status === 401) { $("pair").hidden = false; return; }
   const state = await response.json();
   csrf = state.csrf || null;
+  shownScore = state.scoreVersion;
   await begin(state.song);
 }
 
@@ -40,6 +44,7 @@ $("pair-form").addEventListener("submit", async (event) => {
   csrf = reply.csrf;
   $("pair").hidden = true;
   const state = await (await fetch("/api/state")).json();
+  shownScore = state.scoreVersion;
   await begin(state.song);
 });
 
@@ -160,7 +165,8 @@ function listen() {
     document.body.classList.toggle("review", live.review);
     // The box's message line, unless the page just said something itself.
     if (live.message && performance.now() - saidAt > 3000) { $("said").textContent = live.message; $("said").className = ""; }
-    if (live.song !== shownSong) { shownSong = live.song; loadScore(); if (csrf !== null) loadTakes(); }
+    if (live.song !== shownSong) { shownSong = live.song; shownScore = live.scoreVersion; loadScore(); if (csrf !== null) loadTakes(); }
+    else if (live.scoreVersion !== shownScore) { shownScore = live.scoreVersion; loadScore(); }
   };
   if (csrf !== null) {
     events.addEventListener("takes", () => loadTakes());

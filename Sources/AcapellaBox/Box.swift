@@ -157,7 +157,6 @@ public enum Box {
             io.web = web?.hub
             io.songsWatch = songsWatch
             io.sticks = sticks
-            io.webFont = web?.font
             // The name as announced (a collision renames it: acapella-2.local).
             io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.banner.code) }
             let (lastSong, lastPart) = (options.songIndex, options.partIndex)
@@ -235,20 +234,18 @@ public enum Box {
         var songsWatch: FolderWatch?
         /// USB sticks (nil: not looked for).
         var sticks: StickMonitor?
-        /// The web page's hub, the music font and the pairing code (nil: no page).
+        /// The web page's hub and the pairing code (nil: no page).
         var web: WebHub?
-        var webFont: SMuFLFont?
         var webBanner: WebBanner?
     }
 
     /// Starts the web page when it is on; a port in use or a missing page
     /// is said once and the box runs on without it.
     static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor)
-        -> (server: WebServer, hub: WebHub, font: SMuFLFont?, banner: WebBanner, mdns: MDNSAnnouncer?)? {
+        -> (server: WebServer, hub: WebHub, banner: WebBanner, mdns: MDNSAnnouncer?)? {
         guard let port = options.webPort else { return nil }
         var assets = WebAssets.load()
-        let font = try? ShippedFiles.musicFont()
-        if let file = font?.file, let data = FileManager.default.contents(atPath: file) { assets["/bravura.otf"] = ("font/otf", [UInt8](data)) }
+        if let file = ShippedFiles.musicFontFile, let data = FileManager.default.contents(atPath: file) { assets["/bravura.otf"] = ("font/otf", [UInt8](data)) }
         guard assets["/"] != nil else {
             log("web: the page's files are missing (Web/ beside the program, or share/acapella/web); the box runs on without it", .warning)
             return nil
@@ -285,7 +282,7 @@ public enum Box {
                     log("\(error.description); \(elsewhere)", .warning)
                 }
             }
-            return (server, hub, font?.font, banner, mdns)
+            return (server, hub, banner, mdns)
         } catch {
             log("web: \(error.description); the box runs on without its page", .warning)
             return nil
@@ -368,7 +365,7 @@ public enum Box {
         let partName = context.partName
         let status = { (mode: String) in "\(context.songTitle) — \(partName): \(mode)" }
         log("ready: \(context.songTitle), recording part \(partName) (\(options.partIndex + 1) of \(score.parts.count)); project \(project.path); \(rig.calibration)")
-        io.web?.show(score, part: partName, font: io.webFont)
+        io.web?.show(score, part: partName, log: io.log)
         io.web?.publishLibrary(options.songs, current: options.songIndex)
         var takesChanged = true
         // Short enough for a 16×2 LCD's message line.

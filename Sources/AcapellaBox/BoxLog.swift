@@ -104,3 +104,16 @@ public final class BoxLog: @unchecked Sendable {
         return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 }
+
+/// A process's `/proc/PID/status` figures by field (VmRSS, VmHWM… in kB).
+public enum ProcessStatus {
+    public static func read(_ process: String = "self") -> [String: Int] {
+        var status: [String: Int] = [:]
+        let lines = (try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8)) ?? ""
+        for line in lines.split(separator: "\n") {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" })
+            if words.count >= 2, let value = Int(words[1]) { status[String(words[0])] = value }
+        }
+        return status
+    }
+}

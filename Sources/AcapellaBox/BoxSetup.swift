@@ -66,10 +66,15 @@ public enum ShippedFiles {
     /// The default settings.
     public static var settings: String? { path("Config/acapella.json", installed: "share/acapella/acapella.json") }
 
+    /// Where the music font (Bravura) and its metadata are.
+    static var musicFontFolder: String? { path("Fonts/bravura", installed: "share/acapella/fonts/bravura") }
+    /// The music font's file (the web page's), without reading its metadata.
+    public static var musicFontFile: String? { musicFontFolder.map { $0 + "/Bravura.otf" } }
+
     /// The music font (Bravura) read with its SMuFL metadata, and the path
     /// of its font file (for PDF and the web page).
     public static func musicFont() throws(EngraveError) -> (font: SMuFLFont, file: String) {
-        guard let folder = path("Fonts/bravura", installed: "share/acapella/fonts/bravura") else {
+        guard let folder = musicFontFolder else {
             throw EngraveError("the music font is missing (Fonts/bravura beside the program, or share/acapella/fonts/bravura)")
         }
         let font = try SMuFLFont(metadata: URL(fileURLWithPath: folder + "/bravura_metadata.json"),

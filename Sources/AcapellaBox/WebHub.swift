@@ -4,8 +4,8 @@ import AcapellaMusicXML
 import AcapellaProject
 import Dispatch
 public import AcapellaDevices
-import AcapellaEngrave
-import AcapellaScore
+public import AcapellaEngrave
+public import AcapellaScore
 import AcapellaStatus
 public import AcapellaWeb
 import AcapellaWebServer
@@ -23,6 +23,7 @@ public final class WebHub: WebBox {
         var live = WebLiveState()
         var score: WebScore?
         var narrowScore: WebScore?
+        var scoreVersion = 0
         /// Actions from the page, with when they arrived, for the control loop.
         var actions: [(action: ControlAction, nanoseconds: Int64)] = []
         /// Changes from the page, each with the reply its web thread waits for.
@@ -71,9 +72,18 @@ public final class WebHub: WebBox {
     /// Songs the library may hold from the page, and the most a render may run.
     static let maximumUploads = 200
     static let maximumRenders = 2
+    /// The page's scores: engraved on this queue, kept in this folder, by this program.
+    private let pageScores = DispatchQueue(label: "acapella-page-score")
+    private let scoreRequest = Atomic<Int>(0)
+    let pageCache: String
+    let engraver: String
 
-    public init(wake: WakeDescriptor? = nil, dataDirectory: String) {
+    /// `engraver`: the program whose `page-score` engraves the page's
+    /// score (default: this one).
+    public init(wake: WakeDescriptor? = nil, dataDirectory: String, engraver: String? = nil) {
         self.wake = wake
+        pageCache = dataDirectory + "/cache/page"
+        self.engraver = engraver ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         libraryFolder = SongLibrary.uploadFolder(dataDirectory)
         songsFolder = SongLibrary.userFolder(dataDirectory)
         exportsFolder = dataDirectory + "/exports"
@@ -157,6 +167,7 @@ public final class WebHub: WebBox {
             live.takesVersion = shared.takesVersion
             live.libraryVersion = shared.libraryVersion
             live.analysisVersion = shared.analysisVersion
+            live.scoreVersion = shared.scoreVersion
             live.publishedNanoseconds = MonotonicClock.nanoseconds()
             shared.live = live
         }
@@ -242,41 +253,131 @@ public final class WebHub: WebBox {
         shared.withLock { $0.songs.count > count ? $0.songs.map(\.path) : nil }
     }
 
-    /// A new song: its score for the page, the part highlighted; the
-    /// music font served by the page itself.
-    func show(_ score: Score, part: String, font: SMuFLFont?) {
-        guard let font else { return }
-        let wide = Self.engrave(score, part: part, font: font, widthMM: nil)
-        // A phone held upright: a third of the measures a system, each twice the size.
-        let narrow = Self.engrave(score, part: part, font: font, widthMM: 100)
+    /// A new song: its score for the page, the part highlighted, wide (a
+    /// tablet, a computer) and narrow (a phone held upright). Engraved by
+    /// `acapella page-score` in a process of its own at a lower priority,
+    /// one after the other, into files the page is served from: the box
+    /// never holds a score (32 parts × 12 minutes engrave to hundreds of
+    /// megabytes while laid out), and its threads never wait for one. Kept
+    /// in the data directory's `cache/page` by the song's text, part and
+    /// width (the last 8), so a song sung again is not engraved again. The
+    /// page learns of each from `scoreVersion`.
+    func show(_ score: Score, part: String, log: BoxLog) {
+        let request = scoreRequest.add(1, ordering: .relaxed).newValue
         shared.withLock {
-            $0.score = wide
-            $0.narrowScore = narrow
+            $0.score = nil
+            $0.narrowScore = nil
             // Another song: the last take's analysis no longer applies.
             $0.analysis = nil
             $0.analysisVersion += 1
         }
+        let text = Acasong.serialize(score)
+        let folder = pageCache
+        let engraver = self.engraver
+        var program = stat()
+        stat(engraver, &program)
+        let stamp = "\(program.st_size) \(program.st_mtim.tv_sec).\(program.st_mtim.tv_nsec)"
+        pageScores.async { [self] in
+            for narrow in [false, true] {
+                guard scoreRequest.load(ordering: .relaxed) == request else { return }
+                let widthMM = narrow ? 100 : nil as Int?
+                let entry = folder + "/" + Self.cacheKey(text, part: part, widthMM: widthMM, program: stamp)
+                var engraved = WebScore(folder: entry)
+                if engraved == nil {
+                    switch Self.engraveInProcess(text, part: part, widthMM: widthMM, into: entry, engraver: engraver) {
+                    case .success(let said):
+                        engraved = WebScore(folder: entry)
+                        log("web: the score\(narrow ? " for phones" : "") \(said)")
+                    case .failure(let problem):
+                        log("web: the score\(narrow ? " for phones" : "") could not be engraved: \(problem)", .warning)
+                    }
+                } else {
+                    // Used again: the newest in the cache.
+                    utime(entry, nil)
+                }
+                guard let engraved, scoreRequest.load(ordering: .relaxed) == request else { continue }
+                shared.withLock {
+                    if narrow { $0.narrowScore = engraved } else { $0.score = engraved }
+                    $0.scoreVersion += 1
+                    $0.live.scoreVersion = $0.scoreVersion
+                }
+            }
+            Self.pruneCache(folder, keep: 8)
+        }
     }
 
-    /// The song as SVG with the part highlighted, and its time map as JSON:
-    /// width of the scroll, every onset (tick, sample, measure, system, x)
-    /// and every system's top, bottom and first measure.
-    static func engrave(_ score: Score, part: String, font: SMuFLFont, widthMM: Double?) -> WebScore? {
+    /// The cache entry's name: a hash of everything the engraving depends on.
+    /// (`program`: the engraver's size and date, so another build engraves again.)
+    static func cacheKey(_ text: String, part: String, widthMM: Int?, program: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (text + "\u{0}" + part + "\u{0}" + (widthMM.map(String.init) ?? "wide") + "\u{0}" + program).utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16) + (widthMM == nil ? "-wide" : "-narrow")
+    }
+
+    /// Runs `acapella page-score` on the song's text (written beside the
+    /// entry first) and waits for it; what it said, or why it failed.
+    static func engraveInProcess(_ text: String, part: String, widthMM: Int?, into entry: String, engraver: String) -> Result<String, WebFailure> {
+        let song = entry + ".acasong"
+        do {
+            try FileManager.default.createDirectory(atPath: (entry as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try AtomicFile.write(Array(text.utf8), to: song)
+        } catch {
+            return .failure(WebFailure(500, "\(song): \(error)"))
+        }
+        defer { unlink(song) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: engraver)
+        process.arguments = ["page-score", song, "--part", part, "--out", entry, "--background"] + (widthMM.map { ["--width", String($0)] } ?? [])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        do { try process.run() } catch { return .failure(WebFailure(500, "\(engraver): \(error.localizedDescription)")) }
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return .failure(WebFailure(500, said.isEmpty ? "the engraver stopped (\(process.terminationStatus))" : said)) }
+        return .success(said)
+    }
+
+    /// Removes all but the `keep` newest entries of the cache.
+    static func pruneCache(_ folder: String, keep: Int) {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".acasong") }
+        let dated = names.map { name -> (String, Date) in
+            (name, ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name))?[.modificationDate] as? Date) ?? .distantPast)
+        }
+        for (name, _) in dated.sorted(by: { $0.1 > $1.1 }).dropFirst(keep) { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
+    }
+
+    /// The song as the page shows it, written into `folder`: the SVG with
+    /// the part highlighted (gzip, written as it is made) and its time map
+    /// as JSON (width of the scroll, every onset: tick, sample, measure,
+    /// system, x; every system's top, bottom and first measure). What
+    /// `acapella page-score` runs; returns a line saying what it made.
+    public static func engravePage(_ score: Score, part: String, font: SMuFLFont, widthMM: Double?, into folder: String) throws -> String {
         var options = EngraveOptions()
         options.highlight = part
         if let widthMM {
             options.pageWidthMM = widthMM
             options.marginMM = 4
         }
-        guard let engraving = try? Engraver(font: font).engrave(score, options: options) else { return nil }
-        let svg = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: .url("/bravura.otf"))
+        let engraving = try Engraver(font: font).engrave(score, options: options)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let onsets: [[String: Any]] = engraving.timeMap.map {
             ["tick": $0.tick, "sample": $0.sample, "measure": $0.measure, "system": $0.system, "x": $0.x]
         }
         let systems: [[String: Any]] = engraving.systems.map { ["top": $0.top, "bottom": $0.bottom, "first": $0.measures.lowerBound] }
         let map: [String: Any] = ["width": engraving.scroll.width, "onsets": onsets, "systems": systems]
-        let json = (try? JSONSerialization.data(withJSONObject: map, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
-        return WebScore(svg: Array(svg.utf8), timeMap: json)
+        try AtomicFile.write([UInt8](try JSONSerialization.data(withJSONObject: map, options: [.sortedKeys])), to: folder + "/" + WebScore.timeMapName)
+        let writer = try GzipFileWriter(path: folder + "/" + WebScore.svgName)
+        var failure: WebFailure?
+        SVGWriter.write(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: .url("/bravura.otf")) { piece in
+            guard failure == nil else { return }
+            do { try writer.write(piece) } catch { failure = error as? WebFailure ?? WebFailure(500, "\(error)") }
+        }
+        if let failure { throw failure }
+        try writer.finish()
+        return "engraved: \(engraving.systems.count) system\(engraving.systems.count == 1 ? "" : "s"), \(engraving.timeMap.count) onsets"
     }
 
     // MARK: Uploads (web threads)

@@ -15,8 +15,22 @@ public enum SVGWriter {
     }
 
     public static func svg(_ page: EngravedPage, staffSpaceMM: Double, fontName: String, font: FontSource) -> String {
+        var whole = ""
+        whole.reserveCapacity(page.items.count * 64)
+        write(page, staffSpaceMM: staffSpaceMM, fontName: fontName, font: font) { whole += $0 }
+        return whole
+    }
+
+    /// The same SVG handed to `emit` a piece at a time (about 64 KB), so a
+    /// long score can be compressed or written as it is made instead of
+    /// held whole.
+    public static func write(_ page: EngravedPage, staffSpaceMM: Double, fontName: String, font: FontSource, emit: (String) -> Void) {
         var out = ""
-        out.reserveCapacity(page.items.count * 64)
+        out.reserveCapacity(66_000)
+        func flush() {
+            emit(out)
+            out.removeAll(keepingCapacity: true)
+        }
         let width = format(page.width * staffSpaceMM)
         let height = format(page.height * staffSpaceMM)
         out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -55,9 +69,10 @@ public enum SVGWriter {
             case .endGroup:
                 out += "</g>\n"
             }
+            if out.utf8.count >= 65_536 { flush() }
         }
         out += "</svg>\n"
-        return out
+        flush()
     }
 
     /// Three decimals, no trailing zeros: small files, sub-micrometre places.

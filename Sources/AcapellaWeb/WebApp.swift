@@ -97,6 +97,9 @@ public struct WebLiveState: Sendable, Hashable {
     public var takesVersion = 0
     public var libraryVersion = 0
     public var analysisVersion = 0
+    /// Counts up when the song's score for the page is ready (engraved
+    /// after the song is loaded; the page loads it then).
+    public var scoreVersion = 0
     /// The voice's spectrum for the panel beside the needle: band levels
     /// and the envelope in whole dB (0 = the loudest band; nil: no
     /// envelope there), bands spaced evenly in log frequency from
@@ -117,6 +120,7 @@ public struct WebLiveState: Sendable, Hashable {
         var object: [String: Any] = ["serial": serial, "state": state, "sample": sample, "measure": measure, "beat": beat,
                                      "song": song, "part": part, "level": level.isFinite ? level : -120, "review": review, "verse": verse,
                                      "takesVersion": takesVersion, "libraryVersion": libraryVersion, "analysisVersion": analysisVersion,
+                                     "scoreVersion": scoreVersion,
                                      "published": publishedNanoseconds]
         object["note"] = note ?? NSNull()
         object["cents"] = cents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
@@ -214,13 +218,15 @@ public final class WebApp: Sendable {
             if let paired { object["csrf"] = paired.csrf }
             return .response(.json(object))
         case "/score.svg", "/timemap.json", "/score-narrow.svg", "/timemap-narrow.json":
-            guard let score = box.score(narrow: request.path.contains("-narrow")) else { return .response(.error(404, "no song is loaded")) }
-            guard request.path.hasSuffix(".svg") else { return .response(WebResponse(status: 200, contentType: "application/json", body: score.timeMap)) }
-            if let gzip = score.svgGzip, (request.headers["accept-encoding"] ?? "").contains("gzip") {
-                return .response(WebResponse(status: 200, contentType: "image/svg+xml", headers: [("Cache-Control", "no-cache"), ("Content-Encoding", "gzip"),
-                                                                                                  ("Vary", "Accept-Encoding")], body: gzip))
+            guard let score = box.score(narrow: request.path.contains("-narrow")) else {
+                return .response(.error(404, box.live().song.isEmpty ? "no song is loaded" : "the score is being engraved; the page loads it when it is ready"))
             }
-            return .response(WebResponse(status: 200, contentType: "image/svg+xml", headers: [("Cache-Control", "no-cache"), ("Vary", "Accept-Encoding")], body: score.svg))
+            guard request.path.hasSuffix(".svg") else { return .file(WebFile(path: score.timeMapPath, contentType: "application/json", downloadName: nil, temporary: false)) }
+            // Sent from the file as engraved: compressed, or inflated on its way.
+            var file = WebFile(path: score.svgGzipPath, contentType: "image/svg+xml", downloadName: nil, temporary: false)
+            file.gzip = true
+            file.inflate = !(request.headers["accept-encoding"] ?? "").contains("gzip")
+            return .file(file)
         case "/events":
             return .events(eventStream())
         default:

@@ -43,33 +43,101 @@ extension WebBox {
     }
 }
 
-/// The song engraved for the page: the SVG (also gzip-compressed, made once
-/// when the song is engraved) and its time map as JSON.
-public struct WebScore: Sendable {
-    public var svg: [UInt8]
-    public var svgGzip: [UInt8]?
-    public var timeMap: [UInt8]
+/// The song engraved for the page, on disk (the box never holds a long
+/// score in memory): the SVG gzip-compressed and its time map as JSON,
+/// each a whole file written by the engraver before it was named.
+public struct WebScore: Sendable, Hashable {
+    /// The SVG, gzip-compressed (`score.svg.gz`).
+    public var svgGzipPath: String
+    /// The time map, JSON (`timemap.json`).
+    public var timeMapPath: String
 
-    public init(svg: [UInt8], timeMap: [UInt8]) {
-        self.svg = svg
-        self.timeMap = timeMap
-        svgGzip = Gzip.compress(svg)
+    public init(svgGzipPath: String, timeMapPath: String) {
+        self.svgGzipPath = svgGzipPath
+        self.timeMapPath = timeMapPath
+    }
+
+    /// The files' names in the folder an engraving writes.
+    public static let svgName = "score.svg.gz"
+    public static let timeMapName = "timemap.json"
+
+    /// The score in `folder` (as an engraving wrote it), if both files are there.
+    public init?(folder: String) {
+        svgGzipPath = folder + "/" + Self.svgName
+        timeMapPath = folder + "/" + Self.timeMapName
+        guard FileManager.default.fileExists(atPath: svgGzipPath), FileManager.default.fileExists(atPath: timeMapPath) else { return nil }
     }
 }
 
-/// gzip through zlib: a long score is a tenth of its size on the practice
-/// room's Wi-Fi.
-public enum Gzip {
-    public static func compress(_ bytes: [UInt8]) -> [UInt8]? {
-        guard !bytes.isEmpty else { return nil }
-        var output = [UInt8](repeating: 0, count: bytes.count + bytes.count / 100 + 64)
-        let written = bytes.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { acapella_gzip(input.baseAddress, input.count, $0.baseAddress, $0.count) }
+/// A gzip file written as it is made (zlib's `gzwrite`) under a hidden
+/// name, and named only when `finish` has closed it whole.
+public final class GzipFileWriter {
+    private var file: gzFile?
+    private let path: String
+    private let temporary: String
+
+    public init(path: String) throws(WebFailure) {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        temporary = (directory.isEmpty ? "." : directory) + "/." + (path as NSString).lastPathComponent + ".part"
+        guard let opened = gzopen(temporary, "wb6") else { throw WebFailure(500, "\(temporary): cannot write") }
+        file = opened
+    }
+
+    deinit {
+        if let file {
+            gzclose(file)
+            unlink(temporary)
         }
-        guard written > 0 else { return nil }
-        return Array(output.prefix(written))
+    }
+
+    /// Compresses and writes `text`.
+    public func write(_ text: String) throws(WebFailure) {
+        guard let file else { return }
+        var text = text
+        let written = text.withUTF8 { bytes in bytes.isEmpty ? 0 : gzwrite(file, bytes.baseAddress, UInt32(bytes.count)) }
+        guard written == text.utf8.count else { throw WebFailure(500, "\(temporary): the disk refused the score (full?)") }
+    }
+
+    /// Closes the file and names it.
+    public func finish() throws(WebFailure) {
+        guard let file else { return }
+        self.file = nil
+        guard gzclose(file) == Z_OK else {
+            unlink(temporary)
+            throw WebFailure(500, "\(temporary): the disk refused the score (full?)")
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw WebFailure(500, "\(path): cannot name the score")
+        }
     }
 }
+
+/// A gzip file read back decompressed a piece at a time (zlib's
+/// `gzread`): the score for a client that does not take gzip, never
+/// inflated whole. Used by one connection's thread at a time.
+public final class GzipFileReader: @unchecked Sendable {
+    private var file: gzFile?
+
+    public init?(path: String) {
+        guard let opened = gzopen(path, "rb") else { return nil }
+        file = opened
+    }
+
+    deinit { if let file { gzclose(file) } }
+
+    /// Up to 64 KiB more, or nil at the end (or when the file is damaged).
+    public func next() -> [UInt8]? {
+        guard let file else { return nil }
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = chunk.withUnsafeMutableBytes { gzread(file, $0.baseAddress, UInt32($0.count)) }
+        guard count > 0 else { return nil }
+        chunk.removeLast(chunk.count - Int(count))
+        return chunk
+    }
+}
+
 
 /// A change the page asks for.
 public enum WebChange: Hashable, Sendable {
@@ -104,11 +172,15 @@ public enum WebDownload: Hashable, Sendable {
 public struct WebFile: Sendable, Hashable {
     public var path: String
     public var contentType: String
-    /// The name the browser saves it as.
-    public var downloadName: String
+    /// The name the browser saves it as; nil: shown in the page (no download).
+    public var downloadName: String?
     public var temporary: Bool
+    /// The file is gzip: sent as it is with `Content-Encoding: gzip`, or
+    /// (`inflate`) decompressed on its way for a client that does not take gzip.
+    public var gzip = false
+    public var inflate = false
 
-    public init(path: String, contentType: String, downloadName: String, temporary: Bool) {
+    public init(path: String, contentType: String, downloadName: String?, temporary: Bool) {
         self.path = path
         self.contentType = contentType
         self.downloadName = downloadName

@@ -125,6 +125,18 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
     switch reply {
     case .response(let response):
         return queue(connection, response)
+    case .file(let file) where file.inflate:
+        // A gzip file for a client that does not take gzip: inflated on its way.
+        guard let reader = GzipFileReader(path: file.path) else { return queue(connection, .error(500, "the file to send went away")) }
+        let stream = Unmanaged.passRetained(EventStreamContext(next: { reader.next() })).toOpaque()
+        guard let made = MHD_create_response_from_callback(UInt64.max, 65_536, eventReader, stream, eventStreamFreed) else {
+            Unmanaged<EventStreamContext>.fromOpaque(stream).release()
+            return .NO
+        }
+        addHeaders(made, file)
+        let result = MHD_queue_response(connection, 200, made)
+        MHD_destroy_response(made)
+        return result
     case .file(let file):
         // The box named the file; opened here, sent from the descriptor
         // (libmicrohttpd closes it), a temporary one removed at once.
@@ -139,10 +151,8 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
             close(descriptor)
             return .NO
         }
-        MHD_add_response_header(made, "Content-Type", file.contentType)
-        MHD_add_response_header(made, "X-Content-Type-Options", "nosniff")
-        let name = file.downloadName.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
-        MHD_add_response_header(made, "Content-Disposition", "attachment; filename=\"\(name)\"")
+        if file.gzip { MHD_add_response_header(made, "Content-Encoding", "gzip") }
+        addHeaders(made, file)
         let result = MHD_queue_response(connection, 200, made)
         MHD_destroy_response(made)
         return result
@@ -157,6 +167,20 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
         let result = MHD_queue_response(connection, 200, made)
         MHD_destroy_response(made)
         return result
+    }
+}
+
+/// A file's headers: its type, and a download's name (a file shown in the
+/// page instead is never cached, and may differ by the encoding asked).
+func addHeaders(_ response: OpaquePointer, _ file: WebFile) {
+    MHD_add_response_header(response, "Content-Type", file.contentType)
+    MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
+    if let downloadName = file.downloadName {
+        let name = downloadName.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+        MHD_add_response_header(response, "Content-Disposition", "attachment; filename=\"\(name)\"")
+    } else {
+        MHD_add_response_header(response, "Cache-Control", "no-cache")
+        if file.gzip { MHD_add_response_header(response, "Vary", "Accept-Encoding") }
     }
 }
 

@@ -680,11 +680,7 @@ func boxProcess(_ executable: String, _ arguments: [String], settle: Double?) th
     var status: [String: Int] = [:]
     if let settle, ready != nil {
         usleep(useconds_t(settle * 1_000_000))
-        let lines = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        for line in lines.split(separator: "\n") {
-            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" })
-            if words.count >= 2, let value = Int(words[1]) { status[String(words[0])] = value }
-        }
+        status = ProcessStatus.read(String(process.processIdentifier))
         kill(process.processIdentifier, SIGTERM)
     }
     text += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -227,6 +227,17 @@ let commands: [Subcommand] = [
         details: "Notation in the Bravura font (SMuFL): spacing by duration, systems justified to the page,\nbeams by the beat (within a melisma where there are words), accidentals from the key and the\nmeasure, lyrics with hyphens and extenders. Every note is an SVG group with its part, measure,\ntick, song sample, MIDI note and lyric.",
         run: runEngrave),
     Subcommand(
+        name: "page-score", summary: "engrave a song for the web page (what the box runs in a process of its own)",
+        positionals: "SONG", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part drawn in colour", required: true),
+            OptionSpec(names: ["--out"], valueName: "DIR", help: "where score.svg.gz and timemap.json are written", required: true),
+            OptionSpec(names: ["--width"], valueName: "MM", help: "systems this wide (a phone's page); default one long line"),
+            OptionSpec(names: ["--background"], valueName: nil, help: "at a lower priority (nice 10), beside a box that is playing"),
+        ] + importOptionSpecs,
+        details: "The box runs this when a song is loaded, wide and narrow, so that the engraving of a long score\n(hundreds of megabytes while laid out) never grows the box itself. Each file is written whole\nbefore it is named; the SVG gzip-compressed as it is made. Prints what it made and its peak memory.",
+        run: runPageScore),
+    Subcommand(
         name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
         positionals: "FILE", positionalCount: 1...1,
         options: [OptionSpec(names: ["--json"], valueName: nil, help: "JSON output (the only format, and the default)")] + importOptionSpecs,

@@ -81,3 +81,28 @@ func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     print("wrote \(output): \(engraving.systems.count) system\(engraving.systems.count == 1 ? "" : "s"), \(notes) notes, \(parts) part\(parts == 1 ? "" : "s")" + pages)
     return 0
 }
+
+func runPageScore(_ arguments: ParsedArguments) throws -> Int32 {
+    if arguments.flags.contains("--background") { _ = nice(10) }
+    guard let part = arguments.value("--part"), let folder = arguments.value("--out") else { throw CLIError("page-score needs --part NAME and --out DIR") }
+    var widthMM: Double?
+    if let width = arguments.value("--width") {
+        guard let value = Double(width), value.isFinite, (60.0...1000.0).contains(value) else {
+            throw CLIError("--width expects millimetres from 60 to 1000, not '\(width)'")
+        }
+        widthMM = value
+    }
+    let source = arguments.positionals[0]
+    let score = try loadScore(source, options: importOptions(arguments))
+    guard score.parts.contains(where: { $0.name == part }) else {
+        throw CLIError("\(source): no part named '\(part)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
+    }
+    let font: SMuFLFont
+    do { font = try ShippedFiles.musicFont().font } catch { throw CLIError(error.description, exitCode: 1) }
+    let said: String
+    do { said = try WebHub.engravePage(score, part: part, font: font, widthMM: widthMM, into: folder) } catch {
+        throw CLIError("\(source): \(error)", exitCode: 1)
+    }
+    print(said + String(format: "; peak %.0f MB", Double(ProcessStatus.read()["VmHWM"] ?? 0) / 1_024))
+    return 0
+}

@@ -51,7 +51,25 @@ final class FakeBox: WebBox {
         return state
     }
 
-    func score(narrow: Bool) -> WebScore? { WebScore(svg: Array((narrow ? "<svg n/>" : "<svg/>").utf8), timeMap: Array("[]".utf8)) }
+    func score(narrow: Bool) -> WebScore? { narrow ? FakeBox.narrowScore : FakeBox.wideScore }
+
+    /// The wide score: an SVG of 400 kB (inflated in several pieces); the narrow one small.
+    static let wideSVG = "<svg>\n" + (0..<8_000).map { "<line x1=\"\($0)\" y1=\"0\" x2=\"\($0 % 97)\" y2=\"4\"/>\n" }.joined() + "</svg>\n"
+    static let wideScore = written(wideSVG, timeMap: "[]")
+    static let narrowScore = written("<svg n/>", timeMap: "[1]")
+
+    /// A score's files as the engraver writes them.
+    static func written(_ svg: String, timeMap: String) -> WebScore? {
+        let folder = NSTemporaryDirectory() + "fake-score-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        guard let writer = try? GzipFileWriter(path: folder + "/" + WebScore.svgName) else { return nil }
+        for piece in stride(from: 0, to: svg.utf8.count, by: 50_000) {
+            try? writer.write(String(decoding: Array(svg.utf8)[piece..<min(svg.utf8.count, piece + 50_000)], as: UTF8.self))
+        }
+        try? writer.finish()
+        _ = FileManager.default.createFile(atPath: folder + "/" + WebScore.timeMapName, contents: Data(timeMap.utf8))
+        return WebScore(folder: folder)
+    }
 
     func act(_ name: String) -> Bool {
         guard ["play-pause", "stop"].contains(name) else { return false }
@@ -90,8 +108,11 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
 
 @Suite struct WebAppTests {
     func response(_ reply: WebReply) -> WebResponse {
-        guard case .response(let response) = reply else { return WebResponse(status: 0, contentType: "", body: []) }
-        return response
+        switch reply {
+        case .response(let response): return response
+        case .file(let file): return WebResponse(status: 200, contentType: file.contentType, body: Array(FileManager.default.contents(atPath: file.path) ?? Data()))
+        case .events: return WebResponse(status: 0, contentType: "", body: [])
+        }
     }
 
     @Test func pairingGivesASessionAndCSRFGuardsChanges() throws {
@@ -193,27 +214,33 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(response(app.handle(WebRequest(method: "GET", path: "/download/../../etc/passwd", headers: ["cookie": cookie]))).status == 404)
     }
 
-    /// The score goes gzip-compressed to a browser that takes it, plain to one that does not.
+    /// The score is sent from its gzip file as it is to a browser that
+    /// takes gzip, inflated on its way to one that does not; the time map as JSON.
     @Test func theScoreIsCompressedWhenAccepted() throws {
         let app = testApp(guests: .view)
-        let compressed = response(app.handle(WebRequest(method: "GET", path: "/score.svg", headers: ["accept-encoding": "gzip, deflate"])))
-        #expect(compressed.headers.contains { $0 == ("Content-Encoding", "gzip") })
-        #expect(compressed.body.starts(with: [0x1F, 0x8B]))
-        let plain = response(app.handle(WebRequest(method: "GET", path: "/score.svg")))
-        #expect(plain.body == Array("<svg/>".utf8) && !plain.headers.contains { $0.0 == "Content-Encoding" })
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/score-narrow.svg"))).body == Array("<svg n/>".utf8))
-        // zlib's own reader gives the SVG back.
-        let file = NSTemporaryDirectory() + "score-\(UUID().uuidString).gz"
-        try Data(compressed.body).write(to: URL(fileURLWithPath: file))
+        guard case .file(let compressed) = app.handle(WebRequest(method: "GET", path: "/score.svg", headers: ["accept-encoding": "gzip, deflate"])) else {
+            Issue.record("the score is sent from its file")
+            return
+        }
+        #expect(compressed.gzip && !compressed.inflate && compressed.downloadName == nil && compressed.contentType == "image/svg+xml")
+        guard case .file(let plain) = app.handle(WebRequest(method: "GET", path: "/score.svg")) else { return }
+        #expect(plain.gzip && plain.inflate)
+        guard case .file(let narrow) = app.handle(WebRequest(method: "GET", path: "/score-narrow.svg")) else { return }
+        var inflated: [UInt8] = []
+        let reader = try #require(GzipFileReader(path: narrow.path))
+        while let piece = reader.next() { inflated += piece }
+        #expect(inflated == Array("<svg n/>".utf8))
+        #expect(response(app.handle(WebRequest(method: "GET", path: "/timemap-narrow.json"))).body == Array("[1]".utf8))
+        // zlib's own reader gives the SVG back whole.
         let gunzip = Process()
         gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gunzip.arguments = ["-dc", file]
+        gunzip.arguments = ["-dc", compressed.path]
         let pipe = Pipe()
         gunzip.standardOutput = pipe
         try gunzip.run()
         let text = pipe.fileHandleForReading.readDataToEndOfFile()
         gunzip.waitUntilExit()
-        #expect(String(decoding: text, as: UTF8.self) == "<svg/>")
+        #expect(String(decoding: text, as: UTF8.self) == FakeBox.wideSVG)
     }
 
     /// Silence reads -inf dB: the state still goes out, as JSON can carry it.
@@ -294,6 +321,28 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(bytes == FileManager.default.contents(atPath: "/etc/hostname"))
         #expect(fileHeaders["content-disposition"] == "attachment; filename=\"song-take-3.wav\"")
     }
+
+    /// The score over HTTP: the gzip file as it is (with its encoding) to
+    /// a client that takes gzip; inflated on its way, chunk by chunk, to one
+    /// that does not — the same SVG either way.
+    @Test func theScoreGoesCompressedOrInflated() throws {
+        let port = UInt16(20_000 + Int.random(in: 0..<20_000))
+        let server = try WebServer(app: testApp(guests: .view), port: port, bind: "127.0.0.1")
+        defer { server.stop() }
+        func get(_ headers: String) throws -> (head: String, body: [UInt8]) {
+            let socket = try #require(TCPLine(port: port))
+            socket.send("GET /score.svg HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\(headers)\r\n")
+            let raw = socket.readAll(timeoutSeconds: 5)
+            let split = try #require(raw.firstRange(of: Array("\r\n\r\n".utf8)))
+            return (String(decoding: raw[..<split.lowerBound], as: UTF8.self).lowercased(), Array(raw[split.upperBound...]))
+        }
+        let (gzipHead, gzipBody) = try get("Accept-Encoding: gzip\r\n")
+        #expect(gzipHead.contains("content-encoding: gzip") && gzipHead.contains("vary: accept-encoding") && gzipHead.contains("cache-control: no-cache"))
+        #expect(gzipBody == Array(FileManager.default.contents(atPath: try #require(FakeBox.wideScore).svgGzipPath) ?? Data()))
+        let (plainHead, plainBody) = try get("")
+        #expect(!plainHead.contains("content-encoding") && plainHead.contains("transfer-encoding: chunked"), "\(plainHead)")
+        #expect(String(decoding: TCPLine.unchunked(plainBody), as: UTF8.self) == FakeBox.wideSVG)
+    }
 }
 
 /// A raw TCP client for reading an event stream.
@@ -313,6 +362,32 @@ final class TCPLine {
     deinit { close(descriptor) }
 
     func send(_ text: String) { _ = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } }
+
+    /// Everything until the server closes.
+    func readAll(timeoutSeconds: Int) -> [UInt8] {
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let got = Glibc.read(descriptor, &buffer, buffer.count)
+            if got <= 0 { break }
+            bytes += buffer[0..<got]
+        }
+        return bytes
+    }
+
+    /// An HTTP/1.1 chunked body's bytes joined.
+    static func unchunked(_ body: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var index = 0
+        while let end = body[index...].firstRange(of: Array("\r\n".utf8)), let size = Int(String(decoding: body[index..<end.lowerBound], as: UTF8.self), radix: 16), size > 0 {
+            out += body[end.upperBound..<min(body.count, end.upperBound + size)]
+            index = end.upperBound + size + 2
+            guard index < body.count else { break }
+        }
+        return out
+    }
 
     func read(until marker: String, count: Int, timeoutSeconds: Int) -> String {
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
