@@ -151,15 +151,21 @@ public enum AudioFile {
             // The header's length is a hint (a damaged one may promise far more than there is).
             if samples.isEmpty { samples = [Float](repeating: 0, count: max(min(frameHint, 1 << 26), frames)) }
             if done + frames > samples.count { samples += [Float](repeating: 0, count: done + frames - samples.count) }
-            let base = chunk.startIndex
-            if channels == 1 {
-                for index in 0..<frames { samples[done + index] = chunk[base + index] }
-            } else {
-                let scale = 1 / Float(channels)
-                for frame in 0..<frames {
-                    var sum: Float = 0
-                    for channel in 0..<channels { sum += chunk[base + frame * channels + channel] }
-                    samples[done + frame] = sum * scale
+            chunk.withUnsafeBufferPointer { input in
+                samples.withUnsafeMutableBufferPointer { output in
+                    let out = output.baseAddress! + done
+                    if channels == 1 {
+                        out.update(from: input.baseAddress!, count: frames)
+                    } else if channels == 2 {
+                        for frame in 0..<frames { out[frame] = (input[2 * frame] + input[2 * frame + 1]) * 0.5 }
+                    } else {
+                        let scale = 1 / Float(channels)
+                        for frame in 0..<frames {
+                            var sum: Float = 0
+                            for channel in 0..<channels { sum += input[frame * channels + channel] }
+                            out[frame] = sum * scale
+                        }
+                    }
                 }
             }
             done += frames

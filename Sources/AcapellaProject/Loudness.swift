@@ -218,48 +218,78 @@ public enum Loudness {
 /// mixdown streamed in bounded memory): integrated loudness by libebur128,
 /// the true peak of each channel by its 4× oversampling only where a
 /// block of 4096 samples could reach `truePeakFloorDBTP` (the same rule as
-/// `Loudness.channelTruePeak`). The corresponding C functions are
-/// `ebur128_init`, `ebur128_add_frames_float`, `ebur128_loudness_global`
-/// and `ebur128_true_peak`.
+/// `Loudness.channelTruePeak`). The work is split in `jobs` that may run on
+/// threads of their own, each fed every chunk in order: the loudness of
+/// each half of the audio (libebur128 at ~18 ns a frame is the costly
+/// part; the halves as `Loudness.integratedHalves` splits them, whose
+/// gating blocks together are the single pass's) and the true peaks. The
+/// corresponding C functions are `ebur128_init`, `ebur128_add_frames_float`,
+/// `ebur128_loudness_global_multiple` and `ebur128_true_peak`.
 public final class LoudnessMeter {
-    private var state: UnsafeMutablePointer<ebur128_state>?
+    private var states: [UnsafeMutablePointer<ebur128_state>?]
+    private let halves: [Range<Int>]
     private let peaks: [TruePeakTracker]
-    private var interleaved: [Float] = []
+    private var interleaved: [[Float]]
+    /// Frames fed through `add(left:right:count:)`.
+    private var fed = 0
 
-    /// A meter at `sampleRate`; with a floor, the true peak is measured too.
-    public init(sampleRate: Int, truePeakFloorDBTP: Double?) throws(LoudnessError) {
-        guard let state = ebur128_init(2, UInt(sampleRate), Int32(EBUR128_MODE_I.rawValue)) else {
-            throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)")
+    /// A meter for `frames` frames at `sampleRate`; with a floor, the true
+    /// peak is measured too.
+    public init(sampleRate: Int, frames: Int, truePeakFloorDBTP: Double?) throws(LoudnessError) {
+        halves = Loudness.integratedHalves(frames: frames, sampleRate: sampleRate)
+        states = []
+        for _ in halves {
+            guard let state = ebur128_init(2, UInt(sampleRate), Int32(EBUR128_MODE_I.rawValue)) else {
+                for index in states.indices { ebur128_destroy(&states[index]) }
+                throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)")
+            }
+            states.append(state)
         }
-        self.state = state
+        interleaved = halves.map { _ in [] }
         peaks = truePeakFloorDBTP.map { floor in
             let linear = floor.isFinite ? pow(10, floor / 20) : 0
             return [TruePeakTracker(sampleRate: sampleRate, floor: linear), TruePeakTracker(sampleRate: sampleRate, floor: linear)]
         } ?? []
     }
 
-    deinit { ebur128_destroy(&state) }
+    deinit { for index in states.indices { ebur128_destroy(&states[index]) } }
 
-    /// Adds `count` frames.
+    /// How many jobs a chunk is measured in.
+    public var jobs: Int { halves.count + (peaks.isEmpty ? 0 : 1) }
+
+    /// Adds `count` frames (every job, on this thread).
     public func add(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(LoudnessError) {
-        guard let state else { return }
-        if interleaved.count < 2 * count { interleaved = [Float](repeating: 0, count: 2 * count) }
-        for index in 0..<count {
-            interleaved[2 * index] = left[index]
-            interleaved[2 * index + 1] = right[index]
-        }
-        let added = interleaved.withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, count) }
-        guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
-        if peaks.count == 2 {
+        for job in 0..<jobs { try add(job: job, left: left, right: right, count: count, at: fed) }
+        fed += count
+    }
+
+    /// Job `job`'s share of the `count` frames starting at frame `position`.
+    /// Each job takes the chunks in order; different jobs may run at once.
+    public func add(job: Int, left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int, at position: Int) throws(LoudnessError) {
+        guard job < halves.count else {
             try peaks[0].add(left, count: count)
             try peaks[1].add(right, count: count)
+            return
         }
+        let range = halves[job].clamped(to: position..<(position + count))
+        guard let state = states[job], !range.isEmpty else { return }
+        let offset = range.lowerBound - position
+        if interleaved[job].count < 2 * range.count { interleaved[job] = [Float](repeating: 0, count: 2 * range.count) }
+        interleaved[job].withUnsafeMutableBufferPointer { buffer in
+            for index in 0..<range.count {
+                buffer[2 * index] = left[offset + index]
+                buffer[2 * index + 1] = right[offset + index]
+            }
+        }
+        let added = interleaved[job].withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, range.count) }
+        guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
     }
 
     /// What was fed, measured.
     public func result() throws(LoudnessError) -> LoudnessMeasurement {
         var loudness = 0.0
-        guard let state, ebur128_loudness_global(state, &loudness) == 0 else { throw LoudnessError(description: "no integrated loudness") }
+        let status = states.withUnsafeMutableBufferPointer { ebur128_loudness_global_multiple($0.baseAddress, $0.count, &loudness) }
+        guard status == 0 else { throw LoudnessError(description: "no integrated loudness") }
         guard peaks.count == 2 else { return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: -.infinity) }
         let (left, leftExact) = try peaks[0].finish()
         let (right, rightExact) = try peaks[1].finish()

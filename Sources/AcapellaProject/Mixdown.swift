@@ -165,27 +165,24 @@ extension Mixdown {
         }
         defer { try? FileManager.default.removeItem(atPath: raw) }
 
-        // Pass 1: render; measure and keep the raw mix beside it.
-        let measuring = DispatchQueue(label: "acapella-mix-measure")
-        let inFlight = DispatchSemaphore(value: 3)
-        let failure = Mutex<String?>(nil)
+        // Pass 1: render; measure (the loudness in halves) and keep the raw mix beside it.
         let rawMeter: OnOneQueue<LoudnessMeter>
-        do { rawMeter = OnOneQueue(try LoudnessMeter(sampleRate: rate, truePeakFloorDBTP: nil)) } catch { throw MixdownError(description: error.description) }
-        var chunk = Stereo(capacity: chunkFrames)
-        func handOver(_ full: Stereo) {
-            inFlight.wait()
-            measuring.async {
-                defer { inFlight.signal() }
-                do {
-                    try full.left.withUnsafeBufferPointer { (left) throws(LoudnessError) in
-                        try full.right.withUnsafeBufferPointer { (right) throws(LoudnessError) in try rawMeter.value.add(left: left.baseAddress!, right: right.baseAddress!, count: full.count) }
+        do { rawMeter = OnOneQueue(try LoudnessMeter(sampleRate: rate, frames: OfflineRender.frameCount(schedule), truePeakFloorDBTP: nil)) } catch {
+            throw MixdownError(description: error.description)
+        }
+        let jobs = rawMeter.value.jobs
+        let pipeline = ChunkPipeline(jobs: jobs + 1) { job, full, position in
+            if job < jobs {
+                try full.left.withUnsafeBufferPointer { (left) throws in
+                    try full.right.withUnsafeBufferPointer { (right) throws in
+                        try rawMeter.value.add(job: job, left: left.baseAddress!, right: right.baseAddress!, count: full.count, at: position)
                     }
-                    rawOut.write(full.bytes)
-                } catch {
-                    failure.withLock { $0 = $0 ?? "\(error)" }
                 }
+            } else {
+                rawOut.write(full.bytes)
             }
         }
+        var chunk = Stereo(capacity: chunkFrames)
         let butler = takes.map { takes -> TakeStreamButler? in
             takes.contains { $0.layers.contains { $0.stream != nil } } ? TakeStreamButler(cue: StreamCue()) : nil
         } ?? nil
@@ -195,13 +192,12 @@ extension Mixdown {
             chunk.append(left, right, frames)
             done += frames
             if chunk.count == chunkFrames || done == total {
-                handOver(chunk)
+                pipeline.handOver(chunk, at: done - chunk.count)
                 chunk = Stereo(capacity: chunkFrames)
             }
         }
-        measuring.sync {}
+        try pipeline.finish()
         do { try rawOut.close() } catch { throw MixdownError(description: "\(raw): \(error.localizedDescription)") }
-        if let problem = failure.withLock({ $0 }) { throw MixdownError(description: problem) }
         let measured: LoudnessMeasurement
         do { measured = try rawMeter.value.result() } catch { throw MixdownError(description: error.description) }
         guard measured.integratedLUFS.isFinite else { throw MixdownError(description: "the mix is silent") }
@@ -241,37 +237,26 @@ extension Mixdown {
             throw MixdownError(description: error.description)
         }
         do {
-            meter = OnOneQueue(try LoudnessMeter(sampleRate: rate, truePeakFloorDBTP: ceilingDBTP))
+            meter = OnOneQueue(try LoudnessMeter(sampleRate: rate, frames: frames, truePeakFloorDBTP: ceilingDBTP))
         } catch {
             throw MixdownError(description: error.description)
         }
-        let measuring = DispatchQueue(label: "acapella-mix-measure")
-        let encoding = DispatchQueue(label: "acapella-mix-encode")
-        let inFlight = DispatchSemaphore(value: 3)
-        let failure = Mutex<String?>(nil)
-        var limiter = StreamingLimiter(gain: gain, ceiling: ceiling, sampleRate: rate)
-        func handOver(_ out: Stereo) {
-            inFlight.wait()
-            let group = DispatchGroup()
-            for queue in [measuring, encoding] {
-                queue.async(group: group) {
-                    do {
-                        try out.left.withUnsafeBufferPointer { (left) throws in
-                            try out.right.withUnsafeBufferPointer { (right) throws in
-                                if queue === measuring {
-                                    try meter.value.add(left: left.baseAddress!, right: right.baseAddress!, count: out.count)
-                                } else {
-                                    try writer.value.write(left: left.baseAddress!, right: right.baseAddress!, frames: out.count)
-                                }
-                            }
-                        }
-                    } catch {
-                        failure.withLock { $0 = $0 ?? "\(error)" }
+        // The loudness in halves and the true peaks, each on a thread of
+        // its own, and the encoding on another.
+        let jobs = meter.value.jobs
+        let pipeline = ChunkPipeline(jobs: jobs + 1) { job, out, position in
+            try out.left.withUnsafeBufferPointer { (left) throws in
+                try out.right.withUnsafeBufferPointer { (right) throws in
+                    if job < jobs {
+                        try meter.value.add(job: job, left: left.baseAddress!, right: right.baseAddress!, count: out.count, at: position)
+                    } else {
+                        try writer.value.write(left: left.baseAddress!, right: right.baseAddress!, frames: out.count)
                     }
                 }
             }
-            group.notify(queue: measuring) { inFlight.signal() }
         }
+        var limiter = StreamingLimiter(gain: gain, ceiling: ceiling, sampleRate: rate)
+        var written = 0
         var done = 0
         while done < frames {
             let count = min(chunkFrames, frames - done)
@@ -295,14 +280,52 @@ extension Mixdown {
                     out.right.withUnsafeMutableBufferPointer { outRight in limiter.finish(into: outLeft.baseAddress! + out.count, outRight.baseAddress! + out.count) }
                 }
             }
-            if out.count > 0 { handOver(out) }
+            if out.count > 0 {
+                pipeline.handOver(out, at: written)
+                written += out.count
+            }
             progress?(0.5 + 0.5 * Double(done) / Double(max(frames, 1)))
         }
-        measuring.sync {}
-        encoding.sync {}
-        measuring.sync {}
-        if let problem = failure.withLock({ $0 }) { throw MixdownError(description: problem) }
+        try pipeline.finish()
         do { return (writer.value, try meter.value.result()) } catch { throw MixdownError(description: error.description) }
+    }
+
+    /// Chunks handed to jobs that each run on a serial queue of their own
+    /// (so each job sees the chunks in order, and the jobs run at once on
+    /// the cores there are), at most three chunks in flight; the first
+    /// failure is kept.
+    final class ChunkPipeline: Sendable {
+        private let queues: [DispatchQueue]
+        private let done = DispatchQueue(label: "acapella-mix-chunk-done")
+        private let inFlight = DispatchSemaphore(value: depth)
+        private let failure = Mutex<String?>(nil)
+        private let work: @Sendable (Int, Stereo, Int) throws -> Void
+        private static let depth = 3
+
+        init(jobs: Int, work: @escaping @Sendable (_ job: Int, _ chunk: Stereo, _ position: Int) throws -> Void) {
+            queues = (0..<jobs).map { DispatchQueue(label: "acapella-mix-job-\($0)") }
+            self.work = work
+        }
+
+        /// Every job of `chunk`, whose first frame is `position`, queued
+        /// (waits while three chunks are in flight).
+        func handOver(_ chunk: Stereo, at position: Int) {
+            inFlight.wait()
+            let group = DispatchGroup()
+            for (job, queue) in queues.enumerated() {
+                queue.async(group: group) { [self] in
+                    do { try work(job, chunk, position) } catch { failure.withLock { $0 = $0 ?? "\(error)" } }
+                }
+            }
+            group.notify(queue: done) { [inFlight] in inFlight.signal() }
+        }
+
+        /// Waits for every chunk's jobs; throws the first failure.
+        func finish() throws(MixdownError) {
+            for _ in 0..<Self.depth { inFlight.wait() }
+            for _ in 0..<Self.depth { inFlight.signal() }
+            if let problem = failure.withLock({ $0 }) { throw MixdownError(description: problem) }
+        }
     }
 
     /// A value used by one serial queue at a time (a meter, a file writer),

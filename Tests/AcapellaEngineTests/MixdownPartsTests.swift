@@ -190,7 +190,7 @@ func burstySignal(frames: Int, seed: UInt64, peak: Float) -> ([Float], [Float]) 
         right[700_000] = 0.95
         for floor in [-1.0, -30.0, 6.0] {
             let whole = try Loudness.measure(left: left, right: right, sampleRate: 48_000, truePeakFloorDBTP: floor)
-            let meter = try LoudnessMeter(sampleRate: 48_000, truePeakFloorDBTP: floor)
+            let meter = try LoudnessMeter(sampleRate: 48_000, frames: left.count, truePeakFloorDBTP: floor)
             var done = 0
             for size in [1_000, 65_536, 4_096, 7, 100_003].cycled(until: left.count) {
                 let count = min(size, left.count - done)
