@@ -494,6 +494,12 @@ fi
 printf '{ "usb": ["media"] }' >"$work/badusb.json"
 expect "usb settings that are not folders" 1 "$acapella" run --config "$work/badusb.json" --seconds 1 --device sim && check "usb message" contains "$err" "usb: expected true, false or a list of folders"
 if [[ "$(id -u)" == 0 ]]; then
+  # A mix onto a full disk: one line, nothing left behind (its temporary files have no name).
+  mkdir -p "$work/full" && mount -t tmpfs -o size=2m full "$work/full"
+  expect "mix onto a full disk" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/full/ag.wav" &&
+    check "says the disk refused it" contains "$err" "the disk refused the mix's temporary file (full?)" &&
+    check "and leaves nothing behind" equals "$(ls -A "$work/full")" ""
+  umount "$work/full"
   # The running box notices a stick mounted under its roots (a tmpfs here) and says each step.
   mkdir -p "$work/media/stick"
   printf '{ "usb": ["%s/media"], "web": false }' "$work" >"$work/usb.json"

@@ -248,7 +248,7 @@ public final class SessionRig {
     public var renderSummary: String? {
         guard finished, let summary = render?.times.summary(sampleRate: sampleRate) else { return nil }
         guard let room, case .realTime(let speed) = room.options.pacing, speed <= 1 else { return summary }
-        return summary + "; \(room.latePeriods) periods late in the simulated room (an xrun on a card), \(room.realTimeScheduled ? "SCHED_FIFO" : "normal priority")"
+        return summary + "; \(room.latePeriods) periods late in the simulated room (an xrun on a card), \(room.realTimeScheduled ? "SCHED_FIFO" : "normal priority"), memory \(room.memoryLocked ? "locked" : "not locked")"
     }
     private let room: SimulatedRoom?
 

@@ -43,6 +43,9 @@ public final class SimulatedRoom: AudioDevice {
         public var loseDeviceAtPeriod: Int?
         /// Seed for the noise.
         public var seed: UInt64 = 1
+        /// At real time, lock the process's memory as the card path does
+        /// (`mlockall`): the box's room does (`--device sim…`), a test's not.
+        public var lockMemory = false
 
         /// Defaults: 48 kHz, 128-frame periods, 317.4-frame round trip, free-running.
         public init() {}
@@ -57,6 +60,7 @@ public final class SimulatedRoom: AudioDevice {
 
         /// Parses `sim` or `sim:latency=317.4,period=128,speed=1,bleed=0.5` (a `--device` value).
         public init(parsing text: String) throws(DeviceError) {
+            lockMemory = true
             guard text == "sim" || text.hasPrefix("sim:") else { throw DeviceError(.configuration, "unknown device '\(text)'; use sim or sim:latency=FRAMES,period=FRAMES,speed=X") }
             for item in text.dropFirst(4).split(separator: ",") where !item.isEmpty {
                 let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
@@ -77,14 +81,15 @@ public final class SimulatedRoom: AudioDevice {
                 case "bleed": bleed = Float(try within(0...4, "bleed is a gain from 0 to 4"))
                 case "noise": noise = Float(try within(0...1, "noise is an amplitude from 0 to 1"))
                 case "lose": loseDeviceAtPeriod = Int(try within(1...100_000_000, "lose is the period the room goes away at (tests)"))
+                case "lock": lockMemory = try within(0...1, "lock is 1 (memory locked at real time, the default) or 0") == 1
                 case "speed":
                     guard value == 0 || (0.01...1_000).contains(value) else {
                         throw DeviceError(.configuration, "device option '\(item)': speed is 0 (as fast as possible) or from 0.01 to 1000 times real time")
                     }
                     pacing = value > 0 ? .realTime(speed: value) : .freeRunning
-                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed, lose")
+                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed, lose, lock")
                 }
-                if value != value.rounded() && (pair[0] == "period" || pair[0] == "rate" || pair[0] == "lose") {
+                if value != value.rounded() && ["period", "rate", "lose", "lock"].contains(pair[0]) {
                     throw DeviceError(.configuration, "device option '\(item)': a whole number, please")
                 }
             }
@@ -121,6 +126,8 @@ public final class SimulatedRoom: AudioDevice {
     /// Real time only: whether the room's thread got SCHED_FIFO, as a card's
     /// would (at speed 1 or slower).
     public private(set) var realTimeScheduled = false
+    /// Whether its memory was locked (`mlockall`) as the card path's is.
+    public private(set) var memoryLocked = false
     /// Real time only: periods finished more than a period after their
     /// deadline (an xrun on a card with two periods of buffer), so far.
     public var latePeriods: Int { late.load(ordering: .relaxed) }
@@ -161,7 +168,12 @@ public final class SimulatedRoom: AudioDevice {
 
     public func run(keepRunning: () -> Bool, period: (PeriodBuffers) -> Void) throws(DeviceError) {
         let frames = options.periodFrames
-        if case .realTime(let speed) = options.pacing, speed <= 1 { realTimeScheduled = scheduleAudioThread() == nil }
+        if case .realTime(let speed) = options.pacing, speed <= 1 {
+            // As a card's thread: real-time priority, and memory locked so
+            // that no page is faulted in while a period is due.
+            realTimeScheduled = scheduleAudioThread() == nil
+            memoryLocked = options.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) == 0
+        }
         let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)

@@ -254,8 +254,13 @@ public final class LoudnessMeter {
 
     deinit { for index in states.indices { ebur128_destroy(&states[index]) } }
 
-    /// How many jobs a chunk is measured in.
+    /// How many jobs a chunk is measured in: the loudness jobs first
+    /// (`loudnessJobs` of them), then the true peaks' when measured.
     public var jobs: Int { halves.count + (peaks.isEmpty ? 0 : 1) }
+    public var loudnessJobs: Int { halves.count }
+
+    /// The first frame loudness job `job` needs (frames before it may be skipped).
+    public func firstFrame(ofJob job: Int) -> Int { job < halves.count ? halves[job].lowerBound : 0 }
 
     /// Adds `count` frames (every job, on this thread).
     public func add(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(LoudnessError) {

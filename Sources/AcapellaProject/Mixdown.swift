@@ -159,28 +159,17 @@ extension Mixdown {
         if mixes.allSatisfy(\.muted) { throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted") }
         let rate = options.sampleRate
         let directory = (path as NSString).deletingLastPathComponent
-        let raw = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).raw"
-        guard FileManager.default.createFile(atPath: raw, contents: nil), let rawOut = FileHandle(forWritingAtPath: raw) else {
-            throw MixdownError(description: "\(raw): cannot write the mix's temporary file")
-        }
-        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let hidden = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent)"
+        let rawFile = try ChunkFile(path: hidden + ".raw")
 
-        // Pass 1: render; measure (the loudness in halves) and keep the raw mix beside it.
+        // Pass 1: render into the raw file; each half's loudness measured by
+        // a reader following the file (the render never waits for them).
         let rawMeter: OnOneQueue<LoudnessMeter>
         do { rawMeter = OnOneQueue(try LoudnessMeter(sampleRate: rate, frames: OfflineRender.frameCount(schedule), truePeakFloorDBTP: nil)) } catch {
             throw MixdownError(description: error.description)
         }
-        let jobs = rawMeter.value.jobs
-        let pipeline = ChunkPipeline(jobs: jobs + 1) { job, full, position in
-            if job < jobs {
-                try full.left.withUnsafeBufferPointer { (left) throws in
-                    try full.right.withUnsafeBufferPointer { (right) throws in
-                        try rawMeter.value.add(job: job, left: left.baseAddress!, right: right.baseAddress!, count: full.count, at: position)
-                    }
-                }
-            } else {
-                rawOut.write(full.bytes)
-            }
+        for job in 0..<rawMeter.value.loudnessJobs {
+            rawFile.follow(from: rawMeter.value.firstFrame(ofJob: job)) { chunk, position in try rawMeter.value.add(job: job, chunk, at: position) }
         }
         var chunk = Stereo(capacity: chunkFrames)
         let butler = takes.map { takes -> TakeStreamButler? in
@@ -188,16 +177,19 @@ extension Mixdown {
         } ?? nil
         let total = OfflineRender.frameCount(schedule)
         var done = 0
-        OfflineRender.stream(schedule, mixes: mixes, takes: takes, periodFrames: 1_024, butler: butler, progress: progress.map { report in { report($0 / 2) } }) { left, right, frames in
-            chunk.append(left, right, frames)
-            done += frames
-            if chunk.count == chunkFrames || done == total {
-                pipeline.handOver(chunk, at: done - chunk.count)
-                chunk = Stereo(capacity: chunkFrames)
+        do {
+            defer { rawFile.finishWriting() }
+            try OfflineRender.stream(schedule, mixes: mixes, takes: takes, periodFrames: 1_024, butler: butler, progress: progress.map { report in { report($0 / 2) } }) {
+                (left, right, frames) throws(MixdownError) in
+                chunk.append(left, right, frames)
+                done += frames
+                if chunk.count == chunkFrames || done == total {
+                    try rawFile.append(chunk)
+                    chunk.count = 0
+                }
             }
         }
-        try pipeline.finish()
-        do { try rawOut.close() } catch { throw MixdownError(description: "\(raw): \(error.localizedDescription)") }
+        try rawFile.waitForReaders()
         let measured: LoudnessMeasurement
         do { measured = try rawMeter.value.result() } catch { throw MixdownError(description: error.description) }
         guard measured.integratedLUFS.isFinite else { throw MixdownError(description: "the mix is silent") }
@@ -206,7 +198,7 @@ extension Mixdown {
         var gainDB = options.targetLUFS - measured.integratedLUFS
         var ceilingDB = options.truePeakCeiling - 0.5  // sample-peak ceiling, below the true-peak one
         for _ in 0..<8 {
-            let result = try limitAndWrite(raw: raw, frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)), ceiling: Float(pow(10, ceilingDB / 20)),
+            let result = try limitAndWrite(rawFile, limited: hidden + ".limited", frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)), ceiling: Float(pow(10, ceilingDB / 20)),
                                            ceilingDBTP: options.truePeakCeiling, to: path, bits: bits, tags: tags, progress: progress)
             let loudnessOK = abs(result.measurement.integratedLUFS - options.targetLUFS) <= 0.05
             let peakOK = result.measurement.truePeakDBTP <= options.truePeakCeiling
@@ -221,18 +213,18 @@ extension Mixdown {
     }
 
     /// One second pass: the raw mix read back a chunk at a time, through
-    /// the gain and the limiter, measured on one thread and encoded on
-    /// another. The writer is returned unfinished (finish it to keep it).
+    /// the gain and the limiter into `limited` (a temporary file), each
+    /// half's loudness measured by a reader following that file; the true
+    /// peaks and the encoding each on a thread of their own. The writer is
+    /// returned unfinished (finish it to keep it).
     private static func limitAndWrite(
-        raw: String, frames: Int, rate: Int, gain: Float, ceiling: Float, ceilingDBTP: Double, to path: String, bits: Int, tags: AudioTags,
-        progress: ((Double) -> Void)?
+        _ raw: ChunkFile, limited path: String, frames: Int, rate: Int, gain: Float, ceiling: Float, ceilingDBTP: Double, to output: String, bits: Int,
+        tags: AudioTags, progress: ((Double) -> Void)?
     ) throws(MixdownError) -> (writer: AudioFileWriter, measurement: LoudnessMeasurement) {
-        guard let input = FileHandle(forReadingAtPath: raw) else { throw MixdownError(description: "\(raw): cannot read the mix back") }
-        defer { try? input.close() }
         let writer: OnOneQueue<AudioFileWriter>
         let meter: OnOneQueue<LoudnessMeter>
         do {
-            writer = OnOneQueue(try AudioFileWriter(path: path, sampleRate: rate, bits: bits, tags: tags))
+            writer = OnOneQueue(try AudioFileWriter(path: output, sampleRate: rate, bits: bits, tags: tags))
         } catch {
             throw MixdownError(description: error.description)
         }
@@ -241,53 +233,151 @@ extension Mixdown {
         } catch {
             throw MixdownError(description: error.description)
         }
-        // The loudness in halves and the true peaks, each on a thread of
-        // its own, and the encoding on another.
-        let jobs = meter.value.jobs
-        let pipeline = ChunkPipeline(jobs: jobs + 1) { job, out, position in
-            try out.left.withUnsafeBufferPointer { (left) throws in
-                try out.right.withUnsafeBufferPointer { (right) throws in
-                    if job < jobs {
-                        try meter.value.add(job: job, left: left.baseAddress!, right: right.baseAddress!, count: out.count, at: position)
-                    } else {
-                        try writer.value.write(left: left.baseAddress!, right: right.baseAddress!, frames: out.count)
-                    }
+        let limitedFile = try ChunkFile(path: path)
+        for job in 0..<meter.value.loudnessJobs {
+            limitedFile.follow(from: meter.value.firstFrame(ofJob: job)) { chunk, position in try meter.value.add(job: job, chunk, at: position) }
+        }
+        let peaks = meter.value.loudnessJobs
+        let pipeline = ChunkPipeline(jobs: 2) { job, out, position in
+            if job == 0 {
+                try meter.value.add(job: peaks, out, at: position)
+            } else {
+                try out.left.withUnsafeBufferPointer { (left) throws in
+                    try out.right.withUnsafeBufferPointer { (right) throws in try writer.value.write(left: left.baseAddress!, right: right.baseAddress!, frames: out.count) }
                 }
             }
         }
         var limiter = StreamingLimiter(gain: gain, ceiling: ceiling, sampleRate: rate)
         var written = 0
-        var done = 0
-        while done < frames {
-            let count = min(chunkFrames, frames - done)
-            guard let data = try? input.read(upToCount: count * 8), data.count == count * 8 else {
-                throw MixdownError(description: "\(raw): the mix could not be read back")
-            }
-            var chunk = Stereo(bytes: data, count: count)
-            var out = Stereo(capacity: count + limiter.latency)
-            out.count = chunk.left.withUnsafeMutableBufferPointer { left in
-                chunk.right.withUnsafeMutableBufferPointer { right in
-                    out.left.withUnsafeMutableBufferPointer { outLeft in
-                        out.right.withUnsafeMutableBufferPointer { outRight in
-                            limiter.process(left: left.baseAddress!, right: right.baseAddress!, count: count, into: outLeft.baseAddress!, outRight.baseAddress!)
+        do {
+            defer { limitedFile.finishWriting() }
+            for index in 0..<raw.count {
+                let chunk = try raw.read(index)
+                var out = Stereo(capacity: chunk.count + limiter.latency)
+                out.count = chunk.left.withUnsafeBufferPointer { left in
+                    chunk.right.withUnsafeBufferPointer { right in
+                        out.left.withUnsafeMutableBufferPointer { outLeft in
+                            out.right.withUnsafeMutableBufferPointer { outRight in
+                                limiter.process(left: left.baseAddress!, right: right.baseAddress!, count: chunk.count, into: outLeft.baseAddress!, outRight.baseAddress!)
+                            }
                         }
                     }
                 }
-            }
-            done += count
-            if done == frames {
-                out.count += out.left.withUnsafeMutableBufferPointer { outLeft in
-                    out.right.withUnsafeMutableBufferPointer { outRight in limiter.finish(into: outLeft.baseAddress! + out.count, outRight.baseAddress! + out.count) }
+                if index == raw.count - 1 {
+                    out.count += out.left.withUnsafeMutableBufferPointer { outLeft in
+                        out.right.withUnsafeMutableBufferPointer { outRight in limiter.finish(into: outLeft.baseAddress! + out.count, outRight.baseAddress! + out.count) }
+                    }
                 }
+                if out.count > 0 {
+                    try limitedFile.append(out)
+                    pipeline.handOver(out, at: written)
+                    written += out.count
+                }
+                progress?(0.5 + 0.5 * Double(index + 1) / Double(max(raw.count, 1)))
             }
-            if out.count > 0 {
-                pipeline.handOver(out, at: written)
-                written += out.count
-            }
-            progress?(0.5 + 0.5 * Double(done) / Double(max(frames, 1)))
         }
         try pipeline.finish()
+        try limitedFile.waitForReaders()
         do { return (writer.value, try meter.value.result()) } catch { throw MixdownError(description: error.description) }
+    }
+
+    /// A temporary file of chunks (each chunk's left samples, then its
+    /// right) appended by one thread while readers follow behind it: each
+    /// reader is handed every chunk from a given frame on, in order, as
+    /// soon as it is written. A job that needs every chunk never holds the
+    /// writer back, and what it has not read yet waits in the file, not in
+    /// memory. It has no name once opened (its space is freed when closed).
+    final class ChunkFile: @unchecked Sendable {
+        // @unchecked: `chunks` and `closed` are guarded by `state`.
+        let path: String
+        private let descriptor: Int32
+        private let state = NSCondition()
+        private var chunks: [(frame: Int, count: Int)] = []
+        private var closed = false
+        private let failure = Mutex<String?>(nil)
+        private let readers = DispatchGroup()
+
+        init(path: String) throws(MixdownError) {
+            self.path = path
+            descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw MixdownError(description: "\(path): cannot write the mix's temporary file (\(String(cString: strerror(errno))))") }
+            // Nameless from the start: used through the descriptor only, so
+            // nothing is left behind by a failure, a kill or a crash.
+            unlink(path)
+        }
+
+        deinit { close(descriptor) }
+
+        /// The chunks written.
+        var count: Int {
+            state.lock()
+            defer { state.unlock() }
+            return chunks.count
+        }
+
+        /// Appends a chunk (from one thread).
+        func append(_ chunk: Stereo) throws(MixdownError) {
+            state.lock()
+            let frame = chunks.last.map { $0.frame + $0.count } ?? 0
+            state.unlock()
+            let bytes = chunk.count * 4
+            let wrote = chunk.left.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, bytes, off_t(frame * 8)) } == bytes
+                && chunk.right.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, bytes, off_t(frame * 8 + bytes)) } == bytes
+            guard wrote else { throw MixdownError(description: "\(path): the disk refused the mix's temporary file (full?)") }
+            state.lock()
+            chunks.append((frame, chunk.count))
+            state.broadcast()
+            state.unlock()
+        }
+
+        /// No more chunks: the readers end after the last.
+        func finishWriting() {
+            state.lock()
+            closed = true
+            state.broadcast()
+            state.unlock()
+        }
+
+        /// Chunk `index`, read back.
+        func read(_ index: Int) throws(MixdownError) -> Stereo {
+            state.lock()
+            let (frame, count) = chunks[index]
+            state.unlock()
+            var chunk = Stereo(capacity: count)
+            chunk.count = count
+            let bytes = count * 4
+            let read = chunk.left.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, bytes, off_t(frame * 8)) } == bytes
+                && chunk.right.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, bytes, off_t(frame * 8 + bytes)) } == bytes
+            guard read else { throw MixdownError(description: "\(path): the mix could not be read back") }
+            return chunk
+        }
+
+        /// `body` on a thread of its own for every chunk holding frames at
+        /// or after `first`, in order, with the chunk's first frame.
+        func follow(from first: Int, _ body: @escaping @Sendable (Stereo, Int) throws -> Void) {
+            DispatchQueue(label: "acapella-mix-reader").async(group: readers) { [self] in
+                var index = 0
+                while true {
+                    state.lock()
+                    while index >= chunks.count && !closed { state.wait() }
+                    let next = index < chunks.count ? chunks[index] : nil
+                    state.unlock()
+                    guard let next else { return }
+                    defer { index += 1 }
+                    guard next.frame + next.count > first else { continue }
+                    do { try body(try read(index), next.frame) } catch {
+                        failure.withLock { $0 = $0 ?? "\(error)" }
+                        return
+                    }
+                }
+            }
+        }
+
+        /// Waits for the readers (call after `finishWriting`); throws the first failure.
+        func waitForReaders() throws(MixdownError) {
+            readers.wait()
+            if let problem = failure.withLock({ $0 }) { throw MixdownError(description: problem) }
+        }
     }
 
     /// Chunks handed to jobs that each run on a serial queue of their own
@@ -346,17 +436,6 @@ extension Mixdown {
             right = [Float](repeating: 0, count: capacity)
         }
 
-        /// From the raw file's bytes: `count` frames, the left channel's then
-        /// the right's, as `bytes` wrote them.
-        init(bytes data: Data, count: Int) {
-            self.init(capacity: count)
-            self.count = count
-            data.withUnsafeBytes { raw in
-                left.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<(count * 4)])) }
-                right.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[(count * 4)..<(count * 8)])) }
-            }
-        }
-
         mutating func append(_ l: UnsafePointer<Float>, _ r: UnsafePointer<Float>, _ frames: Int) {
             for index in 0..<frames {
                 left[count + index] = l[index]
@@ -364,13 +443,16 @@ extension Mixdown {
             }
             count += frames
         }
+    }
+}
 
-        /// The frames in use as float bytes, the left channel's then the right's.
-        var bytes: Data {
-            var data = Data(capacity: count * 8)
-            left.withUnsafeBytes { data.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<(count * 4)])) }
-            right.withUnsafeBytes { data.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<(count * 4)])) }
-            return data
+extension LoudnessMeter {
+    /// Job `job`'s share of a chunk whose first frame is `position`.
+    func add(job: Int, _ chunk: Mixdown.Stereo, at position: Int) throws(LoudnessError) {
+        try chunk.left.withUnsafeBufferPointer { (left) throws(LoudnessError) in
+            try chunk.right.withUnsafeBufferPointer { (right) throws(LoudnessError) in
+                try add(job: job, left: left.baseAddress!, right: right.baseAddress!, count: chunk.count, at: position)
+            }
         }
     }
 }

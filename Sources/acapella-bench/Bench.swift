@@ -659,7 +659,10 @@ func benchLatency(_ arguments: ParsedArguments) throws -> Int32 {
 /// start to its "ready" line (nil: it never said it), then, `settle`
 /// seconds later (when asked), its /proc status (kB by field: VmRSS,
 /// VmHWM…) before it is stopped; and all it printed.
-func boxProcess(_ executable: String, _ arguments: [String], settle: Double?) throws -> (ready: Double?, status: [String: Int], text: String) {
+/// With `waitFor`, the settling starts once the box has also printed that
+/// (and `then` has run: a client asking the page).
+func boxProcess(_ executable: String, _ arguments: [String], settle: Double?, waitFor: String? = nil, then: (() -> Void)? = nil)
+    throws -> (ready: Double?, status: [String: Int], text: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -676,6 +679,14 @@ func boxProcess(_ executable: String, _ arguments: [String], settle: Double?) th
         if data.isEmpty { break }
         text += String(decoding: data, as: UTF8.self)
         if text.contains("acapella: ready: ") { ready = seconds(ContinuousClock.now - start) }
+    }
+    if let waitFor, ready != nil {
+        while !text.contains(waitFor) {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        then?()
     }
     var status: [String: Int] = [:]
     if let settle, ready != nil {

@@ -43,13 +43,35 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
     print(String(format: "bench stream: projects written in %.1f s: %d parts × %.1f min and 8 parts × %.1f min, a full take and two punch-ins on every part (32-bit float WAV)",
                  seconds(ContinuousClock.now - clock), parts, Double(big.frames) / Double(rate) / 60, Double(small.frames) / Double(rate) / 60))
 
-    /// The box playing `project` for 12 s: its peak and current resident size (MB) and its start-up to ready (s).
-    func box(_ project: String, takes: String, web: Bool = false) throws -> (peak: Double, resident: Double, ready: Double) {
-        let run = try boxProcess(executable, ["run", "--config", settings, "--data", folder + "/data", "--device", "sim:speed=1", "--project", project, "--play",
-                                              "--takes", takes, "--seconds", "30"] + (web ? [] : ["--web", "off"]), settle: 12)
+    // With the page: guests may look, so a client fetches the score without pairing.
+    let port = 20_000 + Int(getpid() % 20_000)
+    let webSettings = folder + "/acapella-web.json"
+    try #"{ "readouts": { "console": false, "lcd": false }, "web": { "port": \#(port), "guests": "view", "name": false } }"#
+        .write(toFile: webSettings, atomically: true, encoding: .utf8)
+
+    /// The box playing `project` for 12 s: its peak and current resident
+    /// size (MB) and its start-up to ready (s). With the page: once both
+    /// scores are engraved (by `page-score`, in a process of its own: its
+    /// peak and the seconds the box waited for it), a client fetches them
+    /// (wide inflated on its way, narrow compressed), then the 12 s.
+    func box(_ project: String, takes: String, web: Bool = false) throws -> (peak: Double, resident: Double, ready: Double, engraver: Double, engraved: Double) {
+        let start = ContinuousClock.now
+        var engraved = 0.0
+        let run = try boxProcess(executable, ["run", "--config", web ? webSettings : settings, "--data", folder + "/data", "--device", "sim:speed=1",
+                                              "--project", project, "--play", "--takes", takes, "--seconds", web ? "600" : "30"] + (web ? [] : ["--web", "off"]),
+                                 settle: 12, waitFor: web ? "web: the score for phones" : nil) {
+            engraved = seconds(ContinuousClock.now - start)
+            _ = capture(["curl", "-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/score.svg"])
+            _ = capture(["curl", "-s", "-o", "/dev/null", "-H", "Accept-Encoding: gzip", "http://127.0.0.1:\(port)/score-narrow.svg"])
+        }
         guard let ready = run.ready else { throw CLIError("bench stream: the box never said ready:\n\(run.text)", exitCode: 1) }
         if run.text.contains("not read from the disk in time") { print("  (the box said: \(run.text.split(separator: "\n").filter { $0.contains("not read") }.prefix(2).joined(separator: "; ")))") }
-        return (Double(run.status["VmHWM"] ?? 0) / 1_024, Double(run.status["VmRSS"] ?? 0) / 1_024, ready)
+        if web && !run.text.contains("the score for phones engraved") { print("  (the box said: \(run.text.split(separator: "\n").filter { $0.contains("web: the score") }.joined(separator: "; ")))") }
+        // The engraver's peak: "…; peak 123 MB", the larger of the two.
+        let peaks = run.text.split(separator: "\n").filter { $0.contains("web: the score") }.compactMap { line in
+            line.range(of: #"peak [0-9]+ MB"#, options: .regularExpression).flatMap { Double(line[$0].dropFirst(5).dropLast(3)) }
+        }
+        return (Double(run.status["VmHWM"] ?? 0) / 1_024, Double(run.status["VmRSS"] ?? 0) / 1_024, ready, peaks.max() ?? 0, engraved - ready)
     }
     let bigStreamed = try box(big.path, takes: "stream")
     let smallStreamed = try box(small.path, takes: "stream")
@@ -64,10 +86,14 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
                  8, Double(small.frames) / Double(rate) / 60, 24, smallStreamed.peak, smallStreamed.resident, smallStreamed.ready * 1_000))
     print(String(format: "    %2d parts × %4.1f min, %3d takes decoded     peak %6.1f MB  now %6.1f MB  ready in %4.0f ms   (how takes played before: the peer)",
                  8, Double(small.frames) / Double(rate) / 60, 24, smallDecoded.peak, smallDecoded.resident, smallDecoded.ready * 1_000))
-    print(String(format: "    with the web page on (the score engraved for it, twice): %.1f MB and %.1f MB peak — the engraving grows with the song (not yet bounded)",
-                 bigWithPage.peak, smallWithPage.peak))
-    let met = bigStreamed.peak <= 80 && smallStreamed.peak <= 80
-    print(String(format: "    streamed: %@ (%.1f MB and %.1f MB: %.1f MB apart for %.0f× the audio)", met ? "met" : "NOT met", bigStreamed.peak, smallStreamed.peak,
+    print("  with the web page on, a client fetching both scores (engraved by acapella page-score in a process of its own, niced, then served from its files)")
+    for (name, run) in [(String(format: "%2d parts × %4.1f min", parts, Double(big.frames) / Double(rate) / 60), bigWithPage),
+                        (String(format: "%2d parts × %4.1f min", 8, Double(small.frames) / Double(rate) / 60), smallWithPage)] {
+        print(String(format: "    %@: the box's peak %6.1f MB  now %6.1f MB; the engraver's peak %6.1f MB, both scores ready %.1f s after the box", name, run.peak, run.resident,
+                     run.engraver, run.engraved))
+    }
+    let met = bigStreamed.peak <= 80 && smallStreamed.peak <= 80 && bigWithPage.peak <= 80 && smallWithPage.peak <= 80
+    print(String(format: "    streamed, page off and on: %@ (%.1f MB and %.1f MB: %.1f MB apart for %.0f× the audio)", met ? "met" : "NOT met", bigStreamed.peak, smallStreamed.peak,
                  bigStreamed.peak - smallStreamed.peak, Double(big.takeFrames) / Double(small.takeFrames)))
 
     // The disk: the slowest shared read budget with no block missed.
@@ -91,7 +117,100 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
     } else {
         print("    no budget tried was clean")
     }
+
+    // The same on the real disk, slowed by the kernel, at real time.
+    if let throttle = DiskThrottle(path: folder) {
+        print("  disk, for real: the same 30 s of song at real time, the take files dropped from the page cache, this process's reads of \(throttle.device) slowed by \(throttle.how)")
+        for megabytes in [24, 16, 12, 8] {
+            try throttle.limit(bytesPerSecond: megabytes * 1_048_576)
+            DiskThrottle.dropFromCache(big.path + "/takes")
+            let outcome = try playThrottled(big.path, schedule: big.schedule, bytesPerSecond: nil, speed: 1, songSeconds: 30)
+            print(String(format: "    %5d MB/s (%4.2f× the need at the punch-ins): %7d frames missed in %d streams, %6.1f MB read%@", megabytes,
+                         Double(megabytes * 1_048_576) / (2 * need), outcome.missed, outcome.streamsMissing, Double(outcome.bytesRead) / 1_048_576,
+                         outcome.where.isEmpty ? "" : " (last misses in measures \(outcome.where))"))
+            if outcome.missed > 0 { break }
+        }
+        throttle.release()
+    } else {
+        print("  disk, for real: not measured (needs root and the blkio (cgroup v1) or io (cgroup v2) controller)")
+    }
     return met ? 0 : 1
+}
+
+/// This process's reads of the disk holding a path slowed by the kernel:
+/// the process moved into a cgroup of its own with a read limit on that
+/// disk (cgroup v2 `io.max`, or v1 `blkio.throttle.read_bps_device`).
+/// nil when that cannot be set up (not root, no such controller).
+final class DiskThrottle {
+    let device: String
+    let how: String
+    private let group: String
+    private let limitFile: String
+    private let v2: Bool
+    private let home: String
+
+    init?(path: String) {
+        guard geteuid() == 0 else { return nil }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        let dev = UInt64(status.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+        var device = "\(major):\(minor)"
+        // A partition: the limit is the whole disk's.
+        if FileManager.default.fileExists(atPath: "/sys/dev/block/\(device)/partition"),
+           let parent = try? String(contentsOfFile: "/sys/dev/block/\(device)/../dev", encoding: .utf8) {
+            device = parent.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        self.device = device
+        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+        let name = "acapella-bench-\(getpid())"
+        if let controllers = try? String(contentsOfFile: "/sys/fs/cgroup/cgroup.controllers", encoding: .utf8), controllers.split(separator: " ").contains(where: { $0.hasPrefix("io") }) {
+            v2 = true
+            try? "+io".write(toFile: "/sys/fs/cgroup/cgroup.subtree_control", atomically: false, encoding: .utf8)
+            group = "/sys/fs/cgroup/" + name
+            limitFile = group + "/io.max"
+            home = "/sys/fs/cgroup" + (own.split(separator: "\n").first { $0.hasPrefix("0::") }.map { String($0.dropFirst(3)) } ?? "/")
+            how = "io.max (cgroup v2)"
+        } else if FileManager.default.fileExists(atPath: "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device") {
+            v2 = false
+            group = "/sys/fs/cgroup/blkio/" + name
+            limitFile = group + "/blkio.throttle.read_bps_device"
+            home = "/sys/fs/cgroup/blkio" + (own.split(separator: "\n").first { $0.contains(":blkio:") }.map { String($0.split(separator: ":", maxSplits: 2)[2]) } ?? "/")
+            how = "blkio.throttle.read_bps_device (cgroup v1)"
+        } else {
+            return nil
+        }
+        guard mkdir(group, 0o755) == 0 || errno == EEXIST, FileManager.default.fileExists(atPath: limitFile) else { return nil }
+        guard (try? "\(getpid())".write(toFile: group + "/cgroup.procs", atomically: false, encoding: .utf8)) != nil else {
+            rmdir(group)
+            return nil
+        }
+    }
+
+    func limit(bytesPerSecond: Int) throws {
+        let rule = v2 ? "\(device) rbps=\(bytesPerSecond)" : "\(device) \(bytesPerSecond)"
+        do { try rule.write(toFile: limitFile, atomically: false, encoding: .utf8) } catch {
+            throw CLIError("bench stream: \(limitFile): cannot set '\(rule)': \(error.localizedDescription)", exitCode: 1)
+        }
+    }
+
+    /// Back to the cgroup the process came from; the group removed.
+    func release() {
+        try? "\(getpid())".write(toFile: home + "/cgroup.procs", atomically: false, encoding: .utf8)
+        rmdir(group)
+    }
+
+    /// Every file in `folder` dropped from the page cache (read again from the disk).
+    static func dropFromCache(_ folder: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            let descriptor = open(folder + "/" + name, O_RDONLY)
+            guard descriptor >= 0 else { continue }
+            fdatasync(descriptor)
+            _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED)
+            close(descriptor)
+        }
+    }
 }
 
 /// A project of `parts` parts lasting at least `seconds`: a full take on
@@ -133,10 +252,11 @@ func layeredProject(at path: String, parts: Int, seconds: Int, rate: Int) throws
 /// `speed` × real time for `songSeconds` of song from just before the
 /// first punch-ins: through them, a loop of two measures three times, a
 /// locate forward. Blocks missed, streams that missed, bytes read.
-func playThrottled(_ path: String, schedule: Schedule, bytesPerSecond: Double, speed: Double, songSeconds: Double) throws -> (missed: Int64, streamsMissing: Int, bytesRead: Int64, where: String) {
+/// `bytesPerSecond` nil: the reads as fast as the disk gives them.
+func playThrottled(_ path: String, schedule: Schedule, bytesPerSecond: Double?, speed: Double, songSeconds: Double) throws -> (missed: Int64, streamsMissing: Int, bytesRead: Int64, where: String) {
     let (project, _) = try Project.open(path, for: .read)
     defer { project.close() }
-    let budget = ReadBudget(bytesPerSecond: bytesPerSecond * speed)
+    let budget = bytesPerSecond.map { ReadBudget(bytesPerSecond: $0 * speed) }
     let takes = project.activeTakes(for: schedule.options, loading: .streamed(throttle: budget)).takes
     let streams = takes.flatMap { $0.layers.compactMap(\.stream) }
     let butler = TakeStreamButler(cue: StreamCue())
