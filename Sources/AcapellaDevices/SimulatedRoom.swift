@@ -169,10 +169,11 @@ public final class SimulatedRoom: AudioDevice {
     public func run(keepRunning: () -> Bool, period: (PeriodBuffers) -> Void) throws(DeviceError) {
         let frames = options.periodFrames
         if case .realTime(let speed) = options.pacing, speed <= 1 {
-            // As a card's thread: real-time priority, and memory locked so
-            // that no page is faulted in while a period is due.
+            // As a card's thread: real-time priority, and memory locked (as
+            // it is touched) so that no page is faulted back in while a
+            // period is due.
             realTimeScheduled = scheduleAudioThread() == nil
-            memoryLocked = options.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) == 0
+            memoryLocked = options.lockMemory && lockMemory()
         }
         let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)

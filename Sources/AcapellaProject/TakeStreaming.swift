@@ -16,12 +16,24 @@ public final class SoundFileBlockSource: TakeBlockSource, @unchecked Sendable {
     /// Samples per second.
     public let sampleRate: Int
     private let gain: Float
+    /// The file read ahead of the blocks read (`POSIX_FADV_WILLNEED`, the
+    /// kernel reading asynchronously): a cold file's next half second is on its
+    /// way from the disk before the butler asks for it, so one thread
+    /// serving many streams waits on the page cache, not on the disk.
+    private let hints: Int32
+    private let dataStart: Int64
+    private let bytesPerFrame: Int64
+    /// Bytes of the file asked for ahead so far.
+    private var hinted: Int64 = 0
 
     /// Opens `path`; nil (with why) when it is not a one-channel file
     /// libsndfile reads.
     public init(path: String, gain: Float = 1) throws(AudioFileError) {
         var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw AudioFileError(description: "\(path): cannot read: \(String(cString: strerror(errno)))") }
+        guard let file = sf_open_fd(descriptor, Int32(SFM_READ), &info, 1) else {
+            close(descriptor)
             throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
         }
         guard info.channels == 1, info.seekable != 0 else {
@@ -32,11 +44,44 @@ public final class SoundFileBlockSource: TakeBlockSource, @unchecked Sendable {
         frameCount = Int64(max(0, info.frames))
         sampleRate = Int(info.samplerate)
         self.gain = gain
+        // Where frame k is in the file, for PCM and float (the header is
+        // what the samples leave over); other formats get no hints.
+        let sampleBytes: [Int32: Int64] = [Int32(SF_FORMAT_PCM_16): 2, Int32(SF_FORMAT_PCM_24): 3, Int32(SF_FORMAT_PCM_32): 4, Int32(SF_FORMAT_FLOAT): 4,
+                                           Int32(SF_FORMAT_DOUBLE): 8]
+        bytesPerFrame = sampleBytes[info.format & Int32(SF_FORMAT_SUBMASK)] ?? 0
+        hints = bytesPerFrame > 0 ? descriptor : -1
+        var status = stat()
+        dataStart = hints >= 0 && fstat(hints, &status) == 0 ? max(0, Int64(status.st_size) - frameCount * bytesPerFrame) : 0
     }
 
     deinit { sf_close(file) }
 
+    /// Asks the kernel for the second of audio after `frame` (again when
+    /// half of it has been read), once the stream reads on from where it
+    /// was: the first block after a move is read alone, so that after a
+    /// locate every stream's urgent block is read before anyone's
+    /// read-ahead.
+    private func readAhead(from frame: Int64, sequential: Bool) {
+        guard hints >= 0 else { return }
+        let at = dataStart + frame * bytesPerFrame
+        let second = Int64(sampleRate) * bytesPerFrame
+        guard sequential else {
+            hinted = at
+            return
+        }
+        guard at + second / 2 > hinted else { return }
+        _ = posix_fadvise(hints, off_t(max(hinted, at)), off_t(at + second - max(hinted, at)), POSIX_FADV_WILLNEED)
+        hinted = at + second
+    }
+
+    /// Where the last read ended.
+    private var lastEnd: Int64 = -1
+
     public func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int {
+        defer {
+            readAhead(from: first + Int64(count), sequential: first == lastEnd)
+            lastEnd = first + Int64(count)
+        }
         guard sf_seek(file, sf_count_t(first), SEEK_SET) == sf_count_t(first) else { return 0 }
         let read = Int(sf_readf_float(file, destination, sf_count_t(count)))
         if gain != 1 { for index in 0..<max(0, read) { destination[index] = destination[index] * gain } }

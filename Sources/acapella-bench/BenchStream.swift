@@ -31,6 +31,8 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
     guard FileManager.default.isExecutableFile(atPath: executable) else { throw CLIError("bench stream: no acapella program at \(executable); build it first", exitCode: 1) }
     // With --dir the projects are kept there (and used again when present).
     let keep = arguments.value("--dir")
+    let sections = Set((arguments.value("--only") ?? "memory,disk,device").split(separator: ",").map(String.init))
+    guard sections.isSubset(of: ["memory", "disk", "device"]) else { throw CLIError("bench stream --only expects memory, disk or device, separated by commas") }
     let folder = keep ?? NSTemporaryDirectory() + "acapella-bench-stream-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { if keep == nil { try? FileManager.default.removeItem(atPath: folder) } }
@@ -73,61 +75,69 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
         }
         return (Double(run.status["VmHWM"] ?? 0) / 1_024, Double(run.status["VmRSS"] ?? 0) / 1_024, ready, peaks.max() ?? 0, engraved - ready)
     }
-    let bigStreamed = try box(big.path, takes: "stream")
-    let smallStreamed = try box(small.path, takes: "stream")
-    let smallDecoded = try box(small.path, takes: "memory")
-    let bigWithPage = try box(big.path, takes: "stream", web: true)
-    let smallWithPage = try box(small.path, takes: "stream", web: true)
-    let decodedBig = Double(big.takeFrames) * 4 / 1_048_576
-    print("  memory, the box playing for 12 s, its web page off (peak resident, VmHWM)          goal ≤ 80 MB, flat in length and take count")
-    print(String(format: "    %2d parts × %4.1f min, %3d takes streamed    peak %6.1f MB  now %6.1f MB  ready in %4.0f ms   (decoded they would be %.0f MB)",
-                 parts, Double(big.frames) / Double(rate) / 60, 3 * parts, bigStreamed.peak, bigStreamed.resident, bigStreamed.ready * 1_000, decodedBig))
-    print(String(format: "    %2d parts × %4.1f min, %3d takes streamed    peak %6.1f MB  now %6.1f MB  ready in %4.0f ms",
-                 8, Double(small.frames) / Double(rate) / 60, 24, smallStreamed.peak, smallStreamed.resident, smallStreamed.ready * 1_000))
-    print(String(format: "    %2d parts × %4.1f min, %3d takes decoded     peak %6.1f MB  now %6.1f MB  ready in %4.0f ms   (how takes played before: the peer)",
-                 8, Double(small.frames) / Double(rate) / 60, 24, smallDecoded.peak, smallDecoded.resident, smallDecoded.ready * 1_000))
-    print("  with the web page on, a client fetching both scores (engraved by acapella page-score in a process of its own, niced, then served from its files)")
-    for (name, run) in [(String(format: "%2d parts × %4.1f min", parts, Double(big.frames) / Double(rate) / 60), bigWithPage),
-                        (String(format: "%2d parts × %4.1f min", 8, Double(small.frames) / Double(rate) / 60), smallWithPage)] {
-        print(String(format: "    %@: the box's peak %6.1f MB  now %6.1f MB; the engraver's peak %6.1f MB, both scores ready %.1f s after the box", name, run.peak, run.resident,
-                     run.engraver, run.engraved))
+    var met = true
+    if sections.contains("memory") {
+        let bigStreamed = try box(big.path, takes: "stream")
+        let smallStreamed = try box(small.path, takes: "stream")
+        let smallDecoded = try box(small.path, takes: "memory")
+        let bigWithPage = try box(big.path, takes: "stream", web: true)
+        let smallWithPage = try box(small.path, takes: "stream", web: true)
+        let decodedBig = Double(big.takeFrames) * 4 / 1_048_576
+        print("  memory, the box playing for 12 s, its web page off (peak resident, VmHWM)          goal ≤ 80 MB, flat in length and take count")
+        print(String(format: "    %2d parts × %4.1f min, %3d takes streamed    peak %6.1f MB  now %6.1f MB  ready in %4.0f ms   (decoded they would be %.0f MB)",
+                     parts, Double(big.frames) / Double(rate) / 60, 3 * parts, bigStreamed.peak, bigStreamed.resident, bigStreamed.ready * 1_000, decodedBig))
+        print(String(format: "    %2d parts × %4.1f min, %3d takes streamed    peak %6.1f MB  now %6.1f MB  ready in %4.0f ms",
+                     8, Double(small.frames) / Double(rate) / 60, 24, smallStreamed.peak, smallStreamed.resident, smallStreamed.ready * 1_000))
+        print(String(format: "    %2d parts × %4.1f min, %3d takes decoded     peak %6.1f MB  now %6.1f MB  ready in %4.0f ms   (how takes played before: the peer)",
+                     8, Double(small.frames) / Double(rate) / 60, 24, smallDecoded.peak, smallDecoded.resident, smallDecoded.ready * 1_000))
+        print("  with the web page on, a client fetching both scores (engraved by acapella page-score in a process of its own, niced, then served from its files)")
+        for (name, run) in [(String(format: "%2d parts × %4.1f min", parts, Double(big.frames) / Double(rate) / 60), bigWithPage),
+                            (String(format: "%2d parts × %4.1f min", 8, Double(small.frames) / Double(rate) / 60), smallWithPage)] {
+            print(String(format: "    %@: the box's peak %6.1f MB  now %6.1f MB; the engraver's peak %6.1f MB, both scores ready %.1f s after the box", name, run.peak, run.resident,
+                         run.engraver, run.engraved))
+        }
+        met = bigStreamed.peak <= 80 && smallStreamed.peak <= 80 && bigWithPage.peak <= 80 && smallWithPage.peak <= 80
+        print(String(format: "    streamed, page off and on: %@ (%.1f MB and %.1f MB: %.1f MB apart for %.0f× the audio)", met ? "met" : "NOT met", bigStreamed.peak, smallStreamed.peak,
+                     bigStreamed.peak - smallStreamed.peak, Double(big.takeFrames) / Double(small.takeFrames)))
     }
-    let met = bigStreamed.peak <= 80 && smallStreamed.peak <= 80 && bigWithPage.peak <= 80 && smallWithPage.peak <= 80
-    print(String(format: "    streamed, page off and on: %@ (%.1f MB and %.1f MB: %.1f MB apart for %.0f× the audio)", met ? "met" : "NOT met", bigStreamed.peak, smallStreamed.peak,
-                 bigStreamed.peak - smallStreamed.peak, Double(big.takeFrames) / Double(small.takeFrames)))
 
-    // The disk: the slowest shared read budget with no block missed.
-    clock = ContinuousClock.now
     let need = Double(parts) * Double(rate) * 4
-    let speed = 4.0
-    var cleanest: Double?
-    var rows: [String] = []
-    for megabytes in [24.0, 20, 16, 14, 13, 12, 10] {
-        let outcome = try playThrottled(big.path, schedule: big.schedule, bytesPerSecond: megabytes * 1_048_576, speed: speed, songSeconds: 40)
-        rows.append(String(format: "    %5.1f MB/s (%4.2f× the need): %7d frames missed in %d streams, %6.1f MB read%@", megabytes, megabytes * 1_048_576 / need,
-                           outcome.missed, outcome.streamsMissing, Double(outcome.bytesRead) / 1_048_576, outcome.where.isEmpty ? "" : " (last misses in measures \(outcome.where))"))
-        if outcome.missed == 0 { cleanest = megabytes } else { break }
-    }
-    print(String(format: "  disk: %d parts played for 40 s of song (through a punch-in, a loop of 2 measures ×3, a locate), the take files read through one budget (simulated slow card), %.0f× real time", parts, speed))
-    print(String(format: "    the parts need %.2f MB/s (%d takes × %d Hz × 4 bytes) where full takes sound alone, %.2f MB/s where a punch-in sounds over each",
-                 need / 1_048_576, parts, rate, 2 * need / 1_048_576))
-    for row in rows { print(row) }
-    if let cleanest {
-        print(String(format: "    slowest clean: %.1f MB/s = %.2f× what the parts need at the punch-ins (%.1f s)", cleanest, cleanest * 1_048_576 / (2 * need), seconds(ContinuousClock.now - clock)))
-    } else {
-        print("    no budget tried was clean")
+    if sections.contains("disk") {
+        clock = ContinuousClock.now
+        // The disk: the slowest shared read budget with no block missed.
+        let speed = 4.0
+        var cleanest: Double?
+        var rows: [String] = []
+        for megabytes in [24.0, 20, 16, 14, 13, 12, 10] {
+            let outcome = try playThrottled(big.path, schedule: big.schedule, bytesPerSecond: megabytes * 1_048_576, speed: speed, songSeconds: 40)
+            rows.append(String(format: "    %5.1f MB/s (%4.2f× the need): %7d frames missed in %d streams, %6.1f MB read%@", megabytes, megabytes * 1_048_576 / need,
+                               outcome.missed, outcome.streamsMissing, Double(outcome.bytesRead) / 1_048_576, outcome.where.isEmpty ? "" : " (last misses in measures \(outcome.where))"))
+            if outcome.missed == 0 { cleanest = megabytes } else { break }
+        }
+        print(String(format: "  disk: %d parts played for 40 s of song (through a punch-in, a loop of 2 measures ×3, a locate), the take files read through one budget (simulated slow card), %.0f× real time", parts, speed))
+        print(String(format: "    the parts need %.2f MB/s (%d takes × %d Hz × 4 bytes) where full takes sound alone, %.2f MB/s where a punch-in sounds over each",
+                     need / 1_048_576, parts, rate, 2 * need / 1_048_576))
+        for row in rows { print(row) }
+        if let cleanest {
+            print(String(format: "    slowest clean: %.1f MB/s = %.2f× what the parts need at the punch-ins (%.1f s)", cleanest, cleanest * 1_048_576 / (2 * need), seconds(ContinuousClock.now - clock)))
+        } else {
+            print("    no budget tried was clean")
+        }
     }
 
     // The same on the real disk, slowed by the kernel, at real time.
-    if let throttle = DiskThrottle(path: folder) {
+    if !sections.contains("device") {
+        // not asked for
+    } else if let throttle = DiskThrottle(path: folder) {
         print("  disk, for real: the same 30 s of song at real time, the take files dropped from the page cache, this process's reads of \(throttle.device) slowed by \(throttle.how)")
-        for megabytes in [24, 16, 12, 8] {
+        // From the disk as it is (no limit) down, until a rate misses.
+        for megabytes in [0, 64, 48, 32, 24, 16, 12] {
             try throttle.limit(bytesPerSecond: megabytes * 1_048_576)
             DiskThrottle.dropFromCache(big.path + "/takes")
             let outcome = try playThrottled(big.path, schedule: big.schedule, bytesPerSecond: nil, speed: 1, songSeconds: 30)
-            print(String(format: "    %5d MB/s (%4.2f× the need at the punch-ins): %7d frames missed in %d streams, %6.1f MB read%@", megabytes,
-                         Double(megabytes * 1_048_576) / (2 * need), outcome.missed, outcome.streamsMissing, Double(outcome.bytesRead) / 1_048_576,
-                         outcome.where.isEmpty ? "" : " (last misses in measures \(outcome.where))"))
+            print(String(format: "    %@: %7d frames missed in %d streams, %6.1f MB read%@",
+                         megabytes == 0 ? "     no limit                        " : String(format: "%5d MB/s (%4.2f× the need at the punch-ins)", megabytes, Double(megabytes * 1_048_576) / (2 * need)),
+                         outcome.missed, outcome.streamsMissing, Double(outcome.bytesRead) / 1_048_576, outcome.where.isEmpty ? "" : " (last misses in measures \(outcome.where))"))
             if outcome.missed > 0 { break }
         }
         throttle.release()
@@ -188,8 +198,9 @@ final class DiskThrottle {
         }
     }
 
+    /// 0: no limit.
     func limit(bytesPerSecond: Int) throws {
-        let rule = v2 ? "\(device) rbps=\(bytesPerSecond)" : "\(device) \(bytesPerSecond)"
+        let rule = v2 ? "\(device) rbps=\(bytesPerSecond == 0 ? "max" : String(bytesPerSecond))" : "\(device) \(bytesPerSecond)"
         do { try rule.write(toFile: limitFile, atomically: false, encoding: .utf8) } catch {
             throw CLIError("bench stream: \(limitFile): cannot set '\(rule)': \(error.localizedDescription)", exitCode: 1)
         }
