@@ -24,6 +24,8 @@ public final class WebHub: WebBox {
         var score: WebScore?
         var narrowScore: WebScore?
         var scoreVersion = 0
+        /// Why the current song's score could not be engraved.
+        var scoreProblem: String?
         /// Actions from the page, with when they arrived, for the control loop.
         var actions: [(action: ControlAction, nanoseconds: Int64)] = []
         /// Changes from the page, each with the reply its web thread waits for.
@@ -104,6 +106,8 @@ public final class WebHub: WebBox {
     public func live() -> WebLiveState { shared.withLock { $0.live } }
 
     public func score(narrow: Bool) -> WebScore? { shared.withLock { narrow ? $0.narrowScore : $0.score } }
+
+    public func scoreProblem() -> String? { shared.withLock { $0.scoreProblem } }
 
     public func takes() -> WebTakes { shared.withLock { $0.takes } }
 
@@ -267,6 +271,7 @@ public final class WebHub: WebBox {
         shared.withLock {
             $0.score = nil
             $0.narrowScore = nil
+            $0.scoreProblem = nil
             // Another song: the last take's analysis no longer applies.
             $0.analysis = nil
             $0.analysisVersion += 1
@@ -290,6 +295,7 @@ public final class WebHub: WebBox {
                         log("web: the score\(narrow ? " for phones" : "") \(said)")
                     case .failure(let problem):
                         log("web: the score\(narrow ? " for phones" : "") could not be engraved: \(problem)", .warning)
+                        if scoreRequest.load(ordering: .relaxed) == request { shared.withLock { $0.scoreProblem = problem.description } }
                     }
                 } else {
                     // Used again: the newest in the cache.

@@ -219,6 +219,7 @@ public final class WebApp: Sendable {
             return .response(.json(object))
         case "/score.svg", "/timemap.json", "/score-narrow.svg", "/timemap-narrow.json":
             guard let score = box.score(narrow: request.path.contains("-narrow")) else {
+                if let problem = box.scoreProblem() { return .response(.error(500, "the score could not be engraved: \(problem)")) }
                 return .response(.error(404, box.live().song.isEmpty ? "no song is loaded" : "the score is being engraved; the page loads it when it is ready"))
             }
             guard request.path.hasSuffix(".svg") else { return .file(WebFile(path: score.timeMapPath, contentType: "application/json", downloadName: nil, temporary: false)) }

@@ -12,6 +12,9 @@ public protocol WebBox: Sendable {
     /// The current song engraved, and its time map (JSON): for a page
     /// (a tablet, a computer), or `narrow` for a phone held upright.
     func score(narrow: Bool) -> WebScore?
+    /// Why the current song's score could not be engraved (nil: it was,
+    /// or is being engraved).
+    func scoreProblem() -> String?
     /// Carries out a control action by name ("play-pause"…); false when
     /// there is no such action.
     func act(_ name: String) -> Bool
@@ -35,6 +38,9 @@ public protocol WebBox: Sendable {
 extension WebBox {
     /// No analysis.
     public func analysis() -> [UInt8]? { nil }
+
+    /// Why the current song's score could not be engraved, if it could not.
+    public func scoreProblem() -> String? { nil }
 
     /// Without a publication signal: a poll about 30 times a second.
     public func nextLive(after generation: Int, timeout: Duration) -> (state: WebLiveState, generation: Int) {

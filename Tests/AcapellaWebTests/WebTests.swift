@@ -51,7 +51,14 @@ final class FakeBox: WebBox {
         return state
     }
 
-    func score(narrow: Bool) -> WebScore? { narrow ? FakeBox.narrowScore : FakeBox.wideScore }
+    /// Set: the score could not be engraved, for this reason.
+    let engraveProblem: String?
+
+    init(engraveProblem: String? = nil) { self.engraveProblem = engraveProblem }
+
+    func score(narrow: Bool) -> WebScore? { engraveProblem != nil ? nil : narrow ? FakeBox.narrowScore : FakeBox.wideScore }
+
+    func scoreProblem() -> String? { engraveProblem }
 
     /// The wide score: an SVG of 400 kB (inflated in several pieces); the narrow one small.
     static let wideSVG = "<svg>\n" + (0..<8_000).map { "<line x1=\"\($0)\" y1=\"0\" x2=\"\($0 % 97)\" y2=\"4\"/>\n" }.joined() + "</svg>\n"
@@ -241,6 +248,15 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         let text = pipe.fileHandleForReading.readDataToEndOfFile()
         gunzip.waitUntilExit()
         #expect(String(decoding: text, as: UTF8.self) == FakeBox.wideSVG)
+    }
+
+    /// A score that could not be engraved is said, not promised.
+    @Test func aScoreThatCouldNotBeEngravedIsSaid() throws {
+        let app = testApp(guests: .view, box: FakeBox(engraveProblem: "the music font is missing"))
+        let reply = response(app.handle(WebRequest(method: "GET", path: "/score.svg")))
+        #expect(reply.status == 500)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
+        #expect(object["error"] as? String == "the score could not be engraved: the music font is missing")
     }
 
     /// Silence reads -inf dB: the state still goes out, as JSON can carry it.
