@@ -264,7 +264,7 @@ public final class WebHub: WebBox {
     /// never holds a score (32 parts × 12 minutes engrave to hundreds of
     /// megabytes while laid out), and its threads never wait for one. Kept
     /// in the data directory's `cache/page` by the song's text, part and
-    /// width (the last 8), so a song sung again is not engraved again. The
+    /// width (8 kept besides), so a song sung again is not engraved again. The
     /// page learns of each from `scoreVersion`.
     func show(_ score: Score, part: String, log: BoxLog) {
         let request = scoreRequest.add(1, ordering: .relaxed).newValue
@@ -283,6 +283,8 @@ public final class WebHub: WebBox {
         stat(engraver, &program)
         let stamp = "\(program.st_size) \(program.st_mtim.tv_sec).\(program.st_mtim.tv_nsec)"
         pageScores.async { [self] in
+            // Room first (the old entries beyond 8, a killed engraving's leftovers).
+            Self.pruneCache(folder, keep: 8)
             for narrow in [false, true] {
                 guard scoreRequest.load(ordering: .relaxed) == request else { return }
                 let widthMM = narrow ? 100 : nil as Int?
@@ -308,7 +310,6 @@ public final class WebHub: WebBox {
                     $0.live.scoreVersion = $0.scoreVersion
                 }
             }
-            Self.pruneCache(folder, keep: 8)
         }
     }
 
@@ -346,9 +347,13 @@ public final class WebHub: WebBox {
         return .success(said)
     }
 
-    /// Removes all but the `keep` newest entries of the cache.
+    /// Removes all but the `keep` newest entries of the cache, and any
+    /// song text an engraving killed midway left (run on the queue that
+    /// engraves, so none is in use).
     static func pruneCache(_ folder: String, keep: Int) {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".acasong") }
+        let all = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        for name in all where name.hasSuffix(".acasong") { unlink(folder + "/" + name) }
+        let names = all.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".acasong") }
         let dated = names.map { name -> (String, Date) in
             (name, ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name))?[.modificationDate] as? Date) ?? .distantPast)
         }
