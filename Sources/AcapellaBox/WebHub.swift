@@ -276,13 +276,14 @@ public final class WebHub: WebBox {
             $0.analysis = nil
             $0.analysisVersion += 1
         }
-        let text = Acasong.serialize(score)
         let folder = pageCache
         let engraver = self.engraver
         var program = stat()
         stat(engraver, &program)
         let stamp = "\(program.st_size) \(program.st_mtim.tv_sec).\(program.st_mtim.tv_nsec)"
         pageScores.async { [self] in
+            // The song's text made here, off the control loop (a long score takes a while).
+            let text = Acasong.serialize(score)
             // Room first (the old entries beyond 8, a killed engraving's leftovers).
             Self.pruneCache(folder, keep: 8)
             for narrow in [false, true] {
