@@ -27,6 +27,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data/musicxml")
 
@@ -50,7 +51,10 @@ def tab(driver, name):
 def wait_for(condition, seconds):
     deadline = time.time() + seconds
     while time.time() < deadline:
-        value = condition()
+        try:
+            value = condition()
+        except (StaleElementReferenceException, NoSuchElementException):
+            value = None  # the page redrew the element between finding and reading it: ask again
         if value:
             return value
         time.sleep(0.1)
@@ -105,8 +109,8 @@ def record_and_keep(driver, shots):
     keep.click()
     check("kept from the page", wait_for(lambda: driver.find_element(By.ID, "transport").text == "stopped", 5))
     tab(driver, "takes")
-    row = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#takes-list tr.take.kept.active"), 5)
-    text = row[0].text if row else driver.find_element(By.ID, "takes-list").text
+    row = wait_for(lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#takes-list tr.take.kept.active")], 5)
+    text = row[0] if row else driver.find_element(By.ID, "takes-list").text
     check("the take is in Takes: kept, playing, measures 1-2", row and "take 1" in text and "mm. 1-2" in text, text)
     driver.save_screenshot(os.path.join(shots, "5-takes.png"))
 
@@ -133,8 +137,9 @@ def upload_song(driver, shots, data):
     report = wait_for(lambda: "added" in driver.find_element(By.ID, "upload-report").text and driver.find_element(By.ID, "upload-report").text, 15)
     check("the upload is imported with its report", report and "Aloha Oe" in report and "kept as one part" in report,
           driver.find_element(By.ID, "upload-report").text)
-    listed = wait_for(lambda: [e for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .title") if e.text == "Aloha Oe"], 5)
-    check("the uploaded song is in the library", listed and len(driver.find_elements(By.CSS_SELECTOR, "#songs li")) == before + 1)
+    listed = wait_for(lambda: [e for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .title") if e.text == "Aloha Oe"]
+                      and len(driver.find_elements(By.CSS_SELECTOR, "#songs li")) == before + 1, 5)
+    check("the uploaded song is in the library", listed, len(driver.find_elements(By.CSS_SELECTOR, "#songs li")))
     check("stored in the library folder", os.listdir(os.path.join(data, "library")) == ["aloha-oe.acasong"], os.listdir(os.path.join(data, "library")))
     driver.save_screenshot(os.path.join(shots, "7-library.png"))
 
