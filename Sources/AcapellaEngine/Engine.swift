@@ -150,7 +150,7 @@ public struct EngineCore: ~Copyable {
     var commandsApplied: Int64 = 0
     var commandsAppliedAt: Int64 = 0
     /// A move waiting until the streamed takes where it lands are read
-    /// (at most a quarter second), its song sample, and how long it waited.
+    /// (at most `moveHoldSeconds`), its song sample, and how long it waited.
     var held: EngineCommand?
     var heldTarget: Int64?
     var heldFor: Int64 = 0
@@ -160,6 +160,11 @@ public struct EngineCore: ~Copyable {
     public static let countInClickGain: Float = 0.5
     /// Most commands applied per period (the rest wait for the next).
     static let commandsPerPeriod = 32
+    /// The longest a move waits for the streamed takes where it lands, in
+    /// seconds: after a locate on a slow card every stream's first blocks
+    /// are read at once (with the kernel's read-ahead for each), and a
+    /// move made a little late is better than takes missing after it.
+    public static let moveHoldSeconds = 1
 
     /// An engine over `schedule`, stopped at song start.
     public init(schedule: Schedule, mixes: [PartMix], takes: [PartTakes]? = nil, clickGain: Float = 0, maximumFrames: Int = 4096, commandCapacity: Int = 256) {
@@ -251,8 +256,8 @@ public struct EngineCore: ~Copyable {
         if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
         var applied = 0
         if let target = heldTarget, let command = held {
-            // A move waiting for its streamed takes: made once they are read, or after a quarter second regardless.
-            if heldFor >= Int64(renderer.schedule.options.sampleRate / 4) || renderer.streamsReady(at: target) {
+            // A move waiting for its streamed takes: made once they are read, or after `moveHoldSeconds` regardless.
+            if heldFor >= Int64(renderer.schedule.options.sampleRate * Self.moveHoldSeconds) || renderer.streamsReady(at: target) {
                 held = nil
                 heldTarget = nil
                 renderer.cue?.arrived(at: target)

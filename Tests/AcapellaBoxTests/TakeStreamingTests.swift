@@ -180,15 +180,16 @@ import Testing
         butler.service()
         core.process(left: left, right: right, frames: 128)
         #expect(core.link.snapshot().measure == 10 && core.link.snapshot().position == schedule.barlines[10] + 128)
-        // Never read, it is made after a quarter second regardless (the misses then said).
+        // Never read, it is made after `moveHoldSeconds` regardless (the misses then said).
         core.link.send(.locate(measure: 2))
         var periods = 0
-        while core.link.snapshot().measure != 2 && periods < 200 {
+        while core.link.snapshot().measure != 2 && periods < 1_000 {
             core.process(left: left, right: right, frames: 128)
             periods += 1
         }
-        // Held in the period that took it, then 94 periods of 128 frames (a quarter second), made in the next.
-        #expect(periods == 96, "\(periods) periods")
+        // Held in the period that took it, then 375 periods of 128 frames (a second at 48 kHz), made in the next.
+        let holding = (options.sampleRate * EngineCore.moveHoldSeconds + 127) / 128
+        #expect(holding == 375 && periods == holding + 2, "\(periods) periods")
     }
 }
 
