@@ -32,6 +32,9 @@ public struct StreamingLimiter: ~Copyable {
     var received = 0
     var emitted = 0
     var gain: Float = 1
+    /// The samples the limiter lowered (runs of indices, in order); every
+    /// other sample came out as `input × gain`, exactly.
+    public private(set) var lowered: [Range<Int>] = []
 
     /// A limiter of `input × gain` to `ceiling` (linear, sample peak).
     public init(gain: Float = 1, ceiling: Float, sampleRate: Int) {
@@ -134,6 +137,13 @@ public struct StreamingLimiter: ~Copyable {
         let applied = min(gain, ring[index & mask])
         outLeft.pointee = left * inputGain * applied
         outRight.pointee = right * inputGain * applied
+        if applied < 1 {
+            if let last = lowered.last, last.upperBound == index {
+                lowered[lowered.count - 1] = last.lowerBound..<(index + 1)
+            } else {
+                lowered.append(index..<(index + 1))
+            }
+        }
     }
 }
 

@@ -66,45 +66,38 @@ public enum Loudness {
         left: [Float], right: [Float], sampleRate: Int, truePeak: Bool = true, truePeakFloorDBTP: Double = -.infinity
     ) throws(LoudnessError) -> LoudnessMeasurement {
         let floor = truePeakFloorDBTP.isFinite ? pow(10, truePeakFloorDBTP / 20) : 0
-        // Jobs: the loudness of each half (block lists joined afterwards),
+        // Jobs: the loudness of each half (a meter's jobs, joined by it),
         // then the true peak of each channel.
-        let halves = integratedHalves(frames: left.count, sampleRate: sampleRate)
-        let jobs = halves.count + (truePeak ? 2 : 0)
+        let meter = Mixdown.OnOneQueue(try LoudnessMeter(sampleRate: sampleRate, frames: left.count, truePeakFloorDBTP: nil))
+        let halves = meter.value.loudnessJobs
+        let jobs = halves + (truePeak ? 2 : 0)
         let results = Mutex<[Result<(Double, Bool), LoudnessError>?]>(Array(repeating: nil, count: jobs))
-        let states = Mutex<[MeterState]>(Array(repeating: MeterState(pointer: nil), count: halves.count))
         DispatchQueue.concurrentPerform(iterations: jobs) { job in
             let result: Result<(Double, Bool), LoudnessError>
-            if job < halves.count {
+            if job < halves {
                 result = Result { () throws(LoudnessError) in
-                    let state = try loudnessState(left: left, right: right, range: halves[job], sampleRate: sampleRate)
-                    states.withLock { $0[job] = MeterState(pointer: state) }
+                    try left.withUnsafeBufferPointer { (l) throws(LoudnessError) in
+                        try right.withUnsafeBufferPointer { (r) throws(LoudnessError) in
+                            try meter.value.add(job: job, left: l.baseAddress!, right: r.baseAddress!, count: l.count, at: 0)
+                        }
+                    }
                     return (0, true)
                 }
             } else {
-                let channel = job - halves.count == 0 ? left : right
+                let channel = job - halves == 0 ? left : right
                 result = Result { () throws(LoudnessError) in try channelTruePeak(channel, sampleRate: sampleRate, floor: floor) }
             }
             results.withLock { $0[job] = result }
         }
-        var handles = states.withLock { $0 }.map(\.pointer)
-        defer { for index in handles.indices where handles[index] != nil { ebur128_destroy(&handles[index]) } }
         let values = results.withLock { $0 }
         for value in values { _ = try value!.get() }
-        var loudness = 0.0
-        let status = handles.withUnsafeMutableBufferPointer { ebur128_loudness_global_multiple($0.baseAddress, $0.count, &loudness) }
-        guard status == 0 else { throw LoudnessError(description: "no integrated loudness") }
+        let loudness = try meter.value.result().integratedLUFS
         guard truePeak else { return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: -.infinity) }
-        let (leftPeak, leftExact) = try values[halves.count]!.get()
-        let (rightPeak, rightExact) = try values[halves.count + 1]!.get()
+        let (leftPeak, leftExact) = try values[halves]!.get()
+        let (rightPeak, rightExact) = try values[halves + 1]!.get()
         let exact = leftPeak >= rightPeak ? leftExact : rightExact
         let peak = max(leftPeak, rightPeak)
         return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: peak > 0 ? 20 * log10(peak) : -.infinity, truePeakIsExact: exact)
-    }
-
-    /// A libebur128 state handed from a worker thread back to the caller
-    /// (through a mutex; only one thread uses it at a time).
-    struct MeterState: @unchecked Sendable {
-        var pointer: UnsafeMutablePointer<ebur128_state>?
     }
 
     /// How to split `frames` for two loudness passes whose gating blocks
@@ -112,37 +105,47 @@ public enum Loudness {
     /// block every 100 ms, so the second pass starts 300 ms before a
     /// 100 ms-aligned split and its blocks continue the first's grid (only
     /// its filter starts cold, a transient that dies within a few ms of a
-    /// block's 400). Short audio stays in one pass.
-    static func integratedHalves(frames: Int, sampleRate: Int) -> [Range<Int>] {
-        let step = (sampleRate + 5) / 10
+    /// block's 400). Short audio stays in one pass. The first pass takes
+    /// `firstShare` of the audio: a half when both start at once, more
+    /// when the audio arrives while it is measured (the second pass
+    /// starts only once its part arrives).
+    static func integratedHalves(frames: Int, sampleRate: Int, firstShare: Double = 0.5) -> [Range<Int>] {
+        let step = blockStep(sampleRate: sampleRate)
         guard frames > 40 * step else { return [0..<frames] }
-        let split = frames / 2 / step * step
+        let split = max(4 * step, min(frames - 4 * step, Int(Double(frames) * firstShare)) / step * step)
         return [0..<split, (split - 3 * step)..<frames]
     }
 
-    /// A libebur128 state (mode I) fed `range` of a stereo pair; the caller destroys it.
-    static func loudnessState(left: [Float], right: [Float], range: Range<Int>, sampleRate: Int) throws(LoudnessError) -> UnsafeMutablePointer<ebur128_state> {
-        guard let state = ebur128_init(2, UInt(sampleRate), Int32(EBUR128_MODE_I.rawValue)) else {
-            throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)")
+    /// Frames per 100 ms as libebur128 counts them (its gating blocks are
+    /// four of these, one starting every one).
+    static func blockStep(sampleRate: Int) -> Int { (sampleRate + 5) / 10 }
+
+    /// The mean square a loudness stands for (BS.1770: L = −0.691 + 10 log10 z).
+    static func energy(ofLoudness loudness: Double) -> Double {
+        loudness.isFinite ? pow(10, (loudness + 0.691) / 10) : 0
+    }
+
+    /// Integrated loudness of gating-block energies in order (BS.1770-4,
+    /// as libebur128 gates them): blocks under −70 LUFS left out, then
+    /// those more than 10 LU under the mean of the rest; −∞ when none is left.
+    public static func gatedLoudness(_ energies: [Double]) -> Double {
+        let absolute = energy(ofLoudness: -70)
+        var sum = 0.0
+        var count = 0
+        for energy in energies where energy >= absolute {
+            sum += energy
+            count += 1
         }
-        let chunkFrames = 65_536
-        var chunk = [Float](repeating: 0, count: chunkFrames * 2)
-        var start = range.lowerBound
-        while start < range.upperBound {
-            let frames = min(chunkFrames, range.upperBound - start)
-            for index in 0..<frames {
-                chunk[2 * index] = left[start + index]
-                chunk[2 * index + 1] = right[start + index]
-            }
-            let added = chunk.withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, frames) }
-            guard added == 0 else {
-                var handle: UnsafeMutablePointer<ebur128_state>? = state
-                ebur128_destroy(&handle)
-                throw LoudnessError(description: "libebur128 rejected the audio (code \(added))")
-            }
-            start += frames
+        guard count > 0 else { return -.infinity }
+        let relative = sum / Double(count) * pow(10, -10.0 / 10)
+        var gated = 0.0
+        var kept = 0
+        for energy in energies where energy >= absolute && energy >= relative {
+            gated += energy
+            kept += 1
         }
-        return state
+        guard kept > 0 else { return -.infinity }
+        return 10 * log10(gated / Double(kept)) - 0.691
     }
 
     /// The most libebur128's true-peak interpolator can amplify a signal:
@@ -222,37 +225,34 @@ public enum Loudness {
 /// threads of their own, each fed every chunk in order: the loudness of
 /// each half of the audio (libebur128 at ~18 ns a frame is the costly
 /// part; the halves as `Loudness.integratedHalves` splits them, whose
-/// gating blocks together are the single pass's) and the true peaks. The
-/// corresponding C functions are `ebur128_init`, `ebur128_add_frames_float`,
-/// `ebur128_loudness_global_multiple` and `ebur128_true_peak`.
+/// gating blocks together are the single pass's) and the true peaks. With
+/// `blockEnergies`, the energy of every gating block is kept too (see
+/// `BlockMeter`). The corresponding C functions are `ebur128_init`,
+/// `ebur128_add_frames_float`, `ebur128_loudness_global_multiple` and
+/// `ebur128_true_peak`.
 public final class LoudnessMeter {
-    private var states: [UnsafeMutablePointer<ebur128_state>?]
+    private let meters: [BlockMeter]
     private let halves: [Range<Int>]
     private let peaks: [TruePeakTracker]
-    private var interleaved: [[Float]]
     /// Frames fed through `add(left:right:count:)`.
     private var fed = 0
 
     /// A meter for `frames` frames at `sampleRate`; with a floor, the true
-    /// peak is measured too.
-    public init(sampleRate: Int, frames: Int, truePeakFloorDBTP: Double?) throws(LoudnessError) {
-        halves = Loudness.integratedHalves(frames: frames, sampleRate: sampleRate)
-        states = []
-        for _ in halves {
-            guard let state = ebur128_init(2, UInt(sampleRate), Int32(EBUR128_MODE_I.rawValue)) else {
-                for index in states.indices { ebur128_destroy(&states[index]) }
-                throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)")
-            }
-            states.append(state)
+    /// peak is measured too; without `loudness`, only the true peak. The
+    /// first loudness job takes `firstShare` of the audio (see
+    /// `Loudness.integratedHalves`).
+    public init(sampleRate: Int, frames: Int, truePeakFloorDBTP: Double?, loudness: Bool = true, blockEnergies: Bool = false, firstShare: Double = 0.5) throws(LoudnessError) {
+        halves = loudness ? Loudness.integratedHalves(frames: frames, sampleRate: sampleRate, firstShare: firstShare) : []
+        var meters: [BlockMeter] = []
+        for half in halves {
+            meters.append(try BlockMeter(sampleRate: sampleRate, from: half.lowerBound, keepingBlocksFrom: blockEnergies ? 0 : nil))
         }
-        interleaved = halves.map { _ in [] }
+        self.meters = meters
         peaks = truePeakFloorDBTP.map { floor in
             let linear = floor.isFinite ? pow(10, floor / 20) : 0
             return [TruePeakTracker(sampleRate: sampleRate, floor: linear), TruePeakTracker(sampleRate: sampleRate, floor: linear)]
         } ?? []
     }
-
-    deinit { for index in states.indices { ebur128_destroy(&states[index]) } }
 
     /// How many jobs a chunk is measured in: the loudness jobs first
     /// (`loudnessJobs` of them), then the true peaks' when measured.
@@ -277,30 +277,98 @@ public final class LoudnessMeter {
             return
         }
         let range = halves[job].clamped(to: position..<(position + count))
-        guard let state = states[job], !range.isEmpty else { return }
+        guard !range.isEmpty else { return }
         let offset = range.lowerBound - position
-        if interleaved[job].count < 2 * range.count { interleaved[job] = [Float](repeating: 0, count: 2 * range.count) }
-        interleaved[job].withUnsafeMutableBufferPointer { buffer in
-            for index in 0..<range.count {
-                buffer[2 * index] = left[offset + index]
-                buffer[2 * index + 1] = right[offset + index]
-            }
-        }
-        let added = interleaved[job].withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, range.count) }
-        guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
+        try meters[job].add(left: left + offset, right: right + offset, count: range.count)
     }
 
-    /// What was fed, measured.
+    /// The energy of every gating block of what was fed (block `i` spans
+    /// frames `i` × 100 ms ..< (`i` + 4) × 100 ms), when kept.
+    public func blockEnergies() -> [Double] { meters.flatMap(\.energies) }
+
+    /// What was fed, measured (the loudness −∞ when only peaks were).
     public func result() throws(LoudnessError) -> LoudnessMeasurement {
-        var loudness = 0.0
-        let status = states.withUnsafeMutableBufferPointer { ebur128_loudness_global_multiple($0.baseAddress, $0.count, &loudness) }
-        guard status == 0 else { throw LoudnessError(description: "no integrated loudness") }
+        var loudness = -Double.infinity
+        if !meters.isEmpty {
+            var states = meters.map { Optional($0.state) }
+            let status = states.withUnsafeMutableBufferPointer { ebur128_loudness_global_multiple($0.baseAddress, $0.count, &loudness) }
+            guard status == 0 else { throw LoudnessError(description: "no integrated loudness") }
+        }
         guard peaks.count == 2 else { return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: -.infinity) }
         let (left, leftExact) = try peaks[0].finish()
         let (right, rightExact) = try peaks[1].finish()
         let peak = max(left, right)
         return LoudnessMeasurement(integratedLUFS: loudness, truePeakDBTP: peak > 0 ? 20 * log10(peak) : -.infinity,
                                    truePeakIsExact: left >= right ? leftExact : rightExact)
+    }
+}
+
+/// libebur128 (mode I) fed consecutive stereo frames from a 100 ms
+/// boundary on, keeping, when asked, the energy of each gating block it
+/// completes: the mean square of the K-weighted signal over 400 ms, one
+/// block every 100 ms, read from its momentary loudness at each 100 ms
+/// boundary (the same computation libebur128 stores the block with).
+/// Block `i` spans frames `i`·step ..< (`i` + 4)·step, step = 100 ms. With
+/// such energies a measurement can be updated where the audio changed
+/// (`Loudness.gatedLoudness` gates them as libebur128 does). The
+/// corresponding C functions are `ebur128_add_frames_float` and
+/// `ebur128_loudness_momentary`.
+final class BlockMeter {
+    let state: UnsafeMutablePointer<ebur128_state>
+    /// Frames per 100 ms (libebur128's rounding).
+    let step: Int
+    /// The first block kept, or nil to keep none.
+    private let keepFrom: Int?
+    private let start: Int
+    private var position: Int
+    private var interleaved: [Float] = []
+    /// The energies of the blocks kept, in order: from block
+    /// `keepingBlocksFrom` on, or from the first the meter completes.
+    private(set) var energies: [Double] = []
+
+    /// A meter whose first frame is frame `first` of the audio (a multiple
+    /// of 100 ms), keeping the energies of blocks `keepingBlocksFrom` on.
+    init(sampleRate: Int, from first: Int, keepingBlocksFrom keepFrom: Int?) throws(LoudnessError) {
+        guard let state = ebur128_init(2, UInt(sampleRate), Int32(EBUR128_MODE_I.rawValue)) else {
+            throw LoudnessError(description: "libebur128 could not start (2 channels at \(sampleRate) Hz)")
+        }
+        self.state = state
+        step = Loudness.blockStep(sampleRate: sampleRate)
+        precondition(first % step == 0, "a block meter starts on a 100 ms boundary")
+        start = first
+        position = first
+        self.keepFrom = keepFrom
+    }
+
+    deinit {
+        var handle: UnsafeMutablePointer<ebur128_state>? = state
+        ebur128_destroy(&handle)
+    }
+
+    /// The next `count` frames.
+    func add(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(LoudnessError) {
+        var done = 0
+        while done < count {
+            // Kept blocks are read at each 100 ms boundary: fed up to it
+            // (otherwise in pieces of 65,536 frames, interleaved here).
+            let piece = min(count - done, keepFrom == nil ? 65_536 : step - position % step)
+            if interleaved.count < 2 * piece { interleaved = [Float](repeating: 0, count: 2 * piece) }
+            interleaved.withUnsafeMutableBufferPointer { buffer in
+                for index in 0..<piece {
+                    buffer[2 * index] = left[done + index]
+                    buffer[2 * index + 1] = right[done + index]
+                }
+            }
+            let added = interleaved.withUnsafeBufferPointer { ebur128_add_frames_float(state, $0.baseAddress, piece) }
+            guard added == 0 else { throw LoudnessError(description: "libebur128 rejected the audio (code \(added))") }
+            done += piece
+            position += piece
+            if let keepFrom, position % step == 0, position - start >= 4 * step, position / step - 4 >= keepFrom {
+                var momentary = 0.0
+                guard ebur128_loudness_momentary(state, &momentary) == 0 else { throw LoudnessError(description: "no momentary loudness") }
+                energies.append(Loudness.energy(ofLoudness: momentary))
+            }
+        }
     }
 }
 

@@ -165,7 +165,8 @@ extension Mixdown {
         // Pass 1: render into the raw file; each half's loudness measured by
         // a reader following the file (the render never waits for them).
         let rawMeter: OnOneQueue<LoudnessMeter>
-        do { rawMeter = OnOneQueue(try LoudnessMeter(sampleRate: rate, frames: OfflineRender.frameCount(schedule), truePeakFloorDBTP: nil)) } catch {
+        do { rawMeter = OnOneQueue(try LoudnessMeter(sampleRate: rate, frames: OfflineRender.frameCount(schedule), truePeakFloorDBTP: nil, blockEnergies: true,
+                                                      firstShare: 0.65)) } catch {
             throw MixdownError(description: error.description)
         }
         for job in 0..<rawMeter.value.loudnessJobs {
@@ -193,12 +194,14 @@ extension Mixdown {
         let measured: LoudnessMeasurement
         do { measured = try rawMeter.value.result() } catch { throw MixdownError(description: error.description) }
         guard measured.integratedLUFS.isFinite else { throw MixdownError(description: "the mix is silent") }
+        let rawBlocks = rawMeter.value.blockEnergies()
 
         // Pass 2: gain, limiter, measure and encode; again if the target is missed.
         var gainDB = options.targetLUFS - measured.integratedLUFS
         var ceilingDB = options.truePeakCeiling - 0.5  // sample-peak ceiling, below the true-peak one
         for _ in 0..<8 {
-            let result = try limitAndWrite(rawFile, limited: hidden + ".limited", frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)), ceiling: Float(pow(10, ceilingDB / 20)),
+            let result = try limitAndWrite(rawFile, blocks: rawBlocks, limited: hidden + ".limited", frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)),
+                                           ceiling: Float(pow(10, ceilingDB / 20)),
                                            ceilingDBTP: options.truePeakCeiling, to: path, bits: bits, tags: tags, progress: progress)
             let loudnessOK = abs(result.measurement.integratedLUFS - options.targetLUFS) <= 0.05
             let peakOK = result.measurement.truePeakDBTP <= options.truePeakCeiling
@@ -213,34 +216,32 @@ extension Mixdown {
     }
 
     /// One second pass: the raw mix read back a chunk at a time, through
-    /// the gain and the limiter into `limited` (a temporary file), each
-    /// half's loudness measured by a reader following that file; the true
-    /// peaks and the encoding each on a thread of their own. The writer is
-    /// returned unfinished (finish it to keep it).
+    /// the gain and the limiter into `limited` (a temporary file); the true
+    /// peaks and the encoding each on a thread of their own. The loudness
+    /// of the result is measured where the limiter changed the audio:
+    /// every other sample is the raw one times the gain, so a gating block
+    /// the limiter left alone (and the 100 ms before it, where the
+    /// K-weighting filter's memory reaches) has the raw block's energy
+    /// (`blocks`, from the first pass) times the gain squared; the blocks
+    /// it touched are read back and measured by libebur128, on two threads
+    /// while the encoding goes on, and all are gated together. The writer
+    /// is returned unfinished (finish it to keep it).
     private static func limitAndWrite(
-        _ raw: ChunkFile, limited path: String, frames: Int, rate: Int, gain: Float, ceiling: Float, ceilingDBTP: Double, to output: String, bits: Int,
-        tags: AudioTags, progress: ((Double) -> Void)?
+        _ raw: ChunkFile, blocks rawBlocks: [Double], limited path: String, frames: Int, rate: Int, gain: Float, ceiling: Float, ceilingDBTP: Double, to output: String,
+        bits: Int, tags: AudioTags, progress: ((Double) -> Void)?
     ) throws(MixdownError) -> (writer: AudioFileWriter, measurement: LoudnessMeasurement) {
         let writer: OnOneQueue<AudioFileWriter>
-        let meter: OnOneQueue<LoudnessMeter>
+        let peaks: OnOneQueue<LoudnessMeter>
         do {
             writer = OnOneQueue(try AudioFileWriter(path: output, sampleRate: rate, bits: bits, tags: tags))
+            peaks = OnOneQueue(try LoudnessMeter(sampleRate: rate, frames: frames, truePeakFloorDBTP: ceilingDBTP, loudness: false))
         } catch {
-            throw MixdownError(description: error.description)
-        }
-        do {
-            meter = OnOneQueue(try LoudnessMeter(sampleRate: rate, frames: frames, truePeakFloorDBTP: ceilingDBTP))
-        } catch {
-            throw MixdownError(description: error.description)
+            throw MixdownError(description: "\(error)")
         }
         let limitedFile = try ChunkFile(path: path)
-        for job in 0..<meter.value.loudnessJobs {
-            limitedFile.follow(from: meter.value.firstFrame(ofJob: job)) { chunk, position in try meter.value.add(job: job, chunk, at: position) }
-        }
-        let peaks = meter.value.loudnessJobs
         let pipeline = ChunkPipeline(jobs: 2) { job, out, position in
             if job == 0 {
-                try meter.value.add(job: peaks, out, at: position)
+                try peaks.value.add(job: 0, out, at: position)
             } else {
                 try out.left.withUnsafeBufferPointer { (left) throws in
                     try out.right.withUnsafeBufferPointer { (right) throws in try writer.value.write(left: left.baseAddress!, right: right.baseAddress!, frames: out.count) }
@@ -276,9 +277,78 @@ extension Mixdown {
                 progress?(0.5 + 0.5 * Double(index + 1) / Double(max(raw.count, 1)))
             }
         }
+        // The blocks the limiter touched, measured again (the encoding goes on meanwhile).
+        let step = Loudness.blockStep(sampleRate: rate)
+        let work = share(touchedBlocks(limiter.lowered, step: step, blocks: rawBlocks.count), in: 2)
+        let remeasured = Mutex<[(first: Int, energies: [Double])]>([])
+        let failure = Mutex<String?>(nil)
+        DispatchQueue.concurrentPerform(iterations: work.count) { part in
+            for run in work[part] {
+                do {
+                    let energies = try limitedFile.blockEnergies(run, step: step, sampleRate: rate)
+                    remeasured.withLock { $0.append((run.lowerBound, energies)) }
+                } catch {
+                    failure.withLock { $0 = $0 ?? "\(error)" }
+                }
+            }
+        }
         try pipeline.finish()
-        try limitedFile.waitForReaders()
-        do { return (writer.value, try meter.value.result()) } catch { throw MixdownError(description: error.description) }
+        if let problem = failure.withLock({ $0 }) { throw MixdownError(description: problem) }
+        let squared = Double(gain) * Double(gain)
+        var blocks = rawBlocks.map { $0 * squared }
+        for (first, energies) in remeasured.withLock({ $0 }) { blocks.replaceSubrange(first..<(first + energies.count), with: energies) }
+        do {
+            var measurement = try peaks.value.result()
+            measurement.integratedLUFS = Loudness.gatedLoudness(blocks)
+            return (writer.value, measurement)
+        } catch {
+            throw MixdownError(description: error.description)
+        }
+    }
+
+    /// The gating blocks (step-long steps; block `i` spans steps `i`…`i`+3)
+    /// whose energy samples in `lowered` can change: those holding one, and
+    /// those starting within a step after one (the K-weighting filter's
+    /// memory, which dies away within a few ms). Runs of blocks, in order,
+    /// runs less than five blocks apart joined (a run measured on its own
+    /// needs a step before it to warm the filter).
+    static func touchedBlocks(_ lowered: [Range<Int>], step: Int, blocks: Int) -> [Range<Int>] {
+        var runs: [Range<Int>] = []
+        for samples in lowered where !samples.isEmpty {
+            let first = max(0, samples.lowerBound / step - 3)
+            let last = min(blocks - 1, (samples.upperBound - 1) / step + 1)
+            guard first <= last else { continue }
+            if let previous = runs.last, first < previous.upperBound + 5 {
+                runs[runs.count - 1] = previous.lowerBound..<max(previous.upperBound, last + 1)
+            } else {
+                runs.append(first..<(last + 1))
+            }
+        }
+        return runs
+    }
+
+    /// `runs` of blocks shared out in `parts` lists of about the same
+    /// number of blocks (a run cut where a share is full), in order.
+    static func share(_ runs: [Range<Int>], in parts: Int) -> [[Range<Int>]] {
+        let total = runs.reduce(0) { $0 + $1.count }
+        var shares: [[Range<Int>]] = Array(repeating: [], count: parts)
+        var part = 0
+        var filled = 0
+        for whole in runs {
+            var run = whole
+            while !run.isEmpty {
+                let room = (total * (part + 1) + parts - 1) / parts - filled
+                let taken = part == parts - 1 ? run.count : min(run.count, room)
+                guard taken > 0 else {
+                    part += 1
+                    continue
+                }
+                shares[part].append(run.lowerBound..<(run.lowerBound + taken))
+                filled += taken
+                run = (run.lowerBound + taken)..<run.upperBound
+            }
+        }
+        return shares.filter { !$0.isEmpty }
     }
 
     /// A temporary file of chunks (each chunk's left samples, then its
@@ -306,7 +376,9 @@ extension Mixdown {
             unlink(path)
         }
 
-        deinit { close(descriptor) }
+        // Closing frees the file's space, which takes the kernel a while
+        // for a long mix: not on the way out of the mixdown.
+        deinit { DispatchQueue.global(qos: .utility).async { [descriptor] in close(descriptor) } }
 
         /// The chunks written.
         var count: Int {
@@ -350,6 +422,50 @@ extension Mixdown {
                 && chunk.right.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, bytes, off_t(frame * 8 + bytes)) } == bytes
             guard read else { throw MixdownError(description: "\(path): the mix could not be read back") }
             return chunk
+        }
+
+        /// The energies of gating blocks `blocks` (see `BlockMeter`) of the
+        /// audio written, read back 65,536 frames at a time from a step
+        /// before the first (the filter warmed there, as in one pass).
+        func blockEnergies(_ blocks: Range<Int>, step: Int, sampleRate: Int) throws(MixdownError) -> [Double] {
+            let first = max(0, blocks.lowerBound - 1) * step
+            let end = (blocks.upperBound + 3) * step
+            do {
+                let meter = try BlockMeter(sampleRate: sampleRate, from: first, keepingBlocksFrom: blocks.lowerBound)
+                var frame = first
+                var piece = Stereo(capacity: Mixdown.chunkFrames)
+                while frame < end {
+                    try read(frame..<min(end, frame + Mixdown.chunkFrames), into: &piece)
+                    try piece.left.withUnsafeBufferPointer { (left) throws(LoudnessError) in
+                        try piece.right.withUnsafeBufferPointer { (right) throws(LoudnessError) in try meter.add(left: left.baseAddress!, right: right.baseAddress!, count: piece.count) }
+                    }
+                    frame += piece.count
+                }
+                return meter.energies
+            } catch let error as MixdownError {
+                throw error
+            } catch {
+                throw MixdownError(description: "\(error)")
+            }
+        }
+
+        /// Frames `range` of the audio written into `piece` (which has room).
+        func read(_ range: Range<Int>, into piece: inout Stereo) throws(MixdownError) {
+            state.lock()
+            let layout = chunks
+            state.unlock()
+            piece.count = 0
+            for (frame, count) in layout where frame < range.upperBound && frame + count > range.lowerBound {
+                let from = max(frame, range.lowerBound)
+                let length = min(frame + count, range.upperBound) - from
+                let bytes = length * 4
+                let offset = piece.count
+                let read = piece.left.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset * 4, bytes, off_t(frame * 8 + (from - frame) * 4)) } == bytes
+                    && piece.right.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset * 4, bytes, off_t(frame * 8 + count * 4 + (from - frame) * 4)) } == bytes
+                guard read else { throw MixdownError(description: "\(path): the mix could not be read back") }
+                piece.count += length
+            }
+            guard piece.count == range.count else { throw MixdownError(description: "\(path): the mix could not be read back (frames \(range) not written)") }
         }
 
         /// `body` on a thread of its own for every chunk holding frames at

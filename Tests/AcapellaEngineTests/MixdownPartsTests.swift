@@ -204,6 +204,70 @@ func burstySignal(frames: Int, seed: UInt64, peak: Float) -> ([Float], [Float]) 
         }
     }
 
+    /// The gating blocks' energies, kept while fed in odd chunks (one pass
+    /// and two joined), gated as libebur128 gates them, give libebur128's
+    /// own integrated loudness: with silence (under the absolute gate) and
+    /// quiet passages (under the relative gate) in the audio.
+    @Test func blockEnergiesGateToLibebur128sLoudness() throws {
+        var (left, right) = burstySignal(frames: 48_000 * 30, seed: 21, peak: 0.6)
+        for index in 48_000..<(48_000 * 4) { left[index] = 0; right[index] = 0 }  // silence
+        for index in (48_000 * 10)..<(48_000 * 14) { left[index] *= 0.01; right[index] *= 0.01 }  // 40 dB quieter
+        let single = try Loudness.measure(interleaved: Array(zip(left, right).flatMap { [$0, $1] }), channels: 2, sampleRate: 48_000)
+        for share in [1.0, 0.5, 0.65] {
+            let meter = try LoudnessMeter(sampleRate: 48_000, frames: left.count, truePeakFloorDBTP: nil, blockEnergies: true, firstShare: share)
+            var done = 0
+            for size in [1_000, 65_536, 4_800, 7, 100_003].cycled(until: left.count) {
+                let count = min(size, left.count - done)
+                for job in 0..<meter.loudnessJobs {
+                    try meter.add(job: job, left: Array(left[done..<done + count]), right: Array(right[done..<done + count]), count: count, at: done)
+                }
+                done += count
+                if done == left.count { break }
+            }
+            let blocks = meter.blockEnergies()
+            #expect(blocks.count == left.count / 4_800 - 3, "one energy per block")
+            let gated = Loudness.gatedLoudness(blocks)
+            #expect(abs(gated - (try meter.result().integratedLUFS)) < 1e-9, "share \(share): \(gated) vs libebur128 over the same states")
+            #expect(abs(gated - single.integratedLUFS) < 0.001, "share \(share): \(gated) vs \(single.integratedLUFS)")
+            // Both gates at work: the silence's blocks under −70 LUFS, the quiet passage's under the relative gate.
+            let absolute = Loudness.energy(ofLoudness: -70), relative = Loudness.energy(ofLoudness: single.integratedLUFS - 20)
+            #expect(blocks.filter { $0 < absolute }.count >= 25 && blocks.filter { $0 >= absolute && $0 < relative }.count >= 30)
+        }
+    }
+
+    /// The blocks a lowered run of samples can change: those holding it
+    /// and the one starting a step after it (the filter's memory); runs
+    /// joined when less than five blocks apart; shares balanced.
+    @Test func theBlocksTheLimiterTouched() {
+        let step = 4_800
+        #expect(Mixdown.touchedBlocks([10 * step + 5..<10 * step + 6], step: step, blocks: 100) == [7..<12])
+        #expect(Mixdown.touchedBlocks([0..<1, 98 * step..<99 * step], step: step, blocks: 100) == [0..<2, 95..<100])
+        #expect(Mixdown.touchedBlocks([10 * step..<10 * step + 1, 18 * step..<18 * step + 1], step: step, blocks: 100) == [7..<20])
+        #expect(Mixdown.touchedBlocks([10 * step..<10 * step + 1, 20 * step..<20 * step + 1], step: step, blocks: 100) == [7..<12, 17..<22])
+        #expect(Mixdown.share([0..<10, 20..<24], in: 2) == [[0..<7], [7..<10, 20..<24]])
+        #expect(Mixdown.share([3..<4], in: 2) == [[3..<4]])
+        #expect(Mixdown.share([], in: 2).isEmpty)
+    }
+
+    /// The loudness the streamed mixdown reports — the limiter's untouched
+    /// blocks from the first pass times the gain, the touched ones measured
+    /// again — is libebur128's measurement of the file it wrote, with the
+    /// limiter working hard in places (a loud target).
+    @Test func theReportedLoudnessIsTheFilesLoudness() throws {
+        let score = try song("amazing-grace.acasong")
+        for target in [-16.0, -9.0] {
+            var options = MixdownOptions()
+            options.targetLUFS = target
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-mix-\(UUID().uuidString).wav").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let (_, reported) = try Mixdown.mix(score, options: options, to: path, bits: 24)
+            let written = try AudioFile.read(path)
+            let measured = try Loudness.measure(interleaved: written.samples, channels: 2, sampleRate: 48_000)
+            #expect(abs(reported.integratedLUFS - measured.integratedLUFS) < 0.001, "target \(target): reported \(reported.integratedLUFS), the file \(measured.integratedLUFS)")
+            #expect(abs(measured.integratedLUFS - target) <= 0.051, "target \(target): \(measured.integratedLUFS)")
+        }
+    }
+
     /// `Mixdown.mix(…to:)` writes what the in-memory mix makes: the same
     /// length, samples within a 24-bit step, the loudness on target.
     @Test func theFileIsTheInMemoryMix() throws {
