@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "acapella-fuzz-midi", targets: ["AcapellaFuzzMIDI"]),
         .executable(name: "acapella-fuzz-manifest", targets: ["AcapellaFuzzManifest"]),
         .executable(name: "acapella-fuzz-settings", targets: ["AcapellaFuzzSettings"]),
+        .executable(name: "acapella-fuzz-lrc", targets: ["AcapellaFuzzLRC"]),
     ],
     targets: [
         // MARK: C libraries from Debian, found through pkg-config.
@@ -187,6 +188,11 @@ let package = Package(
         .executableTarget(
             name: "AcapellaFuzzSettings",
             dependencies: ["AcapellaControl", "AcapellaFuzzSupport"],
+            swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        .executableTarget(
+            name: "AcapellaFuzzLRC",
+            dependencies: ["AcapellaScore", "AcapellaFuzzSupport"],
             swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
 
         // Interposes malloc to count the render thread's allocations; only

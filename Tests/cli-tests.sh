@@ -115,6 +115,13 @@ expect "mix every verse" 0 "$acapella" mix Songs/amazing-grace.acasong -o "$work
   check "timed words beside the mix" equals "$(sed -n '6p' "$work/ag-all.lrc")" "[00:35.83]'Twas grace that taught my heart to fear,"
 expect "mix verse 2" 0 "$acapella" mix Songs/amazing-grace.acasong -o "$work/ag2.wav" --verse 2 &&
   check "verse 2 words" equals "$(sed -n '2p' "$work/ag2.lrc")" "[00:00.00]'Twas grace that taught my heart to fear,"
+expect "export-lrc verse 2" 0 "$acapella" export-lrc Songs/amazing-grace.acasong -o "$work/ag2-words.lrc" --verse 2 &&
+  check "export-lrc says what it wrote" equals "$out" "wrote $work/ag2-words.lrc: 4 lines, 28 syllables stamped, verse 2 of Soprano" &&
+  check "every syllable stamped to the millisecond" equals "$(sed -n '3p' "$work/ag2-words.lrc")" "[00:00.000]<00:00.000>'Twas <00:00.833>grace <00:02.500>that <00:03.333>taught <00:05.000>my <00:05.833>heart <00:07.500>to <00:08.333>fear,"
+expect "export-lrc lines only, slower" 0 "$acapella" export-lrc Songs/amazing-grace.acasong -o "$work/ag-lines.lrc" --lines-only --tempo 0.9 --part alto &&
+  check "lines without word stamps, at the slower tempo" equals "$(sed -n '4p' "$work/ag-lines.lrc")" "[00:11.111]that saved a wretch like me I once"
+expect "export-lrc verse past the last" 1 "$acapella" export-lrc Songs/amazing-grace.acasong -o "$work/x.lrc" --verse 3 &&
+  check "export-lrc verse message" equals "$err" "acapella export-lrc: error: Songs/amazing-grace.acasong: has 2 verses; --verse 3 names none"
 expect "mix verse past the last" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --verse 3 &&
   check "verse message" equals "$err" "acapella mix: error: Songs/amazing-grace.acasong: the song has 2 verses; --verse expects 1–2 or all"
 expect "mix bad verse" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --verse second &&

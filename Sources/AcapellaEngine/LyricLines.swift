@@ -8,12 +8,16 @@ public import AcapellaScore
 public struct LyricLines: Sendable {
     /// Line text and the song sample it starts on, in order.
     public let lines: [(start: Int64, text: String)]
+    /// Each line's syllables and the song samples they start on; a
+    /// syllable that ends a word (not the line) carries the space after it.
+    public let syllables: [[(start: Int64, text: String)]]
 
     /// The lines of verse `verse` of `part` on `schedule`; `pickupTicks`
     /// the song's pickup, `writtenMeasure` maps a measure of an unfolded
     /// song to the written one (`Score.writtenMeasure`).
     public init(part: Part, schedule: Schedule, verse: Int = 1, pickupTicks: Int = 0, writtenMeasure: (Int) -> Int = { $0 }) {
         var lines: [(start: Int64, text: String)] = []
+        var syllables: [[(start: Int64, text: String)]] = []
         var currentGroup = Int.min
         var text = ""
         var joinNext = false
@@ -30,21 +34,37 @@ public struct LyricLines: Sendable {
             if group != currentGroup && !(joinNext && pass == currentGroup >> 32) {
                 if !text.isEmpty { lines[lines.count - 1].text = text }
                 lines.append((sample, ""))
+                syllables.append([])
                 currentGroup = group
                 text = ""
                 joinNext = false
             }
             text += (text.isEmpty || joinNext ? "" : " ") + lyric.text + (lyric.continuesWord ? "-" : "")
+            if !joinNext, let last = syllables[syllables.count - 1].indices.last { syllables[syllables.count - 1][last].text += " " }
+            syllables[syllables.count - 1].append((sample, lyric.text))
             joinNext = lyric.continuesWord
         }
         if !text.isEmpty && !lines.isEmpty { lines[lines.count - 1].text = text }
         self.lines = lines
+        self.syllables = syllables
     }
 
     /// The line being sung at `sample` ("" before the first).
     public func line(at sample: Int64) -> String {
         let index = lines.partitionIndex { $0.start > sample } - 1
         return index >= 0 ? lines[index].text : ""
+    }
+
+    /// The lines as timed lyrics from sample 0 at `sampleRate`, to the
+    /// millisecond: each line at its first syllable, and (with `words`)
+    /// each syllable stamped (enhanced LRC: `<mm:ss.xxx>A<…>maz<…>ing `).
+    public func timedLyrics(sampleRate: Int, title: String?, artist: String? = nil, words: Bool = true) -> LRC {
+        func milliseconds(_ sample: Int64) -> Int { Int((max(0, sample) * 1_000 + Int64(sampleRate / 2)) / Int64(sampleRate)) }
+        let timed = zip(lines, syllables).map { line, syllables in
+            let stamped = syllables.map { LRC.Word(milliseconds: milliseconds($0.start), text: $0.text) }
+            return LRC.Line(milliseconds: milliseconds(line.start), text: stamped.map(\.text).joined(), words: words ? stamped : [])
+        }
+        return LRC(title: title, artist: artist, lines: timed)
     }
 
     /// The lines as an LRC file (`[mm:ss.xx]line`), the timed-lyrics form

@@ -211,6 +211,18 @@ let commands: [Subcommand] = [
         details: "Format 1 at 960 ticks a quarter (the song's own: every note on its exact tick): a conductor track\nwith the title, the tempo map, meters and key signatures, then a track per part named after it\n(General MIDI Choir Aahs), tied notes as one, each syllable a lyric event on its note (a\nsyllable the word goes on from ends in '-').",
         run: runExportMIDI),
     Subcommand(
+        name: "export-lrc", summary: "write a song's words as timed lyrics (LRC): a line a phrase, every syllable stamped",
+        positionals: "SONG", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT.lrc", help: "the lyrics file", required: true),
+            OptionSpec(names: ["--verse"], valueName: "N", help: "which verse (default 1)"),
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "whose words (default: the first part with words)"),
+            OptionSpec(names: ["--tempo"], valueName: "X", help: "tempo multiplier of the track they go with, e.g. 0.9 (default 1)"),
+            OptionSpec(names: ["--lines-only"], valueName: nil, help: "no word stamps (for players that show them as text)"),
+        ],
+        details: "Times to the millisecond from the song's tempo map, from the song's start (as in a mix): a line\nevery four measures ([mm:ss.xxx]), each syllable stamped (<mm:ss.xxx>, enhanced LRC), the title\nand composer as [ti:] and [ar:].",
+        run: runExportLRC),
+    Subcommand(
         name: "engrave", summary: "engrave a song (.acasong or MusicXML) as notation: SVG for the screen, PDF to print",
         positionals: "SONG", positionalCount: 1...1,
         options: [
@@ -393,13 +405,7 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     case let other: throw CLIError("--tones expects include or omit, not '\(other)'")
     }
     options.practicePart = arguments.value("--practice")
-    var tempo: Rational?
-    if let text = arguments.value("--tempo") {
-        guard let scale = parseMultiplier(text), scale.numerator * 4 >= scale.denominator, scale.numerator <= 4 * scale.denominator else {
-            throw CLIError("--tempo expects a multiplier from 0.25 to 4, like 0.9, not '\(text)'")
-        }
-        tempo = scale
-    }
+    let tempo = try tempoMultiplier(arguments)
     let transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: -24...24)
     /// The tempo and key asked for on the command line, over any other.
     func commandLineWins() {
@@ -492,4 +498,13 @@ func drawProgress(_ fraction: Double, label: String) {
     let filled = Int(fraction * Double(width))
     let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
     FileHandle.standardError.write(Data("\r\(label) \(bar) \(Int(fraction * 100))%".utf8))
+}
+
+/// `--tempo X`: a multiplier from 0.25 to 4 (nil when not given).
+func tempoMultiplier(_ arguments: ParsedArguments) throws -> Rational? {
+    guard let text = arguments.value("--tempo") else { return nil }
+    guard let scale = parseMultiplier(text), scale.numerator * 4 >= scale.denominator, scale.numerator <= 4 * scale.denominator else {
+        throw CLIError("--tempo expects a multiplier from 0.25 to 4, like 0.9, not '\(text)'")
+    }
+    return scale
 }
