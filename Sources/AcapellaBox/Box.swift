@@ -380,7 +380,8 @@ public enum Box {
         rig.start()
         io.service.ready(status: status("stopped"))
 
-        var latency = LatencyLog()
+        var latency = LatencyLog(what: "input to engine", noun: "inputs")
+        var keyLatency = LatencyLog(what: "keyboard to sound", noun: "keys")
         var problemsSeen = 0
         var takesSeen = 0
         var lights: Set<String> = []
@@ -401,7 +402,9 @@ public enum Box {
                     switch effect {
                     case .engine(let commands):
                         for command in commands { rig.control.send(command) }
-                        if let stamp { latency.sent(stamp: stamp, commandsSent: rig.link.commandsSent) }
+                        if let stamp {
+                            if case .key = input { keyLatency.sent(stamp: stamp, commandsSent: rig.link.commandsSent) } else { latency.sent(stamp: stamp, commandsSent: rig.link.commandsSent) }
+                        }
                     case .retime(let retime):
                         queue.append(.retimed(Result { () throws(EngineControlError) in
                             try rig.control.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn)
@@ -529,6 +532,7 @@ public enum Box {
                 }
             }
             for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
+            for key in io.hub.takeKeys() { feed(.key(note: key.note, velocity: key.velocity), stamp: key.nanoseconds) }
             for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             // Songs dropped into songs/: MusicXML imported, each said; new songs join the library.
             if let watch = io.songsWatch, ready.contains(watch.fileDescriptor), watch.drain() {
@@ -592,6 +596,7 @@ public enum Box {
             if let seconds = options.seconds, Double(now - io.started) / 1e9 >= seconds { feed(.quit) }
             let snapshot = rig.link.snapshot()
             latency.observe(snapshot, commandsSent: rig.link.commandsSent)
+            keyLatency.observe(snapshot, commandsSent: rig.link.commandsSent)
             rig.link.collectRetired()
             if let ended = session.ended {
                 end = ended
@@ -632,7 +637,9 @@ public enum Box {
         for take in project.manifest.takes where recorded.contains(take.id) {
             log("take \(take.id) (\(take.part)) \(take.state.rawValue): \(String(format: "%.1f", Double(take.frames) / Double(project.manifest.sampleRate))) s, \(take.file)")
         }
-        if let summary = latency.summary(periodFrames: device.periodFrames, sampleRate: device.sampleRate) { log(summary) }
+        for figures in [latency, keyLatency] {
+            if let summary = figures.summary(periodFrames: device.periodFrames, sampleRate: device.sampleRate) { log(summary) }
+        }
         if let summary = rig.renderSummary { log(summary) }
         options.tempoPercent = session.context.tempoPercent
         if session.context.verseLines.count > 1 { options.verse = session.context.verse }
@@ -644,10 +651,19 @@ public enum Box {
 /// Input-to-engine latency, measured as it happens: from an input's
 /// timestamp (the kernel's, for a GPIO edge) to the start of the period
 /// that applied the commands it became (the device's stamp, echoed by the
-/// engine). Diagnostics only.
+/// engine) — for a keyboard's key, the period its tone starts sounding in,
+/// from its first sample. Diagnostics only.
 struct LatencyLog {
+    /// "input to engine", and what it counts ("inputs").
+    let what: String
+    let noun: String
     private var pending: (stamp: Int64, commands: Int64)?
     private(set) var samples: [Int64] = []
+
+    init(what: String, noun: String) {
+        self.what = what
+        self.noun = noun
+    }
 
     mutating func sent(stamp: Int64, commandsSent: Int64) {
         pending = (stamp, commandsSent)
@@ -668,7 +684,7 @@ struct LatencyLog {
         let sorted = samples.sorted()
         let median = Double(sorted[sorted.count / 2]) / 1e6
         let p99 = Double(sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]) / 1e6
-        return String(format: "input to engine: %d inputs, median %.2f ms, p99 %.2f ms, worst %.2f ms (a period is %.2f ms)", sorted.count, median, p99,
+        return String(format: "%@: %d %@, median %.2f ms, p99 %.2f ms, worst %.2f ms (a period is %.2f ms)", what, sorted.count, noun, median, p99,
                       Double(sorted.last!) / 1e6, Double(periodFrames) * 1_000 / Double(sampleRate))
     }
 }

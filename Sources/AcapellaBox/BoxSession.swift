@@ -60,6 +60,8 @@ public struct BoxSession: Sendable {
         public var playOnceAndQuit = false
         /// The lyric lines of the part, one per verse (at least one).
         public var verseLines: [LyricLines]
+        /// The song's key changes (written keys; the schedule's transposition applies).
+        public var keys: [KeyChange]
         /// The verse the lyric line follows (1-based; kept across songs and
         /// parts, the song's last when it has fewer).
         public var verse = 1 {
@@ -84,10 +86,12 @@ public struct BoxSession: Sendable {
             self.countIn = countIn
             let part = score.parts[partIndex]
             verseLines = (1...max(1, part.verseCount)).map { LyricLines(part: part, schedule: schedule, verse: $0, pickupTicks: score.pickupTicks, writtenMeasure: score.writtenMeasure) }
+            keys = score.keys
         }
 
         /// The part being rehearsed.
         public var partName: String { partNames[partIndex] }
+
 
         /// Every tag of the library, in the order of first use, once each (case aside).
         public var allTags: [String] {
@@ -106,6 +110,8 @@ public struct BoxSession: Sendable {
     public enum Input: Sendable {
         /// A control action (a key, a MIDI event, a foot switch).
         case action(ControlAction)
+        /// A MIDI keyboard's key pressed (`velocity` 1…127) or released (0).
+        case key(note: Int, velocity: Int)
         /// `?` on the console: the key help, page by page.
         case help
         /// `q` on the console: quit (a take in progress is finished first).
@@ -187,6 +193,8 @@ public struct BoxSession: Sendable {
     /// Whether the singer's own guide is muted (it is while they sing it).
     public private(set) var guideMuted = true
     public private(set) var soloed = false
+    /// The drone sounds (toggled by `drone`).
+    public private(set) var droneOn = false
     /// Until when the web page's address and code show (the control loop's
     /// clock, ms; set by the first tick, ended by any action).
     var webUntil: Int64?
@@ -276,6 +284,14 @@ public struct BoxSession: Sendable {
 
     // MARK: Handling
 
+    /// A keyboard's key as a tone outside the song: at the song's
+    /// transposition, the velocity as its level, until the key is released.
+    func keyboard(note: Int, velocity: Int) -> EngineCommand {
+        guard velocity > 0 else { return .releaseTones(note..<(note + 1)) }
+        let sounding = note + context.schedule.options.transpose
+        return .tone(key: note, frequency: 440 * pow(2, Double(sounding - 69) / 12), level: Float(min(127, velocity)) / 127, samples: 0)
+    }
+
     /// What `input` means now, given what the engine last published.
     public mutating func handle(_ input: Input, snapshot: EngineSnapshot) -> [Effect] {
         guard ended == nil else { return [] }
@@ -287,6 +303,8 @@ public struct BoxSession: Sendable {
             }
             webUntil = min(webUntil ?? now, now)  // and the web page's address
             effects += act(action, snapshot: snapshot)
+        case .key(let note, let velocity):
+            effects.append(.engine([keyboard(note: note, velocity: velocity)]))
         case .help:
             let next = (help?.page ?? -1) + 1
             help = next < context.helpPageCount ? (next, now + Self.helpMilliseconds) : nil
@@ -606,6 +624,29 @@ public struct BoxSession: Sendable {
             guard let tone = context.schedule.tones[context.partIndex].toneToSing(at: position) else { return [say("\(context.partName) has no notes")] }
             let samples = Int(Self.referenceSeconds * Double(context.schedule.options.sampleRate))
             return [.engine([.reference(frequency: tone.frequency, samples: samples)]), say("your note: \(NoteName.name(tone.midi))")]
+        case .giveMeMyChord:
+            let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
+            let samples = Int(Self.referenceSeconds * Double(context.schedule.options.sampleRate))
+            var commands: [EngineCommand] = []
+            var names: [String] = []
+            for (part, tones) in context.schedule.tones.enumerated() {
+                guard let tone = tones.toneToSing(at: position) else { continue }
+                commands.append(.tone(key: VoicePool.chordKey + part, frequency: tone.frequency, level: 0.6, samples: samples))
+                names.append("\(context.partNames[part].prefix(1)) \(NoteName.name(tone.midi))")
+            }
+            guard !commands.isEmpty else { return [say("no part has a note here")] }
+            return [.engine(commands), say("the chord: " + names.joined(separator: ", "))]
+        case .drone:
+            droneOn.toggle()
+            guard droneOn else { return [.engine([.releaseTones(VoicePool.droneKey..<(VoicePool.droneKey + 1))]), say("drone off")] }
+            let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
+            let key = context.keys.key(atMeasure: context.schedule.measure(at: position))
+            let tonic = (key.tonicPitchClass + context.schedule.options.transpose % 12 + 12) % 12
+            // The tonic at or below the singer's note (the part's next note), else in the octave below middle C.
+            let under = context.schedule.tones[context.partIndex].toneToSing(at: position)?.midi ?? 59
+            let midi = under - ((under - tonic) % 12 + 12) % 12
+            let frequency = 440 * pow(2, Double(midi - 69) / 12)
+            return [.engine([.tone(key: VoicePool.droneKey, frequency: frequency, level: 0.5, samples: 0)]), say("drone \(NoteName.name(midi)) (the tonic of \(key)) on")]
         case .tempoUp, .tempoDown:
             let wanted = min(150, max(50, context.tempoPercent + (request == .tempoUp ? 5 : -5)))
             guard wanted != context.tempoPercent else { return [say("tempo \(wanted) % is the \(request == .tempoUp ? "fastest" : "slowest")")] }

@@ -20,6 +20,7 @@ public final class ControlHub {
     var interpreter: MIDIInterpreter
     var switches: [(device: GPIOSwitch, gestures: GestureRecognizer)] = []
     private var reportedConnections = 0
+    private var keys: [StampedKey] = []
     private var reportedWarnings = 0
 
     /// Opens what the configuration names.
@@ -58,6 +59,20 @@ public final class ControlHub {
         public var nanoseconds: Int64
     }
 
+    /// A keyboard's key pressed (`velocity` 1…127) or released (0), and
+    /// when it was read, monotonic nanoseconds.
+    public struct StampedKey: Hashable, Sendable {
+        public var note: Int
+        public var velocity: Int
+        public var nanoseconds: Int64
+    }
+
+    /// The keyboard's keys read by `take(ready:)` since the last call.
+    public func takeKeys() -> [StampedKey] {
+        defer { keys = [] }
+        return keys
+    }
+
     /// The actions of whatever input is ready (`ready`: the descriptors
     /// `poll` found readable), without waiting; and any foot-switch hold
     /// whose time has come.
@@ -66,7 +81,11 @@ public final class ControlHub {
         let now = MonotonicClock.nanoseconds()
         if let midi, midi.pollDescriptors.contains(where: { ready.contains($0.fd) }) {
             for message in decoder.feed(midi.readReady()) {
-                if let action = interpreter.action(for: message) { actions.append(StampedAction(action: action, nanoseconds: now)) }
+                switch interpreter.meaning(of: message) {
+                case .action(let action): actions.append(StampedAction(action: action, nanoseconds: now))
+                case .key(let note, let velocity): keys.append(StampedKey(note: note, velocity: velocity, nanoseconds: now))
+                case nil: break
+                }
             }
         }
         for index in switches.indices {

@@ -29,6 +29,10 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     case discardTake = "discard-take"
     case undoTake = "undo-take"
     case giveMeMyNote = "give-me-my-note"
+    /// Every part's note at once (where each part is, or next sings).
+    case giveMeMyChord = "give-me-my-chord"
+    /// A held tone of the key's tonic under the singer's note, on or off.
+    case drone
     /// Set the punch range to the take analysis's first suggestion.
     case punchWorst = "punch-worst"
     case nextVerse = "next-verse"
@@ -80,6 +84,51 @@ public struct MIDIInterpreter: Hashable, Sendable {
     /// This box's MMC device id (0x7F commands are obeyed too).
     public var machineControlDevice: Int
     var down: Set<Int> = []  // channel × 128 + controller currently at or above the threshold
+    /// Which channel's notes sound as a keyboard (notes bound to an action never do).
+    public var keyboard: KeyboardChannel = .any
+    /// Notes sounding from the keyboard (channel × 128 + note), so a note-off
+    /// is passed on only for a note that sounded.
+    var sounding: Set<Int> = []
+
+    /// Where a MIDI keyboard's notes come from.
+    public enum KeyboardChannel: Hashable, Sendable {
+        case off
+        case any
+        /// One channel, 1…16.
+        case channel(Int)
+
+        func includes(_ channel: Int) -> Bool {
+            switch self {
+            case .off: false
+            case .any: true
+            case .channel(let only): only == channel
+            }
+        }
+    }
+
+    /// What a message means: an action, a key of the keyboard, or nothing.
+    public enum Meaning: Hashable, Sendable {
+        case action(ControlAction)
+        /// A keyboard's key: pressed at `velocity` 1…127, or released (0).
+        case key(note: Int, velocity: Int)
+    }
+
+    /// What a message means: a bound event's action; a note no binding
+    /// takes, on the keyboard's channel, as a key (pressed or released).
+    public mutating func meaning(of message: MIDIMessage) -> Meaning? {
+        switch message {
+        case .noteOn(let channel, let note, let velocity):
+            if let action = match(.note(note), channel: channel) { return .action(action) }
+            guard keyboard.includes(channel) else { return nil }
+            sounding.insert(channel * 128 + note)
+            return .key(note: note, velocity: velocity)
+        case .noteOff(let channel, let note):
+            guard sounding.remove(channel * 128 + note) != nil else { return nil }
+            return .key(note: note, velocity: 0)
+        default:
+            return action(for: message).map { .action($0) }
+        }
+    }
 
     /// An interpreter.
     public init(bindings: [MIDIBinding], threshold: Int = 64, machineControl: Bool = true, machineControlDevice: Int = 0x7F) {

@@ -65,7 +65,7 @@ extension ControlConfig: Codable {
     }
 
     enum MIDIKeys: String, CodingKey, CaseIterable {
-        case connect, ccThreshold, mmc, mmcDevice, bindings, feedback
+        case connect, ccThreshold, mmc, mmcDevice, keyboard, bindings, feedback
     }
 
     /// Reads the file's shape (see the README); defaults for what is absent.
@@ -96,6 +96,15 @@ extension ControlConfig: Codable {
         midi.threshold = try section.decodeWholeNumber(.ccThreshold, in: 1...127) ?? 64
         midi.machineControl = try section.decodeIfPresent(Bool.self, forKey: .mmc) ?? true
         midi.machineControlDevice = try section.decodeWholeNumber(.mmcDevice, in: 0...127) ?? 0x7F
+        if section.contains(.keyboard) {
+            if let word = try? section.decode(String.self, forKey: .keyboard), word == "any" || word == "off" {
+                midi.keyboard = word == "any" ? .any : .off
+            } else if let channel = try? section.decode(Int.self, forKey: .keyboard), (1...16).contains(channel) {
+                midi.keyboard = .channel(channel)
+            } else {
+                throw DecodingError.dataCorruptedError(forKey: .keyboard, in: section, debugDescription: "expected \"any\", \"off\" or a channel from 1 to 16")
+            }
+        }
         midi.bindings = try section.decodeIfPresent([MIDIBinding].self, forKey: .bindings) ?? []
         feedback = MIDIFeedback(lights: try section.decodeIfPresent([MIDIFeedback.Light].self, forKey: .feedback) ?? [])
         // One event, one action: a second binding of the same event (on an
@@ -120,6 +129,11 @@ extension ControlConfig: Codable {
         try section.encode(midi.threshold, forKey: .ccThreshold)
         try section.encode(midi.machineControl, forKey: .mmc)
         try section.encode(midi.machineControlDevice, forKey: .mmcDevice)
+        switch midi.keyboard {
+        case .any: try section.encode("any", forKey: .keyboard)
+        case .off: try section.encode("off", forKey: .keyboard)
+        case .channel(let channel): try section.encode(channel, forKey: .keyboard)
+        }
         try section.encode(midi.bindings, forKey: .bindings)
         try section.encode(feedback.lights, forKey: .feedback)
     }

@@ -58,6 +58,12 @@ public enum EngineCommand: Sendable {
     /// "Give me my note": a reference tone at `frequency` Hz for `samples`,
     /// at once, whatever the transport is doing (nothing else changes).
     case reference(frequency: Double, samples: Int)
+    /// A tone outside the song at once (a keyboard's note, a part of "give
+    /// me my chord", the drone): `key` names it (see `VoicePool`), `level`
+    /// 0…1 of the reference's, for `samples` (0: until released).
+    case tone(key: Int, frequency: Double, level: Float, samples: Int)
+    /// Releases the tones whose keys are in the range.
+    case releaseTones(Range<Int>)
 }
 
 /// What the render loop reports back, each with its exact song sample.
@@ -525,6 +531,10 @@ public struct EngineCore: ~Copyable {
             applyMixes()
         case .reference(let frequency, let samples):
             renderer.playReference(frequency: frequency, samples: samples)
+        case .tone(let key, let frequency, let level, let samples):
+            renderer.playTone(key: key, frequency: frequency, level: level, samples: samples)
+        case .releaseTones(let keys):
+            renderer.releaseTones(keys: keys)
         case .metronome(let gain):
             metronomeGain = max(0, gain)
             if musicStart == nil { renderer.clickGain = metronomeGain }
@@ -818,6 +828,8 @@ extension EngineCommand: Equatable {
         case (.punch(let a, let b), .punch(let c, let d)): return a == c && b == d
         case (.stopAfterPasses(let a), .stopAfterPasses(let b)): return a == b
         case (.reference(let a, let b), .reference(let c, let d)): return a == c && b == d
+        case (.tone(let a, let b, let c, let d), .tone(let e, let f, let g, let h)): return a == e && b == f && c == g && d == h
+        case (.releaseTones(let a), .releaseTones(let b)): return a == b
         default: return false
         }
     }

@@ -169,11 +169,10 @@ public struct SongRenderer: ~Copyable {
     /// Peak level of each part since `resetPeaks` (after gain).
     public private(set) var peaks: [Float]
     var clickVoice: ClickVoice
-    /// "Give me my note": a reference tone outside the song, centred,
-    /// sounding for `referenceRemaining` more samples, then released.
-    var referenceVoice: ToneVoice
-    var referenceRemaining = 0
-    /// The reference tone's gain.
+    /// Tones outside the song (a keyboard's notes, references, the
+    /// drone), centred.
+    public internal(set) var pool: VoicePool
+    /// The reference tone's gain (and a keyboard note's at full velocity).
     public var referenceGain: Float = 0.5
     var nextTone: [Int]
     var toneSounding: [Bool]
@@ -211,7 +210,7 @@ public struct SongRenderer: ~Copyable {
         self.maximumFrames = maximumFrames
         self.voices = Array(repeating: ToneVoice(sampleRate: rate), count: partCount)
         self.clickVoice = ClickVoice(sampleRate: rate)
-        self.referenceVoice = ToneVoice(sampleRate: rate)
+        self.pool = VoicePool(sampleRate: rate)
         self.position = startPosition
         self.nextTone = firstTones
         self.toneSounding = Array(repeating: false, count: partCount)
@@ -391,7 +390,7 @@ public struct SongRenderer: ~Copyable {
                 mixPart(part, into: left + done, right + done, count: count)
             }
             mixClicks(into: left + done, right + done, count: count)
-            mixReference(into: left + done, right + done, count: count)
+            mixPool(into: left + done, right + done, count: count)
             done += count
             position += Int64(count)
         }
@@ -410,28 +409,30 @@ public struct SongRenderer: ~Copyable {
             mixPart(part, into: left, right, count: frames)
         }
         mixClicks(into: left, right, count: frames)
-        mixReference(into: left, right, count: frames)
+        mixPool(into: left, right, count: frames)
     }
 
     /// Sounds a reference tone at `frequency` for `samples`, whatever the
     /// transport does (it is not part of the song). Render-thread safe.
     public mutating func playReference(frequency: Double, samples: Int) {
-        referenceVoice.noteOn(frequency: frequency)
-        referenceRemaining = max(1, samples)
+        pool.noteOn(key: VoicePool.referenceKey, frequency: frequency, level: referenceGain, samples: max(1, samples))
     }
 
-    private mutating func mixReference(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int) {
-        guard referenceVoice.isActive else { return }
+    /// Starts a tone outside the song (see `VoicePool`). Render-thread safe.
+    public mutating func playTone(key: Int, frequency: Double, level: Float, samples: Int) {
+        pool.noteOn(key: key, frequency: frequency, level: referenceGain * level, samples: samples)
+    }
+
+    /// Releases tones outside the song. Render-thread safe.
+    public mutating func releaseTones(keys: Range<Int>) {
+        pool.noteOff(keys: keys)
+    }
+
+    private mutating func mixPool(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int) {
+        guard pool.audible > 0 else { return }
         let buffer = scratch.baseAddress!
         buffer.update(repeating: 0, count: count)
-        var done = 0
-        if referenceRemaining > 0 {
-            done = min(referenceRemaining, count)
-            referenceVoice.render(into: buffer, count: done, gain: referenceGain)
-            referenceRemaining -= done
-            if referenceRemaining == 0 { referenceVoice.noteOff() }
-        }
-        if done < count { referenceVoice.render(into: buffer + done, count: count - done, gain: referenceGain) }
+        pool.render(into: buffer, count: count)
         let centre: Float = 0.707_106_77  // equal power, centred
         for index in 0..<count {
             left[index] += buffer[index] * centre

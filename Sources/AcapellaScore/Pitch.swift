@@ -214,6 +214,9 @@ public struct Key: Hashable, Sendable, CustomStringConvertible {
     static let majorTonics = ["Cb", "Gb", "Db", "Ab", "Eb", "Bb", "F", "C", "G", "D", "A", "E", "B", "F#", "C#"]
     static let minorTonics = ["Ab", "Eb", "Bb", "F", "C", "G", "D", "A", "E", "B", "F#", "C#", "G#", "D#", "A#"]
 
+    /// The tonic's pitch class, 0 (C) … 11 (B).
+    public var tonicPitchClass: Int { ((fifths * 7 % 12 + 12) % 12 + (mode == .minor ? 9 : 0)) % 12 }
+
     /// The tonic's name, e.g. `"Bb"`.
     public var tonicName: String {
         (mode == .major ? Key.majorTonics : Key.minorTonics)[fifths + 7]

@@ -311,7 +311,12 @@ public struct Score: Hashable, Sendable {
     public var endTick: Int { parts.map { $0.notes.last?.endTick ?? 0 }.max() ?? 0 }
 
     /// The key in force in a measure.
+    public func key(atMeasure measure: Int) -> Key { keys.key(atMeasure: measure) }
+}
+
+extension Array where Element == KeyChange {
+    /// The key in force in a measure (C major before the first change).
     public func key(atMeasure measure: Int) -> Key {
-        keys.last(where: { $0.measure <= max(measure, 1) })?.key ?? Key(fifths: 0, mode: .major)
+        last(where: { $0.measure <= Swift.max(measure, 1) })?.key ?? Key(fifths: 0, mode: .major)
     }
 }

@@ -88,6 +88,16 @@ while periods < 10_000 {
     case 950: link.send(.reference(frequency: 293.66, samples: 24_000))  // give me my note
     default: break
     }
+    // A keyboard played fast: a note every 3 periods, each held for 60, so
+    // 20 keys want the 16 voices and the oldest are stolen; the chord and the drone beside.
+    if periods % 3 == 0 {
+        let key = 36 + periods / 3 % 48
+        link.send(.tone(key: key, frequency: 440 * Double(key - 33) / 36, level: 0.8, samples: 0))
+        if periods >= 60 { let old = 36 + (periods - 60) / 3 % 48; link.send(.releaseTones(old..<(old + 1))) }
+    }
+    if periods % 1_000 == 975 { for part in 0..<4 { link.send(.tone(key: VoicePool.chordKey + part, frequency: 200 + 50 * Double(part), level: 1, samples: 24_000)) } }
+    if periods % 2_000 == 10 { link.send(.tone(key: VoicePool.droneKey, frequency: 146.83, level: 0.5, samples: 0)) }
+    if periods % 2_000 == 1_010 { link.send(.releaseTones(VoicePool.droneKey..<(VoicePool.droneKey + 1))) }
     if periods % 997 == 500 { deviceFrame += 77 }  // an xrun now and then
     if !(440..<470).contains(periods % 1_000) { butler.service() }
     acapella_alloc_begin()
@@ -102,7 +112,7 @@ while periods < 10_000 {
 let allocations = acapella_alloc_end()
 let frees = acapella_alloc_frees()
 let snapshot = link.snapshot()
-print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, two streamed takes (\(butler.watched.map(\.stream.missed).reduce(0, +)) frames missed), clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged, xruns); now at measure \(snapshot.measureBeat), \(snapshot.state)")
+print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, two streamed takes (\(butler.watched.map(\.stream.missed).reduce(0, +)) frames missed), a keyboard's notes stealing voices from a pool of \(VoicePool.size), the chord, the drone, clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged, xruns); now at measure \(snapshot.measureBeat), \(snapshot.state)")
 guard snapshot.serial == Int64(periods), events >= 10, capturedFrames == periods * frames else {
     print("alloc-check: the engine did not run as driven (serial \(snapshot.serial), \(events) events)")
     exit(2)

@@ -282,6 +282,28 @@ import Testing
         #expect(abs(frequency - 246.94) < 0.01 && samples == 72_000)
     }
 
+    /// A keyboard's keys sound at the song's transposition, the velocity as
+    /// their level, until released; "give me my chord" sounds every part's
+    /// note; the drone holds the key's tonic under the singer's note.
+    @Test func keyboardChordAndDrone() throws {
+        var context = Self.context()
+        context.schedule = try Schedule(score: Self.score, options: ScheduleOptions(transpose: 2))
+        var session = BoxSession(context)
+        let key = Self.commands(session.handle(.key(note: 69, velocity: 127), snapshot: Self.snapshot()))
+        guard case .tone(69, let frequency, let level, 0)? = key.first else { Issue.record("no tone: \(key)"); return }
+        #expect(abs(frequency - 493.88) < 0.01 && level == 1, "A4 sounds as B4, two semitones up")
+        #expect(Self.commands(session.handle(.key(note: 69, velocity: 0), snapshot: Self.snapshot())) == [.releaseTones(69..<70)])
+        let chord = session.handle(.action(.giveMeMyChord), snapshot: Self.snapshot(position: 0))
+        #expect(Self.commands(chord).count == 4 && Self.commands(chord).allSatisfy { if case .tone(let k, _, _, 72_000) = $0 { (VoicePool.chordKey..<(VoicePool.chordKey + 4)).contains(k) } else { false } })
+        #expect(Self.said(chord) == ["the chord: S E4, A C#4, T A3, B A2"])
+        let on = session.handle(.action(.drone), snapshot: Self.snapshot(position: 0))
+        #expect(Self.said(on) == ["drone A3 (the tonic of G major) on"] && session.droneOn)
+        guard case .tone(VoicePool.droneKey, let drone, _, 0)? = Self.commands(on).first else { Issue.record("no drone"); return }
+        #expect(abs(drone - 220) < 0.01)
+        let off = session.handle(.action(.drone), snapshot: Self.snapshot(position: 0))
+        #expect(Self.commands(off) == [.releaseTones(VoicePool.droneKey..<(VoicePool.droneKey + 1))] && Self.said(off) == ["drone off"] && !session.droneOn)
+    }
+
     /// `?` shows the key help page by page, then closes; it closes by
     /// itself too, and any key closes it (and does what it does).
     @Test func keyHelpPagesAndTimesOut() {

@@ -63,6 +63,31 @@ import Testing
 }
 
 @Suite struct InterpreterTests {
+    /// A keyboard: every note no binding takes sounds (on its channel when
+    /// one is set), and its release is passed on; bound notes act.
+    @Test func notesNobodyBindsAreAKeyboard() throws {
+        var midi = MIDIInterpreter(bindings: [MIDIBinding(event: .note(36), channel: 10, action: .record)])
+        #expect(midi.meaning(of: .noteOn(channel: 10, note: 36, velocity: 90)) == .action(.record))
+        #expect(midi.meaning(of: .noteOff(channel: 10, note: 36)) == nil, "a bound note's release means nothing")
+        #expect(midi.meaning(of: .noteOn(channel: 1, note: 60, velocity: 100)) == .key(note: 60, velocity: 100))
+        #expect(midi.meaning(of: .noteOn(channel: 10, note: 37, velocity: 5)) == .key(note: 37, velocity: 5))
+        #expect(midi.meaning(of: .noteOff(channel: 1, note: 60)) == .key(note: 60, velocity: 0))
+        #expect(midi.meaning(of: .noteOff(channel: 1, note: 60)) == nil, "released once")
+        #expect(midi.meaning(of: .controlChange(channel: 1, controller: 64, value: 127)) == nil)
+        midi.keyboard = .channel(2)
+        #expect(midi.meaning(of: .noteOn(channel: 1, note: 62, velocity: 100)) == nil)
+        #expect(midi.meaning(of: .noteOn(channel: 2, note: 62, velocity: 100)) == .key(note: 62, velocity: 100))
+        midi.keyboard = .off
+        #expect(midi.meaning(of: .noteOn(channel: 2, note: 64, velocity: 100)) == nil)
+        #expect(midi.meaning(of: .noteOff(channel: 2, note: 62)) == .key(note: 62, velocity: 0), "a note that sounded is still released")
+        // The setting, read and written back.
+        for (text, expected) in [(#"{"midi": {"keyboard": 3}}"#, MIDIInterpreter.KeyboardChannel.channel(3)), (#"{"midi": {"keyboard": "off"}}"#, .off), ("{}", .any)] {
+            let config = try ControlConfig.parse(Data(text.utf8), file: "c.json")
+            #expect(config.midi.keyboard == expected)
+            #expect(try ControlConfig.parse(config.serialized(), file: "c.json").midi.keyboard == expected)
+        }
+    }
+
     @Test func controllersActOnTheRisingEdge() {
         var midi = MIDIInterpreter(bindings: [
             MIDIBinding(event: .controlChange(64), action: .punchIn),
@@ -196,6 +221,7 @@ import Testing
         (#"{"midi": {"bindings": [{"event": "note", "note": 36, "controller": 1, "action": "stop"}]}}"#,
          "c.json: midi.bindings[0].controller: not used by a note binding (it takes \"note\")"),
         (#"{"midi": {"ccThreshold": 1e30}}"#, "c.json: midi.ccThreshold: expected a whole number from 1 to 127"),
+        (#"{"midi": {"keyboard": 17}}"#, "c.json: midi.keyboard: expected \"any\", \"off\" or a channel from 1 to 16"),
         (#"{"footSwitches": [{"chip": "gpiochip0", "line": 17, "tap": "stop", "colour": 1}]}"#,
          "c.json: footSwitches[0].colour: unknown key; known: chip, line, activeLow, bias, debounceMs, holdMs, doubleTapMs, tap, hold, doubleTap"),
         ("{\"mi\\ndi\": 1}", "c.json: mi\\ndi: unknown key"),

@@ -207,10 +207,18 @@ for _ in $(seq 20); do echo pull-down > "$pull"; sleep 0.08; echo pull-up > "$pu
 sleep 0.5
 taps="$(grep -c 'metronome o[nf]' "$service_log")"
 ((taps == 20)) && pass "20 taps, 20 metronome toggles" || fail "$taps metronome toggles for 20 taps"
+# A keyboard on the same port: 20 notes no binding takes, each held 0.15 s
+# (note-on, then note-off as velocity 0): each sounds from the first sample
+# of the period that applies it.
+for note in $(seq 60 79); do amidi -p hw:VirMIDI,0 -S "$(printf '90 %02X 64' "$note")"; sleep 0.15; amidi -p hw:VirMIDI,0 -S "$(printf '90 %02X 00' "$note")"; sleep 0.1; done
+sleep 0.5
 kill -TERM "$box"; wait "$box"; status=$?
 ((status == 0)) && pass "stopped cleanly on SIGTERM" || fail "box exit $status: $(tail -3 "$service_log")"
 latency="$(sed -n 's/.*input to engine: \(.*\)/\1/p' "$service_log" | tail -n 1)"
 [[ -n "$latency" ]] && pass "input to engine (gpio-sim edge timestamp to the period applying it, emulated CPU): $latency" || fail "no latency figures: $(tail -3 "$service_log")"
+keys="$(sed -n 's/.*keyboard to sound: \(.*\)/\1/p' "$service_log" | tail -n 1)"
+count="${keys%% keys,*}"
+[[ "$count" =~ ^[0-9]+$ ]] && ((count >= 30)) && pass "keyboard to sound (the box reading the note to the period its tone starts in, emulated CPU): $keys" || fail "keyboard to sound: '$keys' $(tail -3 "$service_log")"
 fi
 
 if want 7; then
