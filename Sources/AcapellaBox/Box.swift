@@ -41,6 +41,8 @@ public struct BoxOptions: Sendable {
     public var countIn = 1
     /// Tempo, percent of written (kept across songs and parts).
     public var tempoPercent = 100
+    /// Semitones the guide tones sound up (kept across parts; a project's session sets it).
+    public var transpose = 0
     /// The metronome while playing.
     public var metronome = false
     /// The web page: on a port (nil: off, the default for a box made in
@@ -335,6 +337,7 @@ public enum Box {
         let resuming = FileManager.default.fileExists(atPath: project.path + "/" + SessionState.fileName) && savedProblem == nil
         if resuming {
             options.tempoPercent = saved.tempoPercent
+            options.transpose = saved.transpose
             options.countIn = saved.countIn
             options.metronome = saved.metronome
             options.verse = saved.verse
@@ -342,6 +345,7 @@ public enum Box {
         var rigOptions = RigOptions(partIndex: options.partIndex)
         rigOptions.countIn = options.countIn
         rigOptions.tempoPercent = options.tempoPercent
+        rigOptions.transpose = options.transpose
         rigOptions.metronome = options.metronome
         rigOptions.clickGain = 0.4
         rigOptions.calibrationStore = options.calibrationStore
@@ -407,7 +411,7 @@ public enum Box {
                         }
                     case .retime(let retime):
                         queue.append(.retimed(Result { () throws(EngineControlError) in
-                            try rig.control.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn)
+                            try rig.control.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn, transpose: retime.transpose)
                         }))
                     case .reloadTakes:
                         rig.reloadTakes()
@@ -642,6 +646,7 @@ public enum Box {
         }
         if let summary = rig.renderSummary { log(summary) }
         options.tempoPercent = session.context.tempoPercent
+        options.transpose = session.context.schedule.options.transpose
         if session.context.verseLines.count > 1 { options.verse = session.context.verse }
         options.countIn = session.context.countIn
         return StopSignals.received ? .quit : end

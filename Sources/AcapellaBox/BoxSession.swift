@@ -155,10 +155,13 @@ public struct BoxSession: Sendable {
     public struct Retime: Hashable, Sendable {
         public var tempoPercent: Int
         public var countIn: Int
+        /// Semitones the guide tones sound up (−12…12).
+        public var transpose: Int
 
-        public init(tempoPercent: Int, countIn: Int) {
+        public init(tempoPercent: Int, countIn: Int, transpose: Int) {
             self.tempoPercent = tempoPercent
             self.countIn = countIn
+            self.transpose = transpose
         }
     }
 
@@ -263,6 +266,7 @@ public struct BoxSession: Sendable {
     public func rehearsal(over base: SessionState, looping: Bool) -> SessionState {
         var state = base
         state.tempoPercent = context.tempoPercent
+        state.transpose = context.schedule.options.transpose
         state.countIn = context.countIn
         state.metronome = dispatcher.metronomeOn
         state.verse = context.verse
@@ -343,9 +347,11 @@ public struct BoxSession: Sendable {
             effects.append(say(error.description))
         case .retimed(.success(let schedule)):
             let scale = schedule.options.tempoScale
-            let retime = Retime(tempoPercent: Int((scale.numerator * 100 / scale.denominator)), countIn: schedule.options.countInMeasures)
+            let retime = Retime(tempoPercent: Int((scale.numerator * 100 / scale.denominator)), countIn: schedule.options.countInMeasures,
+                                transpose: schedule.options.transpose)
             let tempoChanged = retime.tempoPercent != context.tempoPercent
             let countInChanged = retime.countIn != context.countIn
+            let keyChanged = retime.transpose != context.schedule.options.transpose
             context.schedule = schedule
             context.tempoPercent = retime.tempoPercent
             context.countIn = retime.countIn
@@ -353,6 +359,12 @@ public struct BoxSession: Sendable {
                 effects.append(say("tempo \(retime.tempoPercent) % (\(Int((context.writtenTempo * Double(retime.tempoPercent) / 100).rounded())) bpm) from the next barline"))
             }
             if countInChanged { effects.append(say(retime.countIn == 0 ? "no count-in" : "count-in: \(retime.countIn) measure\(retime.countIn == 1 ? "" : "s")")) }
+            if keyChanged {
+                let key = context.keys.key(atMeasure: 1)
+                let sounding = (key.tonicPitchClass + retime.transpose % 12 + 12) % 12
+                effects.append(say(retime.transpose == 0 ? "the written key (\(key.tonicName)) from the next barline"
+                    : "tones \(retime.transpose > 0 ? "+" : "")\(retime.transpose) semitone\(abs(retime.transpose) == 1 ? "" : "s"): \(key.tonicName) sounds as \(NoteName.pitchClassName(sounding)) from the next barline"))
+            }
         case .retimed(.failure(let error)):
             effects.append(say(error.description))
         case .deviceLost(let why):
@@ -650,9 +662,14 @@ public struct BoxSession: Sendable {
         case .tempoUp, .tempoDown:
             let wanted = min(150, max(50, context.tempoPercent + (request == .tempoUp ? 5 : -5)))
             guard wanted != context.tempoPercent else { return [say("tempo \(wanted) % is the \(request == .tempoUp ? "fastest" : "slowest")")] }
-            return [.retime(Retime(tempoPercent: wanted, countIn: context.countIn))]
+            return [.retime(Retime(tempoPercent: wanted, countIn: context.countIn, transpose: context.schedule.options.transpose))]
+        case .transposeUp, .transposeDown:
+            let now = context.schedule.options.transpose
+            let wanted = min(12, max(-12, now + (request == .transposeUp ? 1 : -1)))
+            guard wanted != now else { return [say("tones \(wanted > 0 ? "+" : "")\(wanted) semitones is as far as they go")] }
+            return [.retime(Retime(tempoPercent: context.tempoPercent, countIn: context.countIn, transpose: wanted))]
         case .countIn:
-            return [.retime(Retime(tempoPercent: context.tempoPercent, countIn: (context.countIn + 1) % 3))]
+            return [.retime(Retime(tempoPercent: context.tempoPercent, countIn: (context.countIn + 1) % 3, transpose: context.schedule.options.transpose))]
         case .calibrate:
             return [say("calibrating: connect the output to the input (a cable, or headphones held to the microphone)"), .end(.calibrate)]
         case .shutdown:

@@ -17,6 +17,8 @@ public struct RigOptions: Sendable {
     public var countIn = 1
     /// Tempo, percent of written.
     public var tempoPercent = 100
+    /// Semitones the guide tones sound up.
+    public var transpose = 0
     /// The metronome while playing.
     public var metronome = false
     /// Metronome gain when on.
@@ -93,7 +95,8 @@ public final class SessionRig {
         }
         self.project = project
         partIndex = options.partIndex
-        let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.tempoPercent), 100), countInMeasures: options.countIn)
+        let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.tempoPercent), 100), transpose: options.transpose,
+                                              countInMeasures: options.countIn)
         do { schedule = try Schedule(score: score, options: scheduleOptions) } catch { throw ProjectError(description: error.description) }
         var mixes = PartMix.spread(count: score.parts.count)
         mixes[options.partIndex].muted = !options.ownGuide

@@ -75,7 +75,7 @@ public struct ActionDispatcher: Sendable {
         case .metronome:
             metronomeOn.toggle()
             return .engine([.metronome(metronomeOn ? metronomeGain : 0)])
-        case .previousPart, .nextPart, .previousSong, .nextSong, .previousTag, .nextTag, .tempoUp, .tempoDown, .countIn, .mutePart, .soloPart,
+        case .previousPart, .nextPart, .previousSong, .nextSong, .previousTag, .nextTag, .tempoUp, .tempoDown, .transposeUp, .transposeDown, .countIn, .mutePart, .soloPart,
              .keepTake, .discardTake, .undoTake, .giveMeMyNote, .giveMeMyChord, .drone, .nextVerse, .calibrate, .shutdown, .punchWorst:
             return .box(action)
         }

@@ -21,6 +21,9 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     case nextTag = "next-tag"
     case tempoUp = "tempo-up"
     case tempoDown = "tempo-down"
+    /// The guide tones a semitone up or down (not under takes, like tempo).
+    case transposeUp = "transpose-up"
+    case transposeDown = "transpose-down"
     case metronome
     case countIn = "count-in"
     case mutePart = "mute-part"

@@ -5,7 +5,7 @@ public enum ConsoleKeys {
         (" ", .playPause), ("s", .stop), ("r", .record), ("p", .punchIn), ("o", .punchOut), ("l", .loop), ("[", .loopStartHere), ("]", .loopEndHere),
         (",", .previousMeasure), (".", .nextMeasure), ("<", .previousPart), (">", .nextPart), ("{", .previousSong), ("}", .nextSong),
         ("(", .previousTag), (")", .nextTag),
-        ("-", .tempoDown), ("+", .tempoUp), ("m", .metronome), ("c", .countIn), ("M", .mutePart), ("S", .soloPart), ("k", .keepTake),
+        ("-", .tempoDown), ("+", .tempoUp), ("t", .transposeDown), ("T", .transposeUp), ("m", .metronome), ("c", .countIn), ("M", .mutePart), ("S", .soloPart), ("k", .keepTake),
         ("d", .discardTake), ("u", .undoTake), ("n", .giveMeMyNote), ("N", .giveMeMyChord), ("D", .drone), ("w", .punchWorst), ("v", .nextVerse), ("C", .calibrate), ("Q", .shutdown),
     ]
 

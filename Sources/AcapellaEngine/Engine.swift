@@ -803,11 +803,12 @@ public final class EngineControl {
         self.schedule = schedule
     }
 
-    /// Sets the tempo and count-in together (either may be unchanged);
-    /// returns the schedule now in force.
-    public func retime(tempoScale: Rational, countIn: Int) throws(EngineControlError) -> Schedule {
+    /// Sets the tempo, count-in and transposition together (any may be
+    /// unchanged; nil: the transposition as it is); returns the schedule now in force.
+    public func retime(tempoScale: Rational, countIn: Int, transpose: Int? = nil) throws(EngineControlError) -> Schedule {
         if tempoScale != options.tempoScale { try setTempo(tempoScale) }
         if countIn != options.countInMeasures { try setCountIn(countIn) }
+        if let transpose, transpose != options.transpose { try setTranspose(transpose) }
         if let schedule { return schedule }
         do { return try Schedule(score: score, options: options) } catch { throw EngineControlError(description: error.description) }
     }

@@ -16,6 +16,9 @@ public enum NoteName {
         names[((midi % 12) + 12) % 12] + String(midi / 12 - 1 - (midi < 0 && midi % 12 != 0 ? 1 : 0))
     }
 
+    /// "F#" for pitch class 6 (0: C).
+    public static func pitchClassName(_ pitchClass: Int) -> String { names[(pitchClass % 12 + 12) % 12] }
+
     /// Cents of `frequency` above MIDI note `midi` (negative: flat).
     public static func cents(_ frequency: Double, from midi: Int) -> Double {
         Tuning.cents(frequency, from: midi)

@@ -182,7 +182,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--metronome"], valueName: "on|off", help: "the metronome while playing"),
             OptionSpec(names: ["--reset"], valueName: nil, help: "back to the defaults first"),
         ],
-        details: "Kept in PROJECT/session.json. The box saves it as you change tempo, count-in, loop, metronome,\nverse and solo, and starts from it; 'acapella mix PROJECT' mixes with its levels, places, mutes,\nsolos, tempo and key unless told otherwise (--tempo, --transpose, --session ignore).",
+        details: "Kept in PROJECT/session.json. The box saves it as you change tempo, key, count-in, loop,\nmetronome, verse and solo, and starts from it; 'acapella mix PROJECT' mixes with its levels, places, mutes,\nsolos, tempo and key unless told otherwise (--tempo, --transpose, --session ignore).",
         run: runSession),
     Subcommand(
         name: "mix", summary: "render a song or project to a loudness-normalized audio file",

@@ -232,7 +232,7 @@ import Testing
     /// them (and says so) only when the engine took them.
     @Test func tempoAndCountIn() throws {
         var session = BoxSession(Self.context())
-        #expect(session.handle(.action(.tempoUp), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 105, countIn: 1))])
+        #expect(session.handle(.action(.tempoUp), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 105, countIn: 1, transpose: 0))])
         let faster = try Schedule(score: Self.score, options: ScheduleOptions(tempoScale: Rational(105, 100), countInMeasures: 1))
         #expect(Self.said(session.handle(.retimed(.success(faster)), snapshot: Self.snapshot())) == ["tempo 105 % (76 bpm) from the next barline"])
         #expect(session.context.tempoPercent == 105 && session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).tempo == 75.6)
@@ -242,7 +242,7 @@ import Testing
         #expect(session.context.tempoPercent == 105)
         // The count-in cycles 1 → 2 → 0 → 1.
         for (from, to, words) in [(1, 2, "count-in: 2 measures"), (2, 0, "no count-in"), (0, 1, "count-in: 1 measure")] {
-            #expect(session.handle(.action(.countIn), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 105, countIn: to))], "from \(from)")
+            #expect(session.handle(.action(.countIn), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 105, countIn: to, transpose: 0))], "from \(from)")
             let schedule = try Schedule(score: Self.score, options: ScheduleOptions(tempoScale: Rational(105, 100), countInMeasures: to))
             #expect(Self.said(session.handle(.retimed(.success(schedule)), snapshot: Self.snapshot())) == [words])
         }
@@ -254,6 +254,31 @@ import Testing
         }
         #expect(slowest.context.tempoPercent == 50)
         #expect(Self.said(slowest.handle(.action(.tempoDown), snapshot: Self.snapshot())) == ["tempo 50 % is the slowest"])
+    }
+
+    /// Transposition a semitone at a time, asked of the engine like tempo
+    /// (refused under takes), believed when taken, kept with the session,
+    /// stopping at an octave either way.
+    @Test func transposeASemitoneAtATime() throws {
+        var session = BoxSession(Self.context())
+        #expect(session.handle(.action(.transposeUp), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 100, countIn: 1, transpose: 1))])
+        let up = try Schedule(score: Self.score, options: ScheduleOptions(transpose: 1, countInMeasures: 1))
+        #expect(Self.said(session.handle(.retimed(.success(up)), snapshot: Self.snapshot())) == ["tones +1 semitone: G sounds as G# from the next barline"])
+        #expect(session.rehearsal(over: SessionState(), looping: false).transpose == 1, "kept with the session")
+        let refusal = EngineControlError(description: "transpose: takes are playing in the recorded key; mute or clear them first")
+        _ = session.handle(.action(.transposeUp), snapshot: Self.snapshot())
+        #expect(Self.said(session.handle(.retimed(.failure(refusal)), snapshot: Self.snapshot())) == [refusal.description])
+        #expect(session.context.schedule.options.transpose == 1)
+        #expect(session.handle(.action(.transposeDown), snapshot: Self.snapshot()) == [.retime(.init(tempoPercent: 100, countIn: 1, transpose: 0))])
+        let back = try Schedule(score: Self.score, options: ScheduleOptions(countInMeasures: 1))
+        #expect(Self.said(session.handle(.retimed(.success(back)), snapshot: Self.snapshot())) == ["the written key (G) from the next barline"])
+        var low = BoxSession(Self.context())
+        for _ in 0..<14 {
+            guard case .retime(let retime)? = low.handle(.action(.transposeDown), snapshot: Self.snapshot()).first else { break }
+            _ = low.handle(.retimed(.success(try Schedule(score: Self.score, options: ScheduleOptions(transpose: retime.transpose, countInMeasures: 1)))), snapshot: Self.snapshot())
+        }
+        #expect(low.context.schedule.options.transpose == -12)
+        #expect(Self.said(low.handle(.action(.transposeDown), snapshot: Self.snapshot())) == ["tones -12 semitones is as far as they go"])
     }
 
     @Test func songsAndPartsWrapAround() {
