@@ -537,6 +537,7 @@ public enum Box {
             }
             for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             for key in io.hub.takeKeys() { feed(.key(note: key.note, velocity: key.velocity), stamp: key.nanoseconds) }
+            for milliseconds in io.hub.takeLocates() { feed(.locateTo(milliseconds: milliseconds)) }
             for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             // Songs dropped into songs/: MusicXML imported, each said; new songs join the library.
             if let watch = io.songsWatch, ready.contains(watch.fileDescriptor), watch.drain() {

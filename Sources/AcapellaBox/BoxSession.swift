@@ -112,6 +112,8 @@ public struct BoxSession: Sendable {
         case action(ControlAction)
         /// A MIDI keyboard's key pressed (`velocity` 1…127) or released (0).
         case key(note: Int, velocity: Int)
+        /// MMC locate: the measure holding this time of the song (at the written tempo as it plays).
+        case locateTo(milliseconds: Int)
         /// `?` on the console: the key help, page by page.
         case help
         /// `q` on the console: quit (a take in progress is finished first).
@@ -309,6 +311,13 @@ public struct BoxSession: Sendable {
             effects += act(action, snapshot: snapshot)
         case .key(let note, let velocity):
             effects.append(.engine([keyboard(note: note, velocity: velocity)]))
+        case .locateTo(let milliseconds):
+            let schedule = context.schedule
+            let sample = min(max(0, Int64(milliseconds) * Int64(schedule.options.sampleRate) / 1_000), max(0, schedule.endSample - 1))
+            let measure = schedule.measure(at: sample)
+            let seconds = milliseconds / 1_000
+            effects.append(.engine([.locate(measure: measure)]))
+            effects.append(say(String(format: "to measure %d (MMC locate %d:%02d.%03d)", measure, seconds / 60, seconds % 60, milliseconds % 1_000)))
         case .help:
             let next = (help?.page ?? -1) + 1
             help = next < context.helpPageCount ? (next, now + Self.helpMilliseconds) : nil

@@ -21,6 +21,7 @@ public final class ControlHub {
     var switches: [(device: GPIOSwitch, gestures: GestureRecognizer)] = []
     private var reportedConnections = 0
     private var keys: [StampedKey] = []
+    private var locates: [Int] = []
     private var reportedWarnings = 0
 
     /// Opens what the configuration names.
@@ -67,6 +68,12 @@ public final class ControlHub {
         public var nanoseconds: Int64
     }
 
+    /// MMC locates read by `take(ready:)` since the last call (milliseconds from the song's start).
+    public func takeLocates() -> [Int] {
+        defer { locates = [] }
+        return locates
+    }
+
     /// The keyboard's keys read by `take(ready:)` since the last call.
     public func takeKeys() -> [StampedKey] {
         defer { keys = [] }
@@ -84,6 +91,7 @@ public final class ControlHub {
                 switch interpreter.meaning(of: message) {
                 case .action(let action): actions.append(StampedAction(action: action, nanoseconds: now))
                 case .key(let note, let velocity): keys.append(StampedKey(note: note, velocity: velocity, nanoseconds: now))
+                case .locate(let milliseconds): locates.append(milliseconds)
                 case nil: break
                 }
             }

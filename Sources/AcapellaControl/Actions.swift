@@ -114,6 +114,8 @@ public struct MIDIInterpreter: Hashable, Sendable {
         case action(ControlAction)
         /// A keyboard's key: pressed at `velocity` 1…127, or released (0).
         case key(note: Int, velocity: Int)
+        /// MMC locate: move to this time of the song, milliseconds from its start.
+        case locate(milliseconds: Int)
     }
 
     /// What a message means: a bound event's action; a note no binding
@@ -128,6 +130,11 @@ public struct MIDIInterpreter: Hashable, Sendable {
         case .noteOff(let channel, let note):
             guard sounding.remove(channel * 128 + note) != nil else { return nil }
             return .key(note: note, velocity: 0)
+        case .systemExclusive(let bytes):
+            if machineControl, let command = MMCCommand.parse(bytes), command.isFor(device: machineControlDevice), let milliseconds = command.locateMilliseconds {
+                return .locate(milliseconds: milliseconds)
+            }
+            return action(for: message).map { .action($0) }
         default:
             return action(for: message).map { .action($0) }
         }
@@ -164,7 +171,7 @@ public struct MIDIInterpreter: Hashable, Sendable {
             case .play, .deferredPlay, .pause: return .playPause
             case .recordStrobe: return .punchIn
             case .recordExit: return .punchOut
-            case .locate: return nil  // positions are the engine's; locate arrives with the box's song navigation
+            case .locate: return nil  // a place, not an action: see `meaning(of:)`
             }
         case .noteOff, .realtime:
             return nil

@@ -97,6 +97,14 @@ public struct MMCCommand: Hashable, Sendable {
     public var device: Int
     /// The command.
     public var kind: Kind
+    /// A locate's frame rate (the hours byte's bits 5–6: 24, 25, 29.97, 30).
+    public var framesPerSecond = 30.0
+
+    /// Where a locate points, milliseconds from the start; nil for other commands.
+    public var locateMilliseconds: Int? {
+        guard case .locate(let hours, let minutes, let seconds, let frames) = kind else { return nil }
+        return ((hours * 60 + minutes) * 60 + seconds) * 1_000 + Int((Double(frames) * 1_000 / framesPerSecond).rounded(.down))
+    }
 
     /// Parses an MMC sysex; nil for any other sysex or an unknown command.
     public static func parse(_ sysex: [UInt8]) -> MMCCommand? {
@@ -112,7 +120,11 @@ public struct MMCCommand: Hashable, Sendable {
         case 0x44:
             // F0 7F dev 06 44 06 01 hr mn sc fr ff F7: hours carry the rate in bits 5–6.
             guard sysex.count >= 12, sysex[5] == 0x06, sysex[6] == 0x01 else { return nil }
-            return MMCCommand(device: device, kind: .locate(hours: Int(sysex[7] & 0x1F), minutes: Int(sysex[8]), seconds: Int(sysex[9]), frames: Int(sysex[10] & 0x1F)))
+            // A time code that cannot be one (24 h, 60 min, 60 s, 30 frames or more) is refused.
+            guard sysex[7] & 0x1F < 24, sysex[8] < 60, sysex[9] < 60, sysex[10] & 0x1F < 30 else { return nil }
+            var command = MMCCommand(device: device, kind: .locate(hours: Int(sysex[7] & 0x1F), minutes: Int(sysex[8]), seconds: Int(sysex[9]), frames: Int(sysex[10] & 0x1F)))
+            command.framesPerSecond = [24, 25, 29.97, 30][Int(sysex[7] >> 5 & 0x03)]
+            return command
         default: return nil
         }
     }

@@ -31,6 +31,11 @@ func checkMIDI(_ bytes: [UInt8]) {
         case .realtime(let byte): precondition(byte >= 0xF8)
         }
         _ = interpreter.action(for: message)
+        switch interpreter.meaning(of: message) {
+        case .key(let note, let velocity)?: precondition((0...127).contains(note) && (0...127).contains(velocity))
+        case .locate(let milliseconds)?: precondition((0..<(24 * 3_600_000)).contains(milliseconds), "a time code under 24 h")
+        case .action?, nil: break
+        }
         if case .systemExclusive(let sysex) = message { _ = MMCCommand.parse(sysex) }
     }
 }

@@ -307,6 +307,19 @@ import Testing
         #expect(abs(frequency - 246.94) < 0.01 && samples == 72_000)
     }
 
+    /// MMC locate moves the transport to the measure holding that time
+    /// (past the end: the last measure).
+    @Test func machineControlLocateMovesTheTransport() {
+        var session = BoxSession(Self.context())
+        let schedule = session.context.schedule
+        let ten = session.handle(.locateTo(milliseconds: 10_000), snapshot: Self.snapshot(.playing))
+        let measure = schedule.measure(at: 480_000)
+        #expect(measure > 1 && Self.commands(ten) == [.locate(measure: measure)])
+        #expect(Self.said(ten) == ["to measure \(measure) (MMC locate 0:10.000)"])
+        let past = session.handle(.locateTo(milliseconds: 3_600_000), snapshot: Self.snapshot(.playing))
+        #expect(Self.commands(past) == [.locate(measure: schedule.measure(at: schedule.endSample - 1))])
+    }
+
     /// A keyboard's keys sound at the song's transposition, the velocity as
     /// their level, until released; "give me my chord" sounds every part's
     /// note; the drone holds the key's tonic under the singer's note.
