@@ -112,7 +112,7 @@ public struct BoxSession: Sendable {
         case action(ControlAction)
         /// A MIDI keyboard's key pressed (`velocity` 1…127) or released (0).
         case key(note: Int, velocity: Int)
-        /// MMC locate: the measure holding this time of the song (at the written tempo as it plays).
+        /// MMC locate: move to the measure holding this time of the song (at the tempo it plays).
         case locateTo(milliseconds: Int)
         /// `?` on the console: the key help, page by page.
         case help
