@@ -3,6 +3,7 @@ public import AcapellaEngine
 public import AcapellaProject
 public import AcapellaScore
 public import AcapellaStatus
+import AcapellaDSP
 import Foundation
 
 /// How a session ends, and what comes next.
@@ -294,9 +295,19 @@ public struct BoxSession: Sendable {
     /// transposition, the velocity as its level, until the key is released.
     func keyboard(note: Int, velocity: Int) -> EngineCommand {
         guard velocity > 0 else { return .releaseTones(note..<(note + 1)) }
-        let sounding = note + context.schedule.options.transpose
-        return .tone(key: note, frequency: 440 * pow(2, Double(sounding - 69) / 12), level: Float(min(127, velocity)) / 127, samples: 0)
+        return .tone(key: note, frequency: Tuning.frequency(midi: note + context.schedule.options.transpose), level: Float(min(127, velocity)) / 127, samples: 0)
     }
+
+    /// Where "give me my note" and its kin look: the position, or the song's start before it.
+    static func referencePosition(_ snapshot: EngineSnapshot) -> Int64 {
+        snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
+    }
+
+    /// How long a reference tone sounds, in samples.
+    var referenceSamples: Int { Int(Self.referenceSeconds * Double(context.schedule.options.sampleRate)) }
+
+    /// The pitch class `key`'s tonic sounds on at the schedule's transposition.
+    func soundingTonic(of key: Key) -> Int { (key.tonicPitchClass + context.schedule.options.transpose % 12 + 12) % 12 }
 
     /// What `input` means now, given what the engine last published.
     public mutating func handle(_ input: Input, snapshot: EngineSnapshot) -> [Effect] {
@@ -370,7 +381,7 @@ public struct BoxSession: Sendable {
             if countInChanged { effects.append(say(retime.countIn == 0 ? "no count-in" : "count-in: \(retime.countIn) measure\(retime.countIn == 1 ? "" : "s")")) }
             if keyChanged {
                 let key = context.keys.key(atMeasure: 1)
-                let sounding = (key.tonicPitchClass + retime.transpose % 12 + 12) % 12
+                let sounding = soundingTonic(of: key)
                 effects.append(say(retime.transpose == 0 ? "the written key (\(key.tonicName)) from the next barline"
                     : "tones \(retime.transpose > 0 ? "+" : "")\(retime.transpose) semitone\(abs(retime.transpose) == 1 ? "" : "s"): \(key.tonicName) sounds as \(NoteName.pitchClassName(sounding)) from the next barline"))
             }
@@ -641,18 +652,16 @@ public struct BoxSession: Sendable {
             guard let range = analysis.punch else { return [say("take \(analysis.takeID) has nothing to punch in: every measure scores 75 or more")] }
             return [setPunch(range)]
         case .giveMeMyNote:
-            let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
+            let position = Self.referencePosition(snapshot)
             guard let tone = context.schedule.tones[context.partIndex].toneToSing(at: position) else { return [say("\(context.partName) has no notes")] }
-            let samples = Int(Self.referenceSeconds * Double(context.schedule.options.sampleRate))
-            return [.engine([.reference(frequency: tone.frequency, samples: samples)]), say("your note: \(NoteName.name(tone.midi))")]
+            return [.engine([.reference(frequency: tone.frequency, samples: referenceSamples)]), say("your note: \(NoteName.name(tone.midi))")]
         case .giveMeMyChord:
-            let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
-            let samples = Int(Self.referenceSeconds * Double(context.schedule.options.sampleRate))
+            let position = Self.referencePosition(snapshot)
             var commands: [EngineCommand] = []
             var names: [String] = []
             for (part, tones) in context.schedule.tones.enumerated() {
                 guard let tone = tones.toneToSing(at: position) else { continue }
-                commands.append(.tone(key: VoicePool.chordKey + part, frequency: tone.frequency, level: 0.6, samples: samples))
+                commands.append(.tone(key: VoicePool.chordKey + part, frequency: tone.frequency, level: 0.6, samples: referenceSamples))
                 names.append("\(context.partNames[part].prefix(1)) \(NoteName.name(tone.midi))")
             }
             guard !commands.isEmpty else { return [say("no part has a note here")] }
@@ -660,14 +669,13 @@ public struct BoxSession: Sendable {
         case .drone:
             droneOn.toggle()
             guard droneOn else { return [.engine([.releaseTones(VoicePool.droneKey..<(VoicePool.droneKey + 1))]), say("drone off")] }
-            let position = snapshot.state == .stopped ? max(0, snapshot.position) : snapshot.position
+            let position = Self.referencePosition(snapshot)
             let key = context.keys.key(atMeasure: context.schedule.measure(at: position))
-            let tonic = (key.tonicPitchClass + context.schedule.options.transpose % 12 + 12) % 12
+            let tonic = soundingTonic(of: key)
             // The tonic at or below the singer's note (the part's next note), else in the octave below middle C.
             let under = context.schedule.tones[context.partIndex].toneToSing(at: position)?.midi ?? 59
             let midi = under - ((under - tonic) % 12 + 12) % 12
-            let frequency = 440 * pow(2, Double(midi - 69) / 12)
-            return [.engine([.tone(key: VoicePool.droneKey, frequency: frequency, level: 0.5, samples: 0)]), say("drone \(NoteName.name(midi)) (the tonic of \(key)) on")]
+            return [.engine([.tone(key: VoicePool.droneKey, frequency: Tuning.frequency(midi: midi), level: 0.5, samples: 0)]), say("drone \(NoteName.name(midi)) (the tonic of \(key)) on")]
         case .tempoUp, .tempoDown:
             let wanted = min(150, max(50, context.tempoPercent + (request == .tempoUp ? 5 : -5)))
             guard wanted != context.tempoPercent else { return [say("tempo \(wanted) % is the \(request == .tempoUp ? "fastest" : "slowest")")] }

@@ -131,10 +131,9 @@ public struct MIDIInterpreter: Hashable, Sendable {
             guard sounding.remove(channel * 128 + note) != nil else { return nil }
             return .key(note: note, velocity: 0)
         case .systemExclusive(let bytes):
-            if machineControl, let command = MMCCommand.parse(bytes), command.isFor(device: machineControlDevice), let milliseconds = command.locateMilliseconds {
-                return .locate(milliseconds: milliseconds)
-            }
-            return action(for: message).map { .action($0) }
+            guard let command = machineCommand(bytes) else { return nil }
+            if let milliseconds = command.locateMilliseconds { return .locate(milliseconds: milliseconds) }
+            return action(for: command).map { .action($0) }
         default:
             return action(for: message).map { .action($0) }
         }
@@ -165,16 +164,26 @@ public struct MIDIInterpreter: Hashable, Sendable {
         case .programChange(let channel, let program):
             return match(.program(program), channel: channel)
         case .systemExclusive(let bytes):
-            guard machineControl, let command = MMCCommand.parse(bytes), command.isFor(device: machineControlDevice) else { return nil }
-            switch command.kind {
-            case .stop: return .stop
-            case .play, .deferredPlay, .pause: return .playPause
-            case .recordStrobe: return .punchIn
-            case .recordExit: return .punchOut
-            case .locate: return nil  // a place, not an action: see `meaning(of:)`
-            }
+            return machineCommand(bytes).flatMap { action(for: $0) }
         case .noteOff, .realtime:
             return nil
+        }
+    }
+
+    /// An MMC command for this box, when MMC is obeyed.
+    func machineCommand(_ sysex: [UInt8]) -> MMCCommand? {
+        guard machineControl, let command = MMCCommand.parse(sysex), command.isFor(device: machineControlDevice) else { return nil }
+        return command
+    }
+
+    /// The action an MMC command asks for (a locate is a place, not an action: see `meaning(of:)`).
+    func action(for command: MMCCommand) -> ControlAction? {
+        switch command.kind {
+        case .stop: .stop
+        case .play, .deferredPlay, .pause: .playPause
+        case .recordStrobe: .punchIn
+        case .recordExit: .punchOut
+        case .locate: nil
         }
     }
 

@@ -416,11 +416,7 @@ extension Mixdown {
             let (frame, count) = chunks[index]
             state.unlock()
             var chunk = Stereo(capacity: count)
-            chunk.count = count
-            let bytes = count * 4
-            let read = chunk.left.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, bytes, off_t(frame * 8)) } == bytes
-                && chunk.right.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, bytes, off_t(frame * 8 + bytes)) } == bytes
-            guard read else { throw MixdownError(description: "\(path): the mix could not be read back") }
+            try read(frame..<(frame + count), into: &chunk)
             return chunk
         }
 

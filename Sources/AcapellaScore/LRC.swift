@@ -89,7 +89,7 @@ extension LRC {
             text = decoded
         } else {
             let body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
-            if let invalid = firstInvalidUTF8(body) {
+            if let invalid = firstInvalidUTF8Offset(in: body) {
                 let line = body[..<invalid].reduce(1) { $0 + ($1 == 10 ? 1 : 0) }
                 throw LRCError(description: "\(file): line \(line): not UTF-8 text (byte \(invalid + 1) of the file); save it as UTF-8")
             }
@@ -323,30 +323,5 @@ extension LRC {
     private static func digits(_ text: ArraySlice<Unicode.Scalar>, _ count: ClosedRange<Int>) -> Int? {
         guard count.contains(text.count), text.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
         return text.reduce(0) { $0 * 10 + Int($1.value - 48) }
-    }
-
-    private static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
-        var cursor = ByteCursor(bytes: bytes)
-        var decoder = UTF8()
-        while true {
-            let before = cursor.index
-            switch decoder.decode(&cursor) {
-            case .scalarValue: continue
-            case .emptyInput: return nil
-            case .error: return before
-            }
-        }
-    }
-}
-
-/// Bytes handed out one at a time, with where it is.
-private struct ByteCursor: IteratorProtocol {
-    let bytes: [UInt8]
-    var index = 0
-
-    mutating func next() -> UInt8? {
-        guard index < bytes.count else { return nil }
-        defer { index += 1 }
-        return bytes[index]
     }
 }
