@@ -64,6 +64,9 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(
+            name: "CSoxr", pkgConfig: "soxr",
+            providers: [.apt(["libsoxr-dev"])]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
@@ -83,7 +86,7 @@ let package = Package(
         // MARK: Files: audio files (libsndfile), loudness (libebur128), mixdown.
         .target(
             name: "AcapellaProject",
-            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "CSndFile", "CEBUR128", "CZip"],
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "CSndFile", "CEBUR128", "CZip", "CSoxr"],
             swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.

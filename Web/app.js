@@ -156,6 +156,11 @@ function listen() {
     $("transport").textContent = live.state;
     $("position").textContent = live.measure + "." + live.beat;
     $("ranges").textContent = (live.loop ? "loop " + live.loop + " " : "") + (live.punch ? "punch " + live.punch : "");
+    // The reference recording, and its lyrics in time while it is heard.
+    $("reference").textContent = live.reference || "";
+    $("reference-button").hidden = !live.reference;
+    $("reference-lyric").hidden = !live.referenceLyric;
+    $("reference-lyric").textContent = live.referenceLyric || "";
     $("note").textContent = live.note || "–";
     $("cents").textContent = live.cents === null ? "" : (live.cents > 0 ? "+" : "") + Math.round(live.cents);
     const cents = live.cents === null ? 0 : Math.max(-50, Math.min(50, live.cents));
@@ -377,6 +382,8 @@ async function loadTakes() {
     }
     holder.appendChild(table);
   });
+  $("reference-take").hidden = !list.reference;
+  $("reference-about").textContent = list.reference || "";
   const practice = $("practice");
   practice.innerHTML = "";
   list.parts.forEach((part, index) => {
@@ -402,6 +409,7 @@ function play(url) {
 }
 
 $("undo").addEventListener("click", () => post("/api/undo", ""));
+$("reference-remove").addEventListener("click", () => { if (confirm("Remove the reference recording from this project?")) post("/api/reference/remove", ""); });
 
 // MARK: Library
 

@@ -364,6 +364,23 @@ public enum Box {
         context.songTags = options.songs.map { SongHeader.read($0).tags }
         context.tag = options.tagFilter
         context.ownMix = saved.partMixes(for: score)[options.partIndex]
+        if let record = project.referenceRecord, !rig.schedule.options.audioTracks.isEmpty {
+            var lyrics: LRC?
+            switch project.referenceLyrics() {
+            case .success(let parsed): lyrics = parsed
+            case .failure(let error): log("the reference's lyrics are not shown: \(error.description)", .warning)
+            }
+            var mix = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)[score.parts.count]
+            // A recording cannot follow another tempo or key: silent until both are as written.
+            if options.tempoPercent != 100 || options.transpose != 0 {
+                mix.muted = true
+                log("the reference recording \(record.source) is silent: it plays only at the written tempo and key", .warning)
+            }
+            context.reference = BoxSession.Context.Reference(name: record.name, part: score.parts.count, songStartFrame: record.songStartFrame,
+                                                             sampleRate: project.manifest.sampleRate, lyrics: lyrics, mix: mix)
+            log("reference recording: \(record.describe(sampleRate: project.manifest.sampleRate))\(mix.muted ? " (muted; R turns it on)" : "")")
+            rig.control.send(.mix(part: score.parts.count, mix))
+        }
         var session = BoxSession(context)
         var lastSaved = saved
         let partName = context.partName
@@ -378,7 +395,7 @@ public enum Box {
             for effect in session.restore(saved, score: score) {
                 if case .engine(let commands) = effect { for command in commands { rig.control.send(command) } }
             }
-            log("resumed as last left: \(saved.describe(partNames: context.partNames))")
+            log("resumed as last left: \(saved.describe(partNames: context.partNames + (context.reference == nil ? [] : [ReferenceRecord.trackName])))")
         }
         if options.autoplay || options.playOnceAndQuit { rig.link.send(.play) }
         rig.start()
@@ -464,8 +481,9 @@ public enum Box {
             takesChanged = false
             let records = rig.recorder?.withProject { $0.manifest.takes } ?? project.manifest.takes
             let schedule = session.context.schedule
+            let reference = session.context.reference == nil ? nil : project.referenceRecord?.describe(sampleRate: project.manifest.sampleRate)
             web.publishTakes(records, project: project.path, song: context.songTitle, parts: context.partNames, currentPart: options.partIndex,
-                             sampleRate: project.manifest.sampleRate) { schedule.measure(at: $0) }
+                             sampleRate: project.manifest.sampleRate, reference: reference) { schedule.measure(at: $0) }
         }
         if let web = io.web { publishTakes(web) }
 
@@ -503,6 +521,13 @@ public enum Box {
                 }
             case .undo:
                 feed(.action(.undoTake))
+            case .removeReference:
+                let result = onProject { project throws(ProjectError) in
+                    let record = try project.removeReference()
+                    return "the reference recording \(record.source) removed"
+                }
+                if case .success = result { feed(.referenceRemoved) }
+                return result
             case .choose(let song, let part):
                 feed(.choose(song: song, part: part))
                 if session.ended != nil { return .success("switching to \(SongHeader.read(options.songs[song]).title)") }

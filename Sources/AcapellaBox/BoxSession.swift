@@ -70,6 +70,38 @@ public struct BoxSession: Sendable {
         }
         /// The web page's address and code, shown when the session begins.
         public var web: WebBanner?
+        /// The project's reference recording, when it plays here.
+        public var reference: Reference?
+
+        /// A reference recording as the session plays it: after the
+        /// song's parts, its frame `songStartFrame` on song sample 0, its
+        /// lyrics in time (when it came with them).
+        public struct Reference: Sendable {
+            public var name: String
+            /// Its part in the engine (after the song's parts).
+            public var part: Int
+            public var songStartFrame: Int64
+            public var sampleRate: Int
+            public var lyrics: LRC?
+            /// Its mix as the session starts.
+            public var mix: PartMix
+
+            public init(name: String, part: Int, songStartFrame: Int64, sampleRate: Int, lyrics: LRC?, mix: PartMix) {
+                self.name = name
+                self.part = part
+                self.songStartFrame = songStartFrame
+                self.sampleRate = sampleRate
+                self.lyrics = lyrics
+                self.mix = mix
+            }
+
+            /// Its lyric line at song sample `position` ("" between lines).
+            public func lyric(at position: Int64) -> String {
+                guard let lyrics else { return "" }
+                let milliseconds = (position + songStartFrame) * 1_000 / Int64(sampleRate)
+                return lyrics.line(at: Int(clamping: milliseconds))?.text ?? ""
+            }
+        }
         /// The lyric lines of the chosen verse.
         public var lyrics: LyricLines { verseLines[verse - 1] }
 
@@ -127,6 +159,8 @@ public struct BoxSession: Sendable {
         case engine(EngineEvent)
         /// The recorder finished a take and the manifest says so.
         case takeFinished(TakeRecord)
+        /// The reference recording was removed (from the page).
+        case referenceRemoved
         /// A problem the recorder met (a full disk…).
         case recorderProblem(String)
         /// A problem playing (a streamed take read too late from the disk): logged and said.
@@ -201,6 +235,8 @@ public struct BoxSession: Sendable {
     public private(set) var soloed = false
     /// The drone sounds (toggled by `drone`).
     public private(set) var droneOn = false
+    /// The reference recording is muted (toggled by `reference`).
+    public private(set) var referenceMuted = false
     /// Until when the web page's address and code show (the control loop's
     /// clock, ms; set by the first tick, ended by any action).
     var webUntil: Int64?
@@ -231,6 +267,7 @@ public struct BoxSession: Sendable {
     /// A session in `context`.
     public init(_ context: Context) {
         self.context = context
+        referenceMuted = context.reference?.mix.muted ?? false
         dispatcher = ActionDispatcher(quantize: context.quantize, metronome: context.metronome)
     }
 
@@ -255,6 +292,8 @@ public struct BoxSession: Sendable {
             soloed = true
             commands.append(.solo(part: context.partIndex, true))
         }
+        // The reference's mix is the saved one already (the context's).
+        if let reference = context.reference, state.parts[ReferenceRecord.trackName]?.solo == true { commands.append(.solo(part: reference.part, true)) }
         var effects: [Effect] = commands.isEmpty ? [] : [.engine(commands)]
         if let loop = state.loopMeasures, rangeRefusal(loop, punch: false) == nil {
             dispatcher.setLoop(loop)
@@ -280,6 +319,11 @@ public struct BoxSession: Sendable {
         var own = state.parts[context.partName] ?? SessionState.Part()
         own.solo = soloed
         state.parts[context.partName] = own == SessionState.Part() ? nil : own
+        if context.reference != nil {
+            var reference = state.parts[ReferenceRecord.trackName] ?? SessionState.Part()
+            reference.mute = referenceMuted
+            state.parts[ReferenceRecord.trackName] = reference == SessionState.Part() ? nil : reference
+        }
         return state
     }
 
@@ -353,6 +397,8 @@ public struct BoxSession: Sendable {
             }
         case .notice(let text):
             effects.append(say(text))
+        case .referenceRemoved:
+            context.reference = nil
         case .recorderProblem(let problem), .playbackProblem(let problem):
             effects.append(.log(problem, .warning))
             effects.append(say(problem))
@@ -676,6 +722,15 @@ public struct BoxSession: Sendable {
             let under = context.schedule.tones[context.partIndex].toneToSing(at: position)?.midi ?? 59
             let midi = under - ((under - tonic) % 12 + 12) % 12
             return [.engine([.tone(key: VoicePool.droneKey, frequency: Tuning.frequency(midi: midi), level: 0.5, samples: 0)]), say("drone \(NoteName.name(midi)) (the tonic of \(key)) on")]
+        case .reference:
+            guard var reference = context.reference else { return [say("this project has no reference recording ('acapella reference add' brings one)")] }
+            if referenceMuted && (context.tempoPercent != 100 || context.schedule.options.transpose != 0) {
+                return [say("the reference \(reference.name) plays only at the written tempo and key (now \(context.tempoPercent) %, \(context.schedule.options.transpose) semitones)")]
+            }
+            referenceMuted.toggle()
+            reference.mix.muted = referenceMuted
+            context.reference = reference
+            return [.engine([.mix(part: reference.part, reference.mix)]), say("reference \(reference.name) \(referenceMuted ? "muted" : "on")")]
         case .tempoUp, .tempoDown:
             let wanted = min(150, max(50, context.tempoPercent + (request == .tempoUp ? 5 : -5)))
             guard wanted != context.tempoPercent else { return [say("tempo \(wanted) % is the \(request == .tempoUp ? "fastest" : "slowest")")] }
@@ -714,6 +769,14 @@ public struct BoxSession: Sendable {
             inputDB: reading.map { $0.inputPeak > 0 ? 20 * log10(Double($0.inputPeak)) : -.infinity } ?? -.infinity,
             clipped: (reading?.inputPeak ?? 0) >= 0.999, note: reading?.expectedMIDI.map(NoteName.name), cents: reading?.cents,
             lyric: context.lyrics.line(at: snapshot.position), message: message?.text, helpPage: help?.page)
+        if let reference = context.reference {
+            state.reference = referenceMuted ? "ref off" : "ref " + reference.name
+            // Its lyrics in time, while it is heard.
+            if !referenceMuted && reference.lyrics != nil {
+                state.referenceLyric = reference.lyric(at: snapshot.position)
+                state.lyric = state.referenceLyric ?? ""
+            }
+        }
         state.web = now < (webUntil ?? 0) ? context.web : nil
         if let review, analysis?.takeID == review.id {
             state.takeSummary = analysis

@@ -95,10 +95,11 @@ public final class SessionRig {
         }
         self.project = project
         partIndex = options.partIndex
+        // The reference recording, when the project has one, plays after the parts.
         let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.tempoPercent), 100), transpose: options.transpose,
-                                              countInMeasures: options.countIn)
+                                              countInMeasures: options.countIn, audioTracks: project.audioTracks)
         do { schedule = try Schedule(score: score, options: scheduleOptions) } catch { throw ProjectError(description: error.description) }
-        var mixes = PartMix.spread(count: score.parts.count)
+        var mixes = PartMix.spread(count: score.parts.count) + scheduleOptions.audioTracks.map { _ in PartMix(gain: PartMix.trackGain) }
         mixes[options.partIndex].muted = !options.ownGuide
         self.mixes = mixes
         let (takes, leftOut) = project.activeTakes(for: scheduleOptions, loading: options.takeLoading)

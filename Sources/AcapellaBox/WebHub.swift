@@ -193,7 +193,7 @@ public final class WebHub: WebBox {
     /// The song's takes as the project says now.
     /// `measure` names the measure a song sample falls in (punch-ins are
     /// listed by their measures).
-    func publishTakes(_ records: [TakeRecord], project: String, song: String, parts: [String], currentPart: Int, sampleRate: Int,
+    func publishTakes(_ records: [TakeRecord], project: String, song: String, parts: [String], currentPart: Int, sampleRate: Int, reference: String? = nil,
                       measure: (Int64) -> Int) {
         let takes = records.map { record in
             let file = project + "/" + record.file
@@ -206,7 +206,7 @@ public final class WebHub: WebBox {
         }
         let files = Dictionary(records.filter { $0.state != .recording }.map { ($0.id, project + "/" + $0.file) }) { first, _ in first }
         shared.withLock { shared in
-            let changed = WebTakes(song: song, parts: parts, currentPart: currentPart, takes: takes)
+            let changed = WebTakes(song: song, parts: parts, currentPart: currentPart, takes: takes, reference: reference)
             guard changed != shared.takes || shared.project != project else { return }
             shared.takes = changed
             shared.takeFiles = files
@@ -579,6 +579,8 @@ extension WebLiveState {
         level = readout.inputDB
         review = readout.mode == .review
         message = readout.message
+        reference = readout.reference
+        referenceLyric = readout.referenceLyric
     }
 }
 

@@ -36,6 +36,8 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     case giveMeMyChord = "give-me-my-chord"
     /// A held tone of the key's tonic under the singer's note, on or off.
     case drone
+    /// The project's reference recording heard or muted.
+    case reference
     /// Set the punch range to the take analysis's first suggestion.
     case punchWorst = "punch-worst"
     case nextVerse = "next-verse"

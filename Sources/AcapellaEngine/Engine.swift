@@ -735,7 +735,24 @@ public final class EngineControl {
         self.link = link
         self.score = score
         self.options = options
-        audibleTakes = Array(repeating: false, count: score.parts.count)
+        audibleTakes = Array(repeating: false, count: score.parts.count + options.audioTracks.count)
+        muted = audibleTakes
+    }
+
+    /// Whether each part was last sent muted (an audio track muted cannot
+    /// be heard out of time, so it allows a tempo change; a part's own
+    /// guide is muted while its takes still count).
+    private var muted: [Bool]
+
+    /// What audible takes forbid a tempo or key change, in words; nil: none.
+    private func heardTakes(_ what: String) -> String? {
+        let tracks = score.parts.count
+        let heard = audibleTakes.indices.filter { audibleTakes[$0] && !($0 >= tracks && muted[$0]) }
+        guard let first = heard.first else { return nil }
+        if first >= tracks && heard.count == 1 {
+            return "\(what): the \(options.audioTracks[first - tracks].lowercased()) recording plays as it was recorded; mute it first"
+        }
+        return nil
     }
 
     /// Sends a command; false when the render loop's queue is full. A
@@ -745,6 +762,7 @@ public final class EngineControl {
     @discardableResult
     public func send(_ command: EngineCommand) -> Bool {
         if case .takes(let part, let takes) = command, part >= 0 && part < audibleTakes.count { audibleTakes[part] = !takes.layers.isEmpty }
+        if case .mix(let part, let mix) = command, part >= 0 && part < muted.count { muted[part] = mix.muted }
         if let cue, let schedule = schedule ?? initialSchedule {
             switch command {
             case .locate(let measure):
@@ -769,7 +787,8 @@ public final class EngineControl {
     /// Plays at `scale` × the written tempo from the next barline.
     public func setTempo(_ scale: Rational) throws(EngineControlError) {
         guard scale.numerator > 0 else { throw EngineControlError(description: "tempo: the multiplier must be above 0") }
-        guard !audibleTakes.contains(true) || scale == options.tempoScale else {
+        if scale != options.tempoScale, let why = heardTakes("tempo") { throw EngineControlError(description: why) }
+        guard !audibleTakes.prefix(score.parts.count).contains(true) || scale == options.tempoScale else {
             throw EngineControlError(description: "tempo: takes are playing at the recorded tempo; mute or clear them first (no time-stretching)")
         }
         try recompile { $0.tempoScale = scale }
@@ -778,7 +797,8 @@ public final class EngineControl {
     /// Transposes the guide tones from the next barline.
     public func setTranspose(_ semitones: Int) throws(EngineControlError) {
         guard (-24...24).contains(semitones) else { throw EngineControlError(description: "transpose: \(semitones) semitones is outside −24…+24") }
-        guard !audibleTakes.contains(true) || semitones == options.transpose else {
+        if semitones != options.transpose, let why = heardTakes("transpose") { throw EngineControlError(description: why) }
+        guard !audibleTakes.prefix(score.parts.count).contains(true) || semitones == options.transpose else {
             throw EngineControlError(description: "transpose: takes are playing in the recorded key; mute or clear them first")
         }
         try recompile { $0.transpose = semitones }

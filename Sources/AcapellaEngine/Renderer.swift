@@ -17,6 +17,10 @@ public struct PartMix: Hashable, Sendable {
         self.muted = muted
     }
 
+    /// An audio track's default gain (a reference recording: a whole
+    /// choir, louder than one guide tone).
+    public static let trackGain: Float = 0.5
+
     /// `count` parts at `gain`, spread evenly from −0.6 (left) to +0.6
     /// (right) in score order; a single part in the centre.
     public static func spread(count: Int, gain: Float = 0.3) -> [PartMix] {

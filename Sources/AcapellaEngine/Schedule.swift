@@ -59,13 +59,18 @@ public struct ScheduleOptions: Hashable, Sendable {
     public var transpose: Int
     /// Measures of count-in clicks before sample 0.
     public var countInMeasures: Int
+    /// Names of tracks that play like parts but have no notes (a reference
+    /// recording), after the score's parts: each gets a part slot with no
+    /// tones, so its audio plays as that part's take.
+    public var audioTracks: [String]
 
     /// Options; defaults are 48 kHz, written tempo and pitch, no count-in.
-    public init(sampleRate: Int = 48_000, tempoScale: Rational = Rational(1), transpose: Int = 0, countInMeasures: Int = 0) {
+    public init(sampleRate: Int = 48_000, tempoScale: Rational = Rational(1), transpose: Int = 0, countInMeasures: Int = 0, audioTracks: [String] = []) {
         self.sampleRate = sampleRate
         self.tempoScale = tempoScale
         self.transpose = transpose
         self.countInMeasures = countInMeasures
+        self.audioTracks = audioTracks
     }
 }
 
@@ -74,7 +79,7 @@ public struct ScheduleOptions: Hashable, Sendable {
 /// event, no accumulated drift). Built off the render thread; the render
 /// loop only reads it.
 public struct Schedule: Sendable {
-    /// Part names, in score order.
+    /// Part names, in score order, then the audio tracks' (no tones).
     public let partNames: [String]
     /// Tones per part, in time order.
     public private(set) var tones: [[ToneEvent]]
@@ -105,7 +110,7 @@ public struct Schedule: Sendable {
         let timeMap = try TimeMap(tempos: score.tempos, sampleRate: options.sampleRate, tempoScale: options.tempoScale)
         self.timeMap = timeMap
         self.options = options
-        partNames = score.parts.map(\.name)
+        partNames = score.parts.map(\.name) + options.audioTracks
         var toneNotes: [[Int]] = []
         tones = score.parts.map { part in
             var events: [ToneEvent] = []
@@ -132,8 +137,8 @@ public struct Schedule: Sendable {
                 index = last + 1
             }
             return events
-        }
-        self.toneNotes = toneNotes
+        } + options.audioTracks.map { _ in [] }
+        self.toneNotes = toneNotes + options.audioTracks.map { _ in [] }
 
         // Barlines and clicks follow the meter map; the count-in extends the
         // first meter backwards from the first downbeat (or the pickup's start).

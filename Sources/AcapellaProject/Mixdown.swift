@@ -25,17 +25,19 @@ public struct MixdownOptions: Sendable {
     /// The parts' levels, places and mutes to start from (a project's
     /// session); nil: spread evenly at the default level.
     public var baseMixes: [PartMix]?
+    /// Audio tracks mixed after the parts (the reference recording), by name.
+    public var audioTracks: [String] = []
 
     /// Defaults: −16 LUFS, −1 dBTP, tones, written tempo and pitch, 48 kHz.
     public init() {}
 
     /// The song compiled as these mix it: rate, tempo and key.
-    public var scheduleOptions: ScheduleOptions { ScheduleOptions(sampleRate: sampleRate, tempoScale: tempoScale, transpose: transpose) }
+    public var scheduleOptions: ScheduleOptions { ScheduleOptions(sampleRate: sampleRate, tempoScale: tempoScale, transpose: transpose, audioTracks: audioTracks) }
 
     /// As a project was last rehearsed: the session's part levels, places,
     /// mutes and solos, its tempo and its key.
     public mutating func rehearse(_ session: SessionState, score: Score) {
-        baseMixes = session.partMixes(for: score)
+        baseMixes = session.partMixes(for: score, tracks: audioTracks)
         tempoScale = session.tempoScale
         transpose = session.transpose
     }
@@ -54,8 +56,9 @@ public enum Mixdown {
     /// Part mixes: spread across the stereo field; in a practice track the
     /// chosen part centred and the others quieter.
     public static func partMixes(for score: Score, options: MixdownOptions) throws(MixdownError) -> [PartMix] {
-        let count = score.parts.count
-        var mixes = options.baseMixes.flatMap { $0.count == count ? $0 : nil } ?? PartMix.spread(count: count)
+        let count = score.parts.count + options.audioTracks.count
+        var mixes = options.baseMixes.flatMap { $0.count == count ? $0 : nil }
+            ?? PartMix.spread(count: score.parts.count) + options.audioTracks.map { _ in PartMix(gain: PartMix.trackGain) }
         if let practice = options.practicePart {
             guard let chosen = score.parts.firstIndex(where: { $0.name.lowercased() == practice.lowercased() }) else {
                 throw MixdownError(description: "no part named '\(practice)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))

@@ -402,7 +402,7 @@ public final class Project {
     /// Temporary files of atomic writes a crash left behind (only a writer,
     /// who knows no other writer is making them).
     private func removeStaleTemporaries() {
-        for folder in [path, path + "/takes"] {
+        for folder in [path, path + "/takes", path + "/" + ReferenceRecord.folder] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(".") && name.hasSuffix(".tmp") {
                 unlink(folder + "/" + name)
             }
@@ -649,7 +649,8 @@ public final class Project {
 
     // MARK: Playing
 
-    /// The takes that play, per part in score order, decoded to mono at
+    /// The takes that play, per part in score order (then the audio
+    /// tracks `options` names: the reference recording), decoded to mono at
     /// the project rate. Takes that cannot play — recorded at another tempo
     /// or key than `options`, flagged when the project was opened, or whose
     /// audio fails to decode now — are left out and named in `leftOut`.
@@ -712,6 +713,8 @@ public final class Project {
                 result[part].layers.append(take.playback(decoded.samples))
             }
         }
+        // The tracks after the parts: the reference recording.
+        for _ in options.audioTracks { result.append(referenceTakes(for: options, loading: loading).takes) }
         return (result, leftOut)
     }
 }

@@ -18,6 +18,10 @@ public enum ProjectBundle {
             let sidecar = (take.file as NSString).deletingPathExtension + ".json"
             if FileManager.default.fileExists(atPath: project.path + "/" + sidecar) { files.append(sidecar) }
         }
+        // The reference recording travels with its takes.
+        if let reference = project.referenceRecord {
+            files += [ReferenceRecord.recordFile, reference.file] + (reference.lyrics.map { [$0] } ?? [])
+        }
         var code: Int32 = 0
         guard let archive = zip_open(output, ZIP_CREATE | ZIP_TRUNCATE, &code) else {
             throw ProjectError(description: "\(output): cannot make the bundle (libzip error \(code))")
@@ -82,7 +86,8 @@ public enum ProjectBundle {
             let inside = parts.dropFirst().joined(separator: "/")
             let allowed = inside == "manifest.json" || inside == "score.acasong"
                 || (parts.count == 3 && parts[1] == "takes" && (inside.hasSuffix(".wav") || inside.hasSuffix(".json")))
-            guard allowed else { throw ProjectError(description: "\(file): '\(name)' is not part of a project (the manifest, the song, takes/*.wav and *.json)") }
+                || [ReferenceRecord.recordFile, ReferenceRecord.audioFile, ReferenceRecord.lyricsFile].contains(inside)
+            guard allowed else { throw ProjectError(description: "\(file): '\(name)' is not part of a project (the manifest, the song, takes/*.wav and *.json, the reference/ recording)") }
             // Only plain files: an entry made as a link (Unix mode in the external attributes) is refused.
             var system: zip_uint8_t = 0
             var attributes: zip_uint32_t = 0
@@ -106,6 +111,9 @@ public enum ProjectBundle {
         try? FileManager.default.removeItem(atPath: staging)
         do {
             try FileManager.default.createDirectory(atPath: staging + "/takes", withIntermediateDirectories: true)
+            if entries.contains(where: { $0.name.hasPrefix(ReferenceRecord.folder + "/") }) {
+                try FileManager.default.createDirectory(atPath: staging + "/" + ReferenceRecord.folder, withIntermediateDirectories: true)
+            }
         } catch {
             throw ProjectError(description: "\(directory): cannot unpack here: \(error.localizedDescription)")
         }

@@ -70,20 +70,24 @@ public struct SessionState: Codable, Hashable, Sendable {
         if !(0...4).contains(countIn) { return "countIn: \(countIn) is outside 0…4" }
         if verse < 1 || verse > 100 { return "verse: \(verse) is outside 1…100" }
         for (name, part) in parts.sorted(by: { $0.key < $1.key }) {
-            if !names.contains(name) { return "parts.\(name.oneLine): the song has no such part (its parts: \(names.joined(separator: ", ")))" }
+            // The reference recording's mix is kept while it is away.
+            if !names.contains(name) && name != ReferenceRecord.trackName { return "parts.\(name.oneLine): the song has no such part (its parts: \(names.joined(separator: ", ")))" }
             if !Self.volumes.contains(part.volumeDB) { return "parts.\(name).volumeDB: \(part.volumeDB) is outside −60…+12" }
             if let pan = part.pan, !(-1...1).contains(pan) { return "parts.\(name).pan: \(pan) is outside −1…1" }
         }
         return nil
     }
 
-    /// The parts' mixes for `score`: the default spread, each part's level,
-    /// place and mute applied; with any part soloed, the others muted.
-    public func partMixes(for score: Score) -> [PartMix] {
-        var mixes = PartMix.spread(count: score.parts.count)
-        let soloing = score.parts.contains { parts[$0.name]?.solo == true }
-        for (index, part) in score.parts.enumerated() {
-            guard let state = parts[part.name] else {
+    /// The parts' mixes for `score`, then the audio tracks' (`tracks`: the
+    /// reference recording, centred at `PartMix.trackGain`): the default
+    /// spread, each part's level, place and mute applied; with any part
+    /// or track soloed, the others muted.
+    public func partMixes(for score: Score, tracks: [String] = []) -> [PartMix] {
+        var mixes = PartMix.spread(count: score.parts.count) + tracks.map { _ in PartMix(gain: PartMix.trackGain) }
+        let names = score.parts.map(\.name) + tracks
+        let soloing = names.contains { parts[$0]?.solo == true }
+        for (index, name) in names.enumerated() {
+            guard let state = parts[name] else {
                 if soloing { mixes[index].muted = true }
                 continue
             }

@@ -55,6 +55,10 @@ public struct ReadoutState: Hashable, Sendable {
     public var cents: Double?
     /// The lyric line around now.
     public var lyric: String
+    /// The reference recording ("ref director", "ref off"), when there is one,
+    /// and its lyric line now while it is heard with lyrics (also the lyric shown).
+    public var reference: String?
+    public var referenceLyric: String?
     /// What the last key did, or a line of the log, shown for a while in
     /// the lyric's place.
     public var message: String?
@@ -192,7 +196,7 @@ public enum Readout {
         let height = max(10, height)
         var lines = [
             fit("\(readout.song) — \(readout.part)", width),
-            fit("\(readout.mode.label.padding(toLength: 6))bar \(readout.measure).\(readout.beat)  ♩=\(Int(readout.tempo.rounded()))\(readout.loop.map { "  loop \($0)" } ?? "")  takes \(readout.takes)", width),
+            fit("\(readout.mode.label.padding(toLength: 6))bar \(readout.measure).\(readout.beat)  ♩=\(Int(readout.tempo.rounded()))\(readout.loop.map { "  loop \($0)" } ?? "")  takes \(readout.takes)\(readout.reference.map { "  " + $0 } ?? "")", width),
         ]
         if let page = readout.helpPage, !keys.isEmpty {
             let pages = helpPages(keys, width: width, height: height)

@@ -88,6 +88,10 @@ public struct WebLiveState: Sendable, Hashable {
     public var review = false
     /// What the box said last (the readout's message line), if anything.
     public var message: String?
+    /// The reference recording ("ref director", "ref off") and its lyric
+    /// line now, while it is heard with lyrics.
+    public var reference: String?
+    public var referenceLyric: String?
     /// The verse the lyric line follows.
     public var verse = 1
     /// The loop and the punch range set ("5-8"), if any.
@@ -126,6 +130,8 @@ public struct WebLiveState: Sendable, Hashable {
         object["cents"] = cents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["loop"] = loop ?? NSNull()
         object["message"] = message ?? NSNull()
+        object["reference"] = reference ?? NSNull()
+        object["referenceLyric"] = referenceLyric ?? NSNull()
         object["punch"] = punch ?? NSNull()
         object["spectrum"] = spectrumLevels.isEmpty ? NSNull() : [
             "from": spectrumFrom, "to": spectrumTo, "levels": spectrumLevels,
@@ -304,6 +310,8 @@ public final class WebApp: Sendable {
             }
         case "/api/undo":
             change = .undo
+        case "/api/reference/remove":
+            change = .removeReference
         case "/api/choose":
             let numbers = text.split(separator: " ").map { Int($0) }
             guard let song = numbers.first ?? nil, song >= 0, numbers.count <= 2, numbers.allSatisfy({ $0 != nil }) else {

@@ -157,6 +157,8 @@ public enum WebChange: Hashable, Sendable {
     case loop(ClosedRange<Int>?)
     /// Record these measures with the next record (nil: clear).
     case punch(ClosedRange<Int>?)
+    /// Remove the project's reference recording.
+    case removeReference
 }
 
 /// Something the page may download.
@@ -245,16 +247,19 @@ public struct WebTakes: Hashable, Sendable {
     public var parts: [String]
     public var currentPart: Int
     public var takes: [WebTake]
+    /// The reference recording, in words, when the project has one.
+    public var reference: String?
 
-    public init(song: String = "", parts: [String] = [], currentPart: Int = 0, takes: [WebTake] = []) {
+    public init(song: String = "", parts: [String] = [], currentPart: Int = 0, takes: [WebTake] = [], reference: String? = nil) {
         self.song = song
         self.parts = parts
         self.currentPart = currentPart
         self.takes = takes
+        self.reference = reference
     }
 
     var json: [String: Any] {
-        ["song": song, "parts": parts, "currentPart": currentPart, "takes": takes.map(\.json)]
+        ["song": song, "parts": parts, "currentPart": currentPart, "takes": takes.map(\.json), "reference": reference ?? NSNull()]
     }
 }
 

@@ -28,6 +28,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "usb": return try benchUSB(arguments)
     case "stream": return try benchStream(arguments)
     case "load": return try benchLoad(arguments)
+    case "align": return try benchAlign(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }

@@ -152,6 +152,16 @@ let commands: [Subcommand] = [
         details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; gain sets a take's\nlevel in playback and mixes (-60 to +12 dB); recover reopens the project, repairing takes left by\na crash and rebuilding a damaged manifest. The list gives each take's singer, box and date.",
         run: runTakes),
     Subcommand(
+        name: "reference", summary: "a recording to sing with: add (converted, placed by --offset or --align), show, align, offset, remove",
+        positionals: "show|add|align|offset|remove PROJECT [FILE|SECONDS]", positionalCount: 2...3,
+        options: [
+            OptionSpec(names: ["--offset"], valueName: "SECONDS", help: "add: where the song starts in the recording (negative: the recording starts into the song)"),
+            OptionSpec(names: ["--align"], valueName: nil, help: "add: find where the song starts by comparing the recording with the song's guide tones"),
+            OptionSpec(names: ["--lyrics"], valueName: "FILE.lrc", help: "add: its lyrics in time (default: an .lrc of the same name beside it)"),
+        ],
+        details: "Any file libsndfile reads (WAV, FLAC, Ogg Vorbis, Opus, MP3, AIFF) is converted to the\nproject's rate with libsoxr and kept as one channel in PROJECT/reference/. It plays after the\nsong's parts like one more part ('Reference': level, pan, mute and solo in 'acapella session'),\non the song's timeline, at the written tempo and key only; 'mix --reference include' mixes it.\n--align compares onsets per pitch class with the song's guide tones and says how sure it is; a\nrecording at another tempo (over 1 %), or one that does not follow the song steadily, is\nrefused rather than guessed. align places an added recording again; offset SECONDS sets it.",
+        run: runReference),
+    Subcommand(
         name: "usb", summary: "what the box does with a USB stick: songs in from acapella/songs/, results out to acapella/export/",
         positionals: "STICK", positionalCount: 1...1,
         options: [OptionSpec(names: ["--data"], valueName: "DIR", help: "the data directory (default $ACAPELLA_DATA_DIR, else ~/.local/share/acapella)")],
@@ -197,6 +207,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--bits"], valueName: "16|24", help: "sample size for .wav and .flac (default 16)"),
             OptionSpec(names: ["--verse"], valueName: "N|all", help: "the verse whose words go with the mix, or all: the song once per verse (default 1)"),
             OptionSpec(names: ["--session"], valueName: "use|ignore", help: "a project's mix as last rehearsed (levels, pans, mutes, solos, tempo, key; default use)"),
+            OptionSpec(names: ["--reference"], valueName: "include|omit", help: "a project's reference recording in the mix, where it lines up with the song (default omit)"),
         ],
         details: "The mix is normalized to the loudness target (EBU R128) under a -1 dBTP true-peak ceiling,\nthrough a soft-knee limiter. In a project, the active takes replace their parts' tones; a take\nrecorded at another tempo or key than the mix is left out and named. When the song has words,\ntheir timed lines are written beside the mix as OUT.lrc (the practice part's, else the first\npart's with words). With --verse all each take plays again in every verse.",
         run: runMix),
@@ -421,6 +432,13 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     }
     let bits = try arguments.int("--bits", default: 16, range: 16...24)
     guard bits == 16 || bits == 24 else { throw CLIError("--bits expects 16 or 24") }
+    let includeReference: Bool
+    switch arguments.value("--reference") ?? "omit" {
+    case "include": includeReference = true
+    case "omit": includeReference = false
+    case let other: throw CLIError("--reference expects include or omit, not '\(other)'")
+    }
+    if includeReference && arguments.value("--verse") != nil { throw CLIError("--reference include plays the recording once, as it is; it cannot go with --verse") }
 
     let source = arguments.positionals[0]
     let score: Score
@@ -429,20 +447,33 @@ func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     if isProject {
         let project = try openProject(source, for: .read)
         score = project.score
+        if includeReference {
+            switch project.reference() {
+            case .failure(let error): throw CLIError(error.description, exitCode: 1)
+            case .success(nil): throw CLIError("\(source): has no reference recording (add one with 'acapella reference add')", exitCode: 1)
+            case .success(let record?):
+                options.audioTracks = [ReferenceRecord.trackName]
+                writeError("\(source): the reference recording \(record.describe(sampleRate: project.manifest.sampleRate)) is in the mix")
+            }
+        }
         if useSession {
             // The mix as the project was last rehearsed, unless the command line says otherwise.
             let (state, problem) = project.sessionState()
             if let problem { writeError("\(source): \(problem)") }
             options.rehearse(state, score: score)
             commandLineWins()
-            let said = state.describe(partNames: score.parts.map(\.name))
+            let said = state.describe(partNames: score.parts.map(\.name) + options.audioTracks)
             if !said.isEmpty { writeError("\(source): mixed as last rehearsed (\(SessionState.fileName)): \(said); --session ignore mixes without it") }
+        }
+        if includeReference && (options.tempoScale != Rational(1) || options.transpose != 0) {
+            throw CLIError("\(source): the reference recording plays only at the written tempo and key (this mix: tempo \(options.tempoScale), transposed \(options.transpose)); add --tempo 1 --transpose 0", exitCode: 1)
         }
         let schedule = options.scheduleOptions
         let (active, leftOut) = project.activeTakes(for: schedule, loading: .streamed())
         for take in leftOut { writeError("\(source): \(take.description); not played in this mix") }
         takes = active
     } else {
+        if includeReference { throw CLIError("\(source): --reference include needs a project (a song has no reference recording)") }
         score = try loadScore(source)
     }
     var mixed = score

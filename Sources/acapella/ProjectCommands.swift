@@ -122,6 +122,11 @@ func listTakes(_ project: Project) {
         if case .live = condition { onDisk = TakeFile.framesOnDisk(project.path + "/" + take.file) }
         print(describe(take, rate: project.manifest.sampleRate, condition: condition, framesOnDisk: onDisk))
     }
+    switch project.reference() {
+    case .success(let record?): print("reference: \(record.describe(sampleRate: project.manifest.sampleRate)) ('acapella reference remove' removes it)")
+    case .success(nil): break
+    case .failure(let error): print("reference: \(error.description)")
+    }
 }
 
 func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
@@ -326,8 +331,10 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     if changing {
         if arguments.flags.contains("--reset") { state = SessionState() }
         if let name = arguments.value("--part") {
-            guard let part = project.score.parts.first(where: { $0.name.lowercased() == name.lowercased() })?.name else {
-                throw CLIError("no part named '\(name)'; the parts are: \(project.score.parts.map(\.name).joined(separator: ", "))", exitCode: 1)
+            // The reference recording's level, pan, mute and solo too.
+            let names = project.score.parts.map(\.name) + project.audioTracks
+            guard let part = names.first(where: { $0.lowercased() == name.lowercased() }) else {
+                throw CLIError("no part named '\(name)'; the parts are: \(names.joined(separator: ", "))", exitCode: 1)
             }
             var mix = state.parts[part] ?? SessionState.Part()
             if let volume { mix.volumeDB = volume }
@@ -352,7 +359,7 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
         }
         do { try project.saveSession(state) } catch { throw CLIError(error.description, exitCode: 1) }
     }
-    let words = state.describe(partNames: project.score.parts.map(\.name))
+    let words = state.describe(partNames: project.score.parts.map(\.name) + [ReferenceRecord.trackName])
     print(words.isEmpty ? "as written: every part at its level and place, tempo 100 %, no transposition" : words)
     print("count-in \(state.countIn), metronome \(state.metronome ? "on" : "off"), verse \(state.verse), loop " + (state.loopMeasures.map { "\($0.lowerBound)-\($0.upperBound) \(state.looping ? "on" : "off")" } ?? "none"))
     return 0
