@@ -217,7 +217,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaBoxTests",
-            dependencies: ["AcapellaBox", "AcapellaAnalysis", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
+            dependencies: ["AcapellaBox", "AcapellaAnalysis", "AcapellaDSP", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaControlTests",

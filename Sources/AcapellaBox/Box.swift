@@ -45,6 +45,8 @@ public struct BoxOptions: Sendable {
     public var transpose = 0
     /// The metronome while playing.
     public var metronome = false
+    /// Sounds for punch in and out, keep and discard.
+    public var confirmations = false
     /// The web page: on a port (nil: off, the default for a box made in
     /// code; the settings turn it on), on an address (nil: every
     /// interface), and what visitors who have not paired may see.
@@ -357,6 +359,8 @@ public enum Box {
         context.tempoPercent = options.tempoPercent
         context.verse = options.verse
         context.metronome = options.metronome
+        context.confirmations = options.confirmations
+        context.lineGrid = saved.lineGrid ?? .sixteenth
         context.quantize = io.quantize
         context.recordingRefused = refused.map { _ in "\(project.path) is in use by another program or read-only" }
         context.playOnceAndQuit = options.playOnceAndQuit
@@ -364,6 +368,7 @@ public enum Box {
         context.songTags = options.songs.map { SongHeader.read($0).tags }
         context.tag = options.tagFilter
         context.ownMix = saved.partMixes(for: score)[options.partIndex]
+        context.mixes = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)
         if let record = project.referenceRecord, !rig.schedule.options.audioTracks.isEmpty {
             var lyrics: LRC?
             switch project.referenceLyrics() {
@@ -433,6 +438,18 @@ public enum Box {
                     case .reloadTakes:
                         rig.reloadTakes()
                         takesChanged = true
+                    case .writeLine(let played, let grid):
+                        guard let recorder = rig.recorder else {
+                            queue.append(.lineWritten(.failure(ProjectError(description: "\(project.path) is read-only here"))))
+                            break
+                        }
+                        do {
+                            queue.append(.lineWritten(.success(try recorder.withProject { try $0.addLine(played, grid: grid) })))
+                        } catch let error as ProjectError {
+                            queue.append(.lineWritten(.failure(error)))
+                        } catch {
+                            queue.append(.lineWritten(.failure(ProjectError(description: "\(error)"))))
+                        }
                     case .undoLastTake:
                         var result = Result<TakeRecord, ProjectError>.failure(ProjectError(description: "\(project.path) is read-only here: nothing to undo"))
                         if let recorder = rig.recorder {
@@ -563,6 +580,7 @@ public enum Box {
             for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             for key in io.hub.takeKeys() { feed(.key(note: key.note, velocity: key.velocity), stamp: key.nanoseconds) }
             for milliseconds in io.hub.takeLocates() { feed(.locateTo(milliseconds: milliseconds)) }
+            for (fader, value) in io.hub.takeFaders() { feed(.fader(fader, value: value)) }
             for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
             // Songs dropped into songs/: MusicXML imported, each said; new songs join the library.
             if let watch = io.songsWatch, ready.contains(watch.fileDescriptor), watch.drain() {

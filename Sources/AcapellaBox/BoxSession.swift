@@ -46,12 +46,19 @@ public struct BoxSession: Sendable {
         public var writtenTempo: Double
         /// The singer's part's level and place in the mix (its guide).
         public var ownMix: PartMix
+        /// Every part's mix as the session starts (the saved session's),
+        /// the reference's after the parts: what a fader moves from.
+        public var mixes: [PartMix]
         /// Tempo, percent of written (kept across songs and parts).
         public var tempoPercent = 100
         /// Count-in measures before a take.
         public var countIn: Int
         /// Metronome on while playing.
         public var metronome = false
+        /// Short sounds confirm a punch in or out, a keep, a discard.
+        public var confirmations = false
+        /// The grid a line played on the keyboard is written on.
+        public var lineGrid = KeyboardLine.Grid.sixteenth
         /// Where punches land.
         public var quantize = Quantize.bar
         /// Why nothing can be recorded here (the project is in use or
@@ -116,6 +123,7 @@ public struct BoxSession: Sendable {
             self.schedule = schedule
             writtenTempo = Double(score.tempos.first?.tempo.milliBPM ?? 120_000) / 1_000
             ownMix = PartMix.spread(count: score.parts.count)[partIndex]
+            mixes = PartMix.spread(count: score.parts.count)
             self.countIn = countIn
             let part = score.parts[partIndex]
             verseLines = (1...max(1, part.verseCount)).map { LyricLines(part: part, schedule: schedule, verse: $0, pickupTicks: score.pickupTicks, writtenMeasure: score.writtenMeasure) }
@@ -147,6 +155,8 @@ public struct BoxSession: Sendable {
         case key(note: Int, velocity: Int)
         /// MMC locate: move to the measure holding this time of the song (at the tempo it plays).
         case locateTo(milliseconds: Int)
+        /// A fader of the live mixer moved to `value` (0…127).
+        case fader(MIDIFader, value: Int)
         /// `?` on the console: the key help, page by page.
         case help
         /// `q` on the console: quit (a take in progress is finished first).
@@ -161,6 +171,9 @@ public struct BoxSession: Sendable {
         case takeFinished(TakeRecord)
         /// The reference recording was removed (from the page).
         case referenceRemoved
+        /// The result of `Effect.writeLine`: the new part's name and the
+        /// report, or why not.
+        case lineWritten(Result<KeyboardLine.Written, ProjectError>)
         /// A problem the recorder met (a full disk…).
         case recorderProblem(String)
         /// A problem playing (a streamed take read too late from the disk): logged and said.
@@ -220,6 +233,9 @@ public struct BoxSession: Sendable {
         case lights(Set<String>)
         /// Browse the library by this tag from now on (nil: every song).
         case tag(String?)
+        /// Write a line played on the keyboard into the song as a new part
+        /// (on `grid`); answer with `.lineWritten`.
+        case writeLine([KeyboardLine.Played], grid: KeyboardLine.Grid)
         /// The session is over.
         case end(SessionEnd)
     }
@@ -237,6 +253,15 @@ public struct BoxSession: Sendable {
     public private(set) var droneOn = false
     /// The reference recording is muted (toggled by `reference`).
     public private(set) var referenceMuted = false
+    /// Levels and pans the faders set, by part name (the reference's under
+    /// its track name), and when one last moved: saved once they rest.
+    var faderSettings: [String: SessionState.Part] = [:]
+    var lastFaderMove: Int64 = .min
+    /// How long the faders rest before the session saves them, ms.
+    static let faderRestMilliseconds: Int64 = 1_000
+    /// A line being played in on the keyboard (`record-line`): keys held
+    /// (note → song sample), notes played (song samples).
+    public private(set) var line: (held: [Int: Int64], played: [(midi: Int, start: Int64, end: Int64)])?
     /// Until when the web page's address and code show (the control loop's
     /// clock, ms; set by the first tick, ended by any action).
     var webUntil: Int64?
@@ -319,6 +344,16 @@ public struct BoxSession: Sendable {
         var own = state.parts[context.partName] ?? SessionState.Part()
         own.solo = soloed
         state.parts[context.partName] = own == SessionState.Part() ? nil : own
+        // Faders, once they rest (a sweep is not a file write per step).
+        if now >= lastFaderMove + Self.faderRestMilliseconds {
+            for (name, setting) in faderSettings {
+                var part = state.parts[name] ?? SessionState.Part()
+                part.volumeDB = setting.volumeDB
+                part.pan = setting.pan
+                if name != context.partName && name != ReferenceRecord.trackName { part.mute = setting.mute }
+                state.parts[name] = part == SessionState.Part() ? nil : part
+            }
+        }
         if context.reference != nil {
             var reference = state.parts[ReferenceRecord.trackName] ?? SessionState.Part()
             reference.mute = referenceMuted
@@ -366,6 +401,16 @@ public struct BoxSession: Sendable {
             effects += act(action, snapshot: snapshot)
         case .key(let note, let velocity):
             effects.append(.engine([keyboard(note: note, velocity: velocity)]))
+            // A line being played in: while the song plays, each key's time in it.
+            if line != nil && (snapshot.state == .playing || snapshot.state == .recording) && snapshot.position >= 0 {
+                if velocity > 0 {
+                    line?.held[note] = snapshot.position
+                } else if let start = line?.held.removeValue(forKey: note) {
+                    line?.played.append((note, start, snapshot.position))
+                }
+            } else if velocity == 0, let start = line?.held.removeValue(forKey: note) {
+                line?.played.append((note, start, snapshot.position))
+            }
         case .locateTo(let milliseconds):
             let schedule = context.schedule
             let sample = min(max(0, Int64(milliseconds) * Int64(schedule.options.sampleRate) / 1_000), max(0, schedule.endSample - 1))
@@ -399,11 +444,21 @@ public struct BoxSession: Sendable {
             effects.append(say(text))
         case .referenceRemoved:
             context.reference = nil
+        case .lineWritten(.success(let written)):
+            effects.append(.log("line written into the song: " + written.report.joined(separator: "; "), .info))
+            effects.append(say("\(written.part) written into the song (\(written.report.dropFirst().first ?? "on the grid as played")); here it is"))
+            // The song now has the part: the session starts again with it.
+            effects.append(.end(.switchTo(song: context.songIndex, part: context.partIndex)))
+        case .lineWritten(.failure(let error)):
+            effects.append(say("the line was not written: \(error.description)"))
+        case .fader(let fader, let value):
+            effects += move(fader, to: value)
         case .recorderProblem(let problem), .playbackProblem(let problem):
             effects.append(.log(problem, .warning))
             effects.append(say(problem))
         case .undone(.success(let take)):
             effects.append(say("take \(take.id) (\(take.part)) discarded; its file stays in the project"))
+            effects += confirm(.discard)
             effects.append(.reloadTakes)
             if review != nil {
                 review = nil
@@ -528,15 +583,126 @@ public struct BoxSession: Sendable {
         case .recordingStarted(let at):
             hasPlayed = true
             return [.log("transport: recording from measure \(schedule.measure(at: at)) (sample \(at))", .info)]
-        case .recordingStopped(let at): return [.log("transport: recording stopped at measure \(schedule.measure(at: at)) (sample \(at))", .info)]
+        case .recordingStopped(let at):
+            // Heard once the take has ended (never in it).
+            return [.log("transport: recording stopped at measure \(schedule.measure(at: at)) (sample \(at))", .info)] + confirm(.punchOut)
         case .stopped(let at, _, let finishedTake):
             var effects: [Effect] = [.log("transport: stopped at measure \(schedule.measure(at: at))\(finishedTake ? ", take finished" : "")", .info)]
+            if line != nil { effects += finishLine(at: at) }
             if context.playOnceAndQuit && hasPlayed { effects.append(.end(.quit)) }
             return effects
         case .looped(_, let to): return [.log("transport: loop back to measure \(schedule.measure(at: to))", .info)]
         case .refused(let why): return [say("refused: \(why)")]
         case .scheduleChanged: return []
         }
+    }
+
+    // MARK: The live mixer
+
+    /// A fader moved: its part's level (or pan) set from `value`, gliding
+    /// there in the renderer (10 ms, like every mix change); shown on the
+    /// readouts for a while, not logged (a fader sends dozens a second).
+    mutating func move(_ fader: MIDIFader, to value: Int) -> [Effect] {
+        let part: Int
+        let name: String
+        switch fader.target {
+        case .part(let number):
+            guard number >= 1 && number <= context.partNames.count else {
+                message = ("no part \(number) for that fader: the song has \(context.partNames.count)", now + Self.messageMilliseconds)
+                return []
+            }
+            part = number - 1
+            name = context.partNames[part]
+        case .reference:
+            guard let reference = context.reference else {
+                message = ("no reference recording for that fader", now + Self.messageMilliseconds)
+                return []
+            }
+            part = reference.part
+            name = ReferenceRecord.trackName
+        }
+        let isReference = part == context.reference?.part
+        var mix = part == context.partIndex ? context.ownMix : isReference ? context.reference!.mix : context.mixes[part]
+        var setting = faderSettings[name] ?? SessionState.Part()
+        let words: String
+        switch fader.control {
+        case .level:
+            let base = isReference ? PartMix.trackGain : PartMix.spread(count: context.partNames.count)[part].gain
+            let decibels = MIDIFader.decibels(value)
+            mix.gain = decibels.map { base * Float(pow(10, $0 / 20)) } ?? 0
+            setting.volumeDB = decibels ?? -60
+            words = decibels.map { String(format: "%@ level %+.1f dB", name, $0) } ?? "\(name) silent"
+        case .pan:
+            let pan = MIDIFader.pan(value)
+            mix.pan = Float(pan)
+            setting.pan = pan
+            words = String(format: "%@ pan %+.2f", name, pan)
+        }
+        faderSettings[name] = setting
+        lastFaderMove = now
+        message = (words, now + Self.messageMilliseconds)
+        // What sounds keeps its mute (the singer's own guide, a muted reference).
+        var sent = mix
+        if part == context.partIndex {
+            context.ownMix = mix
+            sent.muted = guideMuted
+        } else if isReference {
+            context.reference?.mix = mix
+            sent.muted = referenceMuted
+        } else {
+            context.mixes[part] = mix
+        }
+        return [.engine([.mix(part: part, sent)])]
+    }
+
+    // MARK: A line from the keyboard
+
+    /// Ends the line being played in: keys still held end at `at`; the
+    /// notes go to be written (placed on the music through the time map
+    /// the song plays at now), or nothing when none was played.
+    mutating func finishLine(at: Int64) -> [Effect] {
+        guard var take = line else { return [] }
+        line = nil
+        for (note, start) in take.held where at > start { take.played.append((note, start, at)) }
+        guard !take.played.isEmpty else { return [say("line: nothing was played while the song played; nothing written")] }
+        let map = context.schedule.timeMap
+        let played = take.played.map { KeyboardLine.Played(midi: $0.midi, start: map.tick(atSample: $0.start), end: map.tick(atSample: $0.end)) }
+        return [.writeLine(played, grid: context.lineGrid), say("line: \(played.count) notes played; writing them on a grid of \(context.lineGrid.words)")]
+    }
+
+    // MARK: Confirmations
+
+    /// What the singer hears when something they did with a foot took
+    /// effect, each unlike the others and unlike any guide tone's length.
+    public enum Confirmation: Sendable {
+        /// Recording will start (a high short blip).
+        case punchIn
+        /// Recording stopped (the same blip an octave lower).
+        case punchOut
+        /// The take is kept (a major third, together).
+        case keep
+        /// The take is discarded (a low long tone).
+        case discard
+
+        /// Its tones: MIDI note and length in ms.
+        var tones: [(midi: Int, milliseconds: Int)] {
+            switch self {
+            case .punchIn: [(88, 90)]
+            case .punchOut: [(76, 90)]
+            case .keep: [(84, 220), (88, 220)]
+            case .discard: [(45, 320)]
+            }
+        }
+    }
+
+    /// The engine commands that sound `confirmation`, when they are on.
+    /// Not transposed: they mean something, they are not music.
+    func confirm(_ confirmation: Confirmation) -> [Effect] {
+        guard context.confirmations else { return [] }
+        let rate = context.schedule.options.sampleRate
+        return [.engine(confirmation.tones.enumerated().map { index, tone in
+            .tone(key: VoicePool.confirmationKey + index, frequency: Tuning.frequency(midi: tone.midi), level: 0.35, samples: tone.milliseconds * rate / 1_000)
+        })]
     }
 
     // MARK: Actions
@@ -561,6 +727,8 @@ public struct BoxSession: Sendable {
         switch dispatcher.dispatch(action, snapshot: snapshot) {
         case .engine(let commands):
             effects.append(.engine(commands))
+            // Heard before the take starts (at the barline, or after the count-in).
+            if (action == .record || action == .punchIn) && snapshot.state != .recording { effects += confirm(.punchIn) }
             effects.append(say(words(for: action, commands: commands, snapshot: snapshot)))
         case .ignored:
             effects.append(say(whyNot(action, snapshot: snapshot)))
@@ -676,7 +844,7 @@ public struct BoxSession: Sendable {
         case .keepTake:
             guard let take = review else { return [say("no take to keep: takes are kept as they are recorded (d or u discards the newest)")] }
             review = nil
-            return setGuide(muted: true) + [say("take \(take.id) kept")]
+            return setGuide(muted: true) + confirm(.keep) + [say("take \(take.id) kept")]
         case .discardTake, .undoTake:
             return [.engine([.stop]), .undoLastTake]
         case .mutePart:
@@ -722,6 +890,11 @@ public struct BoxSession: Sendable {
             let under = context.schedule.tones[context.partIndex].toneToSing(at: position)?.midi ?? 59
             let midi = under - ((under - tonic) % 12 + 12) % 12
             return [.engine([.tone(key: VoicePool.droneKey, frequency: Tuning.frequency(midi: midi), level: 0.5, samples: 0)]), say("drone \(NoteName.name(midi)) (the tonic of \(key)) on")]
+        case .recordLine:
+            if line != nil { return finishLine(at: snapshot.position) }
+            if let why = context.recordingRefused { return [say("the song cannot be changed here: \(why)")] }
+            line = ([:], [])
+            return [say("line: play it on the keyboard while the song plays; L again (or stop) writes it into the song as a new part (\(context.lineGrid.words))")]
         case .reference:
             guard var reference = context.reference else { return [say("this project has no reference recording ('acapella reference add' brings one)")] }
             if referenceMuted && (context.tempoPercent != 100 || context.schedule.options.transpose != 0) {

@@ -154,6 +154,7 @@ public struct BoxSetup: Sendable {
         options.countIn = settings.countIn
         options.usbRoots = settings.usbRoots
         options.metronome = settings.metronome
+        options.confirmations = settings.confirmations
         options.consoleReadout = settings.consoleReadout
         options.lcdHost = settings.lcdHost
         options.lcdPort = UInt16(settings.lcdPort)

@@ -22,6 +22,7 @@ public final class ControlHub {
     private var reportedConnections = 0
     private var keys: [StampedKey] = []
     private var locates: [Int] = []
+    private var faders: [(fader: MIDIFader, value: Int)] = []
     private var reportedWarnings = 0
 
     /// Opens what the configuration names.
@@ -74,6 +75,13 @@ public final class ControlHub {
         return locates
     }
 
+    /// The faders moved since the last call: each one's latest value only
+    /// (a fader sends dozens a second; only where it stopped matters).
+    public func takeFaders() -> [(fader: MIDIFader, value: Int)] {
+        defer { faders = [] }
+        return faders
+    }
+
     /// The keyboard's keys read by `take(ready:)` since the last call.
     public func takeKeys() -> [StampedKey] {
         defer { keys = [] }
@@ -92,6 +100,9 @@ public final class ControlHub {
                 case .action(let action): actions.append(StampedAction(action: action, nanoseconds: now))
                 case .key(let note, let velocity): keys.append(StampedKey(note: note, velocity: velocity, nanoseconds: now))
                 case .locate(let milliseconds): locates.append(milliseconds)
+                case .fader(let fader, let value):
+                    faders.removeAll { $0.fader == fader }
+                    faders.append((fader, value))
                 case nil: break
                 }
             }

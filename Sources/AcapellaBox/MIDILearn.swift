@@ -9,8 +9,15 @@ import Foundation
 public enum MIDILearn {
     /// What was learned and where it was written.
     public struct Learned: Sendable {
-        public var binding: MIDIBinding
+        /// "controller 7 on channel 1".
+        public var event: String
         public var file: String
+    }
+
+    /// What to learn: an action, or a fader of a part's level or pan.
+    public enum Target: Sendable {
+        case action(ControlAction)
+        case fader(MIDIFader.Control, MIDIFader.Target)
     }
 
     /// A problem, one line: a wrong file, no sequencer, nothing heard.
@@ -20,7 +27,7 @@ public enum MIDILearn {
 
     /// Listens up to `seconds` for a control to bind `action` to, in the
     /// controls file at `path`; `listening` is told which ports it hears.
-    public static func learn(_ action: ControlAction, into path: String, seconds: Int, listening: (String) -> Void) throws(Failure) -> Learned {
+    public static func learn(_ target: Target, into path: String, seconds: Int, listening: (String) -> Void) throws(Failure) -> Learned {
         let existing: Data
         if let data = FileManager.default.contents(atPath: path) {
             existing = data
@@ -35,13 +42,24 @@ public enum MIDILearn {
         do { input = try MIDIInput(sources: config.midiSources) } catch { throw Failure(description: error.description) }
         listening(input.connected.isEmpty ? "no port yet; connect one" : input.connected.map(\.description).joined(separator: ", "))
         var decoder = MIDIDecoder()
-        var learner = MIDILearner(action: action, threshold: config.midi.threshold)
+        var learner: MIDILearner? = if case .action(let action) = target { MIDILearner(action: action, threshold: config.midi.threshold) } else { nil }
         let deadline = MonotonicClock.nanoseconds() + Int64(seconds) * 1_000_000_000
         while MonotonicClock.nanoseconds() < deadline {
             for message in decoder.feed(input.read(timeoutMilliseconds: 200)) {
-                guard let binding = learner.learn(message) else { continue }
+                let event: String
+                let learned: (Data) throws(ControlConfigError) -> Data
+                switch target {
+                case .action:
+                    guard let binding = learner?.learn(message) else { continue }
+                    event = "\(binding.event) on channel \(binding.channel ?? 0)"
+                    learned = { data throws(ControlConfigError) in try ControlConfig.learning(binding, into: data, file: path) }
+                case .fader(let control, let whose):
+                    guard let fader = MIDILearner.fader(message, control: control, target: whose) else { continue }
+                    event = "controller \(fader.controller) on channel \(fader.channel ?? 0)"
+                    learned = { data throws(ControlConfigError) in try ControlConfig.learning(fader, into: data, file: path) }
+                }
                 do {
-                    let updated = try ControlConfig.learning(binding, into: existing, file: path)
+                    let updated = try learned(existing)
                     let folder = (path as NSString).deletingLastPathComponent
                     if !folder.isEmpty { try Folders.make(folder) }
                     try AtomicFile.write(Array(updated), to: path)
@@ -52,7 +70,7 @@ public enum MIDILearn {
                 } catch {
                     throw Failure(description: "\(path): \(error)")
                 }
-                return Learned(binding: binding, file: path)
+                return Learned(event: event, file: path)
             }
         }
         throw Failure(description: "no MIDI event in \(seconds) s; nothing changed")

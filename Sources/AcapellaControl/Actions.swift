@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Everything the singer can ask of the box hands-free (SPEC §8). One
 /// enum: MIDI, foot switches and console keys all end up here.
 public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
@@ -38,6 +44,9 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     case drone
     /// The project's reference recording heard or muted.
     case reference
+    /// Play a new line on the keyboard while the song plays (again, or a
+    /// stop: it is written into the song as a new part).
+    case recordLine = "record-line"
     /// Set the punch range to the take analysis's first suggestion.
     case punchWorst = "punch-worst"
     case nextVerse = "next-verse"
@@ -75,6 +84,54 @@ public struct MIDIBinding: Hashable, Sendable {
     }
 }
 
+/// A controller bound to a part's level or pan: the live mixer. Every
+/// value it sends sets the control (no threshold), smoothed by the
+/// renderer's glide.
+public struct MIDIFader: Hashable, Sendable {
+    /// What it moves.
+    public enum Control: String, Hashable, Sendable, CaseIterable {
+        case level, pan
+    }
+    /// Whose: a part by its number (1…), or the reference recording.
+    public enum Target: Hashable, Sendable, CustomStringConvertible {
+        case part(Int)
+        case reference
+
+        public var description: String {
+            switch self {
+            case .part(let number): "part \(number)"
+            case .reference: "the reference recording"
+            }
+        }
+    }
+
+    public var controller: Int
+    /// Channel 1…16, or nil: any.
+    public var channel: Int?
+    public var control: Control
+    public var target: Target
+
+    public init(controller: Int, channel: Int? = nil, control: Control, target: Target) {
+        self.controller = controller
+        self.channel = channel
+        self.control = control
+        self.target = target
+    }
+
+    /// A level fader's value 0…127 as dB against the part's default level:
+    /// 100 is 0 dB, 127 about +4 dB, each halving of the value −12 dB;
+    /// 0 is silence (nil).
+    public static func decibels(_ value: Int) -> Double? {
+        guard value > 0 else { return nil }
+        return max(-60, 40 * log10(Double(min(127, value)) / 100))
+    }
+
+    /// A pan knob's value 0…127 as −1 (left) … +1 (right), 64 the centre.
+    public static func pan(_ value: Int) -> Double {
+        max(-1, min(1, Double(value - 64) / 63))
+    }
+}
+
 /// Turns decoded MIDI into actions: bound notes and programs, controllers
 /// on their rising edge through the threshold (a sustain-pedal foot switch
 /// on CC 64 gives one action per press, however many values it sends), and
@@ -82,6 +139,8 @@ public struct MIDIBinding: Hashable, Sendable {
 public struct MIDIInterpreter: Hashable, Sendable {
     /// The bindings, first match wins.
     public var bindings: [MIDIBinding]
+    /// Controllers bound to parts' levels and pans (before the bindings).
+    public var faders: [MIDIFader] = []
     /// A controller value at or above this is "down".
     public var threshold: Int
     /// Obey MMC.
@@ -118,6 +177,8 @@ public struct MIDIInterpreter: Hashable, Sendable {
         case key(note: Int, velocity: Int)
         /// MMC locate: move to this time of the song, milliseconds from its start.
         case locate(milliseconds: Int)
+        /// A fader moved to `value` (0…127).
+        case fader(MIDIFader, value: Int)
     }
 
     /// What a message means: a bound event's action; a note no binding
@@ -132,6 +193,9 @@ public struct MIDIInterpreter: Hashable, Sendable {
         case .noteOff(let channel, let note):
             guard sounding.remove(channel * 128 + note) != nil else { return nil }
             return .key(note: note, velocity: 0)
+        case .controlChange(let channel, let controller, let value):
+            if let fader = faders.first(where: { $0.controller == controller && ($0.channel == nil || $0.channel == channel) }) { return .fader(fader, value: value) }
+            return action(for: message).map { .action($0) }
         case .systemExclusive(let bytes):
             guard let command = machineCommand(bytes) else { return nil }
             if let milliseconds = command.locateMilliseconds { return .locate(milliseconds: milliseconds) }

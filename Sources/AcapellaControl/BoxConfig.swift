@@ -17,6 +17,9 @@ public struct BoxConfig: Hashable, Sendable {
     public var countIn = 1
     /// The metronome while playing.
     public var metronome = false
+    /// Short sounds through the output when a punch goes in or out and a
+    /// take is kept or discarded (the shipped settings turn them on).
+    public var confirmations = false
     /// Where punches land (overrides the controls file).
     public var quantize: Quantize?
     /// The part to record first (1-based).
@@ -63,7 +66,7 @@ public struct BoxConfig: Hashable, Sendable {
 
 extension BoxConfig: Codable {
     enum Keys: String, CodingKey, CaseIterable {
-        case device, dataDirectory, countIn, metronome, quantize, part, song, singer, usb, readouts, powerOff, web, comment
+        case device, dataDirectory, countIn, metronome, confirmations, quantize, part, song, singer, usb, readouts, powerOff, web, comment
     }
 
     enum WebKeys: String, CodingKey, CaseIterable {
@@ -96,6 +99,7 @@ extension BoxConfig: Codable {
         dataDirectory = try text(.dataDirectory)
         countIn = try container.decodeWholeNumber(.countIn, in: 0...4) ?? 1
         metronome = try container.decodeFlag(.metronome) ?? false
+        confirmations = try container.decodeFlag(.confirmations) ?? false
         quantize = try container.decodeIfPresent(Quantize.self, forKey: .quantize)
         part = try container.decodeWholeNumber(.part, in: 1...64) ?? 2
         song = try text(.song)
@@ -188,6 +192,7 @@ extension BoxConfig: Codable {
         try container.encodeIfPresent(dataDirectory, forKey: .dataDirectory)
         try container.encode(countIn, forKey: .countIn)
         try container.encode(metronome, forKey: .metronome)
+        try container.encode(confirmations, forKey: .confirmations)
         try container.encodeIfPresent(quantize, forKey: .quantize)
         try container.encode(part, forKey: .part)
         try container.encodeIfPresent(song, forKey: .song)

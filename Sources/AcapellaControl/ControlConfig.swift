@@ -65,7 +65,7 @@ extension ControlConfig: Codable {
     }
 
     enum MIDIKeys: String, CodingKey, CaseIterable {
-        case connect, ccThreshold, mmc, mmcDevice, keyboard, bindings, feedback
+        case connect, ccThreshold, mmc, mmcDevice, keyboard, bindings, faders, feedback
     }
 
     /// Reads the file's shape (see the README); defaults for what is absent.
@@ -106,6 +106,21 @@ extension ControlConfig: Codable {
             }
         }
         midi.bindings = try section.decodeIfPresent([MIDIBinding].self, forKey: .bindings) ?? []
+        midi.faders = try section.decodeIfPresent([MIDIFader].self, forKey: .faders) ?? []
+        // A controller is a fader or a switch, not both.
+        for (index, fader) in midi.faders.enumerated() {
+            let overlaps = { (channel: Int?) in channel == nil || fader.channel == nil || channel == fader.channel }
+            if let binding = midi.bindings.first(where: { $0.event == .controlChange(fader.controller) && overlaps($0.channel) }) {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: midiDecoder.codingPath + [MIDIKeys.faders, AnyCodingKey(intValue: index)],
+                    debugDescription: "controller \(fader.controller) is bound to \(binding.action.rawValue) in midi.bindings already; one controller, one use"))
+            }
+            if let earlier = midi.faders[..<index].firstIndex(where: { $0.controller == fader.controller && overlaps($0.channel) }) {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: midiDecoder.codingPath + [MIDIKeys.faders, AnyCodingKey(intValue: index)],
+                    debugDescription: "controller \(fader.controller) moves midi.faders[\(earlier)] already; one controller, one use"))
+            }
+        }
         feedback = MIDIFeedback(lights: try section.decodeIfPresent([MIDIFeedback.Light].self, forKey: .feedback) ?? [])
         // One event, one action: a second binding of the same event (on an
         // overlapping channel) to another action would never be reached.
@@ -135,6 +150,7 @@ extension ControlConfig: Codable {
         case .channel(let channel): try section.encode(channel, forKey: .keyboard)
         }
         try section.encode(midi.bindings, forKey: .bindings)
+        if !midi.faders.isEmpty { try section.encode(midi.faders, forKey: .faders) }
         try section.encode(feedback.lights, forKey: .feedback)
     }
 }
@@ -222,6 +238,46 @@ extension MIDIBinding.Event: CustomStringConvertible {
         case .note(let note): "note \(note)"
         case .controlChange(let controller): "controller \(controller)"
         case .program(let program): "program \(program)"
+        }
+    }
+}
+
+extension MIDIFader: Codable {
+    enum Keys: String, CodingKey, CaseIterable {
+        case controller, channel, control, part
+    }
+
+    /// `{"controller": 7, "channel": 1, "control": "level", "part": 2}`
+    /// (`"part": "reference"`: the reference recording).
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(Keys.self)
+        let container = try decoder.container(keyedBy: Keys.self)
+        guard let controller = try container.decodeWholeNumber(.controller, in: 0...127) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Keys.controller], debugDescription: "missing"))
+        }
+        guard let word = try? container.decode(String.self, forKey: .control), let control = Control(rawValue: word) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Keys.control], debugDescription: "expected \"level\" or \"pan\""))
+        }
+        let target: Target
+        if let word = try? container.decode(String.self, forKey: .part), word == "reference" {
+            target = .reference
+        } else if let number = try container.decodeWholeNumber(.part, in: 1...64, hint: ", or \"reference\"") {
+            target = .part(number)
+        } else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [Keys.part], debugDescription: "missing (a part's number, or \"reference\")"))
+        }
+        self.init(controller: controller, channel: try container.decodeWholeNumber(.channel, in: 1...16), control: control, target: target)
+    }
+
+    /// The same shape back.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(controller, forKey: .controller)
+        try container.encodeIfPresent(channel, forKey: .channel)
+        try container.encode(control.rawValue, forKey: .control)
+        switch target {
+        case .part(let number): try container.encode(number, forKey: .part)
+        case .reference: try container.encode("reference", forKey: .part)
         }
     }
 }
@@ -317,7 +373,24 @@ extension ControlConfig {
     public static func learning(_ binding: MIDIBinding, into data: Data, file: String) throws(ControlConfigError) -> Data {
         var config = try parse(data, file: file)
         config.midi.bindings.removeAll { $0.event == binding.event && ($0.channel == binding.channel || $0.channel == nil || binding.channel == nil) }
+        if case .controlChange(let controller) = binding.event {
+            config.midi.faders.removeAll { $0.controller == controller && ($0.channel == binding.channel || $0.channel == nil || binding.channel == nil) }
+        }
         config.midi.bindings.append(binding)
+        let result = config.serialized()
+        _ = try parse(result, file: file)
+        return result
+    }
+
+    /// The configuration text with `fader` learned: it replaces any fader
+    /// or binding of the same controller and channel, and any fader of the
+    /// same part and control; everything else is kept.
+    public static func learning(_ fader: MIDIFader, into data: Data, file: String) throws(ControlConfigError) -> Data {
+        var config = try parse(data, file: file)
+        let overlaps = { (channel: Int?) in channel == nil || fader.channel == nil || channel == fader.channel }
+        config.midi.bindings.removeAll { $0.event == .controlChange(fader.controller) && overlaps($0.channel) }
+        config.midi.faders.removeAll { ($0.controller == fader.controller && overlaps($0.channel)) || ($0.target == fader.target && $0.control == fader.control) }
+        config.midi.faders.append(fader)
         let result = config.serialized()
         _ = try parse(result, file: file)
         return result

@@ -27,4 +27,11 @@ public struct MIDILearner: Sendable {
             return nil
         }
     }
+
+    /// The fader `message` makes of `control` for `target`: the first
+    /// controller moved (any value), or nil.
+    public static func fader(_ message: MIDIMessage, control: MIDIFader.Control, target: MIDIFader.Target) -> MIDIFader? {
+        guard case .controlChange(let channel, let controller, _) = message else { return nil }
+        return MIDIFader(controller: controller, channel: channel, control: control, target: target)
+    }
 }

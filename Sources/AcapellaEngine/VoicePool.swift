@@ -18,6 +18,8 @@ public struct VoicePool: Sendable {
     public static let chordKey = 2_000
     /// The drone.
     public static let droneKey = 3_000
+    /// The keys of the confirmation sounds (punch in and out, keep, discard).
+    public static let confirmationKey = 4_000
     /// No key: a silent voice, free for the next note.
     static let free = -1
 

@@ -21,6 +21,7 @@ func checkMIDI(_ bytes: [UInt8]) {
         MIDIBinding(event: .controlChange(64), action: .punchIn), MIDIBinding(event: .note(60), action: .record),
         MIDIBinding(event: .program(1), action: .nextSong),
     ])
+    interpreter.faders = [MIDIFader(controller: 7, control: .level, target: .part(2)), MIDIFader(controller: 10, channel: 3, control: .pan, target: .reference)]
     for message in decoder.feed(bytes) {
         switch message {
         case .noteOn(let c, let n, let v): precondition((1...16).contains(c) && (0...127).contains(n) && (1...127).contains(v))
@@ -34,6 +35,10 @@ func checkMIDI(_ bytes: [UInt8]) {
         switch interpreter.meaning(of: message) {
         case .key(let note, let velocity)?: precondition((0...127).contains(note) && (0...127).contains(velocity))
         case .locate(let milliseconds)?: precondition((0..<(24 * 3_600_000)).contains(milliseconds), "a time code under 24 h")
+        case .fader(let fader, let value)?:
+            precondition((0...127).contains(value) && [7, 10].contains(fader.controller))
+            if let decibels = MIDIFader.decibels(value) { precondition((-60...4.2).contains(decibels)) }
+            precondition((-1...1).contains(MIDIFader.pan(value)))
         case .action?, nil: break
         }
         if case .systemExclusive(let sysex) = message { _ = MMCCommand.parse(sysex) }

@@ -44,6 +44,9 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var countIn = 1
     public var metronome = false
     public var verse = 1
+    /// The grid a line played on the keyboard is written on, for this song
+    /// (nil: 16th notes).
+    public var lineGrid: KeyboardLine.Grid?
 
     /// The defaults.
     public init() {}
@@ -168,7 +171,7 @@ extension SessionState.Part {
 }
 
 extension SessionState {
-    enum CodingKeys: String, CodingKey { case format, version, parts, tempoPercent, transpose, loop, looping, countIn, metronome, verse }
+    enum CodingKeys: String, CodingKey { case format, version, parts, tempoPercent, transpose, loop, looping, countIn, metronome, verse, lineGrid }
 
     /// Every key optional but the format; what is missing is the default.
     public init(from decoder: any Decoder) throws {
@@ -183,5 +186,11 @@ extension SessionState {
         countIn = try container.decodeIfPresent(Int.self, forKey: .countIn) ?? 1
         metronome = try container.decodeIfPresent(Bool.self, forKey: .metronome) ?? false
         verse = try container.decodeIfPresent(Int.self, forKey: .verse) ?? 1
+        if let grid = try container.decodeIfPresent(String.self, forKey: .lineGrid) {
+            guard let chosen = KeyboardLine.Grid(rawValue: grid) else {
+                throw DecodingError.dataCorruptedError(forKey: .lineGrid, in: container, debugDescription: "expected 8, 16, 8t or 16t, not '\(grid.oneLine)'")
+            }
+            lineGrid = chosen
+        }
     }
 }

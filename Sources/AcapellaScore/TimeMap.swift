@@ -67,6 +67,15 @@ public struct TimeMap: Hashable, Sendable {
             segment.samplesPerTick.multiplied(by: Rational(Int128(tick - segment.startTick), 1)))
     }
 
+    /// The tick (with its fraction) at `sample`: the inverse of the map, for
+    /// placing what was played (a keyboard's notes) back on the music.
+    public func tick(atSample sample: Int64) -> Double {
+        func value(_ rational: Rational) -> Double { Double(rational.numerator) / Double(rational.denominator) }
+        let position = Double(sample)
+        let segment = segments.last { value($0.startSample) <= position } ?? segments[0]
+        return Double(segment.startTick) + (position - value(segment.startSample)) / value(segment.samplesPerTick)
+    }
+
     /// The sample a tick lands on: the exact position rounded once.
     public func sample(atTick tick: Int) -> Int64 {
         if let exact = exactSample(atTick: tick) { return Int64(exact.roundedHalfUp) }

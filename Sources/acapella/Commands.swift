@@ -68,13 +68,13 @@ let commands: [Subcommand] = [
         details: "Plays a 1 s sweep and records it through a loopback (a cable, or headphones held to the\nmicrophone), cross-correlates, and stores the trim over the device's own figure for this route\n(card, device, rate, period, buffer). Recording uses it; each take records which it used.\nThe data directory is $ACAPELLA_DATA_DIR, else $XDG_DATA_HOME/acapella, else ~/.local/share/acapella.",
         run: runCalibrate),
     Subcommand(
-        name: "midi-learn", summary: "bind the next MIDI event (note, controller press, program change) to an action",
-        positionals: "ACTION", positionalCount: 1...1,
+        name: "midi-learn", summary: "bind the next MIDI event (note, controller press, program change) to an action, or a fader to a part's level or pan",
+        positionals: "ACTION | part-level PART | part-pan PART", positionalCount: 1...2,
         options: [
             OptionSpec(names: ["--config"], valueName: "FILE", help: "the controls file to change (default: controls.json in the data directory, started from the shipped defaults)"),
             OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "how long to wait for the event (default 30)"),
         ],
-        details: "Actions: " + ControlAction.names + ".\nThe file is rewritten atomically; other bindings of the same event are replaced.",
+        details: "Actions: " + ControlAction.names + ".\npart-level N and part-pan N bind the next controller moved to part N's level or pan (N: 1…, or\n'reference' for the reference recording): the live mixer, on the box at once, saved with the session.\nThe file is rewritten atomically; other bindings of the same event are replaced.",
         run: runMIDILearn),
     Subcommand(
         name: "pitch", summary: "track the pitch of a recording (YIN) and print it as CSV",
@@ -190,6 +190,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--loop"], valueName: "A-B|off", help: "the loop's measures, or off"),
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in, 0 to 4"),
             OptionSpec(names: ["--metronome"], valueName: "on|off", help: "the metronome while playing"),
+            OptionSpec(names: ["--line-grid"], valueName: "8|16|8t|16t", help: "the grid a line played on the keyboard (L) is written on, for this song (default 16)"),
             OptionSpec(names: ["--reset"], valueName: nil, help: "back to the defaults first"),
         ],
         details: "Kept in PROJECT/session.json. The box saves it as you change tempo, key, count-in, loop,\nmetronome, verse and solo, and starts from it; 'acapella mix PROJECT' mixes with its levels, places, mutes,\nsolos, tempo and key unless told otherwise (--tempo, --transpose, --session ignore).",

@@ -229,20 +229,41 @@ func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
 }
 
 func runMIDILearn(_ arguments: ParsedArguments) throws -> Int32 {
-    guard let action = ControlAction(rawValue: arguments.positionals[0]) else {
-        throw CLIError("unknown action '\(arguments.positionals[0])'; actions: \(ControlAction.names)")
+    let word = arguments.positionals[0]
+    let target: MIDILearn.Target
+    let what: String
+    if word == "part-level" || word == "part-pan" {
+        guard arguments.positionals.count == 2 else { throw CLIError("\(word) needs a part: its number (1, 2, …) or reference") }
+        let part = arguments.positionals[1]
+        let whose: MIDIFader.Target
+        if part == "reference" {
+            whose = .reference
+        } else if let number = Int(part), (1...64).contains(number) {
+            whose = .part(number)
+        } else {
+            throw CLIError("\(word) needs a part's number (1 to 64) or reference, not '\(part)'")
+        }
+        target = .fader(word == "part-level" ? .level : .pan, whose)
+        what = "\(whose)'s \(word == "part-level" ? "level" : "pan")"
+    } else {
+        guard let action = ControlAction(rawValue: word) else {
+            throw CLIError("unknown action '\(word)'; actions: \(ControlAction.names), or part-level N, part-pan N")
+        }
+        guard arguments.positionals.count == 1 else { throw CLIError("\(word) takes no part") }
+        target = .action(action)
+        what = action.rawValue
     }
     let seconds = try arguments.int("--timeout", default: 30, range: 1...600)
     let path = arguments.value("--config") ?? CalibrationStore.dataDirectory + "/controls.json"
     let learned: MIDILearn.Learned
     do {
-        learned = try MIDILearn.learn(action, into: path, seconds: seconds) { ports in
-            writeError("press, play or turn the control for \(action.rawValue) (listening on \(ports))")
+        learned = try MIDILearn.learn(target, into: path, seconds: seconds) { ports in
+            writeError("press, play or move the control for \(what) (listening on \(ports))")
         }
     } catch {
         throw CLIError(error.description, exitCode: 1)
     }
-    print("bound \(learned.binding.event) on channel \(learned.binding.channel ?? 0) to \(action.rawValue) in \(learned.file)")
+    print("bound \(learned.event) to \(what) in \(learned.file)")
     return 0
 }
 
@@ -288,7 +309,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
 /// options, changes them (a writer, refused while the box has the project).
 func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
-    let changing = ["--part", "--volume", "--pan", "--mute", "--solo", "--tempo", "--transpose", "--loop", "--count-in", "--metronome", "--reset"]
+    let changing = ["--part", "--volume", "--pan", "--mute", "--solo", "--tempo", "--transpose", "--loop", "--count-in", "--metronome", "--line-grid", "--reset"]
         .contains { arguments.value($0) != nil || arguments.flags.contains($0) }
     func onOff(_ name: String) throws -> Bool? {
         guard let text = arguments.value(name) else { return nil }
@@ -314,6 +335,10 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     let tempo = arguments.value("--tempo") == nil ? nil : try arguments.int("--tempo", default: 100, range: SessionState.tempoPercents)
     let transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: SessionState.transpositions)
     let countIn = arguments.value("--count-in") == nil ? nil : try arguments.int("--count-in", default: 1, range: 0...4)
+    let lineGrid = try arguments.value("--line-grid").map { text -> KeyboardLine.Grid in
+        guard let grid = KeyboardLine.Grid(rawValue: text) else { throw CLIError("--line-grid expects 8, 16, 8t or 16t, not '\(text)'") }
+        return grid
+    }
     var loop: ClosedRange<Int>??
     if let text = arguments.value("--loop") {
         if text == "off" {
@@ -346,6 +371,7 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
         if let tempo { state.tempoPercent = tempo }
         if let transpose { state.transpose = transpose }
         if let countIn { state.countIn = countIn }
+        if let lineGrid { state.lineGrid = lineGrid }
         if let metronome { state.metronome = metronome }
         if let loop {
             if let measures = loop {
@@ -361,7 +387,8 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     }
     let words = state.describe(partNames: project.score.parts.map(\.name) + [ReferenceRecord.trackName])
     print(words.isEmpty ? "as written: every part at its level and place, tempo 100 %, no transposition" : words)
-    print("count-in \(state.countIn), metronome \(state.metronome ? "on" : "off"), verse \(state.verse), loop " + (state.loopMeasures.map { "\($0.lowerBound)-\($0.upperBound) \(state.looping ? "on" : "off")" } ?? "none"))
+    print("count-in \(state.countIn), metronome \(state.metronome ? "on" : "off"), verse \(state.verse), loop " + (state.loopMeasures.map { "\($0.lowerBound)-\($0.upperBound) \(state.looping ? "on" : "off")" } ?? "none")
+          + (state.lineGrid.map { ", a keyboard line on \($0.words)" } ?? ""))
     return 0
 }
 

@@ -250,6 +250,13 @@ import Testing
         (#"{"footSwitches": [{"chip": "gpiochip0", "line": 17, "tap": "stop", "colour": 1}]}"#,
          "c.json: footSwitches[0].colour: unknown key; known: chip, line, activeLow, bias, debounceMs, holdMs, doubleTapMs, tap, hold, doubleTap"),
         ("{\"mi\\ndi\": 1}", "c.json: mi\\ndi: unknown key"),
+        (#"{"midi": {"faders": [{"controller": 7, "control": "volume", "part": 2}]}}"#, "c.json: midi.faders[0].control: expected \"level\" or \"pan\""),
+        (#"{"midi": {"faders": [{"controller": 7, "control": "level", "part": 0}]}}"#, "c.json: midi.faders[0].part: expected a whole number from 1 to 64, or \"reference\""),
+        (#"{"midi": {"faders": [{"controller": 7, "control": "level"}]}}"#, "c.json: midi.faders[0].part: missing"),
+        (#"{"midi": {"bindings": [{"event": "cc", "controller": 7, "action": "stop"}], "faders": [{"controller": 7, "channel": 2, "control": "pan", "part": 1}]}}"#,
+         "c.json: midi.faders[0]: controller 7 is bound to stop in midi.bindings already"),
+        (#"{"midi": {"faders": [{"controller": 7, "control": "pan", "part": 1}, {"controller": 7, "channel": 3, "control": "level", "part": 2}]}}"#,
+         "c.json: midi.faders[1]: controller 7 moves midi.faders[0] already"),
     ])
     func wrongConfigsSayWhere(text: String, message: String) {
         do {
@@ -258,6 +265,50 @@ import Testing
         } catch {
             #expect(error.description.hasPrefix(message), "\(error.description)")
         }
+    }
+}
+
+@Suite struct FaderTests {
+    /// Faders in the controls file: read, written back the same, heard as
+    /// every value they send (no threshold); a controller bound to an
+    /// action still acts once per press; learning a fader replaces what
+    /// that controller or that part's control did before.
+    @Test func fadersAreReadHeardAndLearned() throws {
+        let text = #"{"midi": {"bindings": [{"event": "cc", "controller": 64, "action": "punch-in"}], "faders": [{"controller": 7, "channel": 1, "control": "level", "part": 2}, {"controller": 10, "control": "pan", "part": "reference"}]}}"#
+        let config = try ControlConfig.parse(Data(text.utf8), file: "c.json")
+        #expect(config.midi.faders == [MIDIFader(controller: 7, channel: 1, control: .level, target: .part(2)), MIDIFader(controller: 10, control: .pan, target: .reference)])
+        #expect(try ControlConfig.parse(config.serialized(), file: "c.json").midi.faders == config.midi.faders)
+        var midi = config.midi
+        #expect(midi.meaning(of: .controlChange(channel: 1, controller: 7, value: 3)) == .fader(config.midi.faders[0], value: 3))
+        #expect(midi.meaning(of: .controlChange(channel: 1, controller: 7, value: 2)) == .fader(config.midi.faders[0], value: 2))
+        #expect(midi.meaning(of: .controlChange(channel: 2, controller: 7, value: 90)) == nil)  // another channel: not this fader
+        #expect(midi.meaning(of: .controlChange(channel: 9, controller: 10, value: 0)) == .fader(config.midi.faders[1], value: 0))
+        #expect(midi.meaning(of: .controlChange(channel: 1, controller: 64, value: 127)) == .action(.punchIn))
+        #expect(midi.meaning(of: .controlChange(channel: 1, controller: 64, value: 120)) == nil)
+
+        // Learning: the pedal's controller becomes part 1's pan; part 2's level moves to controller 20.
+        var learned = try ControlConfig.learning(MIDIFader(controller: 64, channel: 1, control: .pan, target: .part(1)), into: config.serialized(), file: "c.json")
+        learned = try ControlConfig.learning(MIDIFader(controller: 20, channel: 1, control: .level, target: .part(2)), into: learned, file: "c.json")
+        let after = try ControlConfig.parse(learned, file: "c.json")
+        #expect(after.midi.bindings.isEmpty)
+        #expect(Set(after.midi.faders.map(\.controller)) == [10, 64, 20])
+        #expect(after.midi.faders.first { $0.target == .part(2) }?.controller == 20)
+        // And an action learned on a fader's controller takes it back.
+        let back = try ControlConfig.parse(try ControlConfig.learning(MIDIBinding(event: .controlChange(20), channel: 1, action: .stop), into: learned, file: "c.json"), file: "c.json")
+        #expect(!back.midi.faders.contains { $0.controller == 20 })
+        #expect(MIDILearner.fader(.noteOn(channel: 1, note: 60, velocity: 10), control: .level, target: .part(1)) == nil)
+        #expect(MIDILearner.fader(.controlChange(channel: 4, controller: 11, value: 0), control: .level, target: .reference) == MIDIFader(controller: 11, channel: 4, control: .level, target: .reference))
+    }
+
+    /// A fader's travel: 100 is the part's own level, 127 about +4 dB, each
+    /// halving −12 dB, 0 silence; a pan knob's 64 the centre.
+    @Test func faderTravel() {
+        #expect(MIDIFader.decibels(100) == 0)
+        #expect(abs(MIDIFader.decibels(127)! - 4.155) < 0.01)
+        #expect(abs(MIDIFader.decibels(50)! - -12.04) < 0.01)
+        #expect(MIDIFader.decibels(1) == -60)
+        #expect(MIDIFader.decibels(0) == nil)
+        #expect(MIDIFader.pan(64) == 0 && MIDIFader.pan(127) == 1 && MIDIFader.pan(0) == -1 && MIDIFader.pan(1) == -1)
     }
 }
 
@@ -374,7 +425,7 @@ extension String {
     }
 
     @Test(arguments: [
-        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, quantize, part, song, singer, usb, readouts, powerOff, web, comment"),
+        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, confirmations, quantize, part, song, singer, usb, readouts, powerOff, web, comment"),
         (#"{"powerOff": "yes"}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"powerOff": []}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"countIn": 9}"#, "a.json: countIn: expected a whole number from 0 to 4"),

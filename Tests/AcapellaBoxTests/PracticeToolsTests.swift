@@ -1,0 +1,151 @@
+@testable import AcapellaBox
+import AcapellaControl
+import AcapellaDSP
+@testable import AcapellaEngine
+@testable import AcapellaProject
+import AcapellaScore
+import AcapellaStatus
+import Foundation
+import Testing
+
+/// The live mixer and the audible confirmations (issue 23), on the box's
+/// session alone: fed by hand, no thread or device.
+@Suite struct PracticeToolsTests {
+    static func mixes(_ effects: [BoxSession.Effect]) -> [(part: Int, mix: PartMix)] {
+        BoxSessionTests.commands(effects).compactMap { if case .mix(let part, let mix) = $0 { (part, mix) } else { nil } }
+    }
+
+    /// A fader sets its part's level (100: the part's own, each halving
+    /// −12 dB, 0: silent) or pan; the own part keeps its guide muted; the
+    /// readout shows it; the session saves it once the fader rests.
+    @Test func fadersMixLive() throws {
+        var session = BoxSession(BoxSessionTests.context())
+        _ = session.handle(.tick(milliseconds: 10_000), snapshot: BoxSessionTests.snapshot())
+        let bass = MIDIFader(controller: 7, control: .level, target: .part(4))
+        var sent = Self.mixes(session.handle(.fader(bass, value: 50), snapshot: BoxSessionTests.snapshot()))
+        #expect(sent.count == 1 && sent[0].part == 3)
+        #expect(abs(sent[0].mix.gain - 0.3 * 0.25) < 1e-6 && sent[0].mix.pan == PartMix.spread(count: 4)[3].pan && !sent[0].mix.muted)
+        #expect(session.readout(snapshot: BoxSessionTests.snapshot(), reading: nil, takes: 0).message == "Bass level -12.0 dB")
+        sent = Self.mixes(session.handle(.fader(MIDIFader(controller: 8, control: .pan, target: .part(4)), value: 127), snapshot: BoxSessionTests.snapshot()))
+        #expect(sent[0].mix.pan == 1 && abs(sent[0].mix.gain - 0.075) < 1e-6)  // the level stays
+        // The singer's own part (Alto): its guide stays muted while they sing.
+        sent = Self.mixes(session.handle(.fader(MIDIFader(controller: 9, control: .level, target: .part(2)), value: 0), snapshot: BoxSessionTests.snapshot()))
+        #expect(sent[0].part == 1 && sent[0].mix.gain == 0 && sent[0].mix.muted)
+        // No such part: said, nothing sent.
+        #expect(Self.mixes(session.handle(.fader(MIDIFader(controller: 9, control: .level, target: .part(9)), value: 3), snapshot: BoxSessionTests.snapshot())).isEmpty)
+        #expect(session.readout(snapshot: BoxSessionTests.snapshot(), reading: nil, takes: 0).message?.contains("no part 9") == true)
+        // Not saved while moving; saved once it rests.
+        #expect(session.rehearsal(over: SessionState(), looping: false).parts["Bass"] == nil)
+        _ = session.handle(.tick(milliseconds: 11_100), snapshot: BoxSessionTests.snapshot())
+        let saved = session.rehearsal(over: SessionState(), looping: false)
+        #expect(abs((saved.parts["Bass"]?.volumeDB ?? 0) - -12.04) < 0.01 && saved.parts["Bass"]?.pan == 1)
+        #expect(saved.parts["Alto"]?.volumeDB == -60)
+        // What was saved gives the same mixes back.
+        let back = saved.partMixes(for: BoxSessionTests.score)
+        #expect(abs(back[3].gain - 0.075) < 1e-4 && back[3].pan == 1)
+    }
+
+    /// The reference's fader moves the reference, muted or not.
+    @Test func theReferenceHasAFaderToo() throws {
+        var session = BoxSession(ReferenceTests.context(lyrics: nil))
+        let fader = MIDIFader(controller: 7, control: .level, target: .reference)
+        var sent = Self.mixes(session.handle(.fader(fader, value: 100), snapshot: BoxSessionTests.snapshot()))
+        #expect(sent.count == 1 && sent[0].part == 4 && sent[0].mix.gain == PartMix.trackGain && !sent[0].mix.muted)
+        _ = session.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())
+        sent = Self.mixes(session.handle(.fader(fader, value: 50), snapshot: BoxSessionTests.snapshot()))
+        #expect(sent[0].mix.muted && abs(sent[0].mix.gain - PartMix.trackGain / 4) < 1e-6)
+        var plain = BoxSession(BoxSessionTests.context())
+        #expect(Self.mixes(plain.handle(.fader(fader, value: 50), snapshot: BoxSessionTests.snapshot())).isEmpty)
+    }
+
+    static func tones(_ effects: [BoxSession.Effect]) -> [(key: Int, frequency: Double, samples: Int)] {
+        BoxSessionTests.commands(effects).compactMap { if case .tone(let key, let frequency, _, let samples) = $0 { (key, frequency, samples) } else { nil } }
+    }
+
+    /// With confirmations on: a punch in is heard when it is asked for
+    /// (before the take starts), the end of recording once it has ended
+    /// (never in the take), a keep as a third, a discard low and long —
+    /// four sounds unlike each other; with them off, none.
+    @Test func confirmationsAreHeard() throws {
+        var context = BoxSessionTests.context()
+        context.confirmations = true
+        var session = BoxSession(context)
+        let punchIn = Self.tones(session.handle(.action(.punchIn), snapshot: BoxSessionTests.snapshot(.playing)))
+        #expect(punchIn.map(\.key) == [VoicePool.confirmationKey] && abs(punchIn[0].frequency - Tuning.frequency(midi: 88)) < 1e-9 && punchIn[0].samples == 4_320)
+        // Pressed while recording (punch out at the barline): nothing yet.
+        #expect(Self.tones(session.handle(.action(.punchOut), snapshot: BoxSessionTests.snapshot(.recording))).isEmpty)
+        let out = Self.tones(session.handle(.engine(.recordingStopped(at: 96_000)), snapshot: BoxSessionTests.snapshot(.playing)))
+        #expect(out.count == 1 && abs(out[0].frequency - Tuning.frequency(midi: 76)) < 1e-9)
+        // A take finished and reviewed, then kept: two tones together.
+        _ = session.handle(.takeFinished(BoxSessionTests.take(3)), snapshot: BoxSessionTests.snapshot(.playing))
+        _ = session.handle(.engine(.stopped(at: 96_000, returnTo: 0, finishedTake: true)), snapshot: BoxSessionTests.snapshot())
+        let keep = Self.tones(session.handle(.action(.keepTake), snapshot: BoxSessionTests.snapshot()))
+        #expect(keep.map(\.key) == [VoicePool.confirmationKey, VoicePool.confirmationKey + 1])
+        let discard = Self.tones(session.handle(.undone(.success(BoxSessionTests.take(3))), snapshot: BoxSessionTests.snapshot()))
+        #expect(discard.count == 1 && discard[0].samples == 320 * 48 && discard[0].frequency < 120)
+        // Four sounds, each unlike the others.
+        let all = [punchIn, out, keep, discard].map { $0.map { "\($0.frequency)/\($0.samples)" }.joined(separator: "+") }
+        #expect(Set(all).count == 4)
+
+        var quiet = BoxSession(BoxSessionTests.context())
+        #expect(Self.tones(quiet.handle(.action(.punchIn), snapshot: BoxSessionTests.snapshot(.playing))).isEmpty)
+        #expect(Self.tones(quiet.handle(.engine(.recordingStopped(at: 96_000)), snapshot: BoxSessionTests.snapshot(.playing))).isEmpty)
+    }
+
+    /// A line played in on the box: `record-line` arms it, keys are timed
+    /// against the song while it plays (not before, not while stopped), a
+    /// stop ends it and sends it to be written, placed through the time
+    /// map the song plays at; the answer restarts the session with the new
+    /// part. Nothing played: nothing written.
+    @Test func aLineIsPlayedIn() throws {
+        var session = BoxSession(BoxSessionTests.context())
+        #expect(BoxSessionTests.said(session.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot())).first?.hasPrefix("line: play it on the keyboard") == true)
+        _ = session.handle(.key(note: 60, velocity: 90), snapshot: BoxSessionTests.snapshot(.countIn, position: -1_000))  // before the song: not part of it
+        _ = session.handle(.key(note: 72, velocity: 90), snapshot: BoxSessionTests.snapshot(.playing, position: 48_000))
+        _ = session.handle(.key(note: 72, velocity: 0), snapshot: BoxSessionTests.snapshot(.playing, position: 72_000))
+        _ = session.handle(.key(note: 74, velocity: 90), snapshot: BoxSessionTests.snapshot(.playing, position: 72_000))
+        let effects = session.handle(.engine(.stopped(at: 96_000, returnTo: 0, finishedTake: false)), snapshot: BoxSessionTests.snapshot())
+        let write = effects.compactMap { if case .writeLine(let played, let grid) = $0 { (played, grid) } else { nil } }.first
+        let (played, grid) = try #require(write)
+        #expect(grid == .sixteenth && session.line == nil)
+        let map = BoxSessionTests.context().schedule.timeMap
+        #expect(played.map(\.midi) == [72, 74])
+        #expect(abs(played[0].start - map.tick(atSample: 48_000)) < 1e-9 && abs(played[1].end - map.tick(atSample: 96_000)) < 1e-9)
+        let answer = session.handle(.lineWritten(.success(KeyboardLine.Written(part: "Keyboard", report: ["Keyboard: 2 notes on a grid of 16th notes"]))), snapshot: BoxSessionTests.snapshot())
+        #expect(answer.contains(.end(.switchTo(song: 0, part: 1))))
+        // Armed and ended with nothing played: said, nothing written.
+        var empty = BoxSession(BoxSessionTests.context())
+        _ = empty.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot())
+        let nothing = empty.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot())
+        #expect(!nothing.contains { if case .writeLine = $0 { true } else { false } })
+        #expect(BoxSessionTests.said(nothing).first?.contains("nothing written") == true)
+        // Where nothing may be recorded, nothing may be written.
+        var refused = BoxSession(BoxSessionTests.context(refused: "read-only"))
+        #expect(BoxSessionTests.said(refused.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot())).first?.contains("cannot be changed") == true)
+    }
+
+    /// Written into a project: the song gains the part (canonical, valid,
+    /// reopened with it), the report is kept beside it, the other parts'
+    /// takes still fit, a second line is "Keyboard 2".
+    @Test func aLineIsWrittenIntoTheProject() throws {
+        let project = try temporaryProject("amazing-grace.acasong")
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        let before = project.score
+        let written = try project.addLine([KeyboardLine.Played(midi: 76, start: 960, end: 2_880)], grid: .eighth)
+        #expect(written.part == "Keyboard" && written.report.first == "Keyboard: 1 note on a grid of 8th notes")
+        #expect(FileManager.default.fileExists(atPath: project.path + "/keyboard.line.txt"))
+        let path = project.path
+        project.close()
+        let (reopened, report) = try Project.open(path, for: .write(owner: "test"))
+        defer { reopened.close() }
+        #expect(report.isEmpty, "\(report)")
+        #expect(reopened.score.parts.map(\.name) == before.parts.map(\.name) + ["Keyboard"])
+        for part in before.parts { #expect(reopened.score.fingerprint(ofPart: part.name) == before.fingerprint(ofPart: part.name)) }
+        let second = try reopened.addLine([KeyboardLine.Played(midi: 64, start: 0, end: 960)], grid: .sixteenth)
+        #expect(second.part == "Keyboard 2")
+        // Nothing inside the song: refused, the song unchanged.
+        let text = try String(contentsOfFile: path + "/score.acasong", encoding: .utf8)
+        #expect(throws: ProjectError.self) { try reopened.addLine([KeyboardLine.Played(midi: 64, start: 1e9, end: 1e9 + 10)], grid: .sixteenth) }
+        #expect(try String(contentsOfFile: path + "/score.acasong", encoding: .utf8) == text)
+    }
+}
