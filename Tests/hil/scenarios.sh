@@ -186,7 +186,7 @@ if ! aconnect -l 2>/dev/null | grep -q VirMIDI; then
   for _ in $(seq 50); do amidi -l 2>/dev/null | grep -q VirMIDI && break; sleep 0.1; done
 fi
 cat > "$work/service-controls.json" <<CONTROLS
-{ "midi": { "connect": "all" },
+{ "midi": { "connect": "all", "bindings": [ { "event": "program", "program": 5, "action": "record-line" } ] },
   "footSwitches": [ { "chip": "$chip", "line": 3, "activeLow": true, "bias": "pull-up", "debounceMs": 30, "tap": "metronome" } ] }
 CONTROLS
 echo '{ "readouts": { "console": false, "lcd": false } }' > "$work/service-settings.json"
@@ -209,14 +209,25 @@ taps="$(grep -c 'metronome o[nf]' "$service_log")"
 ((taps == 20)) && pass "20 taps, 20 metronome toggles" || fail "$taps metronome toggles for 20 taps"
 # A keyboard on the same port: 20 notes no binding takes, each held 0.15 s
 # (note-on, then note-off as velocity 0): each sounds from the first sample
-# of the period that applies it.
+# of the period that applies it. They are played in as a line (program 5:
+# record-line), and MMC stop writes it into the song as a new part.
+amidi -p hw:VirMIDI,0 -S 'C0 05'
+sleep 0.3
 for note in $(seq 60 79); do amidi -p hw:VirMIDI,0 -S "$(printf '90 %02X 64' "$note")"; sleep 0.15; amidi -p hw:VirMIDI,0 -S "$(printf '90 %02X 00' "$note")"; sleep 0.1; done
 sleep 0.5
+amidi -p hw:VirMIDI,0 -S 'F0 7F 7F 06 01 F7'
+for _ in $(seq 100); do grep -q "line written into the song\|line was not written" "$service_log" && break; sleep 0.1; done
+line="$(grep -m1 'line written into the song' "$service_log")"
+written="$(grep -h -c '^part Keyboard' "$work"/service/projects/*.acaproj/score.acasong 2>/dev/null | head -n 1)"
+[[ -n "$line" && "$written" == 1 ]] && pass "a line played in on the keyboard, written into the song as a part: ${line#*: line written into the song: }" \
+  || fail "the keyboard line: '$line', parts named Keyboard: '$written'; $(grep -m2 'line' "$service_log" | tail -2)"
+for _ in $(seq 100); do (($(grep -c "ready:" "$service_log") >= 2)) && break; sleep 0.1; done
+(($(grep -c "ready:" "$service_log") >= 2)) && pass "the box started the song again with the new part" || fail "not ready again: $(tail -2 "$service_log")"
 kill -TERM "$box"; wait "$box"; status=$?
 ((status == 0)) && pass "stopped cleanly on SIGTERM" || fail "box exit $status: $(tail -3 "$service_log")"
-latency="$(sed -n 's/.*input to engine: \(.*\)/\1/p' "$service_log" | tail -n 1)"
+latency="$(sed -n 's/.*input to engine: \(.*\)/\1/p' "$service_log" | head -n 1)"
 [[ -n "$latency" ]] && pass "input to engine (gpio-sim edge timestamp to the period applying it, emulated CPU): $latency" || fail "no latency figures: $(tail -3 "$service_log")"
-keys="$(sed -n 's/.*keyboard to sound: \(.*\)/\1/p' "$service_log" | tail -n 1)"
+keys="$(sed -n 's/.*keyboard to sound: \(.*\)/\1/p' "$service_log" | head -n 1)"
 count="${keys%% keys,*}"
 [[ "$count" =~ ^[0-9]+$ ]] && ((count >= 30)) && pass "keyboard to sound (the box reading the note to the period its tone starts in, emulated CPU): $keys" || fail "keyboard to sound: '$keys' $(tail -3 "$service_log")"
 fi
