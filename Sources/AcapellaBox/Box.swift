@@ -438,6 +438,9 @@ public enum Box {
                     case .reloadTakes:
                         rig.reloadTakes()
                         takesChanged = true
+                    case .reloadAllTakes:
+                        rig.reloadAllTakes()
+                        takesChanged = true
                     case .writeLine(let played, let grid):
                         guard let recorder = rig.recorder else {
                             queue.append(.lineWritten(.failure(ProjectError(description: "\(project.path) is read-only here"))))

@@ -223,6 +223,9 @@ public struct BoxSession: Sendable {
         case retime(Retime)
         /// Load the part's active takes into the engine again.
         case reloadTakes
+        /// Load every part's takes and the reference recording again (it
+        /// plays at the written tempo and key only).
+        case reloadAllTakes
         /// Discard the newest take; answer with `.undone`.
         case undoLastTake
         /// A line for the singer (the readout's message line) and the log.
@@ -262,6 +265,9 @@ public struct BoxSession: Sendable {
     /// A line being played in on the keyboard (`record-line`): keys held
     /// (note → song sample), notes played (song samples).
     public private(set) var line: (held: [Int: Int64], played: [(midi: Int, start: Int64, end: Int64)])?
+    /// Step entry (a line armed while stopped): the notes entered, in
+    /// ticks, where the next goes and how long it is.
+    public private(set) var steps: (entered: [KeyboardLine.Played], cursor: Int, length: Int)?
     /// Until when the web page's address and code show (the control loop's
     /// clock, ms; set by the first tick, ended by any action).
     var webUntil: Int64?
@@ -401,8 +407,18 @@ public struct BoxSession: Sendable {
             effects += act(action, snapshot: snapshot)
         case .key(let note, let velocity):
             effects.append(.engine([keyboard(note: note, velocity: velocity)]))
-            // A line being played in: while the song plays, each key's time in it.
-            if line != nil && (snapshot.state == .playing || snapshot.state == .recording) && snapshot.position >= 0 {
+            // Step entry: while stopped, each key is a note at the cursor.
+            if steps != nil && line != nil && snapshot.state == .stopped {
+                if velocity > 0, let step = steps {
+                    guard step.cursor < Int(context.schedule.timeMap.tick(atSample: context.schedule.endSample).rounded()) else {
+                        effects.append(say("line: the song ends here; L writes the line"))
+                        return effects
+                    }
+                    steps?.entered.append(KeyboardLine.Played(midi: note, start: Double(step.cursor), end: Double(step.cursor + step.length)))
+                    steps?.cursor += step.length
+                    effects.append(say("line: \(NoteName.name(note)) \(Self.stepWords(step.length)), \(stepPlace(step.cursor))"))
+                }
+            } else if line != nil && (snapshot.state == .playing || snapshot.state == .recording) && snapshot.position >= 0 {
                 if velocity > 0 {
                     line?.held[note] = snapshot.position
                 } else if let start = line?.held.removeValue(forKey: note) {
@@ -476,6 +492,8 @@ public struct BoxSession: Sendable {
             context.schedule = schedule
             context.tempoPercent = retime.tempoPercent
             context.countIn = retime.countIn
+            // The reference is loaded only at the written tempo and key: again now.
+            if (tempoChanged || keyChanged) && context.reference != nil { effects.append(.reloadAllTakes) }
             if tempoChanged {
                 effects.append(say("tempo \(retime.tempoPercent) % (\(Int((context.writtenTempo * Double(retime.tempoPercent) / 100).rounded())) bpm) from the next barline"))
             }
@@ -576,9 +594,13 @@ public struct BoxSession: Sendable {
     mutating func transport(_ event: EngineEvent, snapshot: EngineSnapshot) -> [Effect] {
         let schedule = context.schedule
         switch event {
-        case .countIn(_, let music): return [.log("transport: count-in to measure \(schedule.measure(at: music))", .info)]
+        case .countIn(_, let music):
+            // Armed while stopped, then played with nothing entered: the line is played in.
+            if steps?.entered.isEmpty == true { steps = nil }
+            return [.log("transport: count-in to measure \(schedule.measure(at: music))", .info)]
         case .playing(let at):
             hasPlayed = true
+            if steps?.entered.isEmpty == true { steps = nil }
             return [.log("transport: playing from measure \(schedule.measure(at: at))", .info)]
         case .recordingStarted(let at):
             hasPlayed = true
@@ -663,11 +685,29 @@ public struct BoxSession: Sendable {
     mutating func finishLine(at: Int64) -> [Effect] {
         guard var take = line else { return [] }
         line = nil
+        // Entered step by step: the notes as entered.
+        if let step = steps {
+            steps = nil
+            guard !step.entered.isEmpty else { return [say("line: nothing was entered; nothing written")] }
+            return [.writeLine(step.entered, grid: context.lineGrid), say("line: \(step.entered.count) notes entered; writing them on a grid of \(context.lineGrid.words)")]
+        }
         for (note, start) in take.held where at > start { take.played.append((note, start, at)) }
         guard !take.played.isEmpty else { return [say("line: nothing was played while the song played; nothing written")] }
         let map = context.schedule.timeMap
         let played = take.played.map { KeyboardLine.Played(midi: $0.midi, start: map.tick(atSample: $0.start), end: map.tick(atSample: $0.end)) }
         return [.writeLine(played, grid: context.lineGrid), say("line: \(played.count) notes played; writing them on a grid of \(context.lineGrid.words)")]
+    }
+
+    /// "quarter", "8th".
+    static func stepWords(_ ticks: Int) -> String {
+        [ticksPerWhole: "whole", ticksPerWhole / 2: "half", ticksPerWhole / 4: "quarter", ticksPerWhole / 8: "8th", ticksPerWhole / 16: "16th"][ticks] ?? "\(ticks)-tick"
+    }
+
+    /// "next: measure 3 beat 2" for a tick of the song.
+    func stepPlace(_ tick: Int) -> String {
+        let sample = context.schedule.timeMap.sample(atTick: tick)
+        let measure = context.schedule.measure(at: sample)
+        return "next: measure \(measure)"
     }
 
     // MARK: Confirmations
@@ -721,6 +761,7 @@ public struct BoxSession: Sendable {
         if action == .record, snapshot.state == .stopped, let measures = punchRange {
             // A punch range set (the web page): the record button sings it.
             effects.append(.engine([.punch(measures: measures, prerollMeasures: 1)]))
+            effects += confirm(.punchIn)
             effects.append(say("punch \(measures.lowerBound)-\(measures.upperBound) after a measure of pre-roll"))
             return effects
         }
@@ -894,7 +935,24 @@ public struct BoxSession: Sendable {
             if line != nil { return finishLine(at: snapshot.position) }
             if let why = context.recordingRefused { return [say("the song cannot be changed here: \(why)")] }
             line = ([:], [])
+            if snapshot.state == .stopped {
+                // Stopped: step entry from the measure the transport is at.
+                let start = context.schedule.barline(ofMeasure: snapshot.measure) ?? 0
+                let cursor = max(0, Int(context.schedule.timeMap.tick(atSample: max(0, start)).rounded()))
+                steps = ([], cursor, ticksPerQuarter)
+                return [say("line, note by note from measure \(snapshot.measure): each key a note (\(Self.stepWords(ticksPerQuarter)) now; 1 2 4 8 6: whole to 16th, 0: a rest); L writes it")]
+            }
             return [say("line: play it on the keyboard while the song plays; L again (or stop) writes it into the song as a new part (\(context.lineGrid.words))")]
+        case .stepWhole, .stepHalf, .stepQuarter, .stepEighth, .stepSixteenth, .stepRest:
+            guard let step = steps else { return [say("\(request.rawValue): for a line entered note by note (L while stopped)")] }
+            if request == .stepRest {
+                steps?.cursor += step.length
+                return [say("line: a \(Self.stepWords(step.length)) rest, \(stepPlace(step.cursor + step.length))")]
+            }
+            let lengths: [ControlAction: Int] = [.stepWhole: ticksPerWhole, .stepHalf: ticksPerWhole / 2, .stepQuarter: ticksPerWhole / 4, .stepEighth: ticksPerWhole / 8,
+                                                 .stepSixteenth: ticksPerWhole / 16]
+            steps?.length = lengths[request] ?? ticksPerQuarter
+            return [say("line: the next notes \(Self.stepWords(steps?.length ?? ticksPerQuarter))s")]
         case .reference:
             guard var reference = context.reference else { return [say("this project has no reference recording ('acapella reference add' brings one)")] }
             if referenceMuted && (context.tempoPercent != 100 || context.schedule.options.transpose != 0) {

@@ -76,7 +76,7 @@ public struct ActionDispatcher: Sendable {
             metronomeOn.toggle()
             return .engine([.metronome(metronomeOn ? metronomeGain : 0)])
         case .previousPart, .nextPart, .previousSong, .nextSong, .previousTag, .nextTag, .tempoUp, .tempoDown, .transposeUp, .transposeDown, .countIn, .mutePart, .soloPart,
-             .keepTake, .discardTake, .undoTake, .giveMeMyNote, .giveMeMyChord, .drone, .reference, .recordLine, .nextVerse, .calibrate, .shutdown, .punchWorst:
+             .keepTake, .discardTake, .undoTake, .giveMeMyNote, .giveMeMyChord, .drone, .reference, .recordLine, .stepWhole, .stepHalf, .stepQuarter, .stepEighth, .stepSixteenth, .stepRest, .nextVerse, .calibrate, .shutdown, .punchWorst:
             return .box(action)
         }
     }

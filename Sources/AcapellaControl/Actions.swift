@@ -47,6 +47,14 @@ public enum ControlAction: String, CaseIterable, Codable, Hashable, Sendable {
     /// Play a new line on the keyboard while the song plays (again, or a
     /// stop: it is written into the song as a new part).
     case recordLine = "record-line"
+    /// Step entry (a line armed while stopped): each key then enters a note
+    /// this long at the cursor; `step-rest` enters a rest as long.
+    case stepWhole = "step-whole"
+    case stepHalf = "step-half"
+    case stepQuarter = "step-quarter"
+    case stepEighth = "step-eighth"
+    case stepSixteenth = "step-sixteenth"
+    case stepRest = "step-rest"
     /// Set the punch range to the take analysis's first suggestion.
     case punchWorst = "punch-worst"
     case nextVerse = "next-verse"

@@ -6,7 +6,7 @@ public enum ConsoleKeys {
         (",", .previousMeasure), (".", .nextMeasure), ("<", .previousPart), (">", .nextPart), ("{", .previousSong), ("}", .nextSong),
         ("(", .previousTag), (")", .nextTag),
         ("-", .tempoDown), ("+", .tempoUp), ("t", .transposeDown), ("T", .transposeUp), ("m", .metronome), ("c", .countIn), ("M", .mutePart), ("S", .soloPart), ("k", .keepTake),
-        ("d", .discardTake), ("u", .undoTake), ("n", .giveMeMyNote), ("N", .giveMeMyChord), ("D", .drone), ("R", .reference), ("L", .recordLine), ("w", .punchWorst), ("v", .nextVerse), ("C", .calibrate), ("Q", .shutdown),
+        ("d", .discardTake), ("u", .undoTake), ("n", .giveMeMyNote), ("N", .giveMeMyChord), ("D", .drone), ("R", .reference), ("L", .recordLine), ("1", .stepWhole), ("2", .stepHalf), ("4", .stepQuarter), ("8", .stepEighth), ("6", .stepSixteenth), ("0", .stepRest), ("w", .punchWorst), ("v", .nextVerse), ("C", .calibrate), ("Q", .shutdown),
     ]
 
     /// The action for a key, if any (`?` is help, not an action).

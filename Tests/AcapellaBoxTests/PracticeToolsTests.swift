@@ -99,7 +99,12 @@ import Testing
     /// part. Nothing played: nothing written.
     @Test func aLineIsPlayedIn() throws {
         var session = BoxSession(BoxSessionTests.context())
-        #expect(BoxSessionTests.said(session.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot())).first?.hasPrefix("line: play it on the keyboard") == true)
+        #expect(BoxSessionTests.said(session.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot(.playing))).first?.hasPrefix("line: play it on the keyboard") == true)
+        // Armed while stopped (note by note), then the song started with nothing entered: played in.
+        var early = BoxSession(BoxSessionTests.context())
+        _ = early.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot())
+        _ = early.handle(.engine(.playing(at: 0)), snapshot: BoxSessionTests.snapshot(.playing))
+        #expect(early.steps == nil && early.line != nil)
         _ = session.handle(.key(note: 60, velocity: 90), snapshot: BoxSessionTests.snapshot(.countIn, position: -1_000))  // before the song: not part of it
         _ = session.handle(.key(note: 72, velocity: 90), snapshot: BoxSessionTests.snapshot(.playing, position: 48_000))
         _ = session.handle(.key(note: 72, velocity: 0), snapshot: BoxSessionTests.snapshot(.playing, position: 72_000))
@@ -147,5 +152,32 @@ import Testing
         let text = try String(contentsOfFile: path + "/score.acasong", encoding: .utf8)
         #expect(throws: ProjectError.self) { try reopened.addLine([KeyboardLine.Played(midi: 64, start: 1e9, end: 1e9 + 10)], grid: .sixteenth) }
         #expect(try String(contentsOfFile: path + "/score.acasong", encoding: .utf8) == text)
+    }
+
+    /// Note by note: `record-line` while stopped enters notes at a cursor
+    /// from the measure the transport is at, each key a note of the length
+    /// chosen (quarter at first; `step-…` from the console or pads), a rest
+    /// moves the cursor; `record-line` again writes exactly what was entered.
+    @Test func aLineIsEnteredNoteByNote() throws {
+        var session = BoxSession(BoxSessionTests.context())
+        let schedule = BoxSessionTests.context().schedule
+        let start = Double(Int(schedule.timeMap.tick(atSample: schedule.barline(ofMeasure: 2)!).rounded()))
+        let armed = BoxSessionTests.said(session.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot(measure: 2)))
+        #expect(armed.first?.hasPrefix("line, note by note from measure 2") == true)
+        _ = session.handle(.key(note: 64, velocity: 80), snapshot: BoxSessionTests.snapshot())
+        _ = session.handle(.key(note: 64, velocity: 0), snapshot: BoxSessionTests.snapshot())
+        _ = session.handle(.action(.stepEighth), snapshot: BoxSessionTests.snapshot())
+        let said = BoxSessionTests.said(session.handle(.key(note: 67, velocity: 80), snapshot: BoxSessionTests.snapshot()))
+        #expect(said.first?.hasPrefix("line: G4 8th") == true)
+        _ = session.handle(.action(.stepRest), snapshot: BoxSessionTests.snapshot())
+        _ = session.handle(.action(.stepHalf), snapshot: BoxSessionTests.snapshot())
+        _ = session.handle(.key(note: 69, velocity: 80), snapshot: BoxSessionTests.snapshot())
+        let effects = session.handle(.action(.recordLine), snapshot: BoxSessionTests.snapshot())
+        let played = try #require(effects.compactMap { if case .writeLine(let played, _) = $0 { played } else { nil } }.first)
+        #expect(played == [KeyboardLine.Played(midi: 64, start: start, end: start + 960), KeyboardLine.Played(midi: 67, start: start + 960, end: start + 1_440),
+                           KeyboardLine.Played(midi: 69, start: start + 1_920, end: start + 3_840)])
+        // The lengths mean nothing without a line entered note by note.
+        var plain = BoxSession(BoxSessionTests.context())
+        #expect(BoxSessionTests.said(plain.handle(.action(.stepEighth), snapshot: BoxSessionTests.snapshot())).first?.contains("note by note") == true)
     }
 }

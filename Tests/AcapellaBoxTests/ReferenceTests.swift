@@ -182,6 +182,13 @@ import Testing
         let refused = slow.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())
         #expect(BoxSessionTests.commands(refused).isEmpty)
         #expect(BoxSessionTests.said(refused).first?.contains("written tempo") == true)
+        // A tempo change (the reference muted first) loads the takes again:
+        // the reference is there at the written tempo only.
+        let slower = try Schedule(score: BoxSessionTests.score, options: ScheduleOptions(tempoScale: Rational(9, 10), countInMeasures: 1, audioTracks: ["Reference"]))
+        var moving = BoxSession(Self.context(lyrics: nil))
+        #expect(moving.handle(.retimed(.success(slower)), snapshot: BoxSessionTests.snapshot()).contains(.reloadAllTakes))
+        var unchanged = BoxSession(BoxSessionTests.context())
+        #expect(!unchanged.handle(.retimed(.success(slower)), snapshot: BoxSessionTests.snapshot()).contains(.reloadAllTakes))
         // Without a reference, the action says how to get one.
         var plain = BoxSession(BoxSessionTests.context())
         #expect(BoxSessionTests.said(plain.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())).first?.contains("reference add") == true)
