@@ -354,9 +354,9 @@ public struct BoxSession: Sendable {
         if now >= lastFaderMove + Self.faderRestMilliseconds {
             for (name, setting) in faderSettings {
                 var part = state.parts[name] ?? SessionState.Part()
+                // Level and pan only: a fader never mutes or unmutes.
                 part.volumeDB = setting.volumeDB
                 part.pan = setting.pan
-                if name != context.partName && name != ReferenceRecord.trackName { part.mute = setting.mute }
                 state.parts[name] = part == SessionState.Part() ? nil : part
             }
         }
@@ -703,7 +703,7 @@ public struct BoxSession: Sendable {
         [ticksPerWhole: "whole", ticksPerWhole / 2: "half", ticksPerWhole / 4: "quarter", ticksPerWhole / 8: "8th", ticksPerWhole / 16: "16th"][ticks] ?? "\(ticks)-tick"
     }
 
-    /// "next: measure 3 beat 2" for a tick of the song.
+    /// "next: measure 3" for a tick of the song.
     func stepPlace(_ tick: Int) -> String {
         let sample = context.schedule.timeMap.sample(atTick: tick)
         let measure = context.schedule.measure(at: sample)

@@ -250,18 +250,14 @@ extension Project {
     /// Removes the reference recording (record first, then its files).
     public func removeReference() throws(ProjectError) -> ReferenceRecord {
         try requireWriter()
-        guard let record = try? reference().get() ?? nil else {
-            if FileManager.default.fileExists(atPath: path + "/" + ReferenceRecord.recordFile) {
-                unlink(path + "/" + ReferenceRecord.recordFile)
-            } else {
-                throw ProjectError(description: "\(path): has no reference recording")
-            }
-            throw ProjectError(description: "\(path): its reference record was damaged; removed it")
+        let record = try? reference().get()
+        guard record != nil || FileManager.default.fileExists(atPath: path + "/" + ReferenceRecord.recordFile) else {
+            throw ProjectError(description: "\(path): has no reference recording")
         }
-        unlink(path + "/" + ReferenceRecord.recordFile)
-        unlink(path + "/" + ReferenceRecord.audioFile)
-        unlink(path + "/" + ReferenceRecord.lyricsFile)
+        for file in [ReferenceRecord.recordFile, ReferenceRecord.audioFile, ReferenceRecord.lyricsFile] { unlink(path + "/" + file) }
         AtomicFile.syncDirectory(of: path + "/" + ReferenceRecord.recordFile)
+        // A damaged record is removed with its files, and said.
+        guard let record = record ?? nil else { throw ProjectError(description: "\(path): its reference record was damaged; it and its files are removed") }
         return record
     }
 

@@ -43,6 +43,10 @@ import Testing
         // What was saved gives the same mixes back.
         let back = saved.partMixes(for: BoxSessionTests.score)
         #expect(abs(back[3].gain - 0.075) < 1e-4 && back[3].pan == 1)
+        // A fader never mutes or unmutes: a part muted in the session stays muted.
+        var base = SessionState()
+        base.parts["Bass"] = SessionState.Part(mute: true)
+        #expect(session.rehearsal(over: base, looping: false).parts["Bass"]?.mute == true)
     }
 
     /// The reference's fader moves the reference, muted or not.

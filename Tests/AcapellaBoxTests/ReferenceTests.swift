@@ -143,6 +143,10 @@ import Testing
             return
         }
         #expect(truncated.description.contains("reference.json"))
+        #expect(throws: ProjectError.self) { _ = try project.removeReference() }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: project.path + "/reference")) ?? []
+        #expect(left.isEmpty, "\(left)")
+        #expect(throws: ProjectError.self) { _ = try project.removeReference() }  // nothing left to remove
     }
 
     static func context(lyrics: LRC?, tempoPercent: Int = 100) -> BoxSession.Context {
