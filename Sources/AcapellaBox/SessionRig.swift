@@ -99,7 +99,7 @@ public final class SessionRig {
         let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.tempoPercent), 100), transpose: options.transpose,
                                               countInMeasures: options.countIn, audioTracks: project.audioTracks)
         do { schedule = try Schedule(score: score, options: scheduleOptions) } catch { throw ProjectError(description: error.description) }
-        var mixes = PartMix.spread(count: score.parts.count) + scheduleOptions.audioTracks.map { _ in PartMix(gain: PartMix.trackGain) }
+        var mixes = PartMix.defaults(parts: score.parts.count, tracks: scheduleOptions.audioTracks.count)
         mixes[options.partIndex].muted = !options.ownGuide
         self.mixes = mixes
         let (takes, leftOut) = project.activeTakes(for: scheduleOptions, loading: options.takeLoading)

@@ -21,6 +21,12 @@ public struct PartMix: Hashable, Sendable {
     /// choir, louder than one guide tone).
     public static let trackGain: Float = 0.5
 
+    /// The default mixes of `parts` parts (spread) and then `tracks` audio
+    /// tracks (centred at `trackGain`): where every mix starts from.
+    public static func defaults(parts: Int, tracks: Int) -> [PartMix] {
+        spread(count: parts) + (0..<tracks).map { _ in PartMix(gain: trackGain) }
+    }
+
     /// `count` parts at `gain`, spread evenly from −0.6 (left) to +0.6
     /// (right) in score order; a single part in the centre.
     public static func spread(count: Int, gain: Float = 0.3) -> [PartMix] {

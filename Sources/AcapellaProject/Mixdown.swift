@@ -58,7 +58,7 @@ public enum Mixdown {
     public static func partMixes(for score: Score, options: MixdownOptions) throws(MixdownError) -> [PartMix] {
         let count = score.parts.count + options.audioTracks.count
         var mixes = options.baseMixes.flatMap { $0.count == count ? $0 : nil }
-            ?? PartMix.spread(count: score.parts.count) + options.audioTracks.map { _ in PartMix(gain: PartMix.trackGain) }
+            ?? PartMix.defaults(parts: score.parts.count, tracks: options.audioTracks.count)
         if let practice = options.practicePart {
             guard let chosen = score.parts.firstIndex(where: { $0.name.lowercased() == practice.lowercased() }) else {
                 throw MixdownError(description: "no part named '\(practice)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))

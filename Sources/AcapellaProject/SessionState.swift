@@ -86,7 +86,7 @@ public struct SessionState: Codable, Hashable, Sendable {
     /// spread, each part's level, place and mute applied; with any part
     /// or track soloed, the others muted.
     public func partMixes(for score: Score, tracks: [String] = []) -> [PartMix] {
-        var mixes = PartMix.spread(count: score.parts.count) + tracks.map { _ in PartMix(gain: PartMix.trackGain) }
+        var mixes = PartMix.defaults(parts: score.parts.count, tracks: tracks.count)
         let names = score.parts.map(\.name) + tracks
         let soloing = names.contains { parts[$0]?.solo == true }
         for (index, name) in names.enumerated() {
