@@ -206,7 +206,7 @@ public enum Box {
         log("calibrating \(device.name): connect the output to the input (a cable, or headphones held to the microphone)")
         do {
             var store = try calibrationStore(options)
-            let (result, stored) = try store.calibrate(device)
+            let (result, stored) = try store.calibrate(device, retried: { log($0, .warning) })
             log(String(format: "calibrated %@: round trip %.2f frames (reported %.2f, trim %+.2f), stored in %@", device.route, result.roundTripFrames,
                        stored.reportedFrames, stored.trimFrames, store.path))
         } catch let error as CalibrationError {

@@ -57,6 +57,9 @@ public final class Recorder: @unchecked Sendable {
         var recordingStart: Int64?
         var recordingEnd: Int64?
         var pending: [Float] = []
+        /// The first song sample captured while the device could not say
+        /// how its capture lined up with its playback.
+        var unalignedFrom: Int64?
     }
 
     /// A recorder of `part` into `project`. `failAfterFrames` injects a
@@ -148,6 +151,7 @@ public final class Recorder: @unchecked Sendable {
             do { try open.writer?.writeSilence(Int(target - open.position)) } catch { fail(&open, error) }
             open.position = target
         }
+        if frame.unaligned, open.unalignedFrom == nil { open.unalignedFrom = song }
         if frame.mark.kind == .recording {
             open.recordingStart = open.recordingStart ?? song
             open.recordingEnd = song + 1
@@ -211,6 +215,13 @@ public final class Recorder: @unchecked Sendable {
         flush(&open)
         do { try open.writer?.finish() } catch { fail(&open, error) }
         guard var record = open.record else { return }
+        if let from = open.unalignedFrom {
+            // Said with the take: it may be off by the streams' start-up skew from there.
+            let seconds = Double(max(0, from)) / Double(options.sampleRate)
+            let said = String(format: "alignment not verified from %d:%04.1f on: this device's capture and playback start apart and it cannot say by how much (calibrate, or use a card whose streams link)",
+                              Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60))
+            record.note = record.note.map { $0 + "; " + said } ?? said
+        }
         record.frames = TakeFile.frameCount(project.path + "/" + record.file) ?? open.position
         if let start = open.recordingStart, let end = open.recordingEnd {
             // From the song's start it is a full take; later, or inside a

@@ -71,6 +71,9 @@ public struct RecordingResult: Sendable {
     public var overrunFrames: Int
     /// The needle's readings, when asked for.
     public var pitchReadings: [PitchReading] = []
+    /// Times the device's frame clock jumped (xruns; a device lost and
+    /// back): each a dropout in the take, in place, never a shift.
+    public var deviceGaps: Int64 = 0
 }
 
 /// Records one part of a project through a device (`acapella record`):
@@ -151,7 +154,8 @@ public enum RecordingSession {
         problems += rig.streamMisses()
         if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
         if let failure = rig.deviceFailure { problems.append(failure + "; the take is kept up to that moment") }
-        return RecordingResult(takes: rig.recorder?.finished ?? [], problems: problems, overrunFrames: rig.recorder?.ring.droppedCount ?? 0, pitchReadings: readings)
+        return RecordingResult(takes: rig.recorder?.finished ?? [], problems: problems, overrunFrames: rig.recorder?.ring.droppedCount ?? 0, pitchReadings: readings,
+                               deviceGaps: link.board.read().deviceGaps)
     }
 }
 
@@ -169,10 +173,11 @@ extension CalibrationStore {
 
     /// Measures `device`'s round trip (`Calibration.measure`) and stores it
     /// for the device's route, with the trim against what the device
-    /// reports. Throws `CalibrationError` when the measurement is refused,
+    /// reports (a run the device dropped frames in is made again, and
+    /// `retried` told). Throws `CalibrationError` when the measurement is refused,
     /// `ProjectError` when the store cannot be written.
-    public mutating func calibrate(_ device: any AudioDevice) throws -> (result: CalibrationResult, stored: RouteCalibration) {
-        let result = try Calibration.measure(device: device)
+    public mutating func calibrate(_ device: any AudioDevice, retried: (String) -> Void = { _ in }) throws -> (result: CalibrationResult, stored: RouteCalibration) {
+        let result = try Calibration.measure(device: device, retried: retried)
         let stored = RouteCalibration(measuredFrames: result.roundTripFrames, reportedFrames: device.reportedRoundTripFrames,
                                       trimFrames: result.roundTripFrames - device.reportedRoundTripFrames, date: ISO8601DateFormatter().string(from: Date()))
         try store(stored, for: device.route)

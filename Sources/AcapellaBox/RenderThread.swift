@@ -27,7 +27,7 @@ final class RenderThread: @unchecked Sendable {
             let period: (PeriodBuffers) -> Void = { buffers in
                 let start = MonotonicClock.nanoseconds()
                 engine.core.process(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames, deviceFrame: buffers.deviceFrame,
-                                    hostNanoseconds: buffers.hostNanoseconds)
+                                    alignment: buffers.alignment, hostNanoseconds: buffers.hostNanoseconds)
                 times.record(MonotonicClock.nanoseconds() - start, frames: buffers.frames)
                 guard let singer, let voice = buffers.roomVoice else { return }
                 for index in 0..<buffers.frames {

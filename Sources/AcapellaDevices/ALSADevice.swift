@@ -1,4 +1,5 @@
 internal import CALSA
+import AcapellaEngine
 import Foundation
 
 #if canImport(Glibc)
@@ -57,13 +58,32 @@ protocol PCMStream: AnyObject {
     func start() -> Int32
     /// `snd_pcm_drop`.
     func drop() -> Int32
+    /// When the stream was last started, on the kernel's clock (ns), or nil
+    /// when it cannot say. The corresponding C functions are
+    /// `snd_pcm_status` and `snd_pcm_status_get_trigger_htstamp`.
+    func triggerNanoseconds() -> Int64?
 }
 
 /// A libasound PCM handle.
 final class ALSAStream: PCMStream {
     let handle: OpaquePointer
-    init(_ handle: OpaquePointer) { self.handle = handle }
-    deinit { snd_pcm_close(handle) }
+    /// Made once, so reading the status at a restart allocates nothing.
+    private var status: OpaquePointer?
+    init(_ handle: OpaquePointer) {
+        self.handle = handle
+        snd_pcm_status_malloc(&status)
+    }
+    deinit {
+        if let status { snd_pcm_status_free(status) }
+        snd_pcm_close(handle)
+    }
+    func triggerNanoseconds() -> Int64? {
+        guard let status, snd_pcm_status(handle, status) == 0 else { return nil }
+        var stamp = snd_htimestamp_t()
+        snd_pcm_status_get_trigger_htstamp(status, &stamp)
+        guard stamp.tv_sec != 0 || stamp.tv_nsec != 0 else { return nil }
+        return Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
+    }
     func read(_ buffer: UnsafeMutableRawPointer, frames: Int) -> Int { Int(snd_pcm_readi(handle, buffer, snd_pcm_uframes_t(frames))) }
     func write(_ buffer: UnsafeRawPointer, frames: Int) -> Int { Int(snd_pcm_writei(handle, buffer, snd_pcm_uframes_t(frames))) }
     func prepare() -> Int32 { snd_pcm_prepare(handle) }
@@ -196,6 +216,9 @@ public final class ALSADevice: AudioDevice {
     let bufferFrames: Int
     /// Whether `snd_pcm_link` tied the streams (plugins may refuse; they are then started together by hand).
     public let linked: Bool
+    /// How capture lines up with playback since the latest start (render
+    /// thread only): set by `startStreams`.
+    private var alignment = StreamAlignment.linked
 
     /// Opens and configures both streams.
     public init(_ options: Options) throws(DeviceError) {
@@ -224,7 +247,7 @@ public final class ALSADevice: AudioDevice {
     }
 
     /// A device over stand-in streams (tests of the period loop's recovery).
-    init(testing options: Options, playback: any PCMStream, capture: any PCMStream) {
+    init(testing options: Options, playback: any PCMStream, capture: any PCMStream, linked linkedStreams: Bool = true) {
         self.options = options
         sampleRate = options.sampleRate
         periodFrames = options.periodFrames
@@ -235,18 +258,21 @@ public final class ALSADevice: AudioDevice {
         playbackChannels = 2
         captureChannels = 1
         bufferFrames = options.periodFrames * options.periods
-        linked = true
-        reportedRoundTripFrames = Double(bufferFrames + options.periodFrames)
+        linked = linkedStreams
+        reportedRoundTripFrames = Double(bufferFrames - options.periodFrames)
     }
 
     /// The device's own round-trip figure: `snd_pcm_delay` of the playback
     /// stream with the start-up silence queued (what a sample waits before
-    /// it is heard), plus the capture stream's delay, plus the period the
-    /// capture side is read in. The corresponding C functions are
-    /// `snd_pcm_prepare`, `snd_pcm_writei`, `snd_pcm_delay`, `snd_pcm_drop`.
+    /// it is heard: the queue and the converter), plus the capture stream's
+    /// delay. A captured frame is numbered by when it was captured, not when
+    /// it is read, so the period the capture side is read in adds nothing:
+    /// on a sample-exact loopback this is buffer − period, what calibration
+    /// measures there. The corresponding C functions are `snd_pcm_prepare`,
+    /// `snd_pcm_writei`, `snd_pcm_delay`, `snd_pcm_drop`.
     static func reportedDelay(playback: OpaquePointer, capture: OpaquePointer, setup: (format: SampleFormat, channels: Int, bufferFrames: Int), options: Options) -> Double {
         let queued = setup.bufferFrames - options.periodFrames
-        var fallback = Double(queued + options.periodFrames)
+        var fallback = Double(queued)
         guard snd_pcm_prepare(playback) == 0 else { return fallback }
         let silence = [UInt8](repeating: 0, count: max(1, queued * setup.channels * setup.format.bytes))
         _ = silence.withUnsafeBufferPointer { snd_pcm_writei(playback, $0.baseAddress, snd_pcm_uframes_t(queued)) }
@@ -254,7 +280,7 @@ public final class ALSADevice: AudioDevice {
         var captureDelay: snd_pcm_sframes_t = 0
         if snd_pcm_delay(playback, &playbackDelay) == 0, playbackDelay >= 0 {
             if snd_pcm_delay(capture, &captureDelay) != 0 || captureDelay < 0 { captureDelay = 0 }
-            fallback = Double(Int(playbackDelay) + Int(captureDelay) + options.periodFrames)
+            fallback = Double(Int(playbackDelay) + Int(captureDelay))
         }
         snd_pcm_drop(playback)
         return fallback
@@ -396,7 +422,7 @@ public final class ALSADevice: AudioDevice {
             left.update(repeating: 0, count: frames)
             right.update(repeating: 0, count: frames)
             period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: deviceFrame, roomVoice: nil,
-                                 hostNanoseconds: MonotonicClock.nanoseconds()))
+                                 hostNanoseconds: MonotonicClock.nanoseconds(), alignment: alignment))
             for index in 0..<frames {
                 if playbackChannels == 1 {
                     playbackFormat.store((left[index] + right[index]) / 2, playbackRaw, index)
@@ -436,7 +462,11 @@ public final class ALSADevice: AudioDevice {
     static let xrunLimit = 64
 
     /// Prepares both streams, queues a buffer of silence for playback and
-    /// starts them (together when linked).
+    /// starts them: linked, by one trigger, so capture and playback are on
+    /// the same sample again after every restart; unlinked, one after the
+    /// other, and the two trigger timestamps say by how many frames they
+    /// started apart (the capture tagging follows it; without timestamps
+    /// the alignment is unknown and the take says so).
     private func startStreams(silence: UnsafeMutableRawPointer) throws(DeviceError) {
         try alsaCall("snd_pcm_prepare (playback)", device: options.playback) { playbackStream.prepare() }
         if !linked { try alsaCall("snd_pcm_prepare (capture)", device: options.capture) { captureStream.prepare() } }
@@ -444,8 +474,20 @@ public final class ALSADevice: AudioDevice {
         if case .lost = alsaOutcome(queued) { throw DeviceError(.lost, "\(name): playback lost while starting") }
         try alsaCall("snd_pcm_start", device: options.playback) { playbackStream.start() }
         if !linked { try alsaCall("snd_pcm_start (capture)", device: options.capture) { captureStream.start() } }
+        alignment = Self.alignment(linked: linked, playbackStart: playbackStream.triggerNanoseconds(),
+                                   captureStart: captureStream.triggerNanoseconds(), sampleRate: sampleRate)
     }
 
+    /// How two streams started: one trigger when linked, else from their
+    /// trigger times (unknown without both).
+    static func alignment(linked: Bool, playbackStart: Int64?, captureStart: Int64?, sampleRate: Int) -> StreamAlignment {
+        if linked { return .linked }
+        guard let playbackStart, let captureStart else { return .unknown }
+        return .measured(playbackStart: playbackStart, captureStart: captureStart, sampleRate: sampleRate)
+    }
+
+    /// After an xrun: both streams dropped and started again (the engine
+    /// sees the frame clock jump and marks the gap).
     private func recover(silence: UnsafeMutableRawPointer) throws(DeviceError) {
         _ = playbackStream.drop()
         _ = captureStream.drop()

@@ -1,3 +1,5 @@
+public import AcapellaEngine
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,6 +47,10 @@ public struct PeriodBuffers {
     /// diagnostics only (how long an input took to reach the engine); never
     /// used for timing, which is the device's frame count alone.
     public var hostNanoseconds: Int64 = 0
+    /// How capture lines up with playback since the device's last
+    /// (re)start: linked streams by construction, unlinked ones as measured
+    /// from their trigger timestamps (or unknown).
+    public var alignment: StreamAlignment = .linked
 }
 
 /// The kernel's monotonic clock, the one GPIO edge timestamps use.

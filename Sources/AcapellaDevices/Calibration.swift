@@ -1,9 +1,42 @@
 public import AcapellaAnalysis
+import AcapellaEngine
 
 extension Calibration {
+    /// How many times a measurement the device dropped frames in (an xrun
+    /// on a loaded machine) is made again before calibration is refused.
+    public static let attempts = 5
+
     /// Plays the test signal through `device` and records it: the
-    /// measured round trip. Refuses when the device drops frames meanwhile.
-    public static func measure(device: any AudioDevice, maximumFrames: Int? = nil) throws(CalibrationError) -> CalibrationResult {
+    /// measured round trip, as it is when capture and playback start
+    /// together (an unlinked pair's start-up skew, which the device reports,
+    /// taken out). A run the device dropped frames in is made again, up to
+    /// `attempts` times; `retried` hears about each.
+    public static func measure(device: any AudioDevice, maximumFrames: Int? = nil,
+                               retried: (String) -> Void = { _ in }) throws(CalibrationError) -> CalibrationResult {
+        var attempt = 1
+        while true {
+            do {
+                return try measureOnce(device: device, maximumFrames: maximumFrames)
+            } catch let error as DroppedFrames {
+                guard attempt < attempts else {
+                    throw CalibrationError(description: "the device dropped frames (an xrun) in each of \(attempts) tries, \(error.description): the machine is too busy for \(device.periodFrames)-frame periods; try a larger period or buffer")
+                }
+                retried("calibration: try \(attempt) of \(attempts): the device dropped frames (\(error.description)); measuring again")
+                attempt += 1
+            } catch let error as CalibrationError {
+                throw error
+            } catch {
+                throw CalibrationError(description: "\(error)")
+            }
+        }
+    }
+
+    /// A run the device dropped frames in: where.
+    struct DroppedFrames: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private static func measureOnce(device: any AudioDevice, maximumFrames: Int?) throws -> CalibrationResult {
         let signal = testSignal(sampleRate: device.sampleRate)
         let lead = device.sampleRate / 4
         let longest = maximumFrames ?? device.sampleRate / 2
@@ -15,11 +48,16 @@ extension Calibration {
         defer { recorded.deallocate() }
         var done = 0
         var expectedFrame: Int64 = 0
-        var dropped = false
+        var dropped: Int?
+        var alignment: StreamAlignment?
         do {
             try played.withUnsafeBufferPointer { (source) throws(DeviceError) in
-                try device.run(keepRunning: { done < total }) { buffers in
-                    if buffers.deviceFrame != expectedFrame { dropped = true }
+                try device.run(keepRunning: { done < total && dropped == nil }) { buffers in
+                    if buffers.deviceFrame != expectedFrame {
+                        dropped = done
+                        return
+                    }
+                    alignment = alignment ?? buffers.alignment
                     let count = min(buffers.frames, total - done)
                     for index in 0..<count {
                         buffers.left[index] = source[done + index]
@@ -33,7 +71,11 @@ extension Calibration {
         } catch {
             throw CalibrationError(description: "the device failed during calibration: \(error.description)")
         }
-        guard !dropped else { throw CalibrationError(description: "the device dropped frames during calibration (an xrun): try a larger period or buffer") }
-        return try estimate(played: played, recorded: Array(recorded), maximumFrames: longest)
+        if let dropped {
+            throw DroppedFrames(description: String(format: "%.2f s in", Double(dropped) / Double(device.sampleRate)))
+        }
+        var result = try estimate(played: played, recorded: Array(recorded), maximumFrames: longest)
+        result.roundTripFrames -= Double(alignment?.captureSkewFrames ?? 0)
+        return result
     }
 }

@@ -40,7 +40,8 @@ public final class DeviceSupervisor {
                     last = buffers.deviceFrame + Int64(buffers.frames)
                     rate = device.sampleRate
                     period(PeriodBuffers(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames,
-                                         deviceFrame: buffers.deviceFrame + offset, roomVoice: buffers.roomVoice, hostNanoseconds: buffers.hostNanoseconds))
+                                         deviceFrame: buffers.deviceFrame + offset, roomVoice: buffers.roomVoice, hostNanoseconds: buffers.hostNanoseconds,
+                                         alignment: buffers.alignment))
                 }
                 return
             } catch where error.kind == .lost {

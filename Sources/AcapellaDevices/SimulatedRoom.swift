@@ -37,8 +37,22 @@ public final class SimulatedRoom: AudioDevice {
         public var noise: Float = 0.000_5
         /// Pacing.
         public var pacing = Pacing.freeRunning
-        /// Injected xruns: period index → frames lost in both directions.
+        /// Injected xruns: period index (counted from the room's first
+        /// period, across runs) → frames lost in both directions.
         public var xruns: [Int: Int] = [:]
+        /// At real time (speed 1 or slower): the room's buffer, frames. A
+        /// period that comes later than this (a stalled box, `SIGSTOP`, a
+        /// loaded CPU) is an xrun, as on a card: the frames the room's clock
+        /// ran on meanwhile are lost both ways.
+        public var bufferFrames: Int?
+        /// Capture and playback started apart at each (re)start, as an
+        /// unlinked pair of streams is: by a few frames either way, drawn
+        /// from the seed. The room reports each skew (as a card's trigger
+        /// timestamps do) unless `skewUnknown`.
+        public var unlinked = false
+        /// With `unlinked`: the room cannot say by how much (a card without
+        /// timestamps).
+        public var skewUnknown = false
         /// Injected device loss at this period.
         public var loseDeviceAtPeriod: Int?
         /// Seed for the noise.
@@ -82,20 +96,31 @@ public final class SimulatedRoom: AudioDevice {
                 case "noise": noise = Float(try within(0...1, "noise is an amplitude from 0 to 1"))
                 case "lose": loseDeviceAtPeriod = Int(try within(1...100_000_000, "lose is the period the room goes away at (tests)"))
                 case "lock": lockMemory = try within(0...1, "lock is 1 (memory locked at real time, the default) or 0") == 1
+                case "buffer": bufferFrames = Int(try within(32...65_536, "the buffer is from 32 to 65536 frames"))
+                case "unlinked":
+                    let mode = try within(0...2, "unlinked is 0 (linked), 1 (started apart, skew reported) or 2 (started apart, skew unknown)")
+                    unlinked = mode >= 1
+                    skewUnknown = mode == 2
                 case "speed":
                     guard value == 0 || (0.01...1_000).contains(value) else {
                         throw DeviceError(.configuration, "device option '\(item)': speed is 0 (as fast as possible) or from 0.01 to 1000 times real time")
                     }
                     pacing = value > 0 ? .realTime(speed: value) : .freeRunning
-                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed, lose, lock")
+                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed, lose, lock, buffer, unlinked")
                 }
-                if value != value.rounded() && ["period", "rate", "lose", "lock"].contains(pair[0]) {
+                if value != value.rounded() && ["period", "rate", "lose", "lock", "buffer", "unlinked"].contains(pair[0]) {
                     throw DeviceError(.configuration, "device option '\(item)': a whole number, please")
                 }
             }
             guard (16...8_192).contains(periodFrames) else { throw DeviceError(.configuration, "period \(periodFrames) frames is outside 16…8192") }
             guard (8_000...192_000).contains(sampleRate) else { throw DeviceError(.configuration, "rate \(sampleRate) Hz is outside 8000…192000") }
+            if let bufferFrames, bufferFrames < 2 * periodFrames {
+                throw DeviceError(.configuration, "a buffer of \(bufferFrames) frames is shorter than two \(periodFrames)-frame periods")
+            }
         }
+
+        /// The buffer a stall has to outlast to be an xrun (three periods unless set).
+        public var effectiveBufferFrames: Int { bufferFrames ?? 3 * periodFrames }
     }
 
     /// The settings.
@@ -132,9 +157,17 @@ public final class SimulatedRoom: AudioDevice {
     /// deadline (an xrun on a card with two periods of buffer), so far.
     public var latePeriods: Int { late.load(ordering: .relaxed) }
     private let late = Atomic<Int>(0)
+    /// Xruns so far: injected ones, and at real time the stalls that
+    /// outlasted the room's buffer.
+    public var xrunCount: Int { xrunsSoFar.load(ordering: .relaxed) }
+    private let xrunsSoFar = Atomic<Int>(0)
+    /// Periods run by earlier `run` calls (injected faults count from the first).
+    private var periodsBefore = 0
 
     /// Half the fractional-delay filter's length.
     static let halfTaps = 8
+    /// How far apart an unlinked room's streams start, at most, frames.
+    static let maximumSkew: Int64 = 32
     private let wholeDelay: Int
     private let taps: [Float]
     /// What reached the microphone's position, by device frame (a ring).
@@ -145,8 +178,10 @@ public final class SimulatedRoom: AudioDevice {
     /// ever be (a period plus the filter's reach).
     public init(_ options: Options = Options()) throws(DeviceError) {
         let latency = options.latencyFrames
-        guard latency.isFinite, latency >= Double(options.periodFrames + Self.halfTaps) else {
-            throw DeviceError(.configuration, "a round trip of \(latency) frames is shorter than one period plus \(Self.halfTaps) frames")
+        // Unlinked streams may start up to `maximumSkew` frames apart either way.
+        let reach = options.periodFrames + Self.halfTaps + (options.unlinked ? Int(Self.maximumSkew) : 0)
+        guard latency.isFinite, latency >= Double(reach) else {
+            throw DeviceError(.configuration, "a round trip of \(latency) frames is shorter than one period plus \(reach - options.periodFrames) frames")
         }
         self.options = options
         let whole = Int(latency.rounded(.down))
@@ -161,7 +196,7 @@ public final class SimulatedRoom: AudioDevice {
             return Float(sinc * window)
         }
         var size = 1
-        while size < whole + options.periodFrames + 4 * Self.halfTaps { size *= 2 }
+        while size < whole + options.periodFrames + 4 * Self.halfTaps + 2 * Int(Self.maximumSkew) { size *= 2 }
         acoustic = [Float](repeating: 0, count: size)
         mask = size - 1
     }
@@ -186,25 +221,48 @@ public final class SimulatedRoom: AudioDevice {
             voice.deallocate()
         }
         var noise = SplitMix64(seed: options.seed)
+        var skews = SplitMix64(seed: options.seed &+ 0x5EED)
         var frame: Int64 = 0
-        var index = 0
+        var index = periodsBefore
+        defer { periodsBefore = index }
         let clock = ContinuousClock()
         let start = clock.now
+        // Unlinked: the capture starts a few frames before or after the playback, anew at each start.
+        func startSkew() -> Int64 { options.unlinked ? Int64(skews.next() % UInt64(2 * Self.maximumSkew + 1)) - Self.maximumSkew : 0 }
+        var skew = startSkew()
+        func alignment() -> StreamAlignment {
+            guard options.unlinked else { return .linked }
+            return options.skewUnknown ? .unknown : StreamAlignment(captureSkewFrames: skew, known: true)
+        }
+        var streams = alignment()
+        let stallFrames: Int64?
+        if case .realTime(let speed) = options.pacing, speed <= 1 { stallFrames = Int64(options.effectiveBufferFrames) } else { stallFrames = nil }
         while keepRunning() {
             if options.waitsForConsumers, let ready = backpressure {
                 while !ready() && keepRunning() { usleep(500) }
             }
-            if let lost = options.xruns[index], lost > 0 {
-                // Nothing played, nothing captured: the frames are gone.
-                for offset in 0..<Int64(lost) { acoustic[Int((frame + offset) & Int64(mask))] = 0 }
-                frame += Int64(lost)
+            var lost = Int64(options.xruns[index] ?? 0)
+            if let stallFrames, case .realTime(let speed) = options.pacing {
+                // The room's clock ran on while the box was away: past the buffer, an xrun, as on a card.
+                let elapsed = start.duration(to: clock.now)
+                let now = Int64((Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * Double(options.sampleRate) * speed)
+                if now - frame > stallFrames { lost = max(lost, now - frame) }
+            }
+            if lost > 0 {
+                // Nothing played, nothing captured: the frames are gone; both
+                // streams start again, the playback's buffer dropped unheard.
+                for offset in acoustic.indices { acoustic[offset] = 0 }
+                frame += lost
+                xrunsSoFar.add(1, ordering: .relaxed)
+                skew = startSkew()
+                streams = alignment()
             }
             if index == options.loseDeviceAtPeriod { throw DeviceError(.lost, "\(name): the device went away") }
             for sample in 0..<frames {
                 let c = frame + Int64(sample)
                 var value: Float = 0
                 for (tap, weight) in taps.enumerated() {
-                    let source = c - Int64(wholeDelay) + Int64(tap - Self.halfTaps)
+                    let source = c - Int64(wholeDelay) - skew + Int64(tap - Self.halfTaps)
                     if source >= 0 { value += acoustic[Int(source & Int64(mask))] * weight }
                 }
                 let random = Float(noise.next() >> 40) / Float(1 << 24) * 2 - 1
@@ -214,7 +272,7 @@ public final class SimulatedRoom: AudioDevice {
             right.update(repeating: 0, count: frames)
             voice.update(repeating: 0, count: frames)
             period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: frame, roomVoice: voice,
-                                 hostNanoseconds: MonotonicClock.nanoseconds()))
+                                 hostNanoseconds: MonotonicClock.nanoseconds(), alignment: streams))
             for sample in 0..<frames {
                 acoustic[Int((frame + Int64(sample)) & Int64(mask))] = options.bleed * (left[sample] + right[sample]) / 2 + voice[sample]
             }

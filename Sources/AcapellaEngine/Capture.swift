@@ -8,11 +8,56 @@ public struct CapturedFrame: BitwiseCopyable, Sendable {
     public var value: Float
     /// What the output frame one round trip earlier played.
     public var mark: FrameMark
+    /// The device could not say how capture and playback lined up after
+    /// its last restart (unlinked streams without timestamps): `mark` may
+    /// be off by the streams' unknown skew.
+    public var unaligned: Bool
 
     /// A tagged frame.
-    public init(value: Float, mark: FrameMark) {
+    public init(value: Float, mark: FrameMark, unaligned: Bool = false) {
         self.value = value
         self.mark = mark
+        self.unaligned = unaligned
+    }
+}
+
+/// How a period's capture lines up with its playback since the device's
+/// last (re)start. Linked streams start on one trigger, so the round trip
+/// measured once holds after every restart; unlinked streams start one
+/// after the other, and the device measures by how much from the two
+/// streams' trigger timestamps.
+public struct StreamAlignment: BitwiseCopyable, Hashable, Sendable {
+    /// (playback start − capture start) in frames at the latest start: a
+    /// captured frame heard the output frame `roundTrip + captureSkewFrames`
+    /// before it. 0 for linked streams.
+    public var captureSkewFrames: Int64
+    /// Whether the device knows it (false: unlinked streams whose start
+    /// times it could not read).
+    public var known: Bool
+
+    /// Capture and playback started by one trigger (`snd_pcm_link`, the
+    /// simulated room).
+    public static let linked = StreamAlignment(captureSkewFrames: 0, known: true)
+    /// The most skew the capture tagging follows (170 ms at 48 kHz; two
+    /// streams started by hand one after the other are microseconds apart):
+    /// beyond it, the alignment is unknown.
+    public static let maximumSkewFrames: Int64 = 8_192
+
+    /// Started apart, and nobody can say by how much.
+    public static let unknown = StreamAlignment(captureSkewFrames: 0, known: false)
+
+    /// An alignment.
+    public init(captureSkewFrames: Int64, known: Bool) {
+        self.captureSkewFrames = captureSkewFrames
+        self.known = known
+    }
+
+    /// Measured from the streams' trigger times (nanoseconds, one clock):
+    /// the playback's start less the capture's, in frames.
+    public static func measured(playbackStart: Int64, captureStart: Int64, sampleRate: Int) -> StreamAlignment {
+        let frames = (Double(playbackStart) - Double(captureStart)) * Double(sampleRate) / 1e9
+        guard abs(frames) <= Double(maximumSkewFrames) else { return .unknown }
+        return StreamAlignment(captureSkewFrames: Int64(frames.rounded()), known: true)
     }
 }
 
@@ -121,10 +166,16 @@ struct CaptureTagger: ~Copyable {
     let scratch: UnsafeMutablePointer<CapturedFrame>
     /// The device frame after the last one recorded in the history (nil before the first).
     var nextFrame: Int64?
+    /// The first device frame after the latest jump of the frame clock (a
+    /// restart): output from before it was dropped with the device's
+    /// buffer, so nothing captured after it can have heard that.
+    var restartFrame: Int64 = .min
 
     init(ring: BulkRing<CapturedFrame>, latencyFrames: Int, maximumFrames: Int) {
+        // Room for the round trip, two periods and a skew between unlinked
+        // streams (up to `maximumSkewFrames` either way).
         var size = 1
-        while size < latencyFrames + 2 * maximumFrames + 1 { size *= 2 }
+        while size < latencyFrames + 2 * maximumFrames + 2 * Int(StreamAlignment.maximumSkewFrames) + 1 { size *= 2 }
         self.ring = ring
         self.latencyFrames = Int64(latencyFrames)
         history = .allocate(capacity: size)
@@ -143,6 +194,7 @@ struct CaptureTagger: ~Copyable {
     /// since the last call (an xrun) are marked as gaps.
     mutating func record(frame: Int64, count: Int, mark: FrameMark) {
         if let next = nextFrame, frame > next {
+            restartFrame = frame
             let lost = min(frame - next, Int64(mask + 1))
             for offset in 0..<lost { history[Int((next + offset) & Int64(mask))] = FrameMark(songSample: 0, kind: .gap) }
         }
@@ -161,12 +213,23 @@ struct CaptureTagger: ~Copyable {
     }
 
     /// Tags captured frames `frame ..< frame + count` and hands them to
-    /// the ring (dropping, and counting, what does not fit).
-    func capture(_ input: UnsafePointer<Float>, frame: Int64, count: Int, firstFrame: Int64) {
+    /// the ring (dropping, and counting, what does not fit). A frame heard
+    /// the output `latencyFrames + alignment.captureSkewFrames` before it;
+    /// one whose output is no longer (or not yet) in the history, or was
+    /// played before the device's latest restart (dropped unheard), is a gap.
+    func capture(_ input: UnsafePointer<Float>, frame: Int64, count: Int, firstFrame: Int64, alignment: StreamAlignment) {
+        let oldest = max((nextFrame ?? 0) - Int64(mask + 1), restartFrame)
         for index in 0..<count {
-            let heard = frame + Int64(index) - latencyFrames
-            let mark = heard >= firstFrame ? history[Int(heard & Int64(mask))] : .none
-            scratch[index] = CapturedFrame(value: input[index], mark: mark)
+            let heard = frame + Int64(index) - latencyFrames - alignment.captureSkewFrames
+            let mark: FrameMark
+            if heard < firstFrame {
+                mark = .none
+            } else if heard < oldest || heard >= (nextFrame ?? 0) {
+                mark = FrameMark(songSample: 0, kind: .gap)
+            } else {
+                mark = history[Int(heard & Int64(mask))]
+            }
+            scratch[index] = CapturedFrame(value: input[index], mark: mark, unaligned: !alignment.known)
         }
         ring.push(scratch, count: count)
         analysisRing?.push(scratch, count: count)

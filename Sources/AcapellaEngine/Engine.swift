@@ -142,6 +142,8 @@ public struct EngineCore: ~Copyable {
     /// does not give one) and of the first.
     var nextDeviceFrame: Int64 = 0
     var firstDeviceFrame: Int64?
+    /// Jumps of the device's frame counter (xruns, a device lost and back), ever.
+    var deviceGaps: Int64 = 0
     /// The sample where the count-in hands over to the music.
     var musicStart: Int64?
     /// A schedule waiting for the barline `index` (old schedule's numbering).
@@ -255,11 +257,14 @@ public struct EngineCore: ~Copyable {
     /// One period of a duplex device: as above, and the captured `input`
     /// (when a recorder is attached) tagged and handed to the capture ring.
     /// `deviceFrame` is the device's frame counter at the period's first
-    /// frame; a jump since the last period is an xrun. Render-thread safe.
-    /// `hostNanoseconds` is the device's stamp of the period (diagnostics only).
+    /// frame; a jump since the last period is an xrun. `alignment` is how
+    /// the device's capture lines up with its playback since its last
+    /// (re)start. Render-thread safe. `hostNanoseconds` is the device's
+    /// stamp of the period (diagnostics only).
     public mutating func process(input: UnsafePointer<Float>?, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int, deviceFrame: Int64,
-                                 hostNanoseconds: Int64 = 0) {
+                                 alignment: StreamAlignment = .linked, hostNanoseconds: Int64 = 0) {
         if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
+        if deviceFrame != nextDeviceFrame, firstDeviceFrame != deviceFrame { deviceGaps += 1 }
         var applied = 0
         if let target = heldTarget, let command = held {
             // A move waiting for its streamed takes: made once they are read, or after `moveHoldSeconds` regardless.
@@ -307,7 +312,7 @@ public struct EngineCore: ~Copyable {
             renderer.render(left: left + done, right: right + done, frames: count)
             done += count
         }
-        if let input { tagger?.capture(input, frame: deviceFrame, count: frames, firstFrame: firstDeviceFrame ?? deviceFrame) }
+        if let input { tagger?.capture(input, frame: deviceFrame, count: frames, firstFrame: firstDeviceFrame ?? deviceFrame, alignment: alignment) }
         nextDeviceFrame = deviceFrame + Int64(frames)
         var peak: Float = 0
         for index in 0..<frames { peak = max(peak, abs(left[index]), abs(right[index])) }
@@ -636,7 +641,8 @@ public struct EngineCore: ~Copyable {
         let clicksBefore = schedule.clicks.partitionIndex { $0.sample >= barStart }
         link.board.publish(
             position: position, state: transport.state, measure: measure, beat: max(1, clicksSoFar - clicksBefore), looping: renderer.loop != nil,
-            outputPeak: outputPeak, refusedCommands: refusedCommands + link.commandsRefused, commandsApplied: commandsApplied, commandsAppliedAt: commandsAppliedAt
+            outputPeak: outputPeak, refusedCommands: refusedCommands + link.commandsRefused, commandsApplied: commandsApplied, commandsAppliedAt: commandsAppliedAt,
+            deviceGaps: deviceGaps
         ) { part in (renderer.currentMIDI(part: part), renderer.peaks[part]) }
     }
 }

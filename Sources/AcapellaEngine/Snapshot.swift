@@ -32,6 +32,10 @@ public struct EngineSnapshot: Hashable, Sendable {
     /// `PeriodBuffers.hostNanoseconds` of the period that applied the
     /// latest of them (diagnostics: input-to-engine latency).
     public var commandsAppliedAtNanoseconds: Int64 = 0
+    /// Times the device's frame clock jumped (xruns, a device lost and
+    /// reopened), ever: each one put capture and playback back on the same
+    /// sample (or, for unlinked streams without timestamps, said it could not).
+    public var deviceGaps: Int64 = 0
 
     public var measureBeat: String { "\(measure).\(beat)" }
 }
@@ -43,7 +47,7 @@ public struct EngineSnapshot: Hashable, Sendable {
 /// waits; every word is an atomic, so there is no data race to reason
 /// about, only a torn read to retry.
 public final class SnapshotBoard: @unchecked Sendable {
-    private static let fixedWords = 10
+    private static let fixedWords = 11
     private let sequence = Atomic<Int64>(0)
     private let words: UnsafeMutablePointer<Atomic<Int64>>
     private let wordCount: Int
@@ -67,7 +71,7 @@ public final class SnapshotBoard: @unchecked Sendable {
     /// per-part values come from `part`, called once per part.
     func publish(
         position: Int64, state: Transport.State, measure: Int, beat: Int, looping: Bool, outputPeak: Float, refusedCommands: Int64,
-        commandsApplied: Int64, commandsAppliedAt: Int64, part: (Int) -> (midi: Int?, peak: Float)
+        commandsApplied: Int64, commandsAppliedAt: Int64, deviceGaps: Int64, part: (Int) -> (midi: Int?, peak: Float)
     ) {
         let serial = sequence.load(ordering: .relaxed) / 2 + 1
         sequence.store(serial * 2 - 1, ordering: .relaxed)
@@ -82,6 +86,7 @@ public final class SnapshotBoard: @unchecked Sendable {
         words[7].store(refusedCommands, ordering: .relaxed)
         words[8].store(commandsApplied, ordering: .relaxed)
         words[9].store(commandsAppliedAt, ordering: .relaxed)
+        words[10].store(deviceGaps, ordering: .relaxed)
         for index in 0..<partCount {
             let value = part(index)
             words[Self.fixedWords + 2 * index].store(Int64(value.midi ?? -1), ordering: .relaxed)
@@ -108,7 +113,7 @@ public final class SnapshotBoard: @unchecked Sendable {
             currentMIDI: (0..<partCount).map { values[Self.fixedWords + 2 * $0] < 0 ? nil : Int(values[Self.fixedWords + 2 * $0]) },
             partPeaks: (0..<partCount).map { Float(bitPattern: UInt32(truncatingIfNeeded: values[Self.fixedWords + 2 * $0 + 1])) },
             outputPeak: Float(bitPattern: UInt32(truncatingIfNeeded: values[6])), refusedCommands: values[7], commandsApplied: values[8],
-            commandsAppliedAtNanoseconds: values[9])
+            commandsAppliedAtNanoseconds: values[9], deviceGaps: values[10])
     }
 }
 

@@ -75,6 +75,10 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
         throw CLIError(error.description, exitCode: 1)
     }
     for problem in result.problems { writeError("\(project.path): \(problem)") }
+    if result.deviceGaps > 0 {
+        writeError("\(project.path): the device dropped frames \(result.deviceGaps) time\(result.deviceGaps == 1 ? "" : "s") (xruns: the machine was busy, or the program was stopped); "
+            + "each is silence in the take where the audio was lost, and the take stays on the song's samples; see its dropouts")
+    }
     if result.overrunFrames > 0 { writeError("\(project.path): \(result.overrunFrames) captured frames were lost (the disk fell behind); see the take's dropouts") }
     for take in result.takes { print(describe(project.manifest.takes.first { $0.id == take.id } ?? take, rate: project.manifest.sampleRate)) }
     if result.takes.isEmpty { writeError("\(project.path): no take was recorded") }
@@ -216,7 +220,7 @@ func runCalibrate(_ arguments: ParsedArguments) throws -> Int32 {
     let started = clock.now
     let result: CalibrationResult
     let stored: RouteCalibration
-    do { (result, stored) = try store.calibrate(device) } catch let error as CalibrationError {
+    do { (result, stored) = try store.calibrate(device, retried: { writeError($0) }) } catch let error as CalibrationError {
         throw CLIError("calibration refused: \(error.description)", exitCode: 1)
     } catch {
         throw CLIError("\(error)", exitCode: 1)

@@ -50,8 +50,13 @@ final class ScriptedStream: PCMStream {
         return frames
     }
     func prepare() -> Int32 { prepares += 1; return 0 }
-    func start() -> Int32 { 0 }
+    /// Trigger times (ns) the stream reports after each start, in turn
+    /// (nil: it cannot say).
+    var triggers: [Int64?] = []
+    var starts = 0
+    func start() -> Int32 { starts += 1; return 0 }
     func drop() -> Int32 { 0 }
+    func triggerNanoseconds() -> Int64? { starts > 0 && starts <= triggers.count ? triggers[starts - 1] : nil }
 }
 
 @Suite struct ALSATests {
@@ -69,9 +74,9 @@ final class ScriptedStream: PCMStream {
         options.realTime = false  // not in the test runner's process
         let device = try ALSADevice(options)
         #expect(device.formatDescription == "FLOAT_LE × 2 out, FLOAT_LE × 1 in")
-        // snd_pcm_delay with the start-up silence queued, plus a period of
-        // capture: the null plugin swallows what is queued at once (delay 0).
-        #expect(device.reportedRoundTripFrames == 128, "\(device.reportedRoundTripFrames)")
+        // snd_pcm_delay with the start-up silence queued, plus the capture's:
+        // the null plugin swallows what is queued at once (delay 0).
+        #expect(device.reportedRoundTripFrames == 0, "\(device.reportedRoundTripFrames)")
         #expect(device.route == "alsa:acapella_out|acapella_in|48000|128|384")
         let score = try Acasong.parse(try songText("simple-harmony.acasong"))
         let schedule = try Schedule(score: score)
@@ -146,6 +151,39 @@ final class ScriptedStream: PCMStream {
         let jump = Int64(device.bufferFrames + 64)
         #expect(frames == [0, 64, 128, 192, 256 + jump, 320 + jump, 384 + jump, 448 + 2 * jump, 512 + 2 * jump, 576 + 2 * jump, 640 + 2 * jump])
         #expect(playback.prepares == 3, "prepared at start and after each xrun")
+    }
+
+    /// Unlinked streams (a plugin refusing `snd_pcm_link`) start one after
+    /// the other: each start's skew is read from the two trigger
+    /// timestamps and handed to the engine with every period until the
+    /// next restart; a stream that cannot say when it started makes the
+    /// alignment unknown. Linked streams are aligned by construction.
+    @Test func unlinkedStreamsReportTheirSkewAtEveryStart() throws {
+        var options = ALSADevice.Options()
+        options.periodFrames = 64
+        options.realTime = false
+        let capture = ScriptedStream()
+        let playback = ScriptedStream()
+        capture.failReads = [3: EPIPE, 6: EPIPE]
+        // Start 1: playback 1 ms after capture (+48 frames); start 2: 0.5 ms
+        // before (−24); start 3: the capture cannot say.
+        playback.triggers = [1_001_000_000, 2_000_000_000, 3_000_000_000]
+        capture.triggers = [1_000_000_000, 2_000_500_000, nil]
+        let device = ALSADevice(testing: options, playback: playback, capture: capture, linked: false)
+        var seen: [StreamAlignment] = []
+        try device.run(keepRunning: { seen.count < 7 }) { seen.append($0.alignment) }
+        let first = StreamAlignment(captureSkewFrames: 48, known: true)
+        let second = StreamAlignment(captureSkewFrames: -24, known: true)
+        #expect(seen == [first, first, second, second, .unknown, .unknown, .unknown], "\(seen)")
+        #expect(capture.prepares == 3 && capture.starts == 3, "an unlinked capture is prepared and started by itself")
+
+        let linkedCapture = ScriptedStream()
+        linkedCapture.failReads = [2: EPIPE]
+        let linked = ALSADevice(testing: options, playback: ScriptedStream(), capture: linkedCapture)
+        var linkedSeen: [StreamAlignment] = []
+        try linked.run(keepRunning: { linkedSeen.count < 3 }) { linkedSeen.append($0.alignment) }
+        #expect(linkedSeen == [.linked, .linked, .linked])
+        #expect(StreamAlignment.measured(playbackStart: 0, captureStart: 1_000_000_000, sampleRate: 48_000) == .unknown, "a second apart is no start-up skew")
     }
 
     /// A device unplugged mid-run: the loss is reported, the device is

@@ -39,6 +39,34 @@ func loopbackRoom(latency: Double, gain: Float = 1, noise: Float = 0, period: In
         }
     }
 
+    /// A loaded machine: the first try xruns and is made again (said), the
+    /// second measures; an unlinked pair's start-up skew, reported by the
+    /// device, is taken out of the figure. A device that xruns in every try
+    /// is refused after five, saying why.
+    @Test func anXrunMeasuresAgainAndUnlinkedSkewIsTakenOut() throws {
+        var options = SimulatedRoom.Options()
+        options.latencyFrames = 240.5
+        options.periodFrames = 64
+        options.noise = 0
+        options.bleed = 1
+        options.unlinked = true
+        options.xruns = [20: 100]
+        var said: [String] = []
+        let result = try Calibration.measure(device: try SimulatedRoom(options)) { said.append($0) }
+        #expect(abs(result.roundTripFrames - 240.5) <= 0.1, "measured \(result.roundTripFrames)")
+        #expect(said.count == 1 && said[0].hasPrefix("calibration: try 1 of 5: the device dropped frames (0.03 s in)"), "\(said)")
+
+        options.xruns = Dictionary(uniqueKeysWithValues: stride(from: 10, to: 20_000, by: 200).map { ($0, 64) })
+        said = []
+        do {
+            _ = try Calibration.measure(device: try SimulatedRoom(options)) { said.append($0) }
+            Issue.record("a device that xruns every time was calibrated")
+        } catch let error as CalibrationError {
+            #expect(error.description.hasPrefix("the device dropped frames (an xrun) in each of 5 tries"), "\(error)")
+            #expect(said.count == 4)
+        }
+    }
+
     @Test func invertedPolarityIsRefused() throws {
         #expect(throws: CalibrationError.self) { try Calibration.measure(device: try loopbackRoom(latency: 240.5, gain: -1)) }
         do { _ = try Calibration.measure(device: try loopbackRoom(latency: 240.5, gain: -1)) } catch let error as CalibrationError {

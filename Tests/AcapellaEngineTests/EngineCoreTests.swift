@@ -232,7 +232,8 @@ func leftMixes(_ count: Int, muted: Bool = false) -> [PartMix] {
             for index in 1...writes {
                 // Every field derives from `index`: a torn read mixes two.
                 board.publish(position: Int64(index), state: .playing, measure: index, beat: index % 7, looping: index % 2 == 0, outputPeak: Float(index),
-                              refusedCommands: Int64(index), commandsApplied: Int64(2 * index), commandsAppliedAt: Int64(3 * index)) { part in (index + part, Float(index)) }
+                              refusedCommands: Int64(index), commandsApplied: Int64(2 * index), commandsAppliedAt: Int64(3 * index),
+                              deviceGaps: Int64(5 * index)) { part in (index + part, Float(index)) }
             }
         }
         var torn = 0
@@ -246,6 +247,7 @@ func leftMixes(_ count: Int, muted: Bool = false) -> [PartMix] {
                 && snapshot.refusedCommands == Int64(index) && snapshot.currentMIDI == (0..<4).map { index + $0 }
                 && snapshot.partPeaks.allSatisfy { $0 == Float(index) } && snapshot.serial == Int64(index)
                 && snapshot.commandsApplied == Int64(2 * index) && snapshot.commandsAppliedAtNanoseconds == Int64(3 * index)
+                && snapshot.deviceGaps == Int64(5 * index)
             if !consistent { torn += 1 }
         }
         await writer.value

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The box attacked as a hostile user and a loaded machine would: every case
+# a real process (the box, the command line, a client over HTTP), each
+# check printing PASS or FAIL with what it measured. Exits 1 if any failed.
+# Usage: Tests/attack-tests.sh PATH/TO/acapella [SECTION…] (default: all)
+set -uo pipefail
+acapella="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+cd "$(dirname "$0")/.."
+xctest="$(dirname "$acapella")/acapellaPackageTests.xctest"
+work="$(mktemp -d)"
+pids=()
+trap 'for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done; rm -rf "$work"' EXIT
+export ACAPELLA_DATA_DIR="$work/data"
+failed=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; failed=1; }
+sections="${*:2}"
+want() { [[ -z "$sections" || " $sections " == *" $1 "* ]]; }
+
+if want xruns; then
+echo "== xruns in the simulated room at real time: the recording stopped 30 times (SIGSTOP), capture and playback started apart at every restart"
+# The microphone hears only the playback (bleed 1, no singer, no noise), so
+# the take must be the playback itself between its dropouts.
+project="$work/xruns.acaproj"
+"$acapella" new "$project" --song Songs/amazing-grace.acasong >/dev/null
+"$acapella" record "$project" --part Alto --guide --singer off --progress \
+  --device sim:speed=1,latency=700,bleed=1,noise=0,unlinked=1 > "$work/xruns.out" 2> "$work/xruns.err" &
+recorder=$!
+pids+=("$recorder")
+for _ in $(seq 100); do grep -q "^captured [1-9]" "$work/xruns.out" && break; sleep 0.1; done
+stops="$(Tests/stall "$recorder" 30 0.05 0.3)"
+wait "$recorder"
+grep -q "^take 1  Alto  kept" "$work/xruns.out" && pass "recorded through $stops stops: $(grep -m1 '^take' "$work/xruns.out")" || fail "the take: $(tail -2 "$work/xruns.err")"
+grep -q "the device dropped frames [0-9]* times (xruns" "$work/xruns.err" && pass "said as xruns, not the disk: $(grep -o 'the device dropped frames [0-9]* times' "$work/xruns.err")" ||
+  fail "the xruns were not said: $(cat "$work/xruns.err")"
+grep -q "disk fell behind" "$work/xruns.err" && fail "stops blamed on the disk: $(grep -m1 disk "$work/xruns.err")"
+if ACAPELLA_HIL_PROJECT="$project" ACAPELLA_HIL_PART=Alto ACAPELLA_HIL_XRUNS="$stops" "$xctest" --testing-library swift-testing --filter HILAlignment > "$work/align.out" 2>&1; then
+  pass "$(grep -m1 'hil alignment' "$work/align.out")"
+else
+  fail "alignment: $(grep -E 'hil alignment|Expectation failed|error' "$work/align.out" | head -4)"
+fi
+fi
+
+rm -rf "$work"
+exit $failed
