@@ -41,5 +41,42 @@ else
 fi
 fi
 
+if want writes; then
+echo "== no command writes into a project: every output option pointed at a take, the song, the manifest (directly and through a link)"
+project="$work/owned.acaproj"
+"$acapella" new "$project" --song Songs/simple-harmony.acasong >/dev/null
+"$acapella" record "$project" --part Bass --device sim >/dev/null 2>&1
+take="$(ls "$project"/takes/*.wav | head -n 1)"
+ln -s "$project/takes" "$work/takes-link"
+before="$(cd "$project" && find . -type f ! -name .lock -print0 | sort -z | xargs -0 sha256sum)"
+refused=0 total=0
+attempt() {  # NAME COMMAND…: must exit 1 with one line naming the project
+  local name="$1"; shift
+  total=$((total + 1))
+  "$@" > "$work/w.out" 2> "$work/w.err"; local status=$?
+  if ((status == 1)) && grep -q "inside the project\|the command's own input" "$work/w.err" && (($(wc -l < "$work/w.err") == 1)); then
+    refused=$((refused + 1))
+  else
+    fail "$name: exit $status: $(head -c 300 "$work/w.err")"
+  fi
+}
+attempt mix "$acapella" mix "$project" -o "$take"
+attempt mix "$acapella" mix "$project" -o "$work/takes-link/new.wav"
+attempt mix "$acapella" mix "$project" -o "$project/score.acasong"
+attempt export "$acapella" export "$project" -o "$project/takes/bundle.acaproj.zip"
+attempt engrave "$acapella" engrave "$project/score.acasong" -o "$project/manifest.json"
+attempt export-midi "$acapella" export-midi "$project/score.acasong" -o "$take"
+attempt export-lrc "$acapella" export-lrc Songs/amazing-grace.acasong -o "$project/takes/words.lrc"
+attempt import "$acapella" import-project "$work/none.acaproj.zip" --into "$project/takes"
+attempt calibrate "$acapella" calibrate --device sim --store "$project/manifest.json"
+attempt analyze "$acapella" analyze "$project" --svg "$project/takes/plot.svg"
+cp Songs/simple-harmony.acasong "$work/mine.acasong"
+attempt mix-over-input "$acapella" mix "$work/mine.acasong" -o "$work/mine.acasong"
+after="$(cd "$project" && find . -type f ! -name .lock -print0 | sort -z | xargs -0 sha256sum)"
+((refused == total)) && pass "$refused of $total writes into a project (or over the input) refused in one line"
+[[ "$before" == "$after" ]] && pass "the project's files are as they were" || fail "the project changed: $(diff <(echo "$before") <(echo "$after") | head -4)"
+cmp -s Songs/simple-harmony.acasong "$work/mine.acasong" && pass "the input song is untouched" || fail "the input song was overwritten"
+fi
+
 rm -rf "$work"
 exit $failed

@@ -686,7 +686,12 @@ public enum Box {
         // What this session recorded, as the project says now (discarded after d or u).
         let recorded = Set((rig.recorder?.finished ?? []).map(\.id))
         for take in project.manifest.takes where recorded.contains(take.id) {
-            log("take \(take.id) (\(take.part)) \(take.state.rawValue): \(String(format: "%.1f", Double(take.frames) / Double(project.manifest.sampleRate))) s, \(take.file)")
+            let dropouts = take.dropouts.isEmpty ? "" : ", \(take.dropouts.count) dropout\(take.dropouts.count == 1 ? "" : "s") (silence in place)"
+            log("take \(take.id) (\(take.part)) \(take.state.rawValue): \(String(format: "%.1f", Double(take.frames) / Double(project.manifest.sampleRate))) s\(dropouts), \(take.file)")
+        }
+        let gaps = rig.link.board.read().deviceGaps
+        if gaps > 0 {
+            log("the device dropped frames \(gaps) time\(gaps == 1 ? "" : "s") this session (xruns: the machine was busy, or the box was stopped); a take keeps its place on the song across each", .warning)
         }
         for figures in [latency, keyLatency] {
             if let summary = figures.summary(periodFrames: device.periodFrames, sampleRate: device.sampleRate) { log(summary) }

@@ -14,13 +14,17 @@ public struct OptionSpec: Sendable {
     public var help: String
     /// The command cannot do without it (shown without brackets in usage).
     public var required = false
+    /// Its value is a path the command writes (checked before the command
+    /// runs: never inside a project, never the command's own input).
+    public var writes = false
 
     /// An option.
-    public init(names: [String], valueName: String?, help: String, required: Bool = false) {
+    public init(names: [String], valueName: String?, help: String, required: Bool = false, writes: Bool = false) {
         self.names = names
         self.valueName = valueName
         self.help = help
         self.required = required
+        self.writes = writes
     }
 }
 
@@ -176,9 +180,16 @@ extension String {
 /// Runs one subcommand of `commands` as the program's main: help, usage
 /// errors (exit 2) and failures (exit 1) as one line each. Only executables
 /// call this; libraries throw.
-public func runCommand(_ command: Subcommand, arguments: [String], program: String) -> Never {
+/// `refuseOutput` is asked about every path an option that writes was
+/// given (with the command's positional arguments, its inputs): a reason
+/// refuses the command before it runs (exit 1).
+public func runCommand(_ command: Subcommand, arguments: [String], program: String,
+                       refuseOutput: (String, [String]) -> String? = { _, _ in nil }) -> Never {
     do {
         let parsed = try command.parse(arguments)
+        for option in command.options where option.writes {
+            if let path = parsed.value(option.key), let reason = refuseOutput(path, parsed.positionals) { throw CLIError(reason, exitCode: 1) }
+        }
         exit(try command.run(parsed))
     } catch is HelpRequested {
         print(command.help, terminator: "")

@@ -19,7 +19,7 @@ let commands: [Subcommand] = [
         name: "import", summary: "convert MusicXML (.musicxml, .xml, .mxl) to .acasong, with an import report",
         positionals: "IN", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "write the .acasong here (default: standard output)"),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "write the .acasong here (default: standard output)", writes: true),
             OptionSpec(names: ["--parts"], valueName: "NAMES", help: "keep only these parts (names as imported), comma-separated, in this order"),
         ] + importOptionSpecs,
         details: """
@@ -63,7 +63,7 @@ let commands: [Subcommand] = [
         positionals: "", positionalCount: 0...0,
         options: [
             OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,periods=N,rate=HZ] or sim[:latency=…,reported=…] (default: the first card, else sim)"),
-            OptionSpec(names: ["--store"], valueName: "FILE", help: "the calibration store (default: calibration.json in the data directory)"),
+            OptionSpec(names: ["--store"], valueName: "FILE", help: "the calibration store (default: calibration.json in the data directory)", writes: true),
         ],
         details: "Plays a 1 s sweep and records it through a loopback (a cable, or headphones held to the\nmicrophone), cross-correlates, and stores the trim over the device's own figure for this route\n(card, device, rate, period, buffer). Recording uses it; each take records which it used.\nThe data directory is $ACAPELLA_DATA_DIR, else $XDG_DATA_HOME/acapella, else ~/.local/share/acapella.",
         run: runCalibrate),
@@ -92,7 +92,7 @@ let commands: [Subcommand] = [
         name: "notes", summary: "split any recording into notes, with no score (onset, offset, pitch) as CSV and MIDI",
         positionals: "FILE", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["--midi"], valueName: "OUT.mid", help: "also write the notes as a Standard MIDI File (60 BPM: a quarter note is a second)"),
+            OptionSpec(names: ["--midi"], valueName: "OUT.mid", help: "also write the notes as a Standard MIDI File (60 BPM: a quarter note is a second)", writes: true),
         ],
         details: "Pitch is tracked without a score (no octave slips on voices whose upper harmonics are stronger\nthan the fundamental); a note never spans a breath or a consonant; vibrato and a note sung off\npitch stay one note; a held pitch sung again splits where the level dips 6 dB. Each line: onset\nand offset in seconds, the nearest note (MIDI and name), the sung pitch against it in cents\n(the median over the note: vibrato centres) and in Hz.",
         run: runNotes),
@@ -123,20 +123,20 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--part"], valueName: "NAME", help: "the part's newest take (default: the project's newest take)"),
             OptionSpec(names: ["--take"], valueName: "ID", help: "this take"),
             OptionSpec(names: ["--json"], valueName: nil, help: "the analysis as JSON (the shape is in the README)"),
-            OptionSpec(names: ["--svg"], valueName: "OUT.svg", help: "a plot: the written notes as bars with their words, the sung pitch over them coloured by its error"),
+            OptionSpec(names: ["--svg"], valueName: "OUT.svg", help: "a plot: the written notes as bars with their words, the sung pitch over them coloured by its error", writes: true),
         ],
         details: "For every note the take covers: sung or missed, the pitch's centre against the written note in\ncents (the centre of the vibrato when there is some), its steadiness, the vibrato's rate and\nextent, and the entry against the score in ms (where the note's sound rises). Notes off by\n15 cents or more, or entering 40 ms or more early or late, are named; measures scoring below\n75 are merged into ranges to punch in, a measure of margin each side.",
         run: runAnalyze),
     Subcommand(
         name: "export", summary: "pack a project into one file to carry away (NAME.acaproj.zip)",
         positionals: "PROJECT", positionalCount: 1...1,
-        options: [OptionSpec(names: ["-o", "--output"], valueName: "NAME.acaproj.zip", help: "the bundle", required: true)],
+        options: [OptionSpec(names: ["-o", "--output"], valueName: "NAME.acaproj.zip", help: "the bundle", required: true, writes: true)],
         details: "The bundle is a zip of the project as a reader sees it: the manifest, the song, and every\nfinished take with its sidecar (a take still being recorded is left out). Audio is stored, text\ncompressed; the file appears under its name only when whole.",
         run: runExport),
     Subcommand(
         name: "import-project", summary: "unpack a project bundle (NAME.acaproj.zip) as a project",
         positionals: "FILE", positionalCount: 1...1,
-        options: [OptionSpec(names: ["--into"], valueName: "DIR", help: "where the project goes (default: the current folder)")],
+        options: [OptionSpec(names: ["--into"], valueName: "DIR", help: "where the project goes (default: the current folder)", writes: true)],
         details: "Every entry must be the manifest, the song or a take's audio or sidecar under one NAME.acaproj/\nfolder (no other path, no links, at most 10000 files and 64 GiB). The project is unpacked into a\nhidden folder beside, opened and checked like any project, and only then given its name; a\nproject of that name already there is never touched.",
         run: runImportProject),
     Subcommand(
@@ -199,7 +199,7 @@ let commands: [Subcommand] = [
         name: "mix", summary: "render a song or project to a loudness-normalized audio file",
         positionals: "SONG_OR_PROJECT", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus or .mp3", required: true),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus or .mp3", required: true, writes: true),
             OptionSpec(names: ["--lufs"], valueName: "LUFS", help: "integrated loudness target (default -16)"),
             OptionSpec(names: ["--tones"], valueName: "include|omit", help: "guide tones of parts without takes (default include)"),
             OptionSpec(names: ["--practice"], valueName: "PART", help: "practice track: PART forward, the others 9 dB quieter"),
@@ -216,7 +216,7 @@ let commands: [Subcommand] = [
         name: "export-midi", summary: "write a song as a Standard MIDI File: tempo map, meters, keys, a named track per part, lyrics",
         positionals: "SONG", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT.mid", help: "the MIDI file", required: true),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT.mid", help: "the MIDI file", required: true, writes: true),
             OptionSpec(names: ["--verse"], valueName: "N", help: "whose words go in as lyric events (default 1; 0: none)"),
             OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones up (+) or down (-)"),
         ],
@@ -226,7 +226,7 @@ let commands: [Subcommand] = [
         name: "export-lrc", summary: "write a song's words as timed lyrics (LRC): a line a phrase, every syllable stamped",
         positionals: "SONG", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT.lrc", help: "the lyrics file", required: true),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT.lrc", help: "the lyrics file", required: true, writes: true),
             OptionSpec(names: ["--verse"], valueName: "N", help: "which verse (default 1)"),
             OptionSpec(names: ["--part"], valueName: "NAME", help: "whose words (default: the first part with words)"),
             OptionSpec(names: ["--tempo"], valueName: "X", help: "tempo multiplier of the track they go with, e.g. 0.9 (default 1)"),
@@ -238,7 +238,7 @@ let commands: [Subcommand] = [
         name: "engrave", summary: "engrave a song (.acasong or MusicXML) as notation: SVG for the screen, PDF to print",
         positionals: "SONG", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT.svg|OUT.pdf", help: "the engraved score: one long SVG, or PDF pages", required: true),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT.svg|OUT.pdf", help: "the engraved score: one long SVG, or PDF pages", required: true, writes: true),
             OptionSpec(names: ["--part"], valueName: "NAME[,NAME…]", help: "only these parts (default: all, a vocal score)"),
             OptionSpec(names: ["--verse"], valueName: "N", help: "only verse N's words (default: every verse, stacked)"),
             OptionSpec(names: ["--highlight"], valueName: "PART", help: "draw PART in colour (a singer's own)"),
@@ -246,7 +246,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--page"], valueName: "a4|letter", help: "page width (default a4)"),
             OptionSpec(names: ["--width"], valueName: "MM", help: "page width in millimetres (overrides --page)"),
             OptionSpec(names: ["--embed-font"], valueName: nil, help: "put the music font in the SVG (a standalone file)"),
-            OptionSpec(names: ["--timemap"], valueName: "OUT.json", help: "every onset's tick, song sample, notes, measure and place on the page"),
+            OptionSpec(names: ["--timemap"], valueName: "OUT.json", help: "every onset's tick, song sample, notes, measure and place on the page", writes: true),
         ] + importOptionSpecs,
         details: "Notation in the Bravura font (SMuFL): spacing by duration, systems justified to the page,\nbeams by the beat (within a melisma where there are words), accidentals from the key and the\nmeasure, lyrics with hyphens and extenders. Every note is an SVG group with its part, measure,\ntick, song sample, MIDI note and lyric.",
         run: runEngrave),

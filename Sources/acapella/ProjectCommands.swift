@@ -79,7 +79,7 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
         writeError("\(project.path): the device dropped frames \(result.deviceGaps) time\(result.deviceGaps == 1 ? "" : "s") (xruns: the machine was busy, or the program was stopped); "
             + "each is silence in the take where the audio was lost, and the take stays on the song's samples; see its dropouts")
     }
-    if result.overrunFrames > 0 { writeError("\(project.path): \(result.overrunFrames) captured frames were lost (the disk fell behind); see the take's dropouts") }
+    if result.overrunFrames > 0 { writeError("\(project.path): \(result.overrunFrames) captured frames were lost (the take's writer fell behind: a slow disk, or a machine too busy to run it); see the take's dropouts") }
     for take in result.takes { print(describe(project.manifest.takes.first { $0.id == take.id } ?? take, rate: project.manifest.sampleRate)) }
     if result.takes.isEmpty { writeError("\(project.path): no take was recorded") }
     return result.problems.isEmpty && !result.takes.isEmpty ? 0 : 1

@@ -1,6 +1,7 @@
 // The `acapella` executable: a table of subcommands (Commands.swift), each
 // with its own options and --help. Libraries throw; only this file exits.
 import AcapellaCLI
+import AcapellaProject
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -27,4 +28,8 @@ guard let command = commands.first(where: { $0.name == commandName }) else {
     writeError("acapella: error: unknown command '\(commandName)'; run 'acapella --help' for the list")
     exit(2)
 }
-runCommand(command, arguments: Array(arguments.dropFirst()), program: "acapella \(command.name)")
+// No command writes a file inside a project (a take, its song, its
+// manifest): only the project does.
+runCommand(command, arguments: Array(arguments.dropFirst()), program: "acapella \(command.name)") { path, inputs in
+    ConfinedPath.checkOutput(path, inputs: inputs)?.description
+}
