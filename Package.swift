@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "acapella-fuzz-manifest", targets: ["AcapellaFuzzManifest"]),
         .executable(name: "acapella-fuzz-settings", targets: ["AcapellaFuzzSettings"]),
         .executable(name: "acapella-fuzz-lrc", targets: ["AcapellaFuzzLRC"]),
+        .executable(name: "acapella-fuzz-web", targets: ["AcapellaFuzzWeb"]),
     ],
     targets: [
         // MARK: C libraries from Debian, found through pkg-config.
@@ -122,7 +123,7 @@ let package = Package(
         // MARK: The web page: routes, pairing and security (pure), and the server (libmicrohttpd).
         .target(
             name: "AcapellaWeb",
-            dependencies: ["CZlib"],
+            dependencies: ["AcapellaScore", "CZlib"],
             swiftSettings: strictSwift),
         .target(
             name: "AcapellaWebServer",
@@ -196,6 +197,11 @@ let package = Package(
         .executableTarget(
             name: "AcapellaFuzzLRC",
             dependencies: ["AcapellaScore", "AcapellaFuzzSupport"],
+            swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
+
+        .executableTarget(
+            name: "AcapellaFuzzWeb",
+            dependencies: ["AcapellaWeb", "AcapellaScore", "AcapellaFuzzSupport"],
             swiftSettings: strictSwift + [.unsafeFlags(["-parse-as-library"])]),
 
         // Interposes malloc to count the render thread's allocations; only

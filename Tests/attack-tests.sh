@@ -78,5 +78,51 @@ after="$(cd "$project" && find . -type f ! -name .lock -print0 | sort -z | xargs
 cmp -s Songs/simple-harmony.acasong "$work/mine.acasong" && pass "the input song is untouched" || fail "the input song was overwritten"
 fi
 
+# The box in the simulated room with its page on a free port; sets $web,
+# $code, $box, $boxlog. Waits until the page answers.
+start_box() {  # NAME [SETTINGS-JSON]
+  local name="$1" settings="${2:-{\}}"
+  port=$((20000 + RANDOM % 20000))
+  web="http://127.0.0.1:$port"
+  boxlog="$work/$name.log"
+  printf '%s' "$settings" > "$work/$name.json"
+  "$acapella" run --config "$work/$name.json" --data "$work/$name" --device sim:speed=1 --web "$port" </dev/null >/dev/null 2>"$boxlog" &
+  box=$!
+  pids+=("$box")
+  for _ in $(seq 100); do grep -q "pairing code" "$boxlog" 2>/dev/null && break; sleep 0.1; done
+  code="$(grep -o 'pairing code [0-9]*' "$boxlog" | head -n 1 | grep -o '[0-9]*$' || true)"
+  for _ in $(seq 50); do curl -s -o /dev/null "$web/" && break; sleep 0.1; done
+}
+# Pairs with the box; sets $cookies and $csrf.
+pair() {
+  cookies="$work/cookies-$RANDOM"
+  curl -s -c "$cookies" -o /dev/null -X POST --data "$code" "$web/api/pair"
+  csrf="$(curl -s -b "$cookies" "$web/api/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf"])')"
+}
+status() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+
+if want numbers; then
+echo "== numbers from outside: range-checked before any arithmetic (a paired page, the command line)"
+start_box numbers
+pair
+got="$(status -b "$cookies" -H "X-CSRF-Token: $csrf" -X POST --data -9223372036854775808 "$web/api/take/1/nudge")"
+[[ "$got" == 400 ]] && pass "a nudge of Int64.min: 400" || fail "a nudge of Int64.min: $got"
+got="$(status -b "$cookies" "$web/download/practice-9223372036854775807.mp3")"
+[[ "$got" == 404 ]] && pass "the practice track of part Int64.max: 404" || fail "practice Int64.max: $got"
+got="$(status -b "$cookies" "$web/download/take-99999999999999999999.wav")"
+[[ "$got" == 404 ]] && pass "a take id past Int64: 404" || fail "take id past Int64: $got"
+got="$(curl -s -w ' %{http_code}' -b "$cookies" -H "X-CSRF-Token: $csrf" -X POST --data '0 63' "$web/api/choose")"
+[[ "$got" == *"no part 64 in song 1"*" 404" ]] && pass "a part the song does not have is refused, not clamped: $got" || fail "choose 0 63: $got"
+got="$(status -b "$cookies" -H "X-CSRF-Token: $csrf" -X POST --data '0 9999999999999999999999' "$web/api/choose")"
+[[ "$got" == 400 ]] && pass "a part number past Int64: 400" || fail "choose past Int64: $got"
+kill -0 "$box" 2>/dev/null && pass "the box is still up" || fail "the box died: $(tail -3 "$boxlog")"
+kill -TERM "$box"; wait "$box" 2>/dev/null
+project="$work/nudge.acaproj"
+"$acapella" new "$project" --song Songs/simple-harmony.acasong >/dev/null
+"$acapella" record "$project" --part Bass --device sim >/dev/null 2>&1
+"$acapella" takes "$project" nudge 1 -9223372036854775808 > /dev/null 2> "$work/nudge.err"; got=$?
+((got == 2)) && grep -q "within ±48000" "$work/nudge.err" && pass "takes nudge Int64.min: exit 2, one line" || fail "takes nudge Int64.min: exit $got: $(cat "$work/nudge.err")"
+fi
+
 rm -rf "$work"
 exit $failed

@@ -549,6 +549,15 @@ public enum Box {
                 if case .success = result { feed(.referenceRemoved) }
                 return result
             case .choose(let song, let part):
+                // Refused, never clamped: a song the library does not have, a part the song does not have.
+                guard song < options.songs.count else { return .failure(WebFailure(404, "no song \(song + 1): the library has \(options.songs.count)")) }
+                if let part {
+                    let parts: Int
+                    do { parts = try Acasong.parse(SongLibrary.songText(options.songs[song])).parts.count } catch {
+                        return .failure(WebFailure(422, "song \(song + 1) cannot be loaded: \(error)"))
+                    }
+                    guard part < parts else { return .failure(WebFailure(404, "no part \(part + 1) in song \(song + 1): it has \(parts)")) }
+                }
                 feed(.choose(song: song, part: part))
                 if session.ended != nil { return .success("switching to \(SongHeader.read(options.songs[song]).title)") }
             case .loop(let measures), .punch(let measures):

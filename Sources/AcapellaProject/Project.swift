@@ -625,8 +625,11 @@ public final class Project {
     @discardableResult
     public func nudge(_ id: Int, by samples: Int64) throws(ProjectError) -> Int64 {
         guard let take = manifest.takes.first(where: { $0.id == id }) else { throw ProjectError(description: "no take \(id)") }
-        let nudged = take.nudgeSamples + samples
-        guard abs(nudged) <= Manifest.sampleLimit else { throw ProjectError(description: "take \(id): a nudge of \(nudged) samples is out of range") }
+        // Range-checked before the sum (a number from outside could overflow it).
+        let limit = Manifest.sampleLimit
+        guard (-limit...limit).contains(samples), case let nudged = take.nudgeSamples + samples, (-limit...limit).contains(nudged) else {
+            throw ProjectError(description: "take \(id): a nudge of \(samples) samples is out of range")
+        }
         try update(id) { $0.nudgeSamples = nudged }
         return nudged
     }

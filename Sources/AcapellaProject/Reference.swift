@@ -71,7 +71,7 @@ public struct ReferenceRecord: Codable, Hashable, Sendable {
         if !["given", "aligned"].contains(found) { return "found: '\(found.oneLine)' is not given or aligned" }
         if let confidence, !(0...1).contains(confidence) { return "confidence: \(confidence) is outside 0…1" }
         if frames <= 0 { return "frames: \(frames) is not a length" }
-        if abs(songStartFrame) > 1 << 36 { return "songStartFrame: \(songStartFrame) is out of range" }
+        if !(-(1 << 36)...(1 << 36)).contains(songStartFrame) { return "songStartFrame: \(songStartFrame) is out of range" }
         return nil
     }
 

@@ -1,3 +1,4 @@
+import AcapellaScore
 import Foundation
 import Synchronization
 
@@ -269,13 +270,29 @@ public final class WebApp: Sendable {
         if stem == "project" { return format == "zip" ? .project : nil }
         guard ["wav", "flac", "mp3"].contains(format) else { return nil }
         if stem == "mix" { return .mix(format: format) }
-        if stem.hasPrefix("practice-"), let part = Int(stem.dropFirst("practice-".count)), part >= 0 { return .practice(part: part, format: format) }
+        if stem.hasPrefix("practice-"), let part = number(stem.dropFirst("practice-".count), in: partIndexes) { return .practice(part: part, format: format) }
         guard stem.hasPrefix("take-"), format == "wav" else { return nil }
         let rest = stem.dropFirst("take-".count)
-        if rest.hasSuffix("-with-others"), let id = Int(rest.dropLast("-with-others".count)), id >= 0 { return .takeWithOthers(id) }
-        if let id = Int(rest), id >= 0 { return .take(id) }
+        if rest.hasSuffix("-with-others"), let id = number(rest.dropLast("-with-others".count), in: takeIDs) { return .takeWithOthers(id) }
+        if let id = number(rest, in: takeIDs) { return .take(id) }
         return nil
     }
+
+    /// A whole number from a request (a path piece, a body), checked to be
+    /// in `range` before anything does arithmetic with it: ASCII digits
+    /// with an optional sign, at most 12 characters.
+    static func number(_ text: Substring, in range: ClosedRange<Int>) -> Int? {
+        guard (1...12).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x2B }),
+              let value = Int(text), range.contains(value) else { return nil }
+        return value
+    }
+
+    /// What a take id, a song's place in the library, a part's index and a
+    /// nudge may be.
+    static let takeIDs = 1...Int(Int32.max)
+    static let songIndexes = 0...99_999
+    static let partIndexes = 0...(ScoreLimits.maximumParts - 1)
+    static let nudgeMilliseconds = -1_000...1_000
 
     func pair(_ request: WebRequest) -> WebReply {
         let code = String(decoding: request.body.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -313,11 +330,18 @@ public final class WebApp: Sendable {
         case "/api/reference/remove":
             change = .removeReference
         case "/api/choose":
-            let numbers = text.split(separator: " ").map { Int($0) }
-            guard let song = numbers.first ?? nil, song >= 0, numbers.count <= 2, numbers.allSatisfy({ $0 != nil }) else {
+            let words = text.split(separator: " ")
+            guard (1...2).contains(words.count), let song = Self.number(words[0], in: Self.songIndexes) else {
                 return .response(.error(400, "choose expects a song number (and a part number)"))
             }
-            change = .choose(song: song, part: numbers.count == 2 ? numbers[1] : nil)
+            var part: Int?
+            if words.count == 2 {
+                guard let number = Self.number(words[1], in: Self.partIndexes) else {
+                    return .response(.error(400, "choose expects a part number from 0 to \(ScoreLimits.maximumParts - 1)"))
+                }
+                part = number
+            }
+            change = .choose(song: song, part: part)
         case "/api/loop", "/api/punch":
             var range: ClosedRange<Int>?
             if text != "off" {
@@ -328,14 +352,14 @@ public final class WebApp: Sendable {
         default:
             // /api/take/7/activate, /api/take/7/discard, /api/take/7/nudge (body: ±milliseconds)
             let pieces = request.path.split(separator: "/")
-            guard pieces.count == 4, pieces[0] == "api", pieces[1] == "take", let id = Int(pieces[2]), id >= 0 else {
+            guard pieces.count == 4, pieces[0] == "api", pieces[1] == "take", let id = Self.number(pieces[2], in: Self.takeIDs) else {
                 return .response(.error(404, "no such action"))
             }
             switch pieces[3] {
             case "activate": change = .activate(take: id)
             case "discard": change = .discard(take: id)
             case "nudge":
-                guard let milliseconds = Int(text), abs(milliseconds) <= 1_000 else {
+                guard let milliseconds = Self.number(Substring(text), in: Self.nudgeMilliseconds) else {
                     return .response(.error(400, "nudge expects milliseconds from -1000 to 1000"))
                 }
                 change = .nudge(take: id, milliseconds: milliseconds)

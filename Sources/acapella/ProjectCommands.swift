@@ -149,7 +149,7 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
         guard arguments.positionals.count == 3 else { throw CLIError("takes \(action) needs exactly one take id") }
         _ = try id(2)
     case "nudge":
-        guard arguments.positionals.count == 4, let samples = Int64(arguments.positionals[3]), abs(samples) <= 48_000 else {
+        guard arguments.positionals.count == 4, let samples = Int64(arguments.positionals[3]), (-48_000...48_000).contains(samples) else {
             throw CLIError("takes nudge needs ID and ±SAMPLES (within ±48000), e.g. 'nudge 3 -12'")
         }
         _ = try id(2)
@@ -281,7 +281,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     flags.data = arguments.value("--data")
     flags.controls = arguments.value("--controls")
     if let seconds = arguments.value("--seconds") {
-        guard let value = Double(seconds), value > 0, value.isFinite else { throw CLIError("--seconds expects a positive number, not '\(seconds)'") }
+        guard let value = Double(seconds), value > 0, value <= 31_536_000 else { throw CLIError("--seconds expects a number of seconds from 0 to 31536000 (a year), not '\(seconds)'") }
         flags.seconds = value
     }
     flags.play = arguments.flags.contains("--play")

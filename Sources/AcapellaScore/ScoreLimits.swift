@@ -1,0 +1,33 @@
+/// The largest song the box takes: limits no real arrangement meets (Tallis'
+/// *Spem in alium* has 40 parts; a long choral movement a few hundred
+/// measures, a few thousand notes a part), set so that a hostile or broken
+/// file is refused in one line before it costs the box its memory or its
+/// audio thread its period. Every reader checks them as it goes (a file too
+/// large before it is read at all; parts, measures and notes as they are
+/// met), and the engine never sees a song beyond them.
+public enum ScoreLimits {
+    /// Parts (voices, staves) in one song.
+    public static let maximumParts = 64
+    /// Measures in one song (repeats written out included).
+    public static let maximumMeasures = 10_000
+    /// Notes and rests in one song, every part together.
+    public static let maximumNotes = 200_000
+    /// Bytes of a song file (`.acasong`, uncompressed MusicXML, or what a
+    /// `.mxl` inflates to).
+    public static let maximumFileBytes = 16 << 20
+    /// Bytes of a compressed `.mxl`.
+    public static let maximumCompressedBytes = 4 << 20
+
+    /// Why `score` is beyond the limits, if it is.
+    public static func problem(parts: Int, measures: Int, notes: Int) -> String? {
+        if parts > maximumParts { return "\(parts) parts; the box takes \(maximumParts) at most" }
+        if measures > maximumMeasures { return "\(measures) measures; the box takes \(maximumMeasures) at most" }
+        if notes > maximumNotes { return "\(notes) notes; the box takes \(maximumNotes) at most" }
+        return nil
+    }
+
+    /// Says a file of `bytes` is too large, if it is.
+    public static func fileProblem(bytes: Int) -> String? {
+        bytes > maximumFileBytes ? "\(bytes >> 20) MB; a song file is \(maximumFileBytes >> 20) MB at most" : nil
+    }
+}
