@@ -99,7 +99,7 @@ let package = Package(
         // MARK: I/O edge: the audio device interface, the simulated room.
         .target(
             name: "AcapellaDevices",
-            dependencies: ["AcapellaEngine", "AcapellaScore", "AcapellaAnalysis", "CALSA", "CSndFile", "CGPIOD", "CSystemd"],
+            dependencies: ["AcapellaEngine", "AcapellaScore", "AcapellaAnalysis", "CALSA", "CSndFile", "CGPIOD", "CSystemd", "CChild"],
             swiftSettings: strictSwift),
 
         // MARK: Analysis: the YIN pitch detector (FFTW), the shared FFTW planner lock.
@@ -207,6 +207,9 @@ let package = Package(
         // Interposes malloc to count the render thread's allocations; only
         // ever linked into acapella-alloc-check.
         .target(name: "CAllocCounter"),
+        // Starts the box's children bounded and tied to it (vfork, setpgid,
+        // PR_SET_PDEATHSIG, setrlimit, exec): see Sources/CChild/include/child.h.
+        .target(name: "CChild"),
         .executableTarget(
             name: "acapella-alloc-check",
             dependencies: ["AcapellaEngine", "AcapellaScore", "CAllocCounter"],

@@ -124,5 +124,50 @@ project="$work/nudge.acaproj"
 ((got == 2)) && grep -q "within ±48000" "$work/nudge.err" && pass "takes nudge Int64.min: exit 2, one line" || fail "takes nudge Int64.min: exit $got: $(cat "$work/nudge.err")"
 fi
 
+if want children; then
+echo "== the box's children: bounded, and gone with the box (the largest song the box takes: 8 parts x 6250 measures, 200000 notes)"
+python3 Tools/make-big-song.py 8 6250 "$work/big.acasong"
+big_settings="{ \"song\": \"$work/big.acasong\" }"
+start_box children "$big_settings"
+for _ in $(seq 100); do pgrep -f "page-score $work/children" >/dev/null && break; sleep 0.1; done
+child="$(pgrep -f "page-score $work/children" | head -n 1)"
+if [[ -n "$child" ]]; then
+  limits="$(grep -E '^Max data size' /proc/$child/limits | awk '{print $4}')"
+  [[ "$limits" =~ ^[0-9]+$ ]] && pass "the engraver runs with a data limit of $((limits >> 20)) MB, CPU $(grep -E '^Max cpu time' /proc/$child/limits | awk '{print $4}') s, nice $(ps -o ni= -p "$child" | tr -d ' ')" ||
+    fail "the engraver has no memory limit: $(grep -E 'data|cpu' /proc/$child/limits)"
+  { kill -KILL "$box"; wait "$box"; } 2>/dev/null
+  for _ in $(seq 20); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$child" 2>/dev/null && fail "the engraver outlived the box: $(ps -o pid,ppid,rss,cmd -p "$child")" || pass "the box killed (SIGKILL): its engraver went with it"
+else
+  fail "no engraver seen: $(tail -3 "$boxlog")"
+  { kill -KILL "$box"; wait "$box"; } 2>/dev/null
+fi
+start_box children2 "$big_settings"
+for _ in $(seq 600); do grep -q "could not be engraved\|web: the score engraved" "$boxlog" && break; sleep 0.1; done
+if grep -q "could not be engraved: the engraver ran out of its" "$boxlog"; then
+  pass "an engraving past its memory is stopped and said: $(grep -m1 -o 'could not be engraved: .*' "$boxlog")"
+elif grep -q "web: the score engraved" "$boxlog"; then
+  pass "the largest song engraved within the child's limits: $(grep -m1 -o 'web: the score engraved.*' "$boxlog")"
+else
+  fail "the engraving of the largest song: $(grep -m2 'web:' "$boxlog" | tail -1)"
+fi
+got="$(curl -s -o /dev/null -w '%{http_code}' "$web/")"
+[[ "$got" == 200 ]] && kill -0 "$box" && pass "the box is up and serving meanwhile" || fail "the box: $got $(tail -2 "$boxlog")"
+kill -TERM "$box"; wait "$box" 2>/dev/null
+fi
+
+if want signals; then
+echo "== SIGQUIT during a take: finished and kept, no crash report"
+project="$work/quit.acaproj"
+"$acapella" new "$project" --song Songs/amazing-grace.acasong >/dev/null
+"$acapella" record "$project" --part Alto --device sim:speed=1 --progress > "$work/quit.out" 2> "$work/quit.err" &
+recorder=$!
+for _ in $(seq 100); do grep -q "^captured [1-9]" "$work/quit.out" && break; sleep 0.1; done
+sleep 5  # past the count-in
+kill -QUIT "$recorder"; wait "$recorder"; got=$?
+grep -q "^take 1  Alto  kept" "$work/quit.out" && ! grep -qi "crash\|backtrac" "$work/quit.err" && ((got == 0)) &&
+  pass "SIGQUIT: exit $got, $(grep -m1 '^take' "$work/quit.out" | cut -c1-60)" || fail "SIGQUIT: exit $got: $(head -c 300 "$work/quit.err")"
+fi
+
 rm -rf "$work"
 exit $failed

@@ -5,9 +5,11 @@ import Synchronization
 import Glibc
 #endif
 
-/// SIGINT, SIGTERM and SIGHUP (Ctrl-C, `systemctl stop`, a closed
-/// terminal) ask the box or a recording to finish what it is doing — a
-/// take in progress is finished and kept — and stop. The flag is an
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT (Ctrl-C, `systemctl stop`, a closed
+/// terminal, Ctrl-\) ask the box or a recording to finish what it is doing —
+/// a take in progress is finished and kept — and stop. SIGQUIT too: by
+/// default it dumps core, and the Swift runtime reported it as a crash with
+/// a backtrace, over a take that is in fact safe. The flag is an
 /// atomic, not a plain global: the optimizer may hoist a plain load out of
 /// a control loop, and the loop would never see the signal.
 public enum StopSignals {
@@ -32,7 +34,7 @@ public enum StopSignals {
         _ = received  // initializes the flag before a handler can touch it
         var set = sigset_t()
         sigemptyset(&set)
-        for number in [SIGINT, SIGTERM, SIGHUP] {
+        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
             signal(number, stopSignalHandler)
             sigaddset(&set, number)
         }

@@ -325,7 +325,8 @@ public final class WebHub: WebBox {
     }
 
     /// Runs `acapella page-score` on the song's text (written beside the
-    /// entry first) and waits for it; what it said, or why it failed.
+    /// entry first) and waits for it, bounded (`childLimits`) and tied to
+    /// the box; what it said, or why it failed.
     static func engraveInProcess(_ text: String, part: String, widthMM: Int?, into entry: String, engraver: String) -> Result<String, WebFailure> {
         let song = entry + ".acasong"
         do {
@@ -335,17 +336,26 @@ public final class WebHub: WebBox {
             return .failure(WebFailure(500, "\(song): \(error)"))
         }
         defer { unlink(song) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: engraver)
-        process.arguments = ["page-score", song, "--part", part, "--out", entry, "--background"] + (widthMM.map { ["--width", String($0)] } ?? [])
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        do { try process.run() } catch { return .failure(WebFailure(500, "\(engraver): \(error.localizedDescription)")) }
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return .failure(WebFailure(500, said.isEmpty ? "the engraver stopped (\(process.terminationStatus))" : said)) }
-        return .success(said)
+        let limits = childLimits
+        let arguments = ["page-score", song, "--part", part, "--out", entry] + (widthMM.map { ["--width", String($0)] } ?? [])
+        switch BoundedChild.run(engraver, arguments, limits: limits) {
+        case .failure(let error):
+            return .failure(WebFailure(500, error.description))
+        case .success(let outcome):
+            if let failure = outcome.failure(limits: limits) {
+                try? FileManager.default.removeItem(atPath: entry)
+                return .failure(WebFailure(500, "the engraver " + failure))
+            }
+            return .success(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    /// What a child of the box (the engraver, a take's analysis) may use: a
+    /// quarter of the machine's memory, from 128 MB to 512 MB; two minutes of
+    /// CPU; five minutes in all; ten steps below the box's priority.
+    public static var childLimits: BoundedChild.Limits {
+        let physical = Int(sysconf(Int32(_SC_PHYS_PAGES))) * Int(sysconf(Int32(_SC_PAGESIZE)))
+        return BoundedChild.Limits(memoryBytes: min(512 << 20, max(128 << 20, physical / 4)), cpuSeconds: 120, wallSeconds: 300, niceIncrement: 10)
     }
 
     /// Removes all but the `keep` newest entries of the cache, and any

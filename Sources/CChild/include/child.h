@@ -1,0 +1,24 @@
+#ifndef ACAPELLA_CHILD_H
+#define ACAPELLA_CHILD_H
+#include <sys/types.h>
+
+// Why C: a child the box starts (the engraver, the take analysis) must die
+// with the box and be bounded, and both are set between fork and exec —
+// PR_SET_PDEATHSIG and setrlimit apply to the calling process only, and
+// posix_spawn has no way to ask for them. vfork (the parent waits until the
+// exec, sharing its memory, so nothing is copied: no copy-on-write faults
+// on the box's locked pages) and only system calls in the child.
+//
+// Starts `path` with `argv` and `envp` (NULL-terminated) in a process group of its
+// own, stdin on /dev/null, stdout and stderr on `output_fd`; it is killed
+// when the starting thread's process dies (SIGKILL), and limited to
+// `memory_bytes` of data (RLIMIT_DATA; 0: no limit) and `cpu_seconds` of
+// CPU time (RLIMIT_CPU; 0: no limit), at `nice_increment` below the
+// caller's priority. Returns the child's pid, or -errno.
+pid_t acapella_spawn_bounded(const char *path, char *const argv[], char *const envp[], int output_fd, long memory_bytes, long cpu_seconds, int nice_increment);
+
+// A pipe whose ends close on exec from the start (pipe2 is a GNU
+// extension Swift's Glibc module does not show); 0, or -errno.
+int acapella_pipe_cloexec(int fds[2]);
+
+#endif
