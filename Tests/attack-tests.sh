@@ -80,13 +80,13 @@ fi
 
 # The box in the simulated room with its page on a free port; sets $web,
 # $code, $box, $boxlog. Waits until the page answers.
-start_box() {  # NAME [SETTINGS-JSON]
-  local name="$1" settings="${2:-{\}}"
+start_box() {  # NAME [SETTINGS-JSON] [DEVICE]
+  local name="$1" settings="${2:-{\}}" device="${3:-sim:speed=1}"
   port=$((20000 + RANDOM % 20000))
   web="http://127.0.0.1:$port"
   boxlog="$work/$name.log"
   printf '%s' "$settings" > "$work/$name.json"
-  "$acapella" run --config "$work/$name.json" --data "$work/$name" --device sim:speed=1 --web "$port" </dev/null >/dev/null 2>"$boxlog" &
+  "$acapella" run --config "$work/$name.json" --data "$work/$name" --device "$device" --web "$port" </dev/null >/dev/null 2>"$boxlog" &
   box=$!
   pids+=("$box")
   for _ in $(seq 100); do grep -q "pairing code" "$boxlog" 2>/dev/null && break; sleep 0.1; done
@@ -167,6 +167,30 @@ sleep 5  # past the count-in
 kill -QUIT "$recorder"; wait "$recorder"; got=$?
 grep -q "^take 1  Alto  kept" "$work/quit.out" && ! grep -qi "crash\|backtrac" "$work/quit.err" && ((got == 0)) &&
   pass "SIGQUIT: exit $got, $(grep -m1 '^take' "$work/quit.out" | cut -c1-60)" || fail "SIGQUIT: exit $got: $(head -c 300 "$work/quit.err")"
+fi
+
+if want analysis; then
+echo "== a 10-minute take analysed beside the box: in a process of its own, the box's memory unmoved"
+python3 Tools/make-big-song.py 4 300 "$work/ten.acasong"
+start_box analysis "{ \"song\": \"$work/ten.acasong\", \"countIn\": 0 }" sim:speed=20
+pair
+before_kb="$(awk '/^VmRSS/ { print $2 }' /proc/$box/status)"
+curl -s -o /dev/null -b "$cookies" -H "X-CSRF-Token: $csrf" -X POST --data record "$web/api/action"
+analyzer=""
+for _ in $(seq 1200); do
+  [[ -z "$analyzer" ]] && analyzer="$(pgrep -f "analyze $work/analysis/projects" | head -n 1)"
+  grep -q "take 1: [0-9]*/100" "$boxlog" && break; sleep 0.1
+done
+peak_kb="$(awk '/^VmHWM/ { print $2 }' /proc/$box/status)"
+if grep -q "take 1: [0-9]*/100" "$boxlog"; then
+  pass "the take analysed: $(grep -m1 -o 'take 1: [0-9]*/100[^;]*' "$boxlog")"
+  [[ -n "$analyzer" ]] && pass "in a process of its own (pid $analyzer, the box $box)" || fail "no analysing process was seen"
+  ((peak_kb < 160000)) && pass "the box's peak memory with a 10-minute take analysed: $((peak_kb / 1024)) MB (at the start $((before_kb / 1024)) MB)" ||
+    fail "the box peaked at $((peak_kb / 1024)) MB analysing a 10-minute take"
+else
+  fail "no analysis: $(grep -E 'take 1|analys' "$boxlog" | tail -3)"
+fi
+kill -TERM "$box"; wait "$box" 2>/dev/null
 fi
 
 rm -rf "$work"

@@ -69,11 +69,79 @@ public final class TakeAnalyzer {
         hop = max(64, sampleRate / 187)  // 256 at 48 kHz: 5.3 ms
     }
 
-    /// Analyses `notes` (in time order) in `samples`.
+    /// One note as read from the audio, before the singer's vibrato rate
+    /// (a property of the whole take) shapes its centre.
+    public struct MeasuredNote: Sendable {
+        public var sung: Bool
+        /// The entry against the score, ms (+ late).
+        public var onset: Double?
+        /// The pitch frames over the note: seconds from the take's first
+        /// sample, and cents against the written note.
+        public var times: [Double]
+        public var cents: [Double]
+        /// The note's own vibrato rate, when it is long enough to show one.
+        public var ownRate: Double?
+    }
+
+    /// Analyses `notes` (in time order) in `samples`, all in memory.
     public func analyze(_ samples: [Float], origin: Int64, notes: [TargetNote]) -> [NoteAnalysis] {
+        guard !notes.isEmpty else { return [] }
+        let levels = LevelReader(samples, sampleRate: sampleRate, origin: origin)
+        let typical = Self.typicalLevel(notes.map { levels.level(at: ($0.start + $0.end) / 2) })
+        return finish(measure(samples, origin: origin, notes: notes, typical: typical), origin: origin)
+    }
+
+    /// The take's loudness: the median of the notes' middles (each the RMS
+    /// over `levelWindow`), for "sung at all".
+    public static func typicalLevel(_ middles: [Double]) -> Double {
+        guard !middles.isEmpty else { return 0 }
+        let sorted = middles.sorted()
+        return sorted[sorted.count / 2]
+    }
+
+    /// The samples (song samples, before clipping to the audio) the level
+    /// at `sample` is the RMS of: 5 ms around it.
+    public func levelWindow(at sample: Int64) -> Range<Int64> {
+        let step = max(1, sampleRate / 1_000)
+        let span = Int64(max(step, sampleRate / 200))
+        return (sample - span / 2)..<(sample + span / 2)
+    }
+
+    /// The level at each place: RMS over `levelWindow`, from prefix sums.
+    struct LevelReader {
+        let squares: [Double]
+        let origin: Int64
+        let window: (Int64) -> Range<Int64>
+
+        init(_ samples: [Float], sampleRate: Int, origin: Int64) {
+            var squares = [Double](repeating: 0, count: samples.count + 1)
+            for index in samples.indices { squares[index + 1] = squares[index] + Double(samples[index]) * Double(samples[index]) }
+            self.squares = squares
+            self.origin = origin
+            let step = max(1, sampleRate / 1_000)
+            let span = Int64(max(step, sampleRate / 200))
+            window = { ($0 - span / 2)..<($0 + span / 2) }
+        }
+
+        func level(at sample: Int64) -> Double {
+            let span = window(sample)
+            let count = squares.count - 1
+            let from = max(0, min(count, Int(span.lowerBound - origin)))
+            let to = max(0, min(count, Int(span.upperBound - origin)))
+            return to > from ? ((squares[to] - squares[from]) / Double(to - from)).squareRoot() : 0
+        }
+    }
+
+    /// Reads `notes` (in time order) from `samples` (sample `i` is song
+    /// sample `origin + i`): entries, pitch frames, each long note's own
+    /// vibrato rate. `typical` is the take's level (`typicalLevel`): a note
+    /// quieter than a tenth of it is not sung. Frame times count from
+    /// `timeOrigin` (a song sample; default `origin`).
+    public func measure(_ samples: [Float], origin: Int64, notes: [TargetNote], typical: Double, timeOrigin: Int64? = nil) -> [MeasuredNote] {
         guard !notes.isEmpty else { return [] }
         let rate = Double(sampleRate)
         let sorted = notes
+        let timeShift = Double(origin - (timeOrigin ?? origin)) / rate
         // Pitch, score-informed: the note sounding at each frame's centre.
         let expected = { (centre: Int64) -> Double? in
             let song = origin + centre
@@ -93,22 +161,10 @@ public final class TakeAnalyzer {
         let estimates = Self.concurrentMap(Array(0..<shares)) { share in
             self.detectors[share].track(samples, hop: self.hop, frames: bounds[share]..<bounds[share + 1], expected: expected)
         }.flatMap { $0 }
-        // Level: RMS over 5 ms, every 1 ms.
         let step = max(1, sampleRate / 1_000)
-        let span = max(step, sampleRate / 200)
-        var squares = [Double](repeating: 0, count: samples.count + 1)
-        for index in samples.indices { squares[index + 1] = squares[index] + Double(samples[index]) * Double(samples[index]) }
-        func level(at sample: Int64) -> Double {
-            let centre = Int(sample - origin)
-            let from = max(0, min(samples.count, centre - span / 2))
-            let to = max(0, min(samples.count, centre + span / 2))
-            return to > from ? ((squares[to] - squares[from]) / Double(to - from)).squareRoot() : 0
-        }
-        // The take's loudness: the median of the notes' middles, for "sung at all".
-        let middles = sorted.map { level(at: ($0.start + $0.end) / 2) }.sorted()
-        let typical = middles[middles.count / 2]
+        let levels = LevelReader(samples, sampleRate: sampleRate, origin: origin)
+        func level(at sample: Int64) -> Double { levels.level(at: sample) }
         let quiet = max(0.002, typical * 0.1)
-
         // First where each note's sound begins and how loud it is held.
         let starts = sorted.enumerated().map { index, note -> (onset: Int64?, sustained: Double) in
             let length = note.end - note.start
@@ -174,7 +230,7 @@ public final class TakeAnalyzer {
                     frames += 1
                     let estimate = estimates[frame]
                     guard estimate.voiced, estimate.frequency > 0, level(at: origin + Int64(frame * hop)) > quiet else { continue }
-                    times.append(Double(frame * hop) / rate)
+                    times.append(Double(frame * hop) / rate + timeShift)
                     cents.append(1_200 * log2(estimate.frequency / note.frequency))
                 }
             }
@@ -189,11 +245,22 @@ public final class TakeAnalyzer {
             guard note.sung, note.cents.count >= 8, let last = note.times.last, let first = note.times.first, last - first >= 0.45 else { return nil }
             return Self.bestRate(times: note.times, cents: note.cents)
         }
-        let rates = ownRates.compactMap { $0 }.sorted()
-        let singerRate = rates.count >= 2 ? rates[rates.count / 2] : nil
         return zip(measured, ownRates).map { note, own in
+            MeasuredNote(sung: note.sung, onset: note.onset, times: note.times, cents: note.cents, ownRate: own)
+        }
+    }
+
+    /// The notes' analyses from their readings: each centre fitted with
+    /// its own vibrato rate, or the singer's (the median of the long
+    /// notes' across the whole take) on short notes. Frame times count from
+    /// song sample `origin`.
+    public func finish(_ measured: [MeasuredNote], origin: Int64) -> [NoteAnalysis] {
+        let rate = Double(sampleRate)
+        let rates = measured.compactMap(\.ownRate).sorted()
+        let singerRate = rates.count >= 2 ? rates[rates.count / 2] : nil
+        return measured.map { note in
             guard note.sung else { return NoteAnalysis(sung: false, score: 0) }
-            let shape = Self.centre(times: note.times, cents: note.cents, own: own, rate: singerRate)
+            let shape = Self.centre(times: note.times, cents: note.cents, own: note.ownRate, rate: singerRate)
             let pitchScore = max(0, min(100, (50 - abs(shape.centre)) / 40 * 100))
             let timingScore = note.onset.map { max(0, min(100, (150 - abs($0)) / 120 * 100)) } ?? 100
             var analysis = NoteAnalysis(sung: true, cents: shape.centre, stability: shape.stability, vibratoRate: shape.vibrato?.rate,
@@ -201,6 +268,64 @@ public final class TakeAnalyzer {
             analysis.curve = zip(note.times, note.cents).map { (origin + Int64(($0.0 * rate).rounded()), $0.1) }
             return analysis
         }
+    }
+
+    /// Analyses `notes` (in time order) in a take too long to hold: its
+    /// `frameCount` samples (sample `i` is song sample `origin + i`) read in
+    /// order through `read` (from, count, into: the samples read), a stretch
+    /// of notes at a time — at most about `stretchSeconds` of audio, cut
+    /// between notes, each read with the notes either side for context —
+    /// so memory holds one stretch, whatever the take's length. `typical`
+    /// is the take's level (`typicalLevel`, found beforehand).
+    public func analyze(frameCount: Int, origin: Int64, notes: [TargetNote], typical: Double, stretchSeconds: Int = 30,
+                        read: (Int, Int, UnsafeMutablePointer<Float>) -> Int) -> [NoteAnalysis] {
+        guard !notes.isEmpty else { return [] }
+        let rate = Int64(sampleRate)
+        // Where a note's reading looks: from before its entry search to
+        // past its end, with two YIN windows either side.
+        let reach = Int64(2 * 2 * 2_048 * sampleRate / 48_000)
+        func window(_ note: TargetNote) -> Range<Int64> { (note.start - rate / 4 - reach)..<(note.end + rate / 4 + reach) }
+        var groups: [Range<Int>] = []
+        var first = 0
+        while first < notes.count {
+            var last = first
+            while last + 1 < notes.count, notes[last + 1].end - notes[first].start <= Int64(stretchSeconds) * rate { last += 1 }
+            groups.append(first..<(last + 1))
+            first = last + 1
+        }
+        var measured: [MeasuredNote] = []
+        measured.reserveCapacity(notes.count)
+        var buffer: [Float] = []
+        var bufferStart = 0  // the take frame of buffer[0]
+        for group in groups {
+            // The notes either side are read too (an entry's search starts at
+            // the previous note's middle; a note's pitch stops before the next entry).
+            let context = max(0, group.lowerBound - 1)..<min(notes.count, group.upperBound + 1)
+            let from = context.map { window(notes[$0]).lowerBound }.min()! - origin
+            let to = context.map { window(notes[$0]).upperBound }.max()! - origin
+            // On the hop grid of the whole take, inside the audio.
+            let start = max(0, Int(from) / hop * hop)
+            let end = min(frameCount, max(start, Int(to)))
+            // Keep what is already read of this stretch; read the rest in order.
+            if start >= bufferStart + buffer.count || start < bufferStart {
+                buffer = []
+                bufferStart = start
+            } else {
+                buffer.removeFirst(start - bufferStart)
+                bufferStart = start
+            }
+            var position = bufferStart + buffer.count
+            if position < start { position = start }
+            if end > position {
+                let old = buffer.count
+                buffer += [Float](repeating: 0, count: end - position)
+                let got = buffer.withUnsafeMutableBufferPointer { read(position, end - position, $0.baseAddress! + old) }
+                if got < end - position { buffer.removeLast(end - position - got) }
+            }
+            let readings = measure(buffer, origin: origin + Int64(bufferStart), notes: Array(notes[context]), typical: typical, timeOrigin: origin)
+            measured += readings[(group.lowerBound - context.lowerBound)..<(group.upperBound - context.lowerBound)]
+        }
+        return finish(measured, origin: origin)
     }
 
     /// A least-squares fit of centre (+ a line, on long notes) + a sinusoid

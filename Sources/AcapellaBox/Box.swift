@@ -762,20 +762,35 @@ final class TakeAnalyses: Sendable {
     private let results = Mutex<[Result<(summary: TakeSummary, page: [UInt8]), ProjectError>]>([])
     private let queue = DispatchQueue(label: "acapella-analysis", qos: .utility)
     private let wake: WakeDescriptor
+    /// The program that analyses (`acapella analyze --for-box`): this one.
+    private let analyzer: String
 
-    init(wake: WakeDescriptor) { self.wake = wake }
+    init(wake: WakeDescriptor, analyzer: String? = nil) {
+        self.wake = wake
+        self.analyzer = analyzer ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    }
 
-    /// Analyses `take` of the project at `path`.
+    /// Analyses `take` of the project at `path`: in a process of its own
+    /// (`BoundedChild`, the box's child limits), never in the box — whose
+    /// memory is locked and must stay small whatever the take's length.
     func start(_ take: TakeRecord, project path: String) {
         queue.async { [self] in
-            BackgroundWork.lowerThisThread()
-            let result = Result { () throws(ProjectError) -> (summary: TakeSummary, page: [UInt8]) in
-                let (project, _) = try Project.open(path, for: .read)
-                defer { project.close() }
-                let report = try TakeReport.analyze(take, in: project).report
-                let page = (try? JSONSerialization.data(withJSONObject: report.pageJSON(takeID: take.id), options: [.sortedKeys])).map { [UInt8]($0) } ?? []
-                return (report.summary(takeID: take.id), page)
-            }.mapError { ProjectError(description: "take \(take.id) not analysed: \($0.description)") }
+            let limits = WebHub.childLimits
+            let result: Result<(summary: TakeSummary, page: [UInt8]), ProjectError>
+            // The page's notes: about 100 bytes a note, 200,000 notes at most.
+            switch BoundedChild.run(analyzer, ["analyze", path, "--take", String(take.id), "--for-box"], limits: limits, outputLimit: 32 << 20) {
+            case .failure(let error):
+                result = .failure(ProjectError(description: "take \(take.id) not analysed: \(error.description)"))
+            case .success(let outcome):
+                if let failure = outcome.failure(limits: limits) {
+                    let said = failure.replacingOccurrences(of: "acapella analyze: error: \(path): ", with: "")
+                    result = .failure(ProjectError(description: "take \(take.id) not analysed: \(said)"))
+                } else if let parsed = TakeReport.parseBoxJSON(Array(outcome.output.utf8)) {
+                    result = .success(parsed)
+                } else {
+                    result = .failure(ProjectError(description: "take \(take.id) not analysed: the analysis said something else than expected"))
+                }
+            }
             results.withLock { $0.append(result) }
             wake.wake()
         }

@@ -63,16 +63,31 @@ public struct TakeReport: Sendable {
     /// in) or a quarter of which they cover is set aside, not judged.
     public static func make(score: Score, schedule: Schedule, part: Int, samples: [Float], origin: Int64, range: Range<Int64>? = nil,
                             lost: [Range<Int64>] = [], analyzer: TakeAnalyzer) -> TakeReport {
+        make(score: score, schedule: schedule, part: part, audio: origin..<(origin + Int64(samples.count)), range: range, lost: lost) { targets in
+            analyzer.analyze(samples, origin: origin, notes: targets)
+        }
+    }
+
+    /// The tones of `part` the take holds: inside `audio` (song samples)
+    /// and inside `range`, if given.
+    static func chosenTones(schedule: Schedule, part: Int, audio: Range<Int64>, range: Range<Int64>?) -> [Int] {
         let tones = schedule.tones[part]
-        let audio = origin..<(origin + Int64(samples.count))
-        let chosen = tones.indices.filter { index in
+        return tones.indices.filter { index in
             let tone = tones[index]
             guard tone.startSample >= audio.lowerBound, tone.endSample <= audio.upperBound else { return false }
             guard let range else { return true }
             return tone.startSample >= range.lowerBound && tone.endSample <= range.upperBound
         }
+    }
+
+    /// The report from the analyses `analyze` gives of the chosen tones
+    /// (those inside `audio` and `range`), in order.
+    static func make(score: Score, schedule: Schedule, part: Int, audio: Range<Int64>, range: Range<Int64>?, lost: [Range<Int64>],
+                     analyze: ([TargetNote]) -> [NoteAnalysis]) -> TakeReport {
+        let tones = schedule.tones[part]
+        let chosen = chosenTones(schedule: schedule, part: part, audio: audio, range: range)
         let targets = chosen.map { TargetNote(start: tones[$0].startSample, end: tones[$0].endSample, frequency: tones[$0].frequency) }
-        let analyses = analyzer.analyze(samples, origin: origin, notes: targets)
+        let analyses = analyze(targets)
         let meterMap = score.meterMap
         let notes = zip(chosen, analyses).map { index, analysis -> Note in
             let note = score.parts[part].notes[schedule.toneNotes[part][index]]
@@ -104,31 +119,107 @@ public struct TakeReport: Sendable {
         return report
     }
 
-    /// A take of `project` analysed: its audio read, the guide taken out,
-    /// every note of its part it covers read at the tempo and key it was
-    /// sung in. Also returns the guide's level found in it.
+    /// A take of `project` analysed in bounded memory, however long it is:
+    /// its file read twice in order a block at a time beside the guide the
+    /// singer heard (the other parts, their takes streamed where they have
+    /// them), rendered again as it goes. The first pass finds how much of
+    /// the guide the microphone picked up (least squares) and the take's
+    /// level at each note's middle; the second takes the guide out and
+    /// reads the notes a stretch at a time (`TakeAnalyzer`). Every note of
+    /// the part the take covers, at the tempo and key it was sung in. Also
+    /// returns the guide's level found in it.
     public static func analyze(_ take: TakeRecord, in project: Project) throws(ProjectError) -> (report: TakeReport, guide: Double) {
         guard take.state != .recording else { throw ProjectError(description: "take \(take.id) is still being recorded") }
         guard let part = project.score.parts.firstIndex(where: { $0.name == take.part }) else {
             throw ProjectError(description: "take \(take.id) is of part '\(take.part)', which the song no longer has")
         }
-        let audio: (samples: [Float], sampleRate: Int)
-        do { audio = try AudioFile.readMono(project.path + "/" + take.file) } catch { throw ProjectError(description: "take \(take.id): \(error.description)") }
+        let file: SoundFileBlockSource
+        do { file = try SoundFileBlockSource(path: try project.takePath(take)) } catch let error as ProjectError { throw error } catch {
+            throw ProjectError(description: "take \(take.id): \(error)")
+        }
         let schedule: Schedule
-        do { schedule = try Schedule(score: project.score, options: take.scheduleOptions(sampleRate: audio.sampleRate)) } catch {
+        do { schedule = try Schedule(score: project.score, options: take.scheduleOptions(sampleRate: file.sampleRate)) } catch {
             throw ProjectError(description: "take \(take.id): the song cannot be timed at its tempo (\(take.tempoScale))")
         }
         // Take frame f holds song sample f − offset − nudge.
         let origin = -(take.alignmentOffsetSamples + take.nudgeSamples)
-        // The guide the singer heard, as far as the microphone picked it up, taken out first.
-        let others = project.activeTakes(for: schedule.options).takes
-        let (cleaned, guide) = removingGuide(audio.samples, origin: origin, schedule: schedule, part: part, takes: others)
+        let frames = Int(file.frameCount)
+        let audio = origin..<(origin + Int64(frames))
+        let tones = schedule.tones[part]
+        let targets = chosenTones(schedule: schedule, part: part, audio: audio, range: take.range?.samples)
+            .map { TargetNote(start: tones[$0].startSample, end: tones[$0].endSample, frequency: tones[$0].frequency) }
+        let analyzer = TakeAnalyzer(sampleRate: file.sampleRate)
+        // The guide as the singer heard it: their own part muted, the others' takes where they have them.
+        var mixes = PartMix.spread(count: schedule.tones.count)
+        mixes[part].muted = true
+        let playing = project.activeTakes(for: schedule.options, loading: .streamed()).takes
+        func guide() -> GuideReader {
+            var others = playing
+            if part < others.count { others[part] = .none }
+            return GuideReader(schedule: schedule, mixes: mixes, takes: others)
+        }
+
+        // Pass 1: the guide's share of the take, and each note's middle (its level window) in sums.
+        var dot = 0.0, power = 0.0, energy = 0.0
+        let middles = targets.map { analyzer.levelWindow(at: ($0.start + $0.end) / 2).clamped(to: audio) }
+        var middleSums = [(taken: Double, mixed: Double, played: Double, count: Int)](repeating: (0, 0, 0, 0), count: middles.count)
+        var nextMiddle = 0
+        let block = 65_536
+        var taken = [Float](repeating: 0, count: block)
+        var played = [Float](repeating: 0, count: block)
+        let firstGuide = guide()
+        var at = 0
+        while at < frames {
+            let count = min(block, frames - at)
+            let got = taken.withUnsafeMutableBufferPointer { file.read(from: Int64(at), count: count, into: $0.baseAddress!) }
+            guard got > 0 else { break }
+            played.withUnsafeMutableBufferPointer { firstGuide.read(from: origin + Int64(at), count: got, into: $0.baseAddress!) }
+            for index in 0..<got where firstGuide.covers(origin + Int64(at + index)) {
+                let (t, g) = (Double(taken[index]), Double(played[index]))
+                dot += t * g
+                power += g * g
+                energy += t * t
+            }
+            let span = (origin + Int64(at))..<(origin + Int64(at + got))
+            while nextMiddle < middles.count, middles[nextMiddle].upperBound <= span.lowerBound { nextMiddle += 1 }
+            var note = nextMiddle
+            while note < middles.count, middles[note].lowerBound < span.upperBound {
+                for song in max(middles[note].lowerBound, span.lowerBound)..<min(middles[note].upperBound, span.upperBound) {
+                    let index = Int(song - span.lowerBound)
+                    let (t, g) = (Double(taken[index]), firstGuide.covers(song) ? Double(played[index]) : 0)
+                    middleSums[note].taken += t * t
+                    middleSums[note].mixed += t * g
+                    middleSums[note].played += g * g
+                    middleSums[note].count += 1
+                }
+                note += 1
+            }
+            at += got
+        }
+        var gain = 0.0
+        // Only a real bleed: the guide must explain a share of the take.
+        if power > 0, energy > 0, dot / power > 0.01, dot / power * dot / energy > 0.01 { gain = dot / power }
+        let typical = TakeAnalyzer.typicalLevel(middleSums.map { sums in
+            sums.count > 0 ? (max(0, sums.taken - 2 * gain * sums.mixed + gain * gain * sums.played) / Double(sums.count)).squareRoot() : 0
+        })
+
+        // Pass 2: the notes, a stretch at a time, the guide taken out as the take is read.
+        let secondGuide = guide()
+        let cleaned: (Int, Int, UnsafeMutablePointer<Float>) -> Int = { from, count, into in
+            let got = file.read(from: Int64(from), count: count, into: into)
+            guard gain > 0, got > 0 else { return got }
+            var heard = [Float](repeating: 0, count: got)
+            heard.withUnsafeMutableBufferPointer { secondGuide.read(from: origin + Int64(from), count: got, into: $0.baseAddress!) }
+            for index in 0..<got where secondGuide.covers(origin + Int64(from + index)) { into[index] -= Float(gain) * heard[index] }
+            return got
+        }
         // Dropouts are where the recording put them; a nudge moves the take.
         let lost = take.dropouts.map { ($0.samples.lowerBound - take.nudgeSamples)..<($0.samples.upperBound - take.nudgeSamples) }
-        let report = make(score: project.score, schedule: schedule, part: part, samples: cleaned, origin: origin, range: take.range?.samples,
-                          lost: lost, analyzer: TakeAnalyzer(sampleRate: audio.sampleRate))
+        let report = make(score: project.score, schedule: schedule, part: part, audio: audio, range: take.range?.samples, lost: lost) { notes in
+            analyzer.analyze(frameCount: frames, origin: origin, notes: notes, typical: typical, read: cleaned)
+        }
         guard !report.notes.isEmpty else { throw ProjectError(description: "take \(take.id) covers none of \(take.part)'s notes") }
-        return (report, guide)
+        return (report, gain)
     }
 
     /// The take with the guide it was sung to taken out: the box knows what
@@ -245,6 +336,31 @@ public struct TakeReport: Sendable {
     /// For the web page: each note by the id its group has in the engraved
     /// score (`n1-5`), its score, whether sung, cents and entry; the take's
     /// score and the ranges to punch.
+    /// What the box reads from `acapella analyze --for-box`: the summary
+    /// and the page's notes, one object.
+    public func boxJSON(takeID: Int) -> [String: Any] {
+        let summary = summary(takeID: takeID)
+        return ["summary": ["take": summary.takeID, "score": summary.score, "sung": summary.sung, "notes": summary.notes, "worst": summary.worst,
+                            "punch": summary.punch.map { [$0.lowerBound, $0.upperBound] } ?? []] as [String: Any],
+                "page": pageJSON(takeID: takeID)]
+    }
+
+    /// The summary and the page's JSON (bytes, keys sorted) from `boxJSON`
+    /// as printed; nil when it is not that.
+    public static func parseBoxJSON(_ bytes: [UInt8]) -> (summary: TakeSummary, page: [UInt8])? {
+        // The last line: what the project's opening said (on stderr) comes before it.
+        let line = bytes.split(separator: UInt8(ascii: "\n")).last { $0.first == UInt8(ascii: "{") } ?? []
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+              let summary = object["summary"] as? [String: Any], let page = object["page"],
+              let take = summary["take"] as? Int, let score = summary["score"] as? Int, let sung = summary["sung"] as? Int,
+              let notes = summary["notes"] as? Int, let worst = summary["worst"] as? [String], let punch = summary["punch"] as? [Int],
+              punch.count == 0 || (punch.count == 2 && punch[0] <= punch[1]),
+              let pageBytes = try? JSONSerialization.data(withJSONObject: page, options: [.sortedKeys])
+        else { return nil }
+        return (TakeSummary(takeID: take, score: score, sung: sung, notes: notes, worst: worst, punch: punch.count == 2 ? punch[0]...punch[1] : nil),
+                [UInt8](pageBytes))
+    }
+
     public func pageJSON(takeID: Int) -> [String: Any] {
         func value(_ number: Double?) -> Any { number.map { ($0 * 10).rounded() / 10 } ?? NSNull() }
         return ["take": takeID, "part": part, "score": value(score), "punch": suggestions.map { [$0.lowerBound, $0.upperBound] },
@@ -334,5 +450,91 @@ public struct TakeReport: Sendable {
             "measures": measures.map { ["measure": $0.measure, "score": value($0.score)] },
             "punch": suggestions.map { [$0.lowerBound, $0.upperBound] },
         ]
+    }
+}
+
+/// What the singer heard of the other parts, rendered again and read
+/// forward in song samples (the two channels' mean), a period at a time:
+/// the same renderer as the box, its streamed takes read by a butler
+/// serviced before each period. Asked for an earlier place, it starts over.
+final class GuideReader {
+    private let schedule: Schedule
+    private let mixes: [PartMix]
+    private let takes: [PartTakes]
+    private let butler: TakeStreamButler?
+    private var renderer: SongRenderer
+    private let left: UnsafeMutablePointer<Float>
+    private let right: UnsafeMutablePointer<Float>
+    private static let period = 1_024
+    /// The song samples the render covers.
+    private let span: Range<Int64>
+
+    init(schedule: Schedule, mixes: [PartMix], takes: [PartTakes]) {
+        self.schedule = schedule
+        self.mixes = mixes
+        self.takes = takes
+        butler = takes.contains { $0.layers.contains { $0.stream != nil } } ? TakeStreamButler(cue: StreamCue()) : nil
+        renderer = Self.renderer(schedule, mixes, takes, butler)
+        left = .allocate(capacity: Self.period)
+        right = .allocate(capacity: Self.period)
+        span = schedule.startSample..<(schedule.startSample + Int64(OfflineRender.frameCount(schedule)))
+    }
+
+    deinit {
+        left.deallocate()
+        right.deallocate()
+    }
+
+    private static func renderer(_ schedule: Schedule, _ mixes: [PartMix], _ takes: [PartTakes], _ butler: TakeStreamButler?) -> SongRenderer {
+        var renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, maximumFrames: period)
+        if let butler {
+            renderer.cue = butler.cue
+            butler.watch(takes, fade: Int64(renderer.rampSamples))
+        }
+        return renderer
+    }
+
+    /// Whether the guide sounds at `song` (inside its render).
+    func covers(_ song: Int64) -> Bool { span.contains(song) }
+
+    /// The song sample of `left[0]`/`right[0]`, and how many frames the
+    /// last period rendered there.
+    private var periodStart: Int64 = .min
+    private var periodFrames = 0
+
+    /// Song samples `from ..< from + count` of the guide into `destination`
+    /// (zeros outside the render).
+    func read(from: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) {
+        if from < periodStart {
+            renderer = Self.renderer(schedule, mixes, takes, butler)
+            periodStart = .min
+            periodFrames = 0
+        }
+        var done = 0
+        while done < count {
+            let song = from + Int64(done)
+            guard span.contains(song) else {
+                destination[done] = 0
+                done += 1
+                continue
+            }
+            // The last period rendered holds it: copy what it has.
+            if song >= periodStart, song < periodStart + Int64(periodFrames) {
+                let index = Int(song - periodStart)
+                let take = min(count - done, periodFrames - index)
+                for offset in 0..<take { destination[done + offset] = (left[index + offset] + right[index + offset]) / 2 }
+                done += take
+                continue
+            }
+            // Render the next period (skipping forward as far as asked).
+            let frames = Int(min(Int64(Self.period), span.upperBound - renderer.position))
+            if let butler {
+                butler.cue.publish(position: renderer.position, loop: nil, next: nil)
+                butler.service()
+            }
+            periodStart = renderer.position
+            periodFrames = frames
+            renderer.render(left: left, right: right, frames: frames)
+        }
     }
 }

@@ -39,7 +39,8 @@ public enum BoundedChild {
         public var signal: Int32?
         /// It ran past its wall time and was killed.
         public var timedOut: Bool
-        /// What it wrote (stdout and stderr together; the first 64 KiB).
+        /// What it wrote (stdout and stderr together; the first
+        /// `outputLimit` bytes).
         public var output: String
 
         /// It exited with status 0.
@@ -65,8 +66,9 @@ public enum BoundedChild {
     }
 
     /// Runs `path` with `arguments` and waits for it (at most
-    /// `limits.wallSeconds`); nil with the reason when it would not start.
-    public static func run(_ path: String, _ arguments: [String], limits: Limits) -> Result<Outcome, DeviceError> {
+    /// `limits.wallSeconds`), keeping the first `outputLimit` bytes it
+    /// writes; the reason when it would not start.
+    public static func run(_ path: String, _ arguments: [String], limits: Limits, outputLimit: Int = 65_536) -> Result<Outcome, DeviceError> {
         var pipeEnds: [Int32] = [0, 0]
         let piped = acapella_pipe_cloexec(&pipeEnds)
         guard piped == 0 else { return .failure(DeviceError(.configuration, "pipe: \(String(cString: strerror(-piped)))")) }
@@ -112,7 +114,7 @@ public enum BoundedChild {
             guard ready > 0 else { continue }
             let count = read(pipeEnds[0], &buffer, buffer.count)
             if count > 0 {
-                if output.count < 65_536 { output += buffer[0..<min(count, 65_536 - output.count)] }
+                if output.count < outputLimit { output += buffer[0..<min(count, outputLimit - output.count)] }
             } else if count == 0 || errno != EINTR {
                 open = false
             }

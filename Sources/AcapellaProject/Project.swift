@@ -511,6 +511,28 @@ public final class Project {
 
     static func sidecar(_ file: String) -> String { (file as NSString).deletingPathExtension + ".json" }
 
+    /// Where a take's audio is, confined to the project's `takes/` folder:
+    /// refused when the record's file is not a take file name (`takes/NAME.wav`,
+    /// no folder in NAME) or is a symbolic link (it could lead out of the
+    /// project: a take is never read or written through one).
+    public func takePath(_ take: TakeRecord) throws(ProjectError) -> String { try confined(take.file, what: "take \(take.id)") }
+
+    /// Where a take's sidecar is, confined the same way.
+    func sidecarPath(_ file: String) throws(ProjectError) -> String { try confined(Self.sidecar(file), what: file) }
+
+    /// `file` (relative to the project) after the take-file rules and the
+    /// link check.
+    func confined(_ file: String, what: String) throws(ProjectError) -> String {
+        let name = file.hasSuffix(".json") ? (file as NSString).deletingPathExtension + ".wav" : file
+        guard TakeRecord.isTakeFileName(name) else {
+            throw ProjectError(description: "\(what): '\(ConfinedPath.printable(file))' is not a file in the project's takes folder")
+        }
+        switch ConfinedPath.resolve(file, under: path) {
+        case .success(let resolved): return resolved
+        case .failure(let refusal): throw ProjectError(description: "\(what): \(refusal.description)")
+        }
+    }
+
     /// A part's name as it appears in take file names ("Tenor 1" → "tenor-1").
     public static func slug(_ part: String) -> String { part.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined() }
 

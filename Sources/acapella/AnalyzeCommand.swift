@@ -41,6 +41,10 @@ func runAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
         }
         writeError("wrote \(plot): the written notes, the sung pitch over them")
     }
+    if arguments.flags.contains("--for-box") {
+        print(String(decoding: try JSONSerialization.data(withJSONObject: report.boxJSON(takeID: take.id), options: [.sortedKeys]), as: UTF8.self))
+        return 0
+    }
     if arguments.flags.contains("--json") {
         var object = report.json
         object["take"] = take.id

@@ -124,6 +124,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--take"], valueName: "ID", help: "this take"),
             OptionSpec(names: ["--json"], valueName: nil, help: "the analysis as JSON (the shape is in the README)"),
             OptionSpec(names: ["--svg"], valueName: "OUT.svg", help: "a plot: the written notes as bars with their words, the sung pitch over them coloured by its error", writes: true),
+            OptionSpec(names: ["--for-box"], valueName: nil, help: "one line of JSON, the summary and the page's notes: what the box runs, in a process of its own, after a take"),
         ],
         details: "For every note the take covers: sung or missed, the pitch's centre against the written note in\ncents (the centre of the vibrato when there is some), its steadiness, the vibrato's rate and\nextent, and the entry against the score in ms (where the note's sound rises). Notes off by\n15 cents or more, or entering 40 ms or more early or late, are named; measures scoring below\n75 are merged into ranges to punch in, a measure of margin each side.",
         run: runAnalyze),
