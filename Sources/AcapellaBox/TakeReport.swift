@@ -128,7 +128,7 @@ public struct TakeReport: Sendable {
     /// reads the notes a stretch at a time (`TakeAnalyzer`). Every note of
     /// the part the take covers, at the tempo and key it was sung in. Also
     /// returns the guide's level found in it.
-    public static func analyze(_ take: TakeRecord, in project: Project) throws(ProjectError) -> (report: TakeReport, guide: Double) {
+    public static func analyze(_ take: TakeRecord, in project: Project, stretchSeconds: Int = 30) throws(ProjectError) -> (report: TakeReport, guide: Double) {
         guard take.state != .recording else { throw ProjectError(description: "take \(take.id) is still being recorded") }
         guard let part = project.score.parts.firstIndex(where: { $0.name == take.part }) else {
             throw ProjectError(description: "take \(take.id) is of part '\(take.part)', which the song no longer has")
@@ -216,7 +216,7 @@ public struct TakeReport: Sendable {
         // Dropouts are where the recording put them; a nudge moves the take.
         let lost = take.dropouts.map { ($0.samples.lowerBound - take.nudgeSamples)..<($0.samples.upperBound - take.nudgeSamples) }
         let report = make(score: project.score, schedule: schedule, part: part, audio: audio, range: take.range?.samples, lost: lost) { notes in
-            analyzer.analyze(frameCount: frames, origin: origin, notes: notes, typical: typical, read: cleaned)
+            analyzer.analyze(frameCount: frames, origin: origin, notes: notes, typical: typical, stretchSeconds: stretchSeconds, read: cleaned)
         }
         guard !report.notes.isEmpty else { throw ProjectError(description: "take \(take.id) covers none of \(take.part)'s notes") }
         return (report, gain)

@@ -2,11 +2,49 @@ import AcapellaAnalysis
 import AcapellaBox
 import AcapellaDevices
 import AcapellaEngine
+import AcapellaProject
 import AcapellaScore
 import Foundation
 import Testing
 
 @Suite struct TakeReportTests {
+    /// The streamed analysis (the take read a block at a time beside the
+    /// guide rendered again, the notes a stretch at a time) says exactly
+    /// what reading the whole take at once says: every note's verdict,
+    /// centre, entry and score, and the guide's share — with stretches of
+    /// 30 s and of 5 s (many cuts), over a take with the Tenor's take
+    /// playing beside it.
+    @Test(arguments: [30, 5])
+    func streamedAnalysisEqualsTheWholeTakeAtOnce(stretchSeconds: Int) throws {
+        let project = try temporaryProject("amazing-grace.acasong")
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        _ = try RecordingSession.record(project: project, request: RecordingRequest(part: "Tenor"), device: try SimulatedRoom())
+        var options = SimulatedRoom.Options()
+        options.latencyFrames = 411.3
+        _ = try RecordingSession.record(project: project, request: RecordingRequest(part: "Alto"), device: try SimulatedRoom(options))
+        let take = try #require(project.manifest.takes.last)
+        let (streamed, guide) = try TakeReport.analyze(take, in: project, stretchSeconds: stretchSeconds)
+
+        // The same take, read whole (as the analysis once did).
+        let (samples, rate) = try AudioFile.readMono(project.path + "/" + take.file)
+        let schedule = try Schedule(score: project.score, options: take.scheduleOptions(sampleRate: rate))
+        let origin = -(take.alignmentOffsetSamples + take.nudgeSamples)
+        let others = project.activeTakes(for: schedule.options).takes
+        let (cleaned, wholeGuide) = TakeReport.removingGuide(samples, origin: origin, schedule: schedule, part: 1, takes: others)
+        let whole = TakeReport.make(score: project.score, schedule: schedule, part: 1, samples: cleaned, origin: origin, analyzer: TakeAnalyzer(sampleRate: rate))
+        #expect(abs(guide - wholeGuide) < 1e-9 && guide > 0.1, "guide \(guide) against \(wholeGuide)")
+        #expect(streamed.notes.count == whole.notes.count && streamed.notes.count == 28)
+        var differ = 0
+        for (a, b) in zip(streamed.notes, whole.notes) {
+            let same = a.tone == b.tone && a.analysis.sung == b.analysis.sung && a.analysis.onsetMilliseconds == b.analysis.onsetMilliseconds
+                && abs((a.analysis.cents ?? 0) - (b.analysis.cents ?? 0)) < 1e-6 && abs(a.analysis.score - b.analysis.score) < 1e-6
+                && a.analysis.curve.count == b.analysis.curve.count
+            if !same { differ += 1 }
+        }
+        #expect(differ == 0, "\(differ) notes read otherwise streamed")
+        #expect(streamed.lines == whole.lines, "\(streamed.lines) against \(whole.lines)")
+    }
+
     /// A take that lost 250 ms of its audio over a note's entry (a
     /// dropout: zeros in the file): told where, the report sets that note
     /// aside — not judged, in no score and no suggestion — and says so;
