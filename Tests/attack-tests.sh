@@ -193,5 +193,38 @@ fi
 kill -TERM "$box"; wait "$box" 2>/dev/null
 fi
 
+if want limits; then
+echo "== songs past what the box takes: refused in one line, in bounded memory; the largest it takes plays"
+python3 Tools/make-big-song.py 65 2 "$work/parts65.acasong"
+python3 Tools/make-big-song.py 8 6251 "$work/notes.acasong"
+python3 Tools/make-big-song.py 1 10001 "$work/measures.acasong"
+python3 Tools/make-big-song.py 64 20 "$work/parts64.acasong"
+head -c 50000000 /dev/zero | tr '\0' ' ' > "$work/fifty.acasong"
+refuse() {  # FILE EXPECTED-TEXT
+  for command in check new run; do
+    case $command in
+      check) args=(check "$1") ;;
+      new) rm -rf "$work/limit.acaproj"; args=(new "$work/limit.acaproj" --song "$1") ;;
+      run) args=(run --song "$1" --data "$work/limitbox" --device sim --web off --seconds 2) ;;
+    esac
+    /usr/bin/time -f "%M" -o "$work/limit.kb" "$acapella" "${args[@]}" </dev/null >/dev/null 2> "$work/limit.err"; local got=$?
+    local peak; peak="$(tail -n 1 "$work/limit.kb")"
+    if ((got != 0)) && grep -q "$2" "$work/limit.err" && ((peak < 200000)); then
+      pass "$command $(basename "$1"): refused ($(grep -m1 "$2" "$work/limit.err" | sed 's/^acapella[^:]*: //' | cut -c1-110)), peak $((peak / 1024)) MB"
+    else
+      fail "$command $(basename "$1"): exit $got, peak $((peak / 1024)) MB: $(grep -v '^acapella: \(MIDI\|GPIO\|LCD\)' "$work/limit.err" | head -c 300)"
+    fi
+  done
+}
+refuse "$work/parts65.acasong" "more than 64 parts"
+refuse "$work/notes.acasong" "more than 200000 notes"
+refuse "$work/measures.acasong" "10001 measures; the box takes 10000 at most"
+refuse "$work/fifty.acasong" "song files are limited to 16"
+"$acapella" run --song "$work/parts64.acasong" --data "$work/p64" --device sim:speed=1 --web off --seconds 6 --play </dev/null 2> "$work/p64.err" >/dev/null
+share="$(sed -n 's/.*p99.9 [0-9]* µs = \([0-9.]*\) % of a.*/\1/p' "$work/p64.err")"
+[[ -n "$share" ]] && awk -v s="$share" 'BEGIN { exit !(s < 50) }' && pass "64 parts play: $(grep -o 'render: .*over the period' "$work/p64.err")" ||
+  fail "64 parts: $(grep -E 'render|error' "$work/p64.err" | head -2)"
+fi
+
 rm -rf "$work"
 exit $failed

@@ -1,4 +1,5 @@
 internal import CZip
+import AcapellaScore
 
 /// Reads the score out of a compressed MusicXML (`.mxl`) file: a zip whose
 /// `META-INF/container.xml` names the root file.
@@ -7,7 +8,7 @@ internal import CZip
 /// the archive declares (those can lie).
 enum MXLArchive {
     /// Most bytes taken from any one member.
-    static let maximumMemberBytes = 32 << 20
+    static let maximumMemberBytes = ScoreLimits.maximumFileBytes
     /// Most members an archive may list.
     static let maximumEntries = 10_000
 

@@ -89,8 +89,8 @@ struct RawPart {
 /// here and become written measure numbers once the pickup is known.
 struct MusicXMLReader {
     var report = PendingReport()
-    static let maximumMeasures = 100_000
-    static let maximumNotesPerPart = 1_000_000
+    static let maximumMeasures = ScoreLimits.maximumMeasures
+    static let maximumNotesPerPart = ScoreLimits.maximumNotes
     static let maximumStaves = 16
     /// Lyric line numbers (`<lyric number>`) in the order first seen.
     var lyricNumbers: [String] = []
@@ -248,7 +248,7 @@ struct MusicXMLReader {
         var measureIndex = 0
         for measureNode in partNode.elements where measureNode.tag == .measure {
             if measureIndex >= Self.maximumMeasures {
-                throw ImportError("part '\(part.displayName)' has more than \(Self.maximumMeasures) measures; refusing", line: measureNode.line)
+                throw ImportError("part '\(part.displayName)' has more than \(Self.maximumMeasures) measures; the box takes \(Self.maximumMeasures) at most", line: measureNode.line)
             }
             var measure = RawMeasure(number: measureNode.attribute("number") ?? "\(measureIndex + 1)")
             measure.notes.reserveCapacity(16)
@@ -310,7 +310,7 @@ struct MusicXMLReader {
                     part.staves = max(part.staves, note.staff)
                     noteCount += 1
                     if noteCount > Self.maximumNotesPerPart {
-                        throw ImportError("part '\(part.displayName)' has more than \(Self.maximumNotesPerPart) notes", line: element.line)
+                        throw ImportError("part '\(part.displayName)' has more than \(Self.maximumNotesPerPart) notes; the box takes \(Self.maximumNotesPerPart) at most", line: element.line)
                     }
                     measure.notes.append(note)
                 case .backup:

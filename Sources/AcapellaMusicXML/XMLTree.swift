@@ -213,13 +213,13 @@ struct XMLNode {
 /// fatal) building just the elements the importer walks.
 enum XMLTree {
     /// Largest XML document accepted (the largest real score seen is < 1 MiB).
-    static let maximumBytes = 32 << 20
+    static let maximumBytes = ScoreLimits.maximumFileBytes
     /// Deepest element nesting accepted; MusicXML needs about 8.
     static let maximumDepth = 64
 
     static func parse(_ input: [UInt8]) throws(ImportError) -> XMLDocument {
         if input.count > maximumBytes {
-            throw ImportError("the XML document is \(input.count >> 20) MiB; refusing more than \(maximumBytes >> 20) MiB")
+            throw ImportError("the XML document is \(input.count >> 20) MB; a song file is \(maximumBytes >> 20) MB at most")
         }
         let (bytes, encoding) = try decodable(input)
         // The encoding is fixed (found above), overriding any declaration.

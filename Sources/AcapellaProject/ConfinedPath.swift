@@ -1,3 +1,4 @@
+import AcapellaScore
 import Foundation
 
 #if canImport(Glibc)
@@ -97,20 +98,12 @@ public enum ConfinedPath {
     public static func printable(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
-            if isUnprintable(scalar) {
+            if ScoreLimits.isControl(scalar) {
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
                 result.unicodeScalars.append(scalar)
             }
         }
         return result
-    }
-
-    /// C0 and C1 controls, DEL, and the bidirectional controls that reorder
-    /// what a terminal shows (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C).
-    public static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        return value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
-            || value == 0x200E || value == 0x200F || value == 0x061C
     }
 }

@@ -6,6 +6,11 @@ extension AcasongParser {
 
     mutating func parsePartDeclaration(_ content: Range<Int>, location: TextLocation) {
         finishCurrentPart()
+        if parts.count == ScoreLimits.maximumParts {
+            error("more than \(ScoreLimits.maximumParts) parts; the box takes \(ScoreLimits.maximumParts) at most", at: location)
+            stopped = true
+            return
+        }
         var index = content.lowerBound + 4
         func skipBlanks() { while index < content.upperBound && isBlankByte(bytes[index]) { index += 1 } }
         skipBlanks()
@@ -168,11 +173,12 @@ extension AcasongParser {
                 continue
             }
             index = durationEnd
-            if state.part.notes.count == Acasong.maximumNotesPerPart {
-                error("part '\(state.part.name)' has more than \(Acasong.maximumNotesPerPart) notes", at: here, measure: measure)
+            if noteCount == ScoreLimits.maximumNotes {
+                error("more than \(ScoreLimits.maximumNotes) notes; the box takes \(ScoreLimits.maximumNotes) at most", at: here, measure: measure)
                 stopped = true
                 break
             }
+            noteCount += 1
             var note = NoteEvent(startTick: state.tick, durationTicks: value.writtenTicks, value: value, pitch: pitch, tieToNext: tie)
             if let open = state.openTuplet {
                 note.tuplet = Tuplet(id: state.nextTupletID, actual: open.actual, normal: open.normal)
@@ -350,6 +356,13 @@ extension AcasongParser {
             let start = index
             while index < content.upperBound && !isBlankByte(bytes[index]) { index += 1 }
             if index > start { tokens.append(LyricToken(text: text(start..<index), location: base.at(start))) }
+            // A syllable a note at most: more than the song may have is refused before it costs memory.
+            lyricTokenCount += 1
+            if lyricTokenCount > ScoreLimits.maximumNotes * Score.maximumVerses {
+                error("more lyric syllables than the box takes", at: base.at(start))
+                stopped = true
+                return
+            }
         }
         lyricLines.append((name, verse, base, tokens))
     }

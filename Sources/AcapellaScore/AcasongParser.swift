@@ -15,15 +15,11 @@ public enum Acasong {
 
     /// Song files (`.acasong` or MusicXML) larger than this are refused
     /// before parsing: no song is that big, and a runaway file should not
-    /// exhaust the box's memory.
-    public static let maximumFileBytes = 64 << 20
+    /// exhaust the box's memory (`ScoreLimits`).
+    public static let maximumFileBytes = ScoreLimits.maximumFileBytes
 
     /// Errors beyond this many stop the parse; the rest would be noise.
     public static let maximumErrors = 50
-
-    /// Notes one part may hold: a hundred times a long song, and a bound on
-    /// the memory a hostile file can make the parser use.
-    public static let maximumNotesPerPart = 1_000_000
 
     /// Parses and validates `.acasong` text. Every problem is reported with
     /// line, column and measure; nothing is silently dropped or truncated.
@@ -106,6 +102,9 @@ struct AcasongParser {
     var meterMap = MeterMap(meters: [MeterChange(measure: 1, meter: Meter(4, 4))], pickupTicks: 0)
     var headerClosed = false
     var stopped = false
+    /// Notes and rests read so far, every part; lyric syllables so far.
+    var noteCount = 0
+    var lyricTokenCount = 0
 
     init(bytes: [UInt8], file: String?) {
         self.bytes = bytes
@@ -149,6 +148,10 @@ struct AcasongParser {
     // MARK: Driver
 
     mutating func run() {
+        if let problem = ScoreLimits.fileProblem(bytes: bytes.count) {
+            error("the file is \(problem)", at: TextLocation(line: 1, lineStart: 0, offset: 0))
+            return
+        }
         if let bad = firstInvalidUTF8Offset(in: bytes) {
             var line = 1
             var lineStart = 0

@@ -17,6 +17,17 @@ public enum ScoreLimits {
     public static let maximumFileBytes = 16 << 20
     /// Bytes of a compressed `.mxl`.
     public static let maximumCompressedBytes = 4 << 20
+    /// Characters of a title, a name, a tag, a syllable.
+    public static let maximumTextScalars = 1_000
+
+    /// C0 and C1 controls, DEL, and the bidirectional controls that reorder
+    /// text on a screen (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C):
+    /// never part of a title, a name or a syllable.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+            || value == 0x200E || value == 0x200F || value == 0x061C
+    }
 
     /// Why `score` is beyond the limits, if it is.
     public static func problem(parts: Int, measures: Int, notes: Int) -> String? {

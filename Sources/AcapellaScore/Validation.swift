@@ -49,6 +49,12 @@ extension Score {
             if let problem = textProblem(tag, forbidden: [","]) { report(.header("tags"), "tag \(problem)") }
         }
 
+        // Within what the box takes (a score built elsewhere than the parser too).
+        let noteTotal = parts.reduce(0) { $0 + $1.notes.count }
+        let lastTick = parts.map { $0.notes.last.map { $0.startTick + $0.durationTicks } ?? 0 }.max() ?? 0
+        let measureTotal = meters.isEmpty ? 0 : MeterMap(meters: meters, pickupTicks: pickupTicks).position(ofTick: max(0, lastTick - 1)).measure
+        if let problem = ScoreLimits.problem(parts: parts.count, measures: measureTotal, notes: noteTotal) { report(.score, "the song has \(problem)") }
+
         // Maps first: note checks need them.
         if meters.isEmpty { report(.score, "the score has no meter") }
         for (index, change) in meters.enumerated() {
@@ -283,8 +289,11 @@ extension Score {
 /// Why a header value or name cannot be written on one `.acasong` line.
 func textProblem(_ text: String, forbidden: Set<Character>) -> String? {
     if text.isEmpty { return "is empty" }
+    if text.unicodeScalars.count > ScoreLimits.maximumTextScalars { return "is longer than \(ScoreLimits.maximumTextScalars) characters" }
     if text.first!.isWhitespace || text.last!.isWhitespace { return "has leading or trailing spaces" }
     if text.contains(where: \.isNewline) { return "contains a line break" }
+    // A terminal escape, a bidirectional override: shown raw they rewrite a log or a screen.
+    if text.unicodeScalars.contains(where: ScoreLimits.isControl) { return "contains a control character" }
     if let bad = text.first(where: { forbidden.contains($0) }) { return "may not contain '\(bad)'" }
     if text.hasPrefix("//") || text.contains(" //") || text.contains("\t//") {
         return "contains ' //', which starts a comment"

@@ -187,7 +187,7 @@ import Testing
 
     @Test func hugeDocumentIsRefused() {
         let big = [UInt8](repeating: UInt8(ascii: " "), count: XMLTree.maximumBytes + 1)
-        #expect(importError(big)?.message == "the XML document is 32 MiB; refusing more than 32 MiB")
+        #expect(importError(big)?.message == "the XML document is 16 MB; a song file is 16 MB at most")
     }
 
     @Test func deepNestingIsRefused() {
@@ -243,7 +243,7 @@ import Testing
             _ = try MusicXML.importScore(bytes: bomb, fileName: "bomb.mxl")
             Issue.record("zip bomb accepted")
         } catch {
-            #expect(error.description == "bomb.mxl: error: 'score.xml' in the .mxl archive unpacks to more than 32 MiB; refusing (zip bomb?)")
+            #expect(error.description == "bomb.mxl: error: 'score.xml' in the .mxl archive unpacks to more than 16 MiB; refusing (zip bomb?)")
         }
     }
 

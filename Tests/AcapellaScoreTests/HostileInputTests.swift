@@ -44,20 +44,41 @@ import Testing
     }
 
     @Test func hugeLineOfGarbageEndsInErrors() {
-        // 100 MB on one line. Errors stop at the cap; the scan stays linear.
-        let bytes = Array(("acasong 1\npart A\n" + String(repeating: "Zq7x ", count: (100 << 20) / 5)).utf8)
+        // 15 MB on one line (under the file limit). Errors stop at the cap; the scan stays linear.
+        let bytes = Array(("acasong 1\npart A\n" + String(repeating: "Zq7x ", count: (15 << 20) / 5)).utf8)
         let errors = expectRejected(bytes)
         #expect(errors.last?.message == "too many errors; stopping here")
         #expect(errors.first?.line == 3)
     }
 
-    @Test func hugeLineOfNotesHitsThePartLimit() {
+    @Test func hugeLineOfNotesHitsTheNoteLimit() {
         // Valid notes, far too many: refused at the cap, not after eating memory.
         var bytes = Array("acasong 1\npart A\n".utf8)
         let note = Array("C4 32 ".utf8)
-        for _ in 0...(Acasong.maximumNotesPerPart) { bytes += note }
+        for _ in 0...(ScoreLimits.maximumNotes) { bytes += note }
         let errors = expectRejected(bytes)
-        #expect(errors.map(\.message) == ["part 'A' has more than 1000000 notes"])
+        #expect(errors.map(\.message) == ["more than 200000 notes; the box takes 200000 at most"])
+    }
+
+    /// Parts, notes across parts, measures, the file's size, a title's
+    /// length and its control characters: each past the limit refused in
+    /// one located line.
+    @Test func limitsAreLocatedRefusals() {
+        var many = "acasong 1\n"
+        for part in 1...65 { many += "part P\(part)\nC4 1\n" }
+        #expect(expectRejected(Array(many.utf8)).map(\.message) == ["more than 64 parts; the box takes 64 at most"])
+        var spread = "acasong 1\n"
+        for part in 1...4 { spread += "part P\(part)\n" + String(repeating: "C4 32 ", count: 50_001) + "\n" }
+        let notes = expectRejected(Array(spread.utf8))
+        #expect(notes.map(\.message) == ["more than 200000 notes; the box takes 200000 at most"] && notes.first?.line == 9)
+        let long = "acasong 1\npart A\n" + String(repeating: "C4 1 | ", count: 10_001) + "\n"
+        #expect(expectRejected(Array(long.utf8)).map(\.message) == ["the song has 10001 measures; the box takes 10000 at most"])
+        let huge = [UInt8](repeating: UInt8(ascii: " "), count: ScoreLimits.maximumFileBytes + 1)
+        #expect(expectRejected(huge).map(\.message) == ["the file is 16 MB; a song file is 16 MB at most"])
+        #expect(expectRejected(Array("acasong 1\ntitle: \u{1B}]2;pwned\u{7}\npart A\nC4 1\n".utf8)).map(\.message) == ["title contains a control character"])
+        #expect(expectRejected(Array("acasong 1\ntitle: a\u{202E}b\npart A\nC4 1\n".utf8)).map(\.message) == ["title contains a control character"])
+        let title = "acasong 1\ntitle: " + String(repeating: "x", count: 1_001) + "\npart A\nC4 1\n"
+        #expect(expectRejected(Array(title.utf8)).map(\.message) == ["title is longer than 1000 characters"])
     }
 
     @Test func deepTupletNesting() {
