@@ -152,7 +152,7 @@ let package = Package(
         // MARK: Command-line parsing and song files, for both executables.
         .target(
             name: "AcapellaCLI",
-            dependencies: ["AcapellaScore", "AcapellaMusicXML"],
+            dependencies: ["AcapellaScore", "AcapellaMusicXML", "AcapellaProject"],
             swiftSettings: strictSwift),
 
         // MARK: The executables: the appliance, and the benchmarks apart from it.

@@ -219,11 +219,127 @@ refuse() {  # FILE EXPECTED-TEXT
 refuse "$work/parts65.acasong" "more than 64 parts"
 refuse "$work/notes.acasong" "more than 200000 notes"
 refuse "$work/measures.acasong" "10001 measures; the box takes 10000 at most"
-refuse "$work/fifty.acasong" "song files are limited to 16"
+refuse "$work/fifty.acasong" "a song file is 16 MB at most"
 "$acapella" run --song "$work/parts64.acasong" --data "$work/p64" --device sim:speed=1 --web off --seconds 6 --play </dev/null 2> "$work/p64.err" >/dev/null
 share="$(sed -n 's/.*p99.9 [0-9]* µs = \([0-9.]*\) % of a.*/\1/p' "$work/p64.err")"
 [[ -n "$share" ]] && awk -v s="$share" 'BEGIN { exit !(s < 50) }' && pass "64 parts play: $(grep -o 'render: .*over the period' "$work/p64.err")" ||
   fail "64 parts: $(grep -E 'render|error' "$work/p64.err" | head -2)"
+fi
+
+if want paths; then
+echo "== paths from files confined: a manifest's '..', a take that is a link or a FIFO, a bundle bomb, a big bundle, a hostile USB stick"
+data="$work/pathdata"
+mkdir -p "$data/projects"
+project="$data/projects/p.acaproj"
+"$acapella" new "$project" --song Songs/simple-harmony.acasong >/dev/null
+"$acapella" record "$project" --part Bass --device sim >/dev/null 2>&1
+"$acapella" record "$project" --part Soprano --device sim >/dev/null 2>&1
+echo '{ "midi": { "connect": "all" } }' > "$data/controls.json"
+controls_before="$(sha256sum < "$data/controls.json")"
+# Take 2's record now names a file three folders up: its sidecar would be the data directory's controls.json.
+python3 - "$project/manifest.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+manifest = json.load(open(path))
+manifest["takes"][1]["file"] = "takes/../../../controls.wav"
+json.dump(manifest, open(path, "w"), indent=2)
+PY
+for change in "gain 2 -3" "activate 2" "nudge 2 10" "delete 2" "gain 1 -2"; do
+  "$acapella" takes "$project" $change > /dev/null 2>> "$work/paths.err"
+done
+[[ "$(sha256sum < "$data/controls.json")" == "$controls_before" ]] && [[ ! -e "$data/controls.json.tmp" ]] &&
+  pass "record changes to a take whose file says '../../..': nothing written outside the project ($(grep -m1 'not a file in the project' "$work/paths.err" | cut -c1-120))" ||
+  fail "the data directory's controls.json changed: $(cat "$data/controls.json" | head -c 200)"
+"$acapella" run --data "$data" --device sim --web off --seconds 2 </dev/null >/dev/null 2> "$work/paths-box.err" && pass "the box still starts on that data directory" ||
+  fail "the box: $(tail -2 "$work/paths-box.err")"
+# The same manifest in a bundle: refused on import.
+mkdir -p "$work/bundle/p.acaproj/takes" "$work/into"
+cp "$project/manifest.json" "$project/score.acasong" "$work/bundle/p.acaproj/"
+cp "$project"/takes/*.wav "$work/bundle/p.acaproj/takes/"
+(cd "$work/bundle" && python3 -m zipfile -c "$work/hostile.acaproj.zip" p.acaproj >/dev/null)
+"$acapella" import-project "$work/hostile.acaproj.zip" --into "$work/into" > /dev/null 2> "$work/import.err"; got=$?
+((got == 1)) && [[ -z "$(ls -A "$work/into")" ]] && pass "a bundle whose manifest names a file outside its takes: refused, nothing unpacked ($(cut -c1-140 "$work/import.err"))" ||
+  fail "hostile bundle: exit $got, $(ls -A "$work/into"): $(cat "$work/import.err")"
+# A take file that is a link out of the project, and one that is a FIFO.
+second="$data/projects/q.acaproj"
+"$acapella" new "$second" --song Songs/simple-harmony.acasong >/dev/null
+"$acapella" record "$second" --part Bass --device sim >/dev/null 2>&1
+"$acapella" record "$second" --part Soprano --device sim >/dev/null 2>&1
+bass="$(ls "$second"/takes/bass-*.wav)"; alto="$(ls "$second"/takes/soprano-*.wav)"
+cp "$bass" "$work/outside.wav"; rm "$bass"; ln -s "$work/outside.wav" "$bass"
+rm "$alto"; mkfifo "$alto"
+timeout 20 "$acapella" takes "$second" > "$work/q.out" 2> "$work/q.err"; got=$?
+((got == 0)) && grep -q "symbolic link" "$work/q.err" && grep -q "not a plain file" "$work/q.err" &&
+  pass "a take that is a link, and one that is a FIFO: left out and said, nothing hangs ($(grep -m1 -o 'is a symbolic link[^;]*' "$work/q.err"))" ||
+  fail "link and FIFO takes: exit $got: $(cat "$work/q.err" | head -c 400)"
+timeout 60 "$acapella" mix "$second" -o "$work/q.wav" > /dev/null 2> "$work/qmix.err"
+grep -q "left out" "$work/qmix.err" && pass "the mix leaves them out and says so" || fail "mix of link/FIFO takes: $(head -c 300 "$work/qmix.err")"
+# A bundle bomb: a 200 MB take of zeros, deflated to a few hundred KB.
+mkdir -p "$work/bomb/b.acaproj/takes" "$work/into2"
+cp "$project/score.acasong" "$work/bomb/b.acaproj/"
+python3 - "$work/bomb" <<'PY'
+import json, sys, zipfile, struct
+root = sys.argv[1]
+rate, frames = 48000, 50_000_000
+header = b"RIFF" + struct.pack("<I", 36 + frames * 4) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 3, 1, rate, rate * 4, 4, 32) + b"data" + struct.pack("<I", frames * 4)
+manifest = {"format": "acaproj", "version": 1, "song": "score.acasong", "sampleRate": rate, "nextTakeID": 2, "takes": [
+    {"id": 1, "part": "Bass", "file": "takes/bass-1.wav", "alignmentOffsetSamples": 0, "nudgeSamples": 0, "tempoScale": "1", "transpose": 0,
+     "sampleRate": rate, "state": "kept", "active": True, "frames": frames, "dropouts": []}]}
+with zipfile.ZipFile(root + "/bomb.acaproj.zip", "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("b.acaproj/manifest.json", json.dumps(manifest))
+    z.write(root + "/b.acaproj/score.acasong", "b.acaproj/score.acasong")
+    with z.open("b.acaproj/takes/bass-1.wav", "w", force_zip64=True) as member:
+        member.write(header)
+        zeros = bytes(1 << 20)
+        for _ in range(frames * 4 >> 20): member.write(zeros)
+PY
+bytes="$(stat -c %s "$work/bomb/bomb.acaproj.zip")"
+/usr/bin/time -f "%e %M" -o "$work/bomb.time" "$acapella" import-project "$work/bomb/bomb.acaproj.zip" --into "$work/into2" > /dev/null 2> "$work/bomb.err"; got=$?
+((got == 1)) && grep -q "more than any recording of the song could be" "$work/bomb.err" && [[ -z "$(ls -A "$work/into2")" ]] &&
+  pass "a $((bytes >> 10)) KB bundle that unpacks to a 200 MB take of a 9-second song: refused before unpacking ($(cut -c1-150 "$work/bomb.err"); $(tail -n 1 "$work/bomb.time" | awk '{print $1 " s, " int($2/1024) " MB"}'))" ||
+  fail "bundle bomb: exit $got: $(cat "$work/bomb.err")"
+# A project of 10,001 takes: exported, and imported back.
+big="$work/many/many.acaproj"
+mkdir -p "$work/many" "$work/into3"
+"$acapella" new "$big" --song Songs/simple-harmony.acasong >/dev/null
+python3 - "$big" <<'PY'
+import json, sys, struct
+root = sys.argv[1]
+rate, frames = 48000, 48
+data = struct.pack("<" + "f" * frames, *([0.0] * frames))
+header = b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 3, 1, rate, rate * 4, 4, 32) + b"data" + struct.pack("<I", len(data))
+manifest = json.load(open(root + "/manifest.json"))
+takes = []
+for n in range(1, 10_002):
+    name = f"takes/bass-{n}.wav"
+    open(root + "/" + name, "wb").write(header + data)
+    takes.append({"id": n, "part": "Bass", "file": name, "alignmentOffsetSamples": 0, "nudgeSamples": 0, "tempoScale": "1", "transpose": 0,
+                  "sampleRate": rate, "state": "discarded", "active": False, "frames": frames, "dropouts": []})
+manifest["takes"] = takes
+manifest["nextTakeID"] = 10_002
+json.dump(manifest, open(root + "/manifest.json", "w"))
+PY
+if "$acapella" export "$big" -o "$work/many.acaproj.zip" > /dev/null 2> "$work/many.err" &&
+   "$acapella" import-project "$work/many.acaproj.zip" --into "$work/into3" > /dev/null 2>> "$work/many.err"; then
+  count="$("$acapella" takes "$work/into3/many.acaproj" 2>/dev/null | grep -c '^take ')"
+  ((count == 10001)) && pass "a 10,001-take project exported and imported back: $count takes" || fail "10,001 takes imported as $count"
+else
+  fail "the 10,001-take bundle: $(tail -2 "$work/many.err")"
+fi
+# A hostile USB stick: a song that is a link to a secret, an export folder that is a link out of the stick.
+stick="$work/stick"
+mkdir -p "$stick/acapella/songs" "$work/elsewhere" "$work/usbdata/projects"
+echo "the box's secret" > "$work/secret.txt"
+ln -s "$work/secret.txt" "$stick/acapella/songs/leak.acasong"
+ln -s "$work/elsewhere" "$stick/acapella/export"
+cp -r "$second" "$work/usbdata/projects/" 2>/dev/null; rm -rf "$work/usbdata/projects/q.acaproj"; cp -r "$project" "$work/usbdata/projects/"
+"$acapella" usb "$stick" --data "$work/usbdata" > /dev/null 2> "$work/usb.err"; got=$?
+[[ -z "$(ls -A "$work/elsewhere")" ]] && ! grep -rqs "secret" "$work/usbdata/songs" && ((got == 1)) && grep -q "export is a symbolic link" "$work/usb.err" &&
+  pass "a stick's export folder that is a link out of it: refused, nothing written there; its linked song not copied" || fail "hostile stick: exit $got, elsewhere: $(ls -A "$work/elsewhere"), $(cat "$work/usb.err")"
+rm "$stick/acapella/export"
+"$acapella" usb "$stick" --data "$work/usbdata" > /dev/null 2> "$work/usb2.err"; got=$?
+((got == 0)) && grep -q "songs/leak.acasong: a link or not a plain file; not copied" "$work/usb2.err" && ! grep -rqs "secret" "$work/usbdata/songs" &&
+  pass "the export done, the linked song said and left alone" || fail "stick without the export link: exit $got: $(cat "$work/usb2.err")"
 fi
 
 rm -rf "$work"

@@ -296,7 +296,7 @@ public enum Box {
     /// Opens the song's project: for writing when it can, else for reading
     /// (and says why nothing can be recorded); created on first use.
     static func openProject(song path: String, options: BoxOptions, sampleRate: Int, log: BoxLog) throws -> (project: Project, refused: String?) {
-        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        let stem = Project.name(forSong: ((path as NSString).lastPathComponent as NSString).deletingPathExtension)
         let projectPath = options.projectPaths[path] ?? options.dataDirectory + "/projects/\(stem).acaproj"
         if !FileManager.default.fileExists(atPath: projectPath) {
             // .acasong as it is; MusicXML imported (run --song Hymn.mxl).

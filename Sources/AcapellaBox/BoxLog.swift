@@ -1,3 +1,5 @@
+import AcapellaDevices
+import AcapellaScore
 import Foundation
 import Synchronization
 
@@ -75,7 +77,9 @@ public final class BoxLog: @unchecked Sendable {
 
     /// Logs a line.
     public func callAsFunction(_ line: String, _ priority: LogPriority = .info) {
-        let text = line.replacingOccurrences(of: "\n", with: " ")
+        // One line, and nothing in it that a terminal would act on (a song's
+        // title, a file's name, a client's words can carry an escape).
+        let text = SafeText.printable(line.replacingOccurrences(of: "\n", with: " "))
         state.withLock { state in
             if let file = state.file {
                 state.latest = text
@@ -109,7 +113,7 @@ public final class BoxLog: @unchecked Sendable {
 public enum ProcessStatus {
     public static func read(_ process: String = "self") -> [String: Int] {
         var status: [String: Int] = [:]
-        let lines = (try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8)) ?? ""
+        let lines = ProcFile.read("/proc/\(process)/status") ?? ""
         for line in lines.split(separator: "\n") {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" })
             if words.count >= 2, let value = Int(words[1]) { status[String(words[0])] = value }

@@ -98,19 +98,13 @@ public enum SongLibrary {
 
     /// A file's bytes, refused over the song size limit.
     static func readLimited(_ path: String) throws -> [UInt8] {
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw ProjectError(description: "cannot be read (\(String(cString: strerror(errno))))") }
-        guard status.st_size <= Acasong.maximumFileBytes else {
-            throw ProjectError(description: "\(status.st_size >> 20) MiB; song files are limited to \(Acasong.maximumFileBytes >> 20) MiB")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else { throw ProjectError(description: "cannot be read") }
-        return [UInt8](data)
+        do { return try SongFileReader.read(path) } catch { throw ProjectError(description: error.description) }
     }
 
     /// A song file's text: `.acasong` as it is, MusicXML imported in memory.
     public static func songText(_ path: String) throws(ProjectError) -> String {
         let bytes: [UInt8]
-        do { bytes = try readLimited(path) } catch { throw ProjectError(description: "\(path): \(error)") }
+        do { bytes = try readLimited(path) } catch { throw ProjectError(description: "\(error)") }
         if MusicXML.isFile(path) {
             do { return Acasong.serialize(try MusicXML.importScore(bytes: bytes, fileName: path).score) } catch {
                 throw ProjectError(description: "\(error)".split(separator: "\n").first.map(String.init) ?? "\(path): not a song")

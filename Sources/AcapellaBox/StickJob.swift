@@ -16,7 +16,7 @@ import Glibc
 public enum MountTable {
     /// Every mount point, as the kernel lists them (octal escapes undone).
     public static func mountPoints() -> [String] {
-        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [] }
+        guard let text = ProcFile.read("/proc/self/mountinfo") else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
             return fields.count > 4 ? unescape(String(fields[4])) : nil
@@ -78,6 +78,8 @@ public enum StickJob {
         /// Seconds spent rendering mixes, and writing files.
         public var renderSeconds = 0.0
         public var writeSeconds = 0.0
+        /// What was left alone on the stick, and why (a link, not a plain file).
+        public var skipped: [String] = []
     }
 
     /// Why it stopped.
@@ -92,9 +94,31 @@ public enum StickJob {
     /// hears each step before it starts.
     public static func run(stick: String, dataDirectory: String, stillThere: () -> Bool, progress: (Progress) -> Void) throws(Failure) -> Outcome {
         var outcome = Outcome()
-        let root = stick + "/acapella"
-        let incoming = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/songs")) ?? [])
-            .filter { !$0.hasPrefix(".") && ($0.lowercased().hasSuffix(".acasong") || MusicXML.isFile($0)) }.sorted()
+        // Nothing on the stick is followed: `acapella/`, every folder read
+        // or written there and every song must be itself, not a symbolic
+        // link (a stick may be anyone's, and a link could lead to the box's
+        // own files, or out of the stick).
+        func onStick(_ relative: String) throws(Failure) -> String {
+            switch ConfinedPath.resolve(relative, under: stick) {
+            case .success(let path): return path
+            case .failure(let refusal): throw Failure(description: "the USB stick's \(refusal.description)", removed: false)
+            }
+        }
+        let root = try onStick("acapella")
+        var incoming: [String] = []
+        if (try? onStick("acapella/songs")) != nil {
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: root + "/songs")) ?? []).sorted()
+            where !name.hasPrefix(".") && (name.lowercased().hasSuffix(".acasong") || MusicXML.isFile(name)) {
+                var status = stat()
+                if (try? onStick("acapella/songs/" + name)) != nil, lstat(root + "/songs/" + name, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+                    incoming.append(name)
+                } else {
+                    outcome.skipped.append("songs/\(SafeText.printable(name)): a link or not a plain file; not copied")
+                }
+            }
+        } else {
+            outcome.skipped.append("songs/: a symbolic link; no song read from it")
+        }
         let projects = ((try? FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/projects")) ?? [])
             .filter { $0.hasSuffix(".acaproj") && !$0.hasPrefix(".") }.sorted().map { dataDirectory + "/projects/" + $0 }
             .compactMap { path -> Project? in
@@ -146,8 +170,13 @@ public enum StickJob {
         for project in projects {
             let stem = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
             let title = project.score.title ?? stem
-            let folder = root + "/export/" + stem
-            do { try Folders.make(folder) } catch { throw failure(error.description, "export/\(stem)") }
+            // Made folder by folder, each checked to be a real folder on the stick.
+            for relative in ["acapella/export", "acapella/export/" + stem] {
+                let made = try onStick(relative)
+                do { try Folders.make(made) } catch { throw failure(error.description, "export/\(stem)") }
+                _ = try onStick(relative)
+            }
+            let folder = try onStick("acapella/export/" + stem)
             // The new folders' entries flushed too (on FAT a file flushed in a folder that was not is lost with it).
             AtomicFile.syncDirectory(of: folder)
             AtomicFile.syncDirectory(of: root + "/export")
@@ -290,6 +319,7 @@ final class StickMonitor: Sendable {
                     wake.wake()
                 }
                 said = "USB: \(outcome.imported.count) song\(outcome.imported.count == 1 ? "" : "s") in, \(outcome.exported.count) files out — safe to remove"
+                    + outcome.skipped.map { "; \($0)" }.joined()
             } catch {
                 said = "USB: \(error)"
             }

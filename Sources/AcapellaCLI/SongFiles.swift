@@ -1,27 +1,17 @@
 public import AcapellaMusicXML
+import AcapellaProject
 public import AcapellaScore
 import Foundation
 
 /// One line to stderr.
 public func writeError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    // Paths and titles from outside may carry an escape: shown, never obeyed.
+    FileHandle.standardError.write(Data((SafeText.printable(line) + "\n").utf8))
 }
 
-/// Reads a file's bytes, with one-line errors that name it.
+/// Reads a file's bytes, with one-line errors that name it (`SongFileReader`).
 public func readSongBytes(_ path: String) throws -> [UInt8] {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-        throw CLIError("\(path): no such file", exitCode: 1)
-    }
-    if isDirectory.boolValue { throw CLIError("\(path): is a directory, not a song file", exitCode: 1) }
-    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-    if size > Acasong.maximumFileBytes {
-        throw CLIError("\(path): file is \(size >> 20) MiB; song files are limited to \(Acasong.maximumFileBytes >> 20) MiB", exitCode: 1)
-    }
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw CLIError("\(path): cannot be read (permissions?)", exitCode: 1)
-    }
-    return [UInt8](data)
+    do { return try SongFileReader.read(path) } catch { throw CLIError(error.description, exitCode: 1) }
 }
 
 /// Imports a MusicXML file, printing its errors; the report is returned.

@@ -1,3 +1,4 @@
+import AcapellaScore
 import Foundation
 
 /// The display list as SVG: one user unit is one staff space; glyphs are
@@ -84,15 +85,21 @@ public enum SVGWriter {
         return text
     }
 
+    /// Text as SVG (XML 1.0) holds it: markup characters as entities, and
+    /// what XML cannot hold at all (control characters, U+FFFE/U+FFFF) and
+    /// what would reorder the page (direction overrides) left out, so any
+    /// title or syllable keeps the document well-formed.
     static func escape(_ text: String) -> String {
         var out = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
-            default: out.append(character)
+            default:
+                if SafeText.isControl(scalar) || scalar.value == 0xFFFE || scalar.value == 0xFFFF { continue }
+                out.unicodeScalars.append(scalar)
             }
         }
         return out

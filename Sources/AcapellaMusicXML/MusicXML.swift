@@ -377,9 +377,12 @@ struct ScoreBuilder {
         }
     }
 
-    /// One line of text the `.acasong` format can hold.
+    /// One line of text the `.acasong` format can hold: no control
+    /// character (a terminal escape, a direction override), at most
+    /// `ScoreLimits.maximumTextScalars` characters.
     static func clean(_ text: String, forbidden: String) -> String {
-        var words = text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        let plain = String(String.UnicodeScalarView(text.unicodeScalars.map { SafeText.isControl($0) ? " " : $0 }.prefix(ScoreLimits.maximumTextScalars)))
+        var words = plain.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
         words.removeAll { forbidden.contains($0) }
         while words.contains(" //") { words = words.replacingOccurrences(of: " //", with: " /") }
         if words.hasPrefix("//") { words.removeFirst() }

@@ -500,6 +500,15 @@ struct MusicXMLReader {
         let verse = line! + 1
         guard !note.lyrics.contains(where: { $0.verse == verse }) else { return }
         var text = lyric.children(.text).map(\.text).joined(separator: "‿")
+        if text.unicodeScalars.contains(where: { SafeText.isControl($0) && !$0.properties.isWhitespace }) {
+            // An escape sequence or a direction override is never a syllable: dropped, and said.
+            text = String(String.UnicodeScalarView(text.unicodeScalars.filter { !SafeText.isControl($0) || $0.properties.isWhitespace }))
+            report.note("lyrics: control characters left out", measureIndex: measureIndex)
+        }
+        if text.unicodeScalars.count > ScoreLimits.maximumTextScalars {
+            text = String(String.UnicodeScalarView(text.unicodeScalars.prefix(ScoreLimits.maximumTextScalars)))
+            report.note("lyrics: a syllable longer than \(ScoreLimits.maximumTextScalars) characters cut short", measureIndex: measureIndex)
+        }
         if text.contains(where: \.isWhitespace) {
             text = text.split(whereSeparator: \.isWhitespace).joined(separator: "‿")
             report.note("lyrics: spaces inside a syllable written as ‿", measureIndex: measureIndex)

@@ -177,10 +177,17 @@ public enum FileCopy {
     /// `progress` gets the bytes copied so far. Returns the bytes copied.
     /// The corresponding C functions are `open`, `read`, `write`, `fsync`, `link`.
     @discardableResult
+    /// The source is never followed through a symbolic link, and must be
+    /// a plain file (a FIFO or a device would block or never end).
     public static func copy(_ source: String, to target: String, progress: ((Int64) -> Void)? = nil) throws(FileError) -> Int64 {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw AtomicFile.failure(source, "cannot open") }
+        let input = open(source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard input >= 0 else {
+            if errno == ELOOP { throw FileError(description: "\(source): is a symbolic link; links are not followed") }
+            throw AtomicFile.failure(source, "cannot open")
+        }
         defer { close(input) }
+        var status = stat()
+        guard fstat(input, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { throw FileError(description: "\(source): is not a plain file") }
         var total: Int64 = 0
         let temporary = try AtomicFile.flushedTemporary(for: target) { (output) throws(FileError) in
             var buffer = [UInt8](repeating: 0, count: chunk)

@@ -92,18 +92,7 @@ public enum ConfinedPath {
         return String(cString: pointer)
     }
 
-    /// Text from outside made safe to print on a terminal or in a log:
-    /// control characters (an escape sequence, a newline, a bidirectional
-    /// override) shown as `\u{…}` escapes.
-    public static func printable(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if ScoreLimits.isControl(scalar) {
-                result += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    /// Text from outside made safe to print on a terminal or in a log
+    /// (`SafeText.printable`).
+    public static func printable(_ text: String) -> String { SafeText.printable(text) }
 }

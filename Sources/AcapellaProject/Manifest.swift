@@ -131,6 +131,9 @@ public struct Manifest: Codable, Hashable, Sendable {
     public static let sampleRates = 8_000...384_000
     /// Take ids stay below this (a counter that can never overflow).
     public static let maximumTakeID = 1_000_000_000
+    /// Takes one project holds at most (a take a minute for two weeks):
+    /// a bundle of the largest project still unpacks.
+    public static let maximumTakes = 20_000
     /// Sample positions, offsets and lengths stay within ± this (2⁴⁰,
     /// about 265 days at 48 kHz): sums of a few of them never overflow.
     public static let sampleLimit: Int64 = 1 << 40

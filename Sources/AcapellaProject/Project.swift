@@ -90,9 +90,25 @@ public final class Project {
 
     // MARK: Opening
 
+    /// Why `name` cannot name a project, if it cannot: a line break, an
+    /// escape or a direction override in it (it would print as something
+    /// else, or rewrite a terminal), or longer than a file name may be.
+    public static func nameProblem(_ name: String) -> String? {
+        if name.unicodeScalars.contains(where: SafeText.isControl) { return "a project's name may not contain a line break or another control character" }
+        if name.utf8.count > 240 { return "a project's name is 240 bytes at most" }
+        return nil
+    }
+
+    /// A song file's stem as a project name: control characters become '-'.
+    public static func name(forSong stem: String) -> String {
+        String(String.UnicodeScalarView(stem.unicodeScalars.map { SafeText.isControl($0) ? "-" : $0 }.prefix(200)))
+    }
+
     /// Creates `path` (which must not exist) holding `songText`; the
     /// creator holds it for writing as `owner`.
     public static func create(at path: String, songText: String, sampleRate: Int = 48_000, owner: String = "acapella") throws(ProjectError) -> Project {
+        let name = (path as NSString).lastPathComponent
+        if let problem = nameProblem(name) { throw ProjectError(description: "\(SafeText.printable(path)): \(problem)") }
         let score: Score
         do { score = try Acasong.parse(songText) } catch {
             throw ProjectError(description: "\(path): the song is not valid: \(error.description)")
@@ -167,7 +183,7 @@ public final class Project {
         }
         var repaired: Set<Int> = []
         changed = project.settleInterruptedTakes(writer: writer, repaired: &repaired, &report) || changed
-        project.checkAudio(&report)
+        changed = project.checkAudio(&report) || changed
         changed = project.settleActiveTakes(repaired: repaired) || changed
         if project.isWritable { project.checkSidecars(&report) }
         if project.isWritable {
@@ -207,8 +223,8 @@ public final class Project {
         var changed = false
         for index in manifest.takes.indices {
             let take = manifest.takes[index]
-            guard TakeRecord.isTakeFileName(take.file),
-                  let data = FileManager.default.contents(atPath: path + "/" + Self.sidecar(take.file)),
+            guard let sidecar = try? sidecarPath(take.file),
+                  let data = FileManager.default.contents(atPath: sidecar),
                   var stored = try? JSONDecoder().decode(TakeRecord.self, from: data),
                   (stored.changed ?? "") > (take.changed ?? "")
             else { continue }
@@ -242,7 +258,11 @@ public final class Project {
         var changed = false
         for name in files where !known.contains("takes/" + name) {
             let file = "takes/" + name
-            let sidecarPath = path + "/" + Self.sidecar(file)
+            // A name that is not a take's, or a link (it could lead anywhere), is not a take of this project.
+            guard (try? confined(file, what: file)) != nil, let sidecarPath = try? sidecarPath(file) else {
+                report.append("takes/\(SafeText.printable(name)): not a take file of this project (a link, or a name a take never has); left alone")
+                continue
+            }
             var take: TakeRecord
             var sidecarProblem: String?
             if let data = FileManager.default.contents(atPath: sidecarPath) {
@@ -292,7 +312,7 @@ public final class Project {
         let named = slugs.lazy.compactMap { slug in self.score.parts.first { Self.slug($0.name) == slug } }.first
         let box = named != nil && Self.slug(named!.name) == slugs[1] ? pieces.dropLast().last.map(String.init).flatMap { BoxIdentity.isValid($0) ? $0 : nil } : nil
         let part = named?.name ?? score.parts.first?.name ?? slugs[0]
-        let frames = TakeFile.framesOnDisk(path + "/" + file) ?? 0
+        let frames = (try? confined(file, what: file)).flatMap { TakeFile.framesOnDisk($0) } ?? 0
         return TakeRecord(
             id: id, part: part, file: file, alignmentOffsetSamples: 0, nudgeSamples: 0, range: nil, tempoScale: "1", transpose: 0,
             sampleRate: manifest.sampleRate, state: frames > 0 ? .recovered : .discarded, active: false, frames: frames, dropouts: [],
@@ -312,7 +332,10 @@ public final class Project {
                 conditions[take.id] = writer.map(TakeCondition.live) ?? .interrupted
                 continue
             }
-            let file = path + "/" + take.file
+            guard let file = try? takePath(take) else {
+                conditions[take.id] = .invalid("manifest.json: take \(take.id)'s file '\(SafeText.printable(take.file))' is not in the project's takes folder")
+                continue
+            }
             if !FileManager.default.fileExists(atPath: file) {
                 manifest.takes[index].state = .discarded
                 manifest.takes[index].note = "interrupted before any audio was written"
@@ -341,7 +364,7 @@ public final class Project {
     /// missing, damaged or stale one is rewritten from the manifest.
     private func checkSidecars(_ report: inout [String]) {
         for take in manifest.takes where conditions[take.id] == nil {
-            let sidecarPath = path + "/" + Self.sidecar(take.file)
+            guard let sidecarPath = try? sidecarPath(take.file) else { continue }
             let data = FileManager.default.contents(atPath: sidecarPath)
             let stored = data.flatMap { try? JSONDecoder().decode(TakeRecord.self, from: $0) }
             guard stored != take else { continue }
@@ -357,13 +380,29 @@ public final class Project {
 
     /// Flags takes whose audio cannot play as recorded, and takes whose
     /// song changed since; each is named once in the report.
-    private func checkAudio(_ report: inout [String]) {
-        for take in manifest.takes where conditions[take.id] == nil && take.state.isUsable {
-            if let problem = AudioFile.problem(path + "/" + take.file, sampleRate: manifest.sampleRate, channels: 1) {
+    private func checkAudio(_ report: inout [String]) -> Bool {
+        var changed = false
+        for index in manifest.takes.indices where conditions[manifest.takes[index].id] == nil && manifest.takes[index].state.isUsable {
+            let take = manifest.takes[index]
+            let file: String
+            do { file = try takePath(take) } catch {
+                conditions[take.id] = .unreadable(error.description)
+                report.append("take \(take.id) (\(take.part)): \(error.description); left out")
+                continue
+            }
+            if let problem = AudioFile.problem(file, sampleRate: manifest.sampleRate, channels: 1) {
                 conditions[take.id] = .unreadable(problem)
-            } else if let onDisk = TakeFile.framesOnDisk(path + "/" + take.file), onDisk < take.frames {
+            } else if let onDisk = TakeFile.framesOnDisk(file), onDisk < take.frames {
                 report.append(String(format: "take %d (%@): its file holds %.1f s of the %.1f s recorded (cut short); it plays what is there",
                                      take.id, take.part, Double(onDisk) / Double(take.sampleRate), Double(take.frames) / Double(take.sampleRate)))
+                continue
+            } else if let onDisk = TakeFile.framesOnDisk(file), onDisk > take.frames, take.frames < Manifest.sampleLimit {
+                // The record says less than the file holds: the file is the truth (said, and put right by a writer).
+                report.append(String(format: "take %d (%@): its record says %.2f s but its file holds %.2f s; the file's length is taken%@",
+                                     take.id, take.part, Double(take.frames) / Double(take.sampleRate), Double(onDisk) / Double(take.sampleRate),
+                                     isWritable ? "" : " (opened read-only: not written back)"))
+                manifest.takes[index].frames = min(onDisk, Manifest.sampleLimit)
+                changed = true
                 continue
             } else if let recorded = take.scoreHash, recorded != score.fingerprint(ofPart: take.part) {
                 conditions[take.id] = .scoreChanged
@@ -372,6 +411,7 @@ public final class Project {
             }
             if take.state.isUsable { report.append("take \(take.id) (\(take.part)): \(conditions[take.id]!.description); left out") }
         }
+        return changed
     }
 
     /// A take just repaired after a crash (its alignment known) plays when
@@ -506,7 +546,7 @@ public final class Project {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data: Data
         do { data = try encoder.encode(take) } catch { throw ProjectError(description: "\(take.file): \(error)") }
-        try writeMakingRoom(Array(data), to: path + "/" + Self.sidecar(take.file))
+        try writeMakingRoom(Array(data), to: try sidecarPath(take.file))
     }
 
     static func sidecar(_ file: String) -> String { (file as NSString).deletingPathExtension + ".json" }
@@ -528,7 +568,13 @@ public final class Project {
             throw ProjectError(description: "\(what): '\(ConfinedPath.printable(file))' is not a file in the project's takes folder")
         }
         switch ConfinedPath.resolve(file, under: path) {
-        case .success(let resolved): return resolved
+        case .success(let resolved):
+            // A FIFO would block whoever opens it, a device never end, a folder is no take.
+            var status = stat()
+            if lstat(resolved, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+                throw ProjectError(description: "\(what): '\(SafeText.printable(file))' is not a plain file (a FIFO, a device or a folder)")
+            }
+            return resolved
         case .failure(let refusal): throw ProjectError(description: "\(what): \(refusal.description)")
         }
     }
@@ -543,6 +589,9 @@ public final class Project {
     public func beginTake(part: String, options: ScheduleOptions, syncFrames: Int64 = 12_000, failAfterFrames: Int64? = nil,
                           _ configure: (inout TakeRecord) -> Void = { _ in }) throws(ProjectError) -> (record: TakeRecord, writer: TakeFileWriter) {
         try requireWriter()
+        guard manifest.takes.count < Manifest.maximumTakes else {
+            throw ProjectError(description: "\(path): the project holds \(manifest.takes.count) takes, the most one may; delete some ('acapella takes PROJECT delete ID') or start another")
+        }
         var id = freshTakeID
         var writer: TakeFileWriter?
         var file = ""
@@ -593,7 +642,7 @@ public final class Project {
         case nil: break
         }
         // A discarded take's audio is checked now (it was not when the project opened).
-        if let problem = AudioFile.problem(path + "/" + take.file, sampleRate: manifest.sampleRate, channels: 1) {
+        if let problem = AudioFile.problem(try takePath(take), sampleRate: manifest.sampleRate, channels: 1) {
             throw ProjectError(description: "take \(id) cannot play: \(problem)")
         }
         // Activating a discarded take brings it back: nothing is ever deleted.
@@ -711,7 +760,7 @@ public final class Project {
                 }
                 if case .streamed(let slots, let throttle) = loading {
                     do {
-                        let file = try SoundFileBlockSource(path: path + "/" + take.file, gain: take.gainFactor)
+                        let file = try SoundFileBlockSource(path: try takePath(take), gain: take.gainFactor)
                         guard file.sampleRate == options.sampleRate else {
                             leftOut.append(LeftOutTake(take: take, reason: "recorded at \(file.sampleRate) Hz, this runs at \(options.sampleRate) Hz"))
                             continue
@@ -727,7 +776,10 @@ public final class Project {
                     }
                 }
                 let decoded: (samples: [Float], sampleRate: Int)
-                do { decoded = try AudioFile.readMono(path + "/" + take.file) } catch {
+                do throws(ProjectError) {
+                    let file = try takePath(take)
+                    do { decoded = try AudioFile.readMono(file) } catch { throw ProjectError(description: error.description) }
+                } catch {
                     leftOut.append(LeftOutTake(take: take, reason: "unreadable: \(error.description)"))
                     continue
                 }

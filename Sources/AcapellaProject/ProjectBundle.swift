@@ -1,4 +1,6 @@
 internal import CZip
+import AcapellaEngine
+import AcapellaScore
 import Foundation
 
 /// A project as one file to carry away: a zip of its folder as a reader
@@ -13,10 +15,12 @@ public enum ProjectBundle {
     public static func write(_ project: Project, to output: String) throws(ProjectError) {
         let folder = (project.path as NSString).lastPathComponent
         var files = ["manifest.json", "score.acasong"]
-        for take in project.manifest.takes where take.state != .recording {
+        // Only what is the project's own: a take whose record names a file
+        // outside its takes folder (or a link) is not carried.
+        for take in project.manifest.takes where take.state != .recording && (try? project.takePath(take)) != nil {
             files.append(take.file)
             let sidecar = (take.file as NSString).deletingPathExtension + ".json"
-            if FileManager.default.fileExists(atPath: project.path + "/" + sidecar) { files.append(sidecar) }
+            if let path = try? project.sidecarPath(take.file), FileManager.default.fileExists(atPath: path) { files.append(sidecar) }
         }
         // The reference recording travels with its takes.
         if let reference = project.referenceRecord {
@@ -44,9 +48,31 @@ public enum ProjectBundle {
         guard zip_close(archive) == 0 else { throw fail("cannot write") }
     }
 
-    /// Most entries a bundle may hold, and the most it may unpack to.
-    public static let maximumEntries = 10_000
+    /// Most entries a bundle may hold (the largest project's: two a take,
+    /// the manifest, the song, the reference's three), and the most it may
+    /// unpack to.
+    public static let maximumEntries = 2 * Manifest.maximumTakes + 8
     public static let maximumBytes: UInt64 = 64 << 30
+    /// The most a text entry may hold: the manifest (a largest project's is
+    /// about 30 MB), the song, a sidecar or the reference's record or lyrics.
+    static let maximumManifestBytes: UInt64 = 64 << 20
+    static let maximumTextBytes: UInt64 = 1 << 20
+
+    /// The most bytes a take's (or the reference's) audio may hold: what a
+    /// recording of the whole song at a quarter of its tempo, with four
+    /// measures of count-in and a minute to spare, holds as 32-bit float
+    /// WAV at the project's rate — so a small bundle cannot unpack into a
+    /// take bigger than any recording of its song could be.
+    static func maximumAudioBytes(score: Score, sampleRate: Int) -> UInt64 {
+        let rate = max(8_000, min(384_000, sampleRate))
+        let seconds: Double
+        if let schedule = try? Schedule(score: score, options: ScheduleOptions(sampleRate: rate, tempoScale: Rational(1, 4), countInMeasures: 4)) {
+            seconds = Double(schedule.endSample - schedule.startSample) / Double(rate) + 60
+        } else {
+            seconds = 3_600
+        }
+        return UInt64(seconds * Double(rate)) * 4 + (1 << 16)
+    }
 
     /// Unpacks the bundle `file` into `directory` as the project it holds
     /// (`directory/NAME.acaproj`), checked as any project is when opened:
@@ -103,6 +129,32 @@ public enum ProjectBundle {
         guard let folder, entries.contains(where: { $0.name == "manifest.json" }), entries.contains(where: { $0.name == "score.acasong" }) else {
             throw ProjectError(description: "\(file): holds no project (a NAME.acaproj/ folder with manifest.json and score.acasong)")
         }
+        if let problem = Project.nameProblem(folder) { throw ProjectError(description: "\(file): \(SafeText.printable(folder)): \(problem)") }
+        // Each entry no bigger than what it is could be: the text ones small,
+        // the audio by the song's length (its manifest and song read first).
+        func text(_ name: String, limit: UInt64) throws(ProjectError) -> [UInt8] {
+            guard let entry = entries.first(where: { $0.name == name }) else { return [] }
+            guard entry.size <= limit else { throw ProjectError(description: "\(file): \(name) is \(entry.size >> 20) MB; it can be \(limit >> 20) MB at most") }
+            guard let member = zip_fopen_index(archive, entry.index, 0) else { throw ProjectError(description: "\(file): cannot open \(name) in it") }
+            defer { zip_fclose(member) }
+            var bytes = [UInt8](repeating: 0, count: Int(entry.size) + 1)
+            let got = bytes.withUnsafeMutableBytes { zip_fread(member, $0.baseAddress!, zip_uint64_t($0.count)) }
+            guard got >= 0, UInt64(got) == entry.size else { throw ProjectError(description: "\(file): \(name) is damaged or not the size it says") }
+            return Array(bytes.prefix(Int(got)))
+        }
+        let song = try text("score.acasong", limit: UInt64(ScoreLimits.maximumFileBytes))
+        let manifestBytes = try text("manifest.json", limit: maximumManifestBytes)
+        let rate = (try? Manifest.decode(Data(manifestBytes)).get())?.sampleRate ?? 48_000
+        guard let score = try? Acasong.parse(bytes: song, file: "score.acasong") else {
+            throw ProjectError(description: "\(file): its song (score.acasong) is not a valid song")
+        }
+        let audioLimit = maximumAudioBytes(score: score, sampleRate: rate)
+        for entry in entries where entry.name != "manifest.json" {
+            let limit = entry.name.hasSuffix(".wav") ? audioLimit : entry.name == "score.acasong" ? UInt64(ScoreLimits.maximumFileBytes) : maximumTextBytes
+            guard entry.size <= limit else {
+                throw ProjectError(description: "\(file): \(entry.name) unpacks to \(entry.size >> 20) MB, more than any recording of the song could be (\(limit >> 20) MB at most)")
+            }
+        }
         let target = directory + "/" + folder
         guard !FileManager.default.fileExists(atPath: target) else {
             throw ProjectError(description: "\(target): already exists; nothing was changed (move it away or import elsewhere)")
@@ -145,10 +197,14 @@ public enum ProjectBundle {
         }
         // Checked as any project is when opened, before it takes its name.
         let report: [String]
-        do {
+        do throws(ProjectError) {
             let opened = try Project.open(staging, for: .read)
             report = opened.report
-            opened.project.close()
+            defer { opened.project.close() }
+            // A record naming a file outside the takes folder came from a hostile or broken bundle.
+            if let stray = opened.project.manifest.takes.first(where: { (try? opened.project.takePath($0)) == nil }) {
+                throw ProjectError(description: "its manifest names take \(stray.id)'s file as '\(SafeText.printable(stray.file))', not a file in the project's takes folder")
+            }
         } catch {
             throw abandon("\(file): \(error.description)")
         }

@@ -71,14 +71,15 @@ extension Project {
                 outcome.leftBehind.append("take \(take.id) (\(take.part)): still being recorded there, or interrupted (open it with 'acapella takes \(other.path) recover' first)")
                 continue
             }
-            guard TakeRecord.isTakeFileName(take.file) else {
-                outcome.leftBehind.append("take \(take.id) (\(take.part)): its file name '\(take.file)' is not a take file")
+            // Its file inside the other project's takes folder, and no link (it could lead anywhere).
+            let source: String
+            do { source = try other.takePath(take) } catch {
+                outcome.leftBehind.append("take \(take.id) (\(take.part)): \(error.description)")
                 continue
             }
-            let source = other.path + "/" + take.file
             // The same audio here already: under its own name, or renamed by an earlier merge.
             if manifest.takes.contains(where: { ($0.file == take.file || (take.recorded != nil && $0.box == take.box && $0.recorded == take.recorded))
-                && FileCopy.sameContents(source, path + "/" + $0.file) }) {
+                && (try? takePath($0)).map { FileCopy.sameContents(source, $0) } == true }) {
                 outcome.alreadyHere += 1
                 continue
             }
@@ -86,8 +87,13 @@ extension Project {
             var file = take.file
             var copied = false
             for attempt in 1...1_000 {
+                let target: String
+                do { target = try confined(file, what: "take \(take.id)") } catch {
+                    outcome.leftBehind.append("take \(take.id) (\(take.part)): \(error.description)")
+                    break
+                }
                 do {
-                    try FileCopy.copy(source, to: path + "/" + file)
+                    try FileCopy.copy(source, to: target)
                     copied = true
                     break
                 } catch where error.exists {

@@ -20,15 +20,6 @@ public enum ScoreLimits {
     /// Characters of a title, a name, a tag, a syllable.
     public static let maximumTextScalars = 1_000
 
-    /// C0 and C1 controls, DEL, and the bidirectional controls that reorder
-    /// text on a screen (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C):
-    /// never part of a title, a name or a syllable.
-    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        return value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
-            || value == 0x200E || value == 0x200F || value == 0x061C
-    }
-
     /// Why `score` is beyond the limits, if it is.
     public static func problem(parts: Int, measures: Int, notes: Int) -> String? {
         if parts > maximumParts { return "\(parts) parts; the box takes \(maximumParts) at most" }
@@ -40,5 +31,33 @@ public enum ScoreLimits {
     /// Says a file of `bytes` is too large, if it is.
     public static func fileProblem(bytes: Int) -> String? {
         bytes > maximumFileBytes ? "\(bytes >> 20) MB; a song file is \(maximumFileBytes >> 20) MB at most" : nil
+    }
+}
+
+/// Text from outside (a file name, a title, a client's words) on its way
+/// to a terminal, a log or a page: control characters made visible.
+public enum SafeText {
+    /// C0 and C1 controls, DEL, and the bidirectional controls that reorder
+    /// text on a screen (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C):
+    /// never part of a title, a name or a syllable.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+            || value == 0x200E || value == 0x200F || value == 0x061C
+    }
+
+    /// `text` with each control character shown as a `\u{…}` escape, so an
+    /// escape sequence or a direction override prints as what it is.
+    public static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

@@ -293,7 +293,7 @@ func textProblem(_ text: String, forbidden: Set<Character>) -> String? {
     if text.first!.isWhitespace || text.last!.isWhitespace { return "has leading or trailing spaces" }
     if text.contains(where: \.isNewline) { return "contains a line break" }
     // A terminal escape, a bidirectional override: shown raw they rewrite a log or a screen.
-    if text.unicodeScalars.contains(where: ScoreLimits.isControl) { return "contains a control character" }
+    if text.unicodeScalars.contains(where: SafeText.isControl) { return "contains a control character" }
     if let bad = text.first(where: { forbidden.contains($0) }) { return "may not contain '\(bad)'" }
     if text.hasPrefix("//") || text.contains(" //") || text.contains("\t//") {
         return "contains ' //', which starts a comment"

@@ -129,6 +129,7 @@ func runUSB(_ arguments: ParsedArguments) throws -> Int32 {
     }
     // What arrived is imported at once, as the running box would.
     for arrival in SongLibrary.importArrivals(in: SongLibrary.userFolder(data)) { writeError(arrival.message) }
+    for skipped in outcome.skipped { writeError("\(stick)/acapella/\(skipped)") }
     print("usb: \(outcome.imported.count) song\(outcome.imported.count == 1 ? "" : "s") in (\(outcome.alreadyThere) already there), \(outcome.exported.count) files out "
           + String(format: "(%.1f MB; rendering %.1f s, writing %.1f s); safe to remove", Double(outcome.bytes) / 1_048_576, outcome.renderSeconds, outcome.writeSeconds))
     return 0
