@@ -342,5 +342,42 @@ rm "$stick/acapella/export"
   pass "the export done, the linked song said and left alone" || fail "stick without the export link: exit $got: $(cat "$work/usb2.err")"
 fi
 
+if want escapes; then
+echo "== terminal escapes and control characters: never raw in a log, never in an SVG, never in a project's name"
+esc="$(printf '\033')"
+python3 - "$work/escape.musicxml" <<'PY'
+import sys
+# XML 1.0 holds no ESC, but it holds C1 controls (U+009B is a terminal's CSI) and direction overrides.
+title = "Hymn\u009b2J \u202eevil"
+open(sys.argv[1], "w", encoding="utf-8").write(f"""<?xml version="1.0" encoding="UTF-8"?>
+<score-partwise version="3.1"><work><work-title>{title}</work-title></work>
+<part-list><score-part id="P1"><part-name>Sop\u009b31mrano</part-name></score-part></part-list>
+<part id="P1"><measure number="1"><attributes><divisions>1</divisions><time><beats>4</beats><beat-type>4</beat-type></time>
+<clef><sign>G</sign><line>2</line></clef></attributes>
+<note><pitch><step>C</step><octave>4</octave></pitch><duration>4</duration><type>whole</type><lyric><text>la\u202e</text></lyric></note>
+</measure></part></score-partwise>""")
+PY
+"$acapella" import "$work/escape.musicxml" -o "$work/escape.acasong" > /dev/null 2> "$work/escape.err"; got=$?
+((got == 0)) && python3 -c 'import sys; t = open(sys.argv[1], encoding="utf-8").read(); sys.exit(any(0x80 <= ord(c) <= 0x9f or ord(c) == 0x202e for c in t))' "$work/escape.acasong" &&
+  pass "MusicXML with escapes in its title, part name and words: imported without them ($(grep -m1 '^title' "$work/escape.acasong"))" ||
+  fail "escape import: exit $got $(cat "$work/escape.err") $(cat -v "$work/escape.acasong" | head -3)"
+"$acapella" engrave "$work/escape.musicxml" -o "$work/escape.svg" > /dev/null 2>&1
+python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$work/escape.svg" 2> "$work/svg.err" && pass "its engraved SVG is well-formed XML" || fail "the SVG: $(head -c 300 "$work/svg.err")"
+named="$work/song${esc}]2;pwned$(printf '\007')${esc}[31m.acasong"
+cp Songs/simple-harmony.acasong "$named"
+"$acapella" run --song "$named" --data "$work/escbox" --device sim --web off --seconds 2 </dev/null > "$work/escbox.out" 2> "$work/escbox.err"
+! grep -q "$esc" "$work/escbox.err" && grep -q "ready:" "$work/escbox.err" && pass "a song whose file name carries escapes: none raw in the box's log ($(grep -m1 -o 'project [^;]*' "$work/escbox.err"))" ||
+  fail "the box's log: $(cat -v "$work/escbox.err" | head -5)"
+"$acapella" check "$named" > /dev/null 2> "$work/esccheck.err"
+"$acapella" check "$work/none${esc}[2J.acasong" > /dev/null 2> "$work/esccheck.err"
+! grep -q "$esc" "$work/esccheck.err" && pass "an error naming such a file shows the escape: $(cut -c1-80 "$work/esccheck.err")" || fail "check's error: $(cat -v "$work/esccheck.err")"
+for name in "$(printf 'bad\nname')" "$(printf 'r\xe2\x80\xaeev')" "$(printf 'x\033[2Jy')"; do
+  "$acapella" new "$work/$name.acaproj" --song Songs/simple-harmony.acasong > /dev/null 2> "$work/name.err"; got=$?
+  ((got == 1)) && grep -q "may not contain a line break or another control character" "$work/name.err" && [[ ! -e "$work/$name.acaproj" ]] ||
+    fail "project name $(printf '%q' "$name"): exit $got: $(cat -v "$work/name.err")"
+done
+pass "project names with a line break, a right-to-left override or an escape: refused"
+fi
+
 rm -rf "$work"
 exit $failed

@@ -24,7 +24,7 @@ public enum ConfinedPath {
     public static func resolve(_ relative: String, under root: String) -> Result<String, Refusal> {
         guard !relative.isEmpty else { return .failure(Refusal("an empty path")) }
         guard !relative.hasPrefix("/") else { return .failure(Refusal("'\(printable(relative))' is an absolute path; only a path inside \(printable(root)) is allowed")) }
-        guard !relative.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard !relative.unicodeScalars.contains(where: SafeText.isControl) else {
             return .failure(Refusal("'\(printable(relative))' has a control character in it"))
         }
         let components = relative.split(separator: "/", omittingEmptySubsequences: false)

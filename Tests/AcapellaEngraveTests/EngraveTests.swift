@@ -41,6 +41,14 @@ func loadSong(_ name: String) throws -> Score {
 }
 
 @Suite struct EngraveCorrectnessTests {
+    /// Any text keeps the SVG well-formed: markup as entities; control
+    /// characters, U+FFFE and direction overrides left out.
+    @Test func svgTextIsAlwaysWellFormed() {
+        #expect(SVGWriter.escape("a<b>&\"c") == "a&lt;b&gt;&amp;&quot;c")
+        #expect(SVGWriter.escape("x\u{1}y\u{1B}[2Jz\u{202E}w\u{FFFE}") == "xy[2Jzw")
+        #expect(SVGWriter.escape("Ünïcödé ♩") == "Ünïcödé ♩")
+    }
+
     @Test func theCorpusIsThere() {
         #expect(engravingCorpus.count >= 20, "Songs/ and ../shared/data/musicxml: \(engravingCorpus.count) files")
     }
