@@ -379,5 +379,21 @@ done
 pass "project names with a line break, a right-to-left override or an escape: refused"
 fi
 
+if want web; then
+echo "== the page attacked: the code guessed from thousands of addresses, big bodies from unpaired clients, slow connections, idle event streams, other hosts' names"
+if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null; then
+  # Addresses on the loopback interface: the singer's phone, and 20 attackers (client groups of their own).
+  ip addr add 10.98.0.1/32 dev lo 2>/dev/null
+  for n in $(seq 20); do ip addr add "10.99.0.$n/32" dev lo 2>/dev/null; done
+  trap 'ip addr del 10.98.0.1/32 dev lo 2>/dev/null; for n in $(seq 20); do ip addr del "10.99.0.$n/32" dev lo 2>/dev/null; done; for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done; rm -rf "$work"' EXIT
+  start_box web '{ "web": { "guests": "view" } }'
+  python3 Tests/web/attacks.py "$web" "$code" "$box" "$boxlog" 10.98.0.1 $(seq -f '10.99.0.%g' 20) || failed=1
+  kill -0 "$box" 2>/dev/null && pass "the box is still up" || fail "the box died: $(tail -3 "$boxlog")"
+  kill -TERM "$box"; wait "$box" 2>/dev/null
+else
+  echo "WEB ATTACKS SKIPPED: they need root (addresses of their own on the loopback interface, ip from iproute2)"
+fi
+fi
+
 rm -rf "$work"
 exit $failed

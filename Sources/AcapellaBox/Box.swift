@@ -162,7 +162,7 @@ public enum Box {
             io.songsWatch = songsWatch
             io.sticks = sticks
             // The name as announced (a collision renames it: acapella-2.local).
-            io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.banner.code) }
+            io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.hub.pairingCode ?? $0.banner.code) }
             let (lastSong, lastPart) = (options.songIndex, options.partIndex)
             do {
                 next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
@@ -263,6 +263,10 @@ public enum Box {
                          random: {
                              var generator = SystemRandomNumberGenerator()
                              return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
+                         },
+                         newPairingCode: {
+                             var generator = SystemRandomNumberGenerator()
+                             return Pairing.code(from: generator.next())
                          })
         do {
             let server = try WebServer(app: app, port: UInt16(port), bind: options.webBind)
@@ -272,6 +276,9 @@ public enum Box {
             // The host's own mDNS name: where the page is without the box's name.
             let hostAddress = name.isEmpty ? "localhost" : name + ".local"
             let address = options.webName.map { "\($0).local" } ?? hostAddress
+            // The names a request may give in Host: any other is a page
+            // elsewhere pointing its own name at the box (DNS rebinding).
+            hub.serve(app, names: [address, hostAddress] + (name.isEmpty ? [] : [name]))
             log("web: http://\(address):\(port)/ — pairing code \(code)")
             let banner = WebBanner(host: address, port: port, code: code)
             let elsewhere = "the page is also at http://\(hostAddress):\(port)/ and the box's address"
@@ -573,6 +580,7 @@ public enum Box {
         }
 
         let analyses = TakeAnalyses(wake: io.wake)
+        var wrongCodes: (count: Int, groups: Set<String>, loggedAt: Int64) = (0, [], 0)
         var lastTakesCount = 0
         while true {
             let ready = Poller.wait(descriptors, timeoutMilliseconds: Self.frameMilliseconds)
@@ -616,6 +624,25 @@ public enum Box {
                 }
             }
             for line in io.hub.news() { log(line, .warning) }
+            if let web = io.web {
+                // Wrong pairing codes, logged at most every 10 s (a guesser sends thousands); a replaced code at once.
+                for event in web.takePairingEvents() {
+                    switch event {
+                    case .wrongCode(let group, _, _):
+                        wrongCodes.count += 1
+                        wrongCodes.groups.insert(group)
+                    case .codeReplaced(let code, _):
+                        feed(.pairingCodeReplaced(code))
+                    }
+                }
+                let now = MonotonicClock.nanoseconds()
+                if wrongCodes.count > 0, now - wrongCodes.loggedAt >= 10_000_000_000 {
+                    let groups = wrongCodes.groups.sorted()
+                    log("web: \(wrongCodes.count) wrong pairing code\(wrongCodes.count == 1 ? "" : "s") from \(groups.prefix(3).joined(separator: ", "))"
+                        + (groups.count > 3 ? " and \(groups.count - 3) more" : ""), .warning)
+                    wrongCodes = (0, [], now)
+                }
+            }
             for result in analyses.finished() {
                 switch result {
                 case .success(let done):

@@ -180,6 +180,8 @@ public struct BoxSession: Sendable {
         case playbackProblem(String)
         /// Something the box noticed (a song arrived in the library).
         case notice(String)
+        /// Too many wrong pairing codes: the page's code was replaced by this one.
+        case pairingCodeReplaced(String)
         /// The result of `Effect.undoLastTake`.
         case undone(Result<TakeRecord, ProjectError>)
         /// The result of `Effect.retime`: the schedule now in force, or why not.
@@ -458,6 +460,12 @@ public struct BoxSession: Sendable {
             }
         case .notice(let text):
             effects.append(say(text))
+        case .pairingCodeReplaced(let code):
+            // Shown at once with the page's address, the new code in it.
+            context.web?.code = code
+            if context.web != nil { webUntil = now + Self.webMilliseconds }
+            effects.append(.log("web: someone is guessing the page's pairing code; the new code is \(code)", .warning))
+            effects.append(say("someone is guessing the page's code: new code \(code)"))
         case .referenceRemoved:
             context.reference = nil
         case .lineWritten(.success(let written)):

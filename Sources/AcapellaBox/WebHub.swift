@@ -96,9 +96,31 @@ public final class WebHub: WebBox {
     }
 
     /// The name mDNS announced the box under, once it has.
+    /// The app serving the page, once started (its pairing's news is read
+    /// by the control loop; its host names follow the announced name).
+    private let servingApp = Mutex<WebApp?>(nil)
+    /// The names the page may be asked for by (besides addresses).
+    private let ownNames = Mutex<[String]>([])
+
+    func serve(_ app: WebApp, names: [String]) {
+        servingApp.withLock { $0 = app }
+        ownNames.withLock { $0 = names }
+        app.setHostNames(names + (announcedHost.map { [$0] } ?? []))
+    }
+
+    /// Wrong pairing codes and replaced codes since the last call.
+    func takePairingEvents() -> [Pairing.Event] { servingApp.withLock { $0?.takePairingEvents() } ?? [] }
+
+    /// The pairing code the page takes now.
+    var pairingCode: String? { servingApp.withLock { $0?.pairingCode } }
+
     var announcedHost: String? {
         get { shared.withLock { $0.announcedHost } }
-        set { shared.withLock { $0.announcedHost = newValue } }
+        set {
+            shared.withLock { $0.announcedHost = newValue }
+            let names = ownNames.withLock { $0 }
+            servingApp.withLock { $0?.setHostNames(names + (newValue.map { [$0] } ?? [])) }
+        }
     }
 
     // MARK: Reads (web threads)

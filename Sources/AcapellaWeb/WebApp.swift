@@ -157,12 +157,31 @@ public final class WebApp: Sendable {
     let eventInterval: Duration
     let clock: @Sendable () -> Int64
     let random: @Sendable () -> String
+    /// A fresh pairing code, when too many wrong ones were tried.
+    let newPairingCode: @Sendable () -> String
 
-    /// Body size the server accepts at most.
+    /// Body size the server accepts at most (an upload).
     public static let maximumBody = 8 << 20
+    /// A pairing code's body, and any other change's, at most.
+    public static let maximumSmallBody = 4_096
+    /// Event streams open at once: for guests (unpaired, when they may
+    /// watch) in all and per client group, and for paired pages in all.
+    public static let maximumGuestStreams = 8
+    public static let maximumGuestStreamsPerGroup = 2
+    public static let maximumPairedStreams = 32
+
+    /// The box's own names (its mDNS name, its host name): a request must
+    /// name one of them, or an address, in `Host` (nil: any name; tests).
+    /// A page elsewhere that makes a browser's name for it resolve to the
+    /// box (DNS rebinding) is refused.
+    let hostNames = Mutex<Set<String>?>(nil)
+    /// Event streams open now: guests' by group, and paired pages'.
+    let streams = Mutex<(guests: [String: Int], paired: Int)>(([:], 0))
 
     public init(assets: [String: (type: String, bytes: [UInt8])], guests: GuestAccess, pairingCode: String, box: any WebBox,
-                eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64, random: @escaping @Sendable () -> String) {
+                eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64, random: @escaping @Sendable () -> String,
+                newPairingCode: @escaping @Sendable () -> String = { "000000" }) {
+        self.newPairingCode = newPairingCode
         self.assets = assets
         self.guests = guests
         pairing = Mutex(Pairing(code: pairingCode))
@@ -174,6 +193,62 @@ public final class WebApp: Sendable {
 
     /// The code to show on the box.
     public var pairingCode: String { pairing.withLock { $0.code } }
+
+    /// What pairing has to say since the last call (wrong codes, a code replaced).
+    public func takePairingEvents() -> [Pairing.Event] { pairing.withLock { $0.takeEvents() } }
+
+    /// Whether a page paired from this client group.
+    public func isPaired(group: String) -> Bool { pairing.withLock { $0.hasSession(group: group) } }
+
+    /// Sets the names a request may give in `Host` (lower case; a port and
+    /// a trailing dot are taken off before comparing). Addresses and
+    /// `localhost` are always allowed.
+    public func setHostNames(_ names: [String]) {
+        hostNames.withLock { $0 = Set(names.map { $0.lowercased() }) }
+    }
+
+    /// Whether `host` (a `Host` header) names the box.
+    func isBoxHost(_ host: String?) -> Bool {
+        guard let host, !host.isEmpty, host.utf8.count <= 255 else { return false }
+        var name = host.lowercased()
+        if name.hasPrefix("[") {
+            // [IPv6]:port
+            return name.contains("]")
+        }
+        if let colon = name.lastIndex(of: ":"), name[name.index(after: colon)...].allSatisfy(\.isNumber) { name = String(name[..<colon]) }
+        if name.hasSuffix(".") { name.removeLast() }
+        if name == "localhost" || Self.isIPv4(name) { return true }
+        return hostNames.withLock { names in names.map { $0.contains(name) } ?? true }
+    }
+
+    static func isIPv4(_ text: String) -> Bool {
+        let pieces = text.split(separator: ".", omittingEmptySubsequences: false)
+        return pieces.count == 4 && pieces.allSatisfy { piece in piece.count <= 3 && !piece.isEmpty && piece.allSatisfy(\.isNumber) && Int(piece)! <= 255 }
+    }
+
+    /// What the server may do with a request once its headers are in,
+    /// before a byte of its body is read: take a body of at most this many
+    /// bytes, or answer at once (no session, no CSRF token, another site,
+    /// another host's name) — so nobody unpaired can make the box hold a body.
+    public enum Admission: Sendable {
+        case accept(bodyLimit: Int)
+        case refuse(WebResponse)
+    }
+
+    /// The admission of a request (method, path and headers only).
+    public func admit(method: String, path: String, headers: [String: String], client: String) -> Admission {
+        guard isBoxHost(headers["host"]) else {
+            return .refuse(.error(headers["host"] == nil ? 400 : 403, headers["host"] == nil ? "a request without Host is refused" : "this is not the box's name"))
+        }
+        if method == "GET" || method == "HEAD" { return .accept(bodyLimit: 0) }
+        guard method == "POST" else { return .refuse(.error(405, "GET or POST")) }
+        let request = WebRequest(method: method, path: path, headers: headers, client: client)
+        guard !Self.isCrossSite(request) else { return .refuse(.error(403, "requests from other sites are refused")) }
+        if path == "/api/pair" { return .accept(bodyLimit: Self.maximumSmallBody) }
+        guard let paired = session(request) else { return .refuse(.error(401, "pair with the box first")) }
+        guard headers["x-csrf-token"] == paired.csrf else { return .refuse(.error(403, "missing or wrong CSRF token")) }
+        return .accept(bodyLimit: path == "/api/upload" ? Self.maximumBody : Self.maximumSmallBody)
+    }
 
     static let cookieName = "acapella-session"
 
@@ -195,6 +270,9 @@ public final class WebApp: Sendable {
     }
 
     public func handle(_ request: WebRequest) -> WebReply {
+        guard isBoxHost(request.headers["host"]) else {
+            return .response(.error(request.headers["host"] == nil ? 400 : 403, request.headers["host"] == nil ? "a request without Host is refused" : "this is not the box's name"))
+        }
         if request.method == "GET" || request.method == "HEAD" {
             if let asset = assets[request.path] {
                 // The font never changes within a version; the page's own files may.
@@ -236,7 +314,28 @@ public final class WebApp: Sendable {
             file.inflate = !(request.headers["accept-encoding"] ?? "").contains("gzip")
             return .file(file)
         case "/events":
-            return .events(eventStream())
+            // Guests' streams capped in all and per client group, paired pages' in all: none can take the box's threads.
+            let group = WebClient.group(request.client)
+            let admitted = streams.withLock { open -> Bool in
+                if paired != nil {
+                    guard open.paired < Self.maximumPairedStreams else { return false }
+                    open.paired += 1
+                } else {
+                    guard open.guests.values.reduce(0, +) < Self.maximumGuestStreams, open.guests[group, default: 0] < Self.maximumGuestStreamsPerGroup else { return false }
+                    open.guests[group, default: 0] += 1
+                }
+                return true
+            }
+            guard admitted else { return .response(.error(503, "too many pages are watching; try again in a moment")) }
+            let ticket = StreamTicket { [self] in
+                streams.withLock { open in
+                    if paired != nil { open.paired -= 1 } else {
+                        open.guests[group, default: 1] -= 1
+                        if open.guests[group] == 0 { open.guests[group] = nil }
+                    }
+                }
+            }
+            return .events(eventStream(ticket: ticket))
         default:
             break
         }
@@ -297,13 +396,14 @@ public final class WebApp: Sendable {
     func pair(_ request: WebRequest) -> WebReply {
         let code = String(decoding: request.body.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let now = clock()
-        let result = pairing.withLock { $0.pair(code: code, client: request.client, nowMilliseconds: now, token: random) }
+        let newCode = newPairingCode
+        let result = pairing.withLock { $0.pair(code: code, client: WebClient.group(request.client), nowMilliseconds: now, token: random, newCode: newCode) }
         switch result {
         case .success(let session):
             return .response(.json(["paired": true, "csrf": session.csrf],
                                    headers: [("Set-Cookie", "\(Self.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict")]))
         case .failure(let failure):
-            if case .tooManyAttempts(let seconds) = failure {
+            if let seconds = failure.retryAfterSeconds {
                 return .response(.json(["error": failure.description], status: 429, headers: [("Retry-After", "\(seconds)")]))
             }
             return .response(.error(403, failure.description))
@@ -384,12 +484,13 @@ public final class WebApp: Sendable {
     /// (about 30 times a second while playing) and at least once a second
     /// (a wait that times out), so the page sees the stream is alive;
     /// `event: takes` and `event: library` when those change.
-    func eventStream() -> @Sendable () -> [UInt8]? {
+    func eventStream(ticket: StreamTicket? = nil) -> @Sendable () -> [UInt8]? {
         // The last state sent, its generation, and how many waits since.
         let last = Mutex<(state: WebLiveState?, generation: Int, quiet: Int)>((nil, 0, 0))
         let interval = eventInterval
         let box = self.box
         return {
+            _ = ticket  // held while the stream is: released, it counts the stream out
             while true {
                 let generation = last.withLock { $0.generation }
                 let (state, newer) = box.nextLive(after: generation, timeout: interval * 30)
@@ -410,4 +511,11 @@ public final class WebApp: Sendable {
             }
         }
     }
+}
+
+/// Held by an event stream while it is open; counts it out when released.
+final class StreamTicket: Sendable {
+    private let release: @Sendable () -> Void
+    init(release: @escaping @Sendable () -> Void) { self.release = release }
+    deinit { release() }
 }

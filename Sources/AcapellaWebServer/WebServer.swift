@@ -2,52 +2,80 @@ public import AcapellaWeb
 internal import CMicroHTTPD
 import Foundation
 import Glibc
+import Synchronization
 
 /// The box's HTTP server: libmicrohttpd, a thread per connection (an event
-/// stream blocks only its own), capped connections overall and per
-/// address, an idle timeout, a memory cap per connection and a body cap;
-/// every request handed to a `WebApp`.
+/// stream blocks only its own), every request handed to a `WebApp`.
+///
+/// Held for the singer against a hostile or broken client (`Connections`):
+/// at most 64 connections; a client group that has not paired (an address,
+/// a whole IPv6 /64, the loopback /8: `WebClient.group`) 4 at a time and all
+/// of them 40, so 24 are always there for paired phones; a connection that
+/// has not sent its whole request head within 10 s, or a body within its
+/// time, is shut; a body is read only once the request may have one (a
+/// session, its CSRF token, the box's name in `Host`), each within its
+/// route's size, all of them together within 16 MiB.
 public final class WebServer: @unchecked Sendable {
-    // @unchecked: `daemon` is written once in init and read in stop().
+    // @unchecked: `daemon` is written once in init and read in stop();
+    // `connections` is thread-safe.
     private var daemon: OpaquePointer?
     private let app: WebApp
+    let connections: Connections
     /// The port listened on.
     public let port: UInt16
+
+    /// Connections in all (libmicrohttpd's cap), and what client groups that
+    /// have not paired may hold: each, and all together.
+    static let connectionLimit = 64
+    static let unpairedPerGroup = 4
+    static let unpairedInAll = 40
+    static let pairedPerGroup = 16
+    /// Seconds a connection has to send its request head, a small body, an
+    /// upload; seconds of silence before an idle connection is closed.
+    static let headDeadline = 10
+    static let smallBodyDeadline = 10
+    static let uploadDeadline = 120
+    static let idleSeconds: UInt32 = 30
+    /// Bodies held at once, every connection together.
+    static let bodyBudget = 16 << 20
 
     /// Starts serving `app` on `port` (all interfaces, or `bind`: an IPv4
     /// or IPv6 address). Throws with the reason when the port is taken.
     public init(app: WebApp, port: UInt16, bind: String? = nil) throws(WebServerError) {
         self.app = app
         self.port = port
+        connections = Connections(app: app)
         let context = Unmanaged.passUnretained(self).toOpaque()
         var started: OpaquePointer?
+        func start(_ address: UnsafePointer<sockaddr>?) -> OpaquePointer? {
+            acapella_mhd_start(port, address, webAccessHandler, context, webRequestCompleted, webAcceptPolicy, webConnectionNotified,
+                               UInt32(Self.connectionLimit), UInt32(Self.pairedPerGroup), Self.idleSeconds, 256 << 10)
+        }
         if let bind {
             var v4 = sockaddr_in()
             var v6 = sockaddr_in6()
             if inet_pton(AF_INET, bind, &v4.sin_addr) == 1 {
                 v4.sin_family = sa_family_t(AF_INET)
                 v4.sin_port = port.bigEndian
-                started = withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    acapella_mhd_start(port, address, webAccessHandler, context, webRequestCompleted, 64, 16, 60, 256 << 10)
-                } }
+                started = withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { start($0) } }
             } else if inet_pton(AF_INET6, bind, &v6.sin6_addr) == 1 {
                 v6.sin6_family = sa_family_t(AF_INET6)
                 v6.sin6_port = port.bigEndian
-                started = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    acapella_mhd_start(port, address, webAccessHandler, context, webRequestCompleted, 64, 16, 60, 256 << 10)
-                } }
+                started = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { start($0) } }
             } else {
                 throw WebServerError("web.bind: '\(bind)' is not an IPv4 or IPv6 address")
             }
         } else {
-            started = acapella_mhd_start(port, nil, webAccessHandler, context, webRequestCompleted, 64, 16, 60, 256 << 10)
+            started = start(nil)
         }
         guard let started else { throw WebServerError("cannot serve on port \(port) (in use, or not permitted)") }
         daemon = started
+        connections.startWatching()
     }
 
     /// Stops serving (open event streams end).
     public func stop() {
+        connections.stopWatching()
         if let daemon { MHD_stop_daemon(daemon) }
         daemon = nil
     }
@@ -55,6 +83,198 @@ public final class WebServer: @unchecked Sendable {
     deinit { stop() }
 
     func handle(_ request: WebRequest) -> WebReply { app.handle(request) }
+
+    func admit(method: String, path: String, headers: [String: String], client: String) -> WebApp.Admission {
+        app.admit(method: method, path: path, headers: headers, client: client)
+    }
+
+    /// What the server has refused so far, for a line in the box's log.
+    public var refusals: Connections.Refusals { connections.refusals }
+}
+
+/// The server's connections, as the limits see them: each with its client
+/// group, its socket, when it started and what it is doing; counted per
+/// group; watched once a second for a request head or body that takes too
+/// long (the connection is shut down: libmicrohttpd then closes it).
+public final class Connections: @unchecked Sendable {
+    // @unchecked: everything is behind `state`.
+    public struct Refusals: Hashable, Sendable {
+        /// Connections refused at accept (a group, or the unpaired, at their cap).
+        public var atAccept = 0
+        /// Connections shut for a request head or body too slow.
+        public var tooSlow = 0
+        /// Bodies refused for the memory they would take.
+        public var overBudget = 0
+    }
+
+    enum Phase: Sendable { case head, body(deadline: Int64), answering }
+
+    struct Entry: Sendable {
+        var group: String
+        var paired: Bool
+        var socket: Int32
+        var started: Int64
+        var phase: Phase
+    }
+
+    struct State: Sendable {
+        /// By the connection's address (`MHD_Connection *`).
+        var entries: [UInt: Entry] = [:]
+        var byGroup: [String: Int] = [:]
+        var unpaired = 0
+        /// Accepted but not yet started, by group (accept and start are one after the other on the listening thread).
+        var accepted: [String] = []
+        var bodyBytes = 0
+        var refusals = Refusals()
+        var watching = true
+    }
+
+    private let state = Mutex(State())
+    private let app: WebApp
+    private let watcherDone = DispatchSemaphore(value: 0)
+    private var watcher: Thread?
+
+    init(app: WebApp) { self.app = app }
+
+    var refusals: Refusals { state.withLock { $0.refusals } }
+
+    /// At accept: whether a client at `address` may connect now.
+    func mayConnect(address: String) -> Bool {
+        let group = WebClient.group(address)
+        let paired = app.isPaired(group: group)
+        return state.withLock { state in
+            let here = state.byGroup[group, default: 0] + state.accepted.filter { $0 == group }.count
+            let allowed = paired ? here < WebServer.pairedPerGroup
+                : here < WebServer.unpairedPerGroup && state.unpaired + state.accepted.count < WebServer.unpairedInAll
+            if allowed { state.accepted.append(group) } else { state.refusals.atAccept += 1 }
+            return allowed
+        }
+    }
+
+    /// A connection started (after `mayConnect`).
+    func started(_ connection: OpaquePointer, address: String, socket: Int32) {
+        let group = WebClient.group(address)
+        let paired = app.isPaired(group: group)
+        state.withLock { state in
+            if let index = state.accepted.firstIndex(of: group) { state.accepted.remove(at: index) }
+            state.entries[UInt(bitPattern: connection)] = Entry(group: group, paired: paired, socket: socket, started: MonotonicNanoseconds.now(), phase: .head)
+            state.byGroup[group, default: 0] += 1
+            if !paired { state.unpaired += 1 }
+        }
+    }
+
+    /// A connection closed (before libmicrohttpd closes its socket).
+    func closed(_ connection: OpaquePointer) {
+        state.withLock { state in
+            guard let entry = state.entries.removeValue(forKey: UInt(bitPattern: connection)) else { return }
+            state.byGroup[entry.group, default: 1] -= 1
+            if state.byGroup[entry.group] == 0 { state.byGroup[entry.group] = nil }
+            if !entry.paired { state.unpaired -= 1 }
+        }
+    }
+
+    /// Its request head is in: a body of up to `bodyLimit` bytes may follow,
+    /// within its deadline; with none, it is being answered.
+    func headReceived(_ connection: OpaquePointer, bodyLimit: Int) {
+        let seconds = bodyLimit > WebApp.maximumSmallBody ? WebServer.uploadDeadline : WebServer.smallBodyDeadline
+        state.withLock { state in
+            state.entries[UInt(bitPattern: connection)]?.phase = bodyLimit > 0 ? .body(deadline: MonotonicNanoseconds.now() + Int64(seconds) * 1_000_000_000) : .answering
+        }
+    }
+
+    /// It is being answered (its body, if any, is in).
+    func answering(_ connection: OpaquePointer) {
+        state.withLock { $0.entries[UInt(bitPattern: connection)]?.phase = .answering }
+    }
+
+    /// Takes `count` bytes of the body budget; false when the box holds too
+    /// much already.
+    func reserveBody(_ count: Int) -> Bool {
+        state.withLock { state in
+            guard state.bodyBytes + count <= WebServer.bodyBudget else {
+                state.refusals.overBudget += 1
+                return false
+            }
+            state.bodyBytes += count
+            return true
+        }
+    }
+
+    /// Gives `count` bytes back.
+    func releaseBody(_ count: Int) {
+        state.withLock { $0.bodyBytes -= count }
+    }
+
+    /// Shuts the connections whose head or body is overdue. Under the lock:
+    /// libmicrohttpd tells `closed` before it closes a socket, so a socket
+    /// in the table is still that connection's.
+    func shutOverdue(now: Int64) {
+        state.withLock { state in
+            for (_, entry) in state.entries {
+                let overdue: Bool
+                switch entry.phase {
+                case .head: overdue = now - entry.started > Int64(WebServer.headDeadline) * 1_000_000_000
+                case .body(let deadline): overdue = now > deadline
+                case .answering: overdue = false
+                }
+                if overdue, entry.socket >= 0 {
+                    shutdown(entry.socket, Int32(SHUT_RDWR))
+                    state.refusals.tooSlow += 1
+                }
+            }
+        }
+    }
+
+    func startWatching() {
+        let thread = Thread { [self] in
+            while state.withLock({ $0.watching }) {
+                shutOverdue(now: MonotonicNanoseconds.now())
+                if watcherDone.wait(timeout: .now() + .milliseconds(500)) == .success { break }
+            }
+        }
+        thread.name = "acapella-web-watch"
+        watcher = thread
+        thread.start()
+    }
+
+    func stopWatching() {
+        guard state.withLock({ state -> Bool in
+            defer { state.watching = false }
+            return state.watching
+        }) else { return }
+        watcherDone.signal()
+    }
+}
+
+/// CLOCK_MONOTONIC, ns (deadlines of slow clients; never audio timing).
+enum MonotonicNanoseconds {
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+}
+
+func webAcceptPolicy(_ context: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> MHD_Result {
+    guard let context else { return .NO }
+    let server = Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue()
+    var text = [CChar](repeating: 0, count: 64)
+    acapella_sockaddr_text(address, &text, 64)
+    return server.connections.mayConnect(address: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) ? .YES : .NO
+}
+
+func webConnectionNotified(_ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                           _ code: MHD_ConnectionNotificationCode) {
+    guard let context, let connection else { return }
+    let server = Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue()
+    if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+        var address = [CChar](repeating: 0, count: 64)
+        acapella_mhd_client_address(connection, &address, 64)
+        server.connections.started(connection, address: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                                   socket: acapella_mhd_connection_fd(connection))
+    } else {
+        server.connections.closed(connection)
+    }
 }
 
 /// A server problem, in one line.
@@ -63,10 +283,16 @@ public struct WebServerError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
-/// One request's body as it arrives.
+/// One request's body as it arrives, within its admission's limit and the
+/// server's budget (given back when the request ends).
 final class RequestBody {
     var bytes: [UInt8] = []
     var tooLarge = false
+    var overBudget = false
+    var limit = 0
+    var reserved = 0
+    weak var connections: Connections?
+    deinit { if reserved > 0 { connections?.releaseBody(reserved) } }
 }
 
 /// An event stream's state on its connection thread.
@@ -88,17 +314,40 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
                       _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ upload: UnsafePointer<CChar>?,
                       _ uploadSize: UnsafeMutablePointer<Int>?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
     guard let context, let connection, let url, let method, let requestContext else { return .NO }
+    let server = Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue()
+    var headers: [String: String] = [:]
+    _ = withUnsafeMutablePointer(to: &headers) { MHD_get_connection_values(connection, .HEADER_KIND, headerIterator, $0) }
+    var address = [CChar](repeating: 0, count: 64)
+    acapella_mhd_client_address(connection, &address, 64)
+    let client = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    var path = String(cString: url)
+    if let question = path.firstIndex(of: "?") { path = String(path[..<question]) }
     if requestContext.pointee == nil {
-        requestContext.pointee = Unmanaged.passRetained(RequestBody()).toOpaque()
-        return .YES
+        // The head is in, no byte of a body read yet: refused now when it may not have one.
+        let body = RequestBody()
+        body.connections = server.connections
+        requestContext.pointee = Unmanaged.passRetained(body).toOpaque()
+        switch server.admit(method: String(cString: method), path: path, headers: headers, client: client) {
+        case .refuse(let response):
+            server.connections.answering(connection)
+            return queue(connection, response)
+        case .accept(let limit):
+            body.limit = limit
+            server.connections.headReceived(connection, bodyLimit: limit)
+            return .YES
+        }
     }
     let body = Unmanaged<RequestBody>.fromOpaque(requestContext.pointee!).takeUnretainedValue()
     if let uploadSize, uploadSize.pointee > 0 {
-        if let upload, !body.tooLarge {
-            if body.bytes.count + uploadSize.pointee > WebApp.maximumBody {
+        if let upload, !body.tooLarge, !body.overBudget {
+            if body.bytes.count + uploadSize.pointee > body.limit {
                 body.tooLarge = true
                 body.bytes = []
+            } else if !server.connections.reserveBody(uploadSize.pointee) {
+                body.overBudget = true
+                body.bytes = []
             } else {
+                body.reserved += uploadSize.pointee
                 upload.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
                     body.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
                 }
@@ -107,19 +356,14 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
         uploadSize.pointee = 0
         return .YES
     }
-    let server = Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue()
-    var headers: [String: String] = [:]
-    _ = withUnsafeMutablePointer(to: &headers) { MHD_get_connection_values(connection, .HEADER_KIND, headerIterator, $0) }
-    var address = [CChar](repeating: 0, count: 64)
-    acapella_mhd_client_address(connection, &address, 64)
-    var path = String(cString: url)
-    if let question = path.firstIndex(of: "?") { path = String(path[..<question]) }
+    server.connections.answering(connection)
     let reply: WebReply
     if body.tooLarge {
-        reply = .response(.error(413, "the upload is larger than \(WebApp.maximumBody >> 20) MiB"))
+        reply = .response(.error(413, body.limit > WebApp.maximumSmallBody ? "the upload is larger than \(WebApp.maximumBody >> 20) MiB" : "the request's body is too large"))
+    } else if body.overBudget {
+        reply = .response(.error(503, "the box is busy with other uploads; try again in a moment"))
     } else {
-        let request = WebRequest(method: String(cString: method), path: path, headers: headers, body: body.bytes,
-                                 client: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        let request = WebRequest(method: String(cString: method), path: path, headers: headers, body: body.bytes, client: client)
         reply = server.handle(request)
     }
     switch reply {

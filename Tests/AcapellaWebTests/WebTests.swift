@@ -33,7 +33,54 @@ import Glibc
     }
 }
 
+@Suite struct GuessingTests {
+    /// Twenty wrong codes from anywhere (each client within its own limit)
+    /// replace the code and pause pairing for everyone: the old code no
+    /// longer pairs, the new one does after the pause; every wrong code and
+    /// the replacement are events for the box to say.
+    @Test func manyAddressesCannotBruteForceTheCode() {
+        var pairing = Pairing(code: "042917")
+        var counter = 0
+        func token() -> String { counter += 1; return "t\(counter)" }
+        var codes = ["777777"]
+        for guess in 0..<19 {
+            let result = pairing.pair(code: String(format: "%06d", guess + 1), client: "10.0.0.\(guess)", nowMilliseconds: Int64(guess), token: token, newCode: { codes.removeFirst() })
+            #expect(result == .failure(.wrongCode(attemptsLeft: 4)))
+        }
+        #expect(pairing.pair(code: "000020", client: "10.0.1.1", nowMilliseconds: 20, token: token, newCode: { codes.removeFirst() })
+            == .failure(.codeReplaced(retryAfterSeconds: 30)))
+        #expect(pairing.code == "777777")
+        let events = pairing.takeEvents()
+        #expect(events.count == 21 && events.last == .codeReplaced(newCode: "777777", wrongCodes: 20))
+        #expect(events.first == .wrongCode(group: "10.0.0.0", fromGroup: 1, sinceCodeShown: 1))
+        // Paused for everyone, the right (new) code too; then the new code pairs and the old does not.
+        #expect(pairing.pair(code: "777777", client: "192.168.1.5", nowMilliseconds: 10_000, token: token) == .failure(.codeReplaced(retryAfterSeconds: 21)))
+        #expect(pairing.pair(code: "042917", client: "192.168.1.5", nowMilliseconds: 31_000, token: token) == .failure(.wrongCode(attemptsLeft: 4)))
+        guard case .success(let session) = pairing.pair(code: "777777", client: "192.168.1.5", nowMilliseconds: 32_000, token: token) else {
+            Issue.record("the new code must pair")
+            return
+        }
+        #expect(session.group == "192.168.1.5" && pairing.hasSession(group: "192.168.1.5") && !pairing.hasSession(group: "10.0.0.0"))
+    }
+
+    /// One host speaking from many addresses counts as one: the loopback
+    /// /8, an IPv6 /64 (however written), an IPv4-mapped address as IPv4.
+    @Test func clientGroups() {
+        #expect(WebClient.group("127.4.5.6") == "127.0.0.0/8" && WebClient.group("::1") == "127.0.0.0/8")
+        #expect(WebClient.group("192.168.1.9") == "192.168.1.9" && WebClient.group("::ffff:192.168.1.9") == "192.168.1.9")
+        #expect(WebClient.group("2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(WebClient.group("2001:db8:1:2:bbbb:cccc:dddd:eeee") == "2001:db8:1:2::/64")
+        #expect(WebClient.group("2001:db8::1") == "2001:db8:0:0::/64")
+        #expect(WebClient.group("fe80::1") == "fe80:0:0:0::/64")
+    }
+}
+
 let actionsTaken = Mutex<[String]>([])
+
+/// A request as a browser sends one (its `Host` the box's name).
+func testRequest(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], client: String = "test") -> WebRequest {
+    WebRequest(method: method, path: path, headers: ["host": "box.local"].merging(headers) { _, given in given }, body: body, client: client)
+}
 
 /// A box for the web app: live states whose measures count up, two
 /// actions, changes and downloads recorded, an upload refused or kept.
@@ -124,51 +171,51 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
 
     @Test func pairingGivesASessionAndCSRFGuardsChanges() throws {
         let app = testApp()
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/"))).status == 200)
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/api/state"))).status == 401)
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/../etc/passwd"))).status == 401)
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/pair", body: Array("654321".utf8)))).status == 403)
-        let paired = response(app.handle(WebRequest(method: "POST", path: "/api/pair", body: Array("123456".utf8))))
+        #expect(response(app.handle(testRequest(method: "GET", path: "/"))).status == 200)
+        #expect(response(app.handle(testRequest(method: "GET", path: "/api/state"))).status == 401)
+        #expect(response(app.handle(testRequest(method: "GET", path: "/../etc/passwd"))).status == 401)
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/pair", body: Array("654321".utf8)))).status == 403)
+        let paired = response(app.handle(testRequest(method: "POST", path: "/api/pair", body: Array("123456".utf8))))
         #expect(paired.status == 200)
         let cookie = try #require(paired.headers.first { $0.0 == "Set-Cookie" }?.1)
         #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
         let token = String(cookie.split(separator: ";")[0])
-        let state = response(app.handle(WebRequest(method: "GET", path: "/api/state", headers: ["cookie": token])))
+        let state = response(app.handle(testRequest(method: "GET", path: "/api/state", headers: ["cookie": token])))
         #expect(state.status == 200)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(state.body)) as? [String: Any])
         #expect(object["state"] as? String == "playing")
         let csrf = try #require(object["csrf"] as? String)
         // A change without the token, with a wrong one, or from another site.
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["cookie": token]))).status == 403)
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": "x"]))).status == 403)
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action",
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/action", headers: ["cookie": token]))).status == 403)
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": "x"]))).status == 403)
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/action",
                                                headers: ["cookie": token, "x-csrf-token": csrf, "sec-fetch-site": "cross-site"]))).status == 403)
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action",
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/action",
                                                headers: ["cookie": token, "x-csrf-token": csrf, "origin": "http://evil.example", "host": "box:8080"]))).status == 403)
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["x-csrf-token": csrf]))).status == 401)
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/action", headers: ["x-csrf-token": csrf]))).status == 401)
         // With the session and the token, an action reaches the box; an
         // unknown one is refused by name.
         let before = actionsTaken.withLock { $0.count }
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": csrf],
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": csrf],
                                                body: Array("play-pause".utf8)))).status == 200)
         #expect(actionsTaken.withLock { Array($0.dropFirst(before)) } == ["play-pause"])
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": csrf],
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/action", headers: ["cookie": token, "x-csrf-token": csrf],
                                                body: Array("explode".utf8)))).status == 400)
     }
 
     @Test func guestsMayWatchWhenAllowed() {
-        #expect(response(testApp(guests: .view).handle(WebRequest(method: "GET", path: "/score.svg"))).status == 200)
-        #expect(response(testApp(guests: .none).handle(WebRequest(method: "GET", path: "/score.svg"))).status == 401)
+        #expect(response(testApp(guests: .view).handle(testRequest(method: "GET", path: "/score.svg"))).status == 200)
+        #expect(response(testApp(guests: .none).handle(testRequest(method: "GET", path: "/score.svg"))).status == 401)
         // A guest watches; takes, the library and downloads are the singer's.
         let guest = testApp(guests: .view)
         for path in ["/api/takes", "/api/library", "/download/take-3.wav", "/download/mix.wav"] {
-            #expect(response(guest.handle(WebRequest(method: "GET", path: path))).status == 401, "\(path)")
+            #expect(response(guest.handle(testRequest(method: "GET", path: path))).status == 401, "\(path)")
         }
     }
 
     /// A paired app's cookie and CSRF token.
     func paired(_ app: WebApp) throws -> (cookie: String, csrf: String) {
-        let reply = response(app.handle(WebRequest(method: "POST", path: "/api/pair", body: Array("123456".utf8))))
+        let reply = response(app.handle(testRequest(method: "POST", path: "/api/pair", body: Array("123456".utf8))))
         let cookie = String(try #require(reply.headers.first { $0.0 == "Set-Cookie" }?.1).split(separator: ";")[0])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
         return (cookie, try #require(object["csrf"] as? String))
@@ -178,16 +225,16 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         let box = FakeBox()
         let app = testApp(box: box)
         let (cookie, csrf) = try paired(app)
-        let takes = response(app.handle(WebRequest(method: "GET", path: "/api/takes", headers: ["cookie": cookie])))
+        let takes = response(app.handle(testRequest(method: "GET", path: "/api/takes", headers: ["cookie": cookie])))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(takes.body)) as? [String: Any])
         #expect(object["parts"] as? [String] == ["Alto", "Bass"])
         let take = try #require((object["takes"] as? [[String: Any]])?.first)
         #expect(take["id"] as? Int == 3 && take["measures"] as? String == "5-8" && take["nudgeMilliseconds"] as? Double == -2.5)
-        let library = response(app.handle(WebRequest(method: "GET", path: "/api/library", headers: ["cookie": cookie])))
+        let library = response(app.handle(testRequest(method: "GET", path: "/api/library", headers: ["cookie": cookie])))
         #expect(String(decoding: library.body, as: UTF8.self).contains("\"tags\":[\"hymn\"]"))
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/api/analysis", headers: ["cookie": cookie]))).status == 404)
+        #expect(response(app.handle(testRequest(method: "GET", path: "/api/analysis", headers: ["cookie": cookie]))).status == 404)
         func post(_ path: String, _ body: String, headers: [String: String] = [:]) -> Int {
-            response(app.handle(WebRequest(method: "POST", path: path, headers: ["cookie": cookie, "x-csrf-token": csrf].merging(headers) { $1 },
+            response(app.handle(testRequest(method: "POST", path: path, headers: ["cookie": cookie, "x-csrf-token": csrf].merging(headers) { $1 },
                                            body: Array(body.utf8)))).status
         }
         #expect(post("/api/take/3/activate", "") == 200)
@@ -208,36 +255,36 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3)])
         // Changes need the token; an upload goes to the box with its name.
-        #expect(response(app.handle(WebRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
         #expect(post("/api/upload", "<score-partwise/>", headers: ["x-file-name": "hymn.musicxml"]) == 200)
         #expect(box.uploads.withLock { $0.map(\.0) } == ["hymn.musicxml"])
         // Downloads: only the addresses the box makes; a file reply for a take.
-        guard case .file(let file) = app.handle(WebRequest(method: "GET", path: "/download/take-3.wav", headers: ["cookie": cookie])) else {
+        guard case .file(let file) = app.handle(testRequest(method: "GET", path: "/download/take-3.wav", headers: ["cookie": cookie])) else {
             Issue.record("a take downloads as a file")
             return
         }
         #expect(file.downloadName == "song-take-3.wav")
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/download/take-4.wav", headers: ["cookie": cookie]))).status == 404)
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/download/../../etc/passwd", headers: ["cookie": cookie]))).status == 404)
+        #expect(response(app.handle(testRequest(method: "GET", path: "/download/take-4.wav", headers: ["cookie": cookie]))).status == 404)
+        #expect(response(app.handle(testRequest(method: "GET", path: "/download/../../etc/passwd", headers: ["cookie": cookie]))).status == 404)
     }
 
     /// The score is sent from its gzip file as it is to a browser that
     /// takes gzip, inflated on its way to one that does not; the time map as JSON.
     @Test func theScoreIsCompressedWhenAccepted() throws {
         let app = testApp(guests: .view)
-        guard case .file(let compressed) = app.handle(WebRequest(method: "GET", path: "/score.svg", headers: ["accept-encoding": "gzip, deflate"])) else {
+        guard case .file(let compressed) = app.handle(testRequest(method: "GET", path: "/score.svg", headers: ["accept-encoding": "gzip, deflate"])) else {
             Issue.record("the score is sent from its file")
             return
         }
         #expect(compressed.gzip && !compressed.inflate && compressed.downloadName == nil && compressed.contentType == "image/svg+xml")
-        guard case .file(let plain) = app.handle(WebRequest(method: "GET", path: "/score.svg")) else { return }
+        guard case .file(let plain) = app.handle(testRequest(method: "GET", path: "/score.svg")) else { return }
         #expect(plain.gzip && plain.inflate)
-        guard case .file(let narrow) = app.handle(WebRequest(method: "GET", path: "/score-narrow.svg")) else { return }
+        guard case .file(let narrow) = app.handle(testRequest(method: "GET", path: "/score-narrow.svg")) else { return }
         var inflated: [UInt8] = []
         let reader = try #require(GzipFileReader(path: narrow.path))
         while let piece = reader.next() { inflated += piece }
         #expect(inflated == Array("<svg n/>".utf8))
-        #expect(response(app.handle(WebRequest(method: "GET", path: "/timemap-narrow.json"))).body == Array("[1]".utf8))
+        #expect(response(app.handle(testRequest(method: "GET", path: "/timemap-narrow.json"))).body == Array("[1]".utf8))
         // zlib's own reader gives the SVG back whole.
         let gunzip = Process()
         gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
@@ -253,7 +300,7 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
     /// A score that could not be engraved is said, not promised.
     @Test func aScoreThatCouldNotBeEngravedIsSaid() throws {
         let app = testApp(guests: .view, box: FakeBox(engraveProblem: "the music font is missing"))
-        let reply = response(app.handle(WebRequest(method: "GET", path: "/score.svg")))
+        let reply = response(app.handle(testRequest(method: "GET", path: "/score.svg")))
         #expect(reply.status == 500)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
         #expect(object["error"] as? String == "the score could not be engraved: the music font is missing")
@@ -288,6 +335,62 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
 }
 
 /// The real server (libmicrohttpd) on a free port, asked over HTTP.
+@Suite struct AdmissionTests {
+    /// Before a byte of a body is read: only a pairing code, or a paired
+    /// page's change with its CSRF token, may send one, each within its
+    /// size; a request naming another host (DNS rebinding) or none is refused.
+    @Test func bodiesOnlyFromThoseWhoMaySendThem() throws {
+        let app = testApp(guests: .none)
+        app.setHostNames(["acapella.local", "choirbox"])
+        func admitted(_ method: String, _ path: String, _ headers: [String: String]) -> Int {
+            switch app.admit(method: method, path: path, headers: headers, client: "10.1.1.1") {
+            case .accept(let limit): return limit
+            case .refuse(let response): return -response.status
+            }
+        }
+        #expect(admitted("POST", "/api/upload", ["host": "acapella.local:8080"]) == -401)
+        #expect(admitted("POST", "/api/action", ["host": "acapella.local"]) == -401)
+        #expect(admitted("POST", "/api/pair", ["host": "acapella.local:8080"]) == WebApp.maximumSmallBody)
+        #expect(admitted("POST", "/api/pair", ["host": "evil.example:8080"]) == -403)
+        #expect(admitted("GET", "/api/state", ["host": "evil.example"]) == -403)
+        #expect(admitted("GET", "/", [:]) == -400)
+        #expect(admitted("GET", "/", ["host": "192.168.1.20:8080"]) == 0 && admitted("GET", "/", ["host": "[fe80::1]:8080"]) == 0)
+        #expect(admitted("GET", "/", ["host": "CHOIRBOX."]) == 0 && admitted("GET", "/", ["host": "localhost:8080"]) == 0)
+        #expect(admitted("PUT", "/api/pair", ["host": "choirbox"]) == -405)
+        let reply = app.handle(WebRequest(method: "POST", path: "/api/pair", headers: ["host": "acapella.local"], body: Array("123456".utf8)))
+        guard case .response(let paired) = reply, let cookie = paired.headers.first(where: { $0.0 == "Set-Cookie" })?.1.split(separator: ";").first else {
+            Issue.record("no session")
+            return
+        }
+        let csrf = try #require((try JSONSerialization.jsonObject(with: Data(paired.body)) as? [String: Any])?["csrf"] as? String)
+        #expect(admitted("POST", "/api/upload", ["host": "acapella.local", "cookie": String(cookie), "x-csrf-token": csrf]) == WebApp.maximumBody)
+        #expect(admitted("POST", "/api/action", ["host": "acapella.local", "cookie": String(cookie), "x-csrf-token": csrf]) == WebApp.maximumSmallBody)
+        #expect(admitted("POST", "/api/action", ["host": "acapella.local", "cookie": String(cookie)]) == -403)
+        #expect(app.isPaired(group: "test") && !app.isPaired(group: "10.1.1.1"))
+    }
+
+    /// Guests' event streams are capped per client group and in all, and
+    /// counted out when a stream ends.
+    @Test func guestStreamsAreCapped() {
+        let app = testApp(guests: .view)
+        var open: [@Sendable () -> [UInt8]?] = []
+        func watch(_ client: String) -> Int {
+            switch app.handle(testRequest(method: "GET", path: "/events", client: client)) {
+            case .events(let next):
+                open.append(next)
+                return 200
+            case .response(let response): return response.status
+            case .file: return 0
+            }
+        }
+        #expect(watch("10.0.0.1") == 200 && watch("10.0.0.1") == 200 && watch("10.0.0.1") == 503)
+        for index in 2...4 { #expect(watch("10.0.0.\(index)") == 200 && watch("10.0.0.\(index)") == 200) }
+        #expect(watch("10.0.0.9") == 503, "eight guest streams in all")
+        open.removeAll()  // the streams end
+        #expect(watch("10.0.0.9") == 200)
+    }
+}
+
 @Suite struct WebServerTests {
     func fetch(_ url: String, method: String = "GET", body: String? = nil, headers: [String: String] = [:]) throws -> (Int, [String: String], Data) {
         var request = URLRequest(url: URL(string: url)!)
