@@ -21,10 +21,32 @@ public struct PitchMetrics: Sendable, CustomStringConvertible {
 
     /// A truth track's frequencies from its CSV text (`time,f0` per hop,
     /// `#` comment lines, 0 = unvoiced).
-    public static func truth(csv text: String) -> [Double] {
-        text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
-            line.split(separator: ",").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    /// A line that is not `time,f0` with finite numbers (a header line of
+    /// words first is fine), or a track without a voiced frame — nothing to
+    /// measure against, so no accuracy — is refused, saying which line.
+    public static func truth(csv text: String, file: String = "truth") throws(TruthError) -> [Double] {
+        var frequencies: [Double] = []
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard fields.count >= 2, let time = Double(fields[0]), let frequency = Double(fields[fields.count - 1]),
+                  time.isFinite, frequency.isFinite, frequency >= 0 else {
+                // A header of words (time,f0) before any number.
+                if frequencies.isEmpty, fields.allSatisfy({ Double($0) == nil }) { continue }
+                throw TruthError(description: "\(file):\(index + 1): expected 'time,f0' with numbers (f0 0 when unvoiced), found '\(line.prefix(40))'")
+            }
+            frequencies.append(frequency)
         }
+        guard frequencies.contains(where: { $0 > 0 }) else {
+            throw TruthError(description: "\(file): no voiced frame in the truth track (\(frequencies.count) frames); nothing to measure against")
+        }
+        return frequencies
+    }
+
+    /// A truth track that cannot be read.
+    public struct TruthError: Error, CustomStringConvertible, Sendable {
+        public var description: String
     }
 
     /// Compares estimates with truth frequencies (0 = unvoiced), frame by frame.

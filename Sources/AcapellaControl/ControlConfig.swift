@@ -78,6 +78,14 @@ extension ControlConfig: Codable {
         comment = try container.decodeIfPresent(String.self, forKey: .comment)
         punchQuantize = try container.decodeIfPresent(Quantize.self, forKey: .punchQuantize) ?? .bar
         footSwitches = try container.decodeIfPresent([FootSwitchConfig].self, forKey: .footSwitches) ?? []
+        // One line, one switch: two on a line would each take its edges (a
+        // tap read twice, two actions at once) — libgpiod refuses the second request anyway.
+        for (index, foot) in footSwitches.enumerated() {
+            if let first = footSwitches[..<index].firstIndex(where: { $0.chip == foot.chip && $0.line == foot.line }) {
+                throw DecodingError.dataCorrupted(.init(codingPath: [Keys.footSwitches, AnyCodingKey(intValue: index)],
+                                                        debugDescription: "chip \(foot.chip) line \(foot.line) is footSwitches[\(first)]'s too; one switch a line"))
+            }
+        }
         midiSources = nil
         midi = MIDIInterpreter(bindings: [])
         guard container.contains(.midi) else { return }

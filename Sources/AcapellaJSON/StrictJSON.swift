@@ -97,8 +97,11 @@ extension KeyedDecodingContainer {
 
 /// Hand-edited JSON files read and written one way.
 public enum JSONFile {
-    /// Decodes `data`; a problem is one line, `FILE: KEY: what`.
+    /// Decodes `data`; a problem is one line, `FILE: KEY: what`. A key
+    /// given twice in one object is a problem too (JSON decoders keep the
+    /// last silently, so one of two foot switches would just vanish).
     public static func decode<Value: Decodable>(_ type: Value.Type, from data: Data, file: String) -> Result<Value, JSONFileError> {
+        if let path = duplicateKey(in: data) { return .failure(JSONFileError(description: "\(file): \(path): given twice".oneLine)) }
         do {
             return .success(try JSONDecoder().decode(type, from: data))
         } catch let error as DecodingError {
@@ -106,6 +109,66 @@ public enum JSONFile {
         } catch {
             return .failure(JSONFileError(description: "\(file): not valid JSON"))
         }
+    }
+
+    /// The first key given twice in one object (`midi.bindings[2].note`),
+    /// or nil: a scan of the text (strings with their escapes, nesting), so
+    /// it sees what a decoder's dictionary has already merged away.
+    public static func duplicateKey(in data: Data) -> String? {
+        let bytes = [UInt8](data)
+        // Per open container: its keys so far (nil for a list) and its path; the key of the value being read.
+        var stack: [(keys: Set<String>?, path: String, index: Int)] = []
+        var pendingKey: String?
+        var expectKey = false
+        var index = 0
+        func childPath() -> String {
+            guard let top = stack.last else { return "" }
+            if top.keys != nil { return top.path.isEmpty ? (pendingKey ?? "") : top.path + "." + (pendingKey ?? "") }
+            return top.path + "[\(top.index)]"
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                var end = index + 1
+                var text: [UInt8] = []
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+                    if bytes[end] == UInt8(ascii: "\\"), end + 1 < bytes.count { text.append(bytes[end]); end += 1 }
+                    text.append(bytes[end])
+                    end += 1
+                }
+                if expectKey, stack.last?.keys != nil {
+                    // Escapes decoded, so "a" and "\u0061" are one key.
+                    let raw = "\"" + String(decoding: text, as: UTF8.self) + "\""
+                    let key = (try? JSONSerialization.jsonObject(with: Data(raw.utf8), options: [.fragmentsAllowed]) as? String) ?? String(decoding: text, as: UTF8.self)
+                    if stack[stack.count - 1].keys!.contains(key) {
+                        let path = stack[stack.count - 1].path
+                        return (path.isEmpty ? key : path + "." + key).oneLine
+                    }
+                    stack[stack.count - 1].keys!.insert(key)
+                    pendingKey = key
+                    expectKey = false
+                }
+                index = end + 1
+                continue
+            case UInt8(ascii: "{"):
+                stack.append((keys: [], path: childPath(), index: 0))
+                expectKey = true
+            case UInt8(ascii: "["):
+                stack.append((keys: nil, path: childPath(), index: 0))
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if !stack.isEmpty { stack.removeLast() }
+                expectKey = false
+            case UInt8(ascii: ","):
+                if let top = stack.last {
+                    if top.keys != nil { expectKey = true } else { stack[stack.count - 1].index += 1 }
+                }
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// `error.located`, except where the decoder says "not valid JSON" for

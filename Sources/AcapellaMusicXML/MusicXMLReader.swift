@@ -294,6 +294,11 @@ struct MusicXMLReader {
                             roundedDurations += 1
                         }
                     }
+                    if duration.compare(.zero) == 0 {
+                        // Not a grace note, yet no time: nothing to sing; left out, and said.
+                        report.note("notes of no length (<duration>0</duration>) left out", measureIndex: measureIndex)
+                        continue
+                    }
                     note.duration = duration
                     if note.isChordMember {
                         note.onset = chordHead.onset

@@ -294,6 +294,8 @@ extension Manifest {
             return .failure(ProjectError(description: "not a JSON object with format and version"))
         }
         guard version.format == "acaproj" else { return .failure(ProjectError(description: "not an acaproj manifest")) }
+        // A key given twice: which value is meant cannot be told (a decoder keeps the last silently).
+        if let path = JSONFile.duplicateKey(in: data) { return .failure(ProjectError(description: "\(path): given twice")) }
         guard version.version == Manifest.currentVersion else {
             return .failure(ProjectError(description: "schema version \(version.version.map(String.init) ?? "missing"), this build reads \(Manifest.currentVersion)"))
         }

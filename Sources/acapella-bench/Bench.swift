@@ -496,7 +496,10 @@ func pitchFigures(_ directory: String, repeats: Int) throws -> [(name: String, m
     for name in names {
         let path = directory + "/" + name
         let truthPath = path.replacingOccurrences(of: ".wav", with: ".f0.csv")
-        let reference = PitchMetrics.truth(csv: (try? String(contentsOfFile: truthPath, encoding: .utf8)) ?? "")
+        let reference: [Double]
+        do { reference = try PitchMetrics.truth(csv: (try? String(contentsOfFile: truthPath, encoding: .utf8)) ?? "", file: truthPath) } catch {
+            throw CLIError(error.description, exitCode: 1)
+        }
         var ours: [PitchEstimate] = []
         var best = Double.infinity
         var trackingBest = Double.infinity

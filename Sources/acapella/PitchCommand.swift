@@ -39,7 +39,8 @@ func runPitch(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if let truthPath = arguments.value("--truth") {
         guard let text = try? String(contentsOfFile: truthPath, encoding: .utf8) else { throw CLIError("\(truthPath): cannot read", exitCode: 1) }
-        let reference = PitchMetrics.truth(csv: text)
+        let reference: [Double]
+        do { reference = try PitchMetrics.truth(csv: text, file: truthPath) } catch { throw CLIError(error.description, exitCode: 1) }
         print(PitchMetrics(estimates: estimates, truth: reference))
         return 0
     }

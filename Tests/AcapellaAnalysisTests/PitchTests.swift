@@ -8,10 +8,22 @@ let voiceData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().dele
 
 /// A truth CSV: one f0 per 512-sample hop (0 = unvoiced).
 func truth(_ name: String) throws -> [Double] {
-    PitchMetrics.truth(csv: try String(contentsOfFile: voiceData + "/" + name + ".f0.csv", encoding: .utf8))
+    try PitchMetrics.truth(csv: try String(contentsOfFile: voiceData + "/" + name + ".f0.csv", encoding: .utf8))
 }
 
 @Suite struct PitchAccuracyTests {
+    /// A truth track with nothing voiced, or a line that is not numbers,
+    /// is refused (an empty one once scored a perfect 1.0); a header of
+    /// words is read past.
+    @Test func truthTracksAreReadStrictly() throws {
+        #expect(throws: PitchMetrics.TruthError.self) { try PitchMetrics.truth(csv: "", file: "t.csv") }
+        #expect(throws: PitchMetrics.TruthError.self) { try PitchMetrics.truth(csv: "# only a comment\n0.0,0\n", file: "t.csv") }
+        do { _ = try PitchMetrics.truth(csv: "0.0,220\n0.01,lots\n", file: "t.csv") } catch {
+            #expect(error.description == "t.csv:2: expected 'time,f0' with numbers (f0 0 when unvoiced), found '0.01,lots'")
+        }
+        #expect(try PitchMetrics.truth(csv: "time,f0\n0.0,220\n0.01,0\n") == [220, 0])
+    }
+
     /// The shared voice files against their truth (frame k centred on
     /// sample k·512 at 48 kHz): the thresholds.
     @Test(arguments: ["bwv66.6_soprano", "sustain_a3_vibrato"])

@@ -1,8 +1,31 @@
+import AcapellaJSON
 @testable import AcapellaControl
 @testable import AcapellaEngine
 import AcapellaScore
 import Foundation
 import Testing
+
+@Suite struct DuplicateKeyTests {
+    /// A key given twice in one object is found, wherever it is (escaped
+    /// spellings of one key too); the same key in two objects is fine.
+    @Test func keysGivenTwiceAreFound() {
+        func scan(_ text: String) -> String? { JSONFile.duplicateKey(in: Data(text.utf8)) }
+        #expect(scan(#"{"a": 1, "a": 2}"#) == "a")
+        #expect(scan(#"{"midi": {"bindings": [{"note": 1}, {"note": 2, "action": "x", "note": 3}]}}"#) == "midi.bindings[1].note")
+        #expect(scan(#"{"a": "x", "\u0061": 2}"#) == "a")
+        #expect(scan(#"{"a": {"b": 1}, "c": {"b": 2}, "d": [{"b": 1}, {"b": 1}]}"#) == nil)
+        #expect(scan(#"{"s": "a \" \"s\": ", "t": 1}"#) == nil)
+        #expect(scan(#"[{"x": 1}, {"y": [1, {"z": 1, "z": 2}]}]"#) == "[1].y[1].z")
+    }
+
+    /// Two foot switches on one line are refused, naming the second.
+    @Test func oneSwitchALine() {
+        let text = #"{ "footSwitches": [ { "chip": "gpiochip0", "line": 17, "tap": "punch-in" }, { "chip": "gpiochip0", "line": 17, "tap": "stop" } ] }"#
+        #expect(throws: ControlConfigError(description: "c.json: footSwitches[1]: chip gpiochip0 line 17 is footSwitches[0]'s too; one switch a line")) {
+            try ControlConfig.parse(Data(text.utf8), file: "c.json")
+        }
+    }
+}
 
 @Suite struct MIDIDecoderTests {
     @Test func runningStatusRealtimeAndSplitSysex() {
