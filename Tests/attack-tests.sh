@@ -395,5 +395,27 @@ else
 fi
 fi
 
+if want messages; then
+echo "== messages that say what happened, once, in the user's terms"
+printf '<score-partwise><part-list>' > "$work/broken.musicxml"
+lines="$("$acapella" check "$work/broken.musicxml" 2>&1 >/dev/null | wc -l)"
+((lines == 1)) && pass "check says a MusicXML error once" || fail "check said it $lines times"
+python3 -c "print('acasong 1\npart A\n' + '3(' * 200 + 'C4 8' + ')' * 200)" > "$work/nest.acasong"
+lines="$("$acapella" check "$work/nest.acasong" 2>&1 >/dev/null | wc -l)"
+((lines == 1)) && pass "a tuplet nest 200 deep: one error" || fail "a deep tuplet nest: $lines errors"
+printf '{ "web": { "name": false, "bind": "127.0.0.1", "port": %d } }' "$((20000 + RANDOM % 20000))" > "$work/loopback.json"
+"$acapella" run --config "$work/loopback.json" --data "$work/loopback" --device sim --seconds 1 </dev/null >/dev/null 2> "$work/loopback.err"
+grep -q "web: http://127.0.0.1:" "$work/loopback.err" && ! grep -q "\.local" "$work/loopback.err" &&
+  pass "name false, bound to the loopback: $(grep -o 'web: http[^ ]*' "$work/loopback.err")" || fail "loopback bind: $(grep web "$work/loopback.err")"
+mkdir -p "$work/bad/x.acaproj/takes" "$work/badinto"
+printf '{"format":"acaproj","version":1,"song":"score.acasong","sampleRate":48000,"takes":[]}' > "$work/bad/x.acaproj/manifest.json"
+printf 'acasong 1\npart A\nC4 1\n' > "$work/bad/x.acaproj/score.acasong"
+printf 'nonsense' > "$work/bad/x.acaproj/takes/a-1.json"
+printf 'RIFF' > "$work/bad/x.acaproj/takes/a-1.wav"
+(cd "$work/bad" && python3 -m zipfile -c "$work/bad.acaproj.zip" x.acaproj >/dev/null)
+"$acapella" import-project "$work/bad.acaproj.zip" --into "$work/badinto" > /dev/null 2> "$work/bad.err"
+! grep -q "importing-" "$work/bad.err" && pass "an import's message names no hidden folder that is gone: $(head -c 160 "$work/bad.err" | head -n 1)" || fail "import message: $(cat "$work/bad.err")"
+fi
+
 rm -rf "$work"
 exit $failed

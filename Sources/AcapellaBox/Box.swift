@@ -275,7 +275,13 @@ public enum Box {
             let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             // The host's own mDNS name: where the page is without the box's name.
             let hostAddress = name.isEmpty ? "localhost" : name + ".local"
-            let address = options.webName.map { "\($0).local" } ?? hostAddress
+            // Bound to one address: that is where the page is (a name would
+            // resolve to others); bound to the loopback, nobody else can reach it.
+            let boundLiteral = options.webBind.flatMap { bind -> String? in
+                ["0.0.0.0", "::"].contains(bind) ? nil : bind.contains(":") ? "[\(bind)]" : bind
+            }
+            let loopbackOnly = options.webBind.map { $0.hasPrefix("127.") || $0 == "::1" } ?? false
+            let address = boundLiteral ?? options.webName.map { "\($0).local" } ?? hostAddress
             // The names a request may give in Host: any other is a page
             // elsewhere pointing its own name at the box (DNS rebinding).
             hub.serve(app, names: [address, hostAddress] + (name.isEmpty ? [] : [name]))
@@ -283,7 +289,9 @@ public enum Box {
             let banner = WebBanner(host: address, port: port, code: code)
             let elsewhere = "the page is also at http://\(hostAddress):\(port)/ and the box's address"
             var mdns: MDNSAnnouncer?
-            if let announced = options.webName {
+            if loopbackOnly, options.webName != nil {
+                log("web: bound to \(options.webBind!), a loopback address: not announced over mDNS (only this machine reaches the page)")
+            } else if let announced = options.webName {
                 do {
                     mdns = try MDNSAnnouncer(host: announced, service: "Acapella box", port: UInt16(port)) { line, problem, name in
                         if let name { hub.announcedHost = name }

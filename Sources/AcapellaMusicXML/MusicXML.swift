@@ -111,6 +111,8 @@ public enum MusicXML {
                     return part
                 }
             }
+            // Checked once the parts asked for are chosen: a broken piano does not refuse the voices.
+            if let refusal = ScoreBuilder.refusal(score) { throw refusal }
             return ImportResult(score: score, report: builder.report)
         } catch {
             var located = error
@@ -296,11 +298,29 @@ struct ScoreBuilder {
             score.parts.append(part)
         }
 
-        let problems = score.validate()
-        if let problem = problems.first {
-            throw ImportError("could not convert this score: \(problem.message)" + (problem.measure.map { " (measure \($0))" } ?? ""))
-        }
         return score
+    }
+
+    /// The first rule the imported `score` breaks, in the file's own terms:
+    /// the part by its name, the measure by its printed number, the note by
+    /// its place in that measure — never the song's internal ticks alone.
+    static func refusal(_ score: Score) -> ImportError? {
+        guard let problem = score.problems().first else { return nil }
+        var place: [String] = []
+        if let index = problem.part, index < score.parts.count {
+            let part = score.parts[index]
+            place.append("part '\(part.name)'")
+            if let note = problem.note, note < part.notes.count {
+                let (measure, _) = score.meterMap.position(ofTick: part.notes[note].startTick)
+                let first = part.notes.firstIndex { score.meterMap.position(ofTick: $0.startTick).measure == measure } ?? note
+                place.append("measure \(score.writtenMeasure(measure)), its note \(note - first + 1)")
+            } else if let measure = problem.measure {
+                place.append("measure \(score.writtenMeasure(measure))")
+            }
+        } else if let measure = problem.measure {
+            place.append("measure \(score.writtenMeasure(measure))")
+        }
+        return ImportError("could not convert this score" + (place.isEmpty ? "" : " (\(place.joined(separator: ", ")))") + ": \(problem.message)")
     }
 
     /// A part's name as the song will show it: cleaned, or "Part N".

@@ -257,7 +257,7 @@ struct MusicXMLReader {
             var padded = Rational.zero
             // A chord belongs to its first note's staff and voice, and starts
             // where that note does.
-            var chordHead = (onset: Rational.zero, voice: 1, staff: 1)
+            var chordHead = (onset: Rational.zero, voice: 1, staff: 1, duration: Rational.zero)
             var roundedDurations = 0
             if let ending = openEnding { measure.marks.ending = ending }
 
@@ -299,6 +299,13 @@ struct MusicXMLReader {
                         report.note("notes of no length (<duration>0</duration>) left out", measureIndex: measureIndex)
                         continue
                     }
+                    if note.isChordMember, duration.compare(chordHead.duration) != 0, chordHead.duration.compare(.zero) > 0 {
+                        // A chord sounds together: a member whose length
+                        // disagrees with its chord's (a writing program's
+                        // rounding) takes the chord's. Said, not refused.
+                        report.note("chord notes of another length than their chord given the chord's", measureIndex: measureIndex)
+                        duration = chordHead.duration
+                    }
                     note.duration = duration
                     if note.isChordMember {
                         note.onset = chordHead.onset
@@ -310,7 +317,7 @@ struct MusicXMLReader {
                         note.staff = max(1, min(element.int(.staff) ?? 1, Self.maximumStaves))
                         position = try Self.add(position, duration, line: element.line)
                         if position.compare(furthest) > 0 { furthest = position }
-                        chordHead = (note.onset, note.voice, note.staff)
+                        chordHead = (note.onset, note.voice, note.staff, duration)
                     }
                     part.staves = max(part.staves, note.staff)
                     noteCount += 1

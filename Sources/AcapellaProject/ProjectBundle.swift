@@ -206,7 +206,8 @@ public enum ProjectBundle {
                 throw ProjectError(description: "its manifest names take \(stray.id)'s file as '\(SafeText.printable(stray.file))', not a file in the project's takes folder")
             }
         } catch {
-            throw abandon("\(file): \(error.description)")
+            // Said of the project as it would have been named (the hidden folder is gone with the refusal).
+            throw abandon("\(file): \(error.description.replacingOccurrences(of: staging, with: target))")
         }
         guard rename(staging, target) == 0 else { throw abandon("\(target): cannot put the project in place: \(String(cString: strerror(errno)))") }
         return (target, report)

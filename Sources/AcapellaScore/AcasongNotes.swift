@@ -96,7 +96,10 @@ extension AcasongParser {
             }
             if byte == UInt8(ascii: ")") {
                 index += 1
-                if state.openTuplet == nil {
+                if state.nestedTuplets > 0 {
+                    // Closes a group opened inside another (said once when it opened).
+                    state.nestedTuplets -= 1
+                } else if state.openTuplet == nil {
                     error("')' closes no tuplet", at: here, measure: measure)
                 } else if state.openTuplet!.firstNote == state.part.notes.count {
                     error("empty tuplet group", at: state.openTuplet!.location, measure: measure)
@@ -130,7 +133,11 @@ extension AcasongParser {
                     continue
                 }
                 if state.openTuplet != nil {
-                    error("nested tuplets are not supported; close the first group with ')' before opening another", at: here, measure: measure)
+                    // Said once for a whole nest, however deep.
+                    if state.nestedTuplets == 0 {
+                        error("nested tuplets are not supported; close the first group with ')' before opening another", at: here, measure: measure)
+                    }
+                    state.nestedTuplets += 1
                     continue
                 }
                 state.openTuplet = (a, n, state.part.notes.count, here)

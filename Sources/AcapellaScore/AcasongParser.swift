@@ -67,6 +67,8 @@ struct AcasongParser {
         var tick = 0
         var nextTupletID = 1
         var openTuplet: (actual: Int, normal: Int, firstNote: Int, location: TextLocation)?
+        /// Groups opened inside the open one (refused, said once), not yet closed.
+        var nestedTuplets = 0
         /// Where the last `|` check (or the part) began.
         var lastCheckTick = 0
         var checkStyle = CheckStyle.unknown

@@ -31,6 +31,18 @@ extension Score {
     /// Whether the score passes validation.
     public var isValid: Bool { findings().isEmpty }
 
+    /// Every rule broken, with the part and note it is in (indexes), when
+    /// it is in one: an importer locates them in its own file's terms.
+    public func problems() -> [ScoreProblem] {
+        findings().map { finding in
+            switch finding.subject {
+            case .note(let part, let note): ScoreProblem(message: finding.message, measure: finding.measure, part: part, note: note)
+            case .part(let part): ScoreProblem(message: finding.message, measure: finding.measure, part: part, note: nil)
+            default: ScoreProblem(message: finding.message, measure: finding.measure, part: nil, note: nil)
+            }
+        }
+    }
+
     func findings() -> [Finding] {
         var found: [Finding] = []
         func report(_ subject: Subject, _ message: String, measure: Int? = nil) {
@@ -309,4 +321,12 @@ func lyricProblem(_ text: String) -> String? {
     if text.hasSuffix("-") { return "ends with '-', which joins syllables" }
     if text.hasPrefix("//") { return "starts with '//', which starts a comment" }
     return nil
+}
+
+/// A rule a score breaks, and where: its measure, its part and note (indexes).
+public struct ScoreProblem: Hashable, Sendable {
+    public var message: String
+    public var measure: Int?
+    public var part: Int?
+    public var note: Int?
 }

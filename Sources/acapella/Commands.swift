@@ -324,7 +324,7 @@ func runCheck(_ arguments: ParsedArguments) throws -> Int32 {
             for error in errors.errors { writeError(error.description) }
         } catch let error as CLIError {
             failed = true
-            writeError(error.description)
+            if !error.alreadyReported { writeError(error.description) }
         }
     }
     return failed ? 1 : 0

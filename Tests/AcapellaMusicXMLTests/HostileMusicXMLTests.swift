@@ -24,6 +24,39 @@ import Testing
         <note><pitch><step>C</step><octave>4</octave></pitch><duration>4</duration><type>whole</type></note></measure></part></score-partwise>
         """
 
+    /// A piano (as a real file had it) whose chord has one note of a
+    /// rounded length that disagrees with its chord: the chord's length
+    /// wins and the report says so — the song imports, with or without the
+    /// piano — instead of the whole file refused with the song's ticks.
+    @Test func aChordNoteOfAnotherLengthTakesTheChords() throws {
+        let text = """
+            <score-partwise><part-list><score-part id="P1"><part-name>Voice</part-name></score-part>
+            <score-part id="P2"><part-name>Piano</part-name></score-part></part-list>
+            <part id="P1"><measure number="1"><attributes><divisions>256</divisions><time><beats>2</beats><beat-type>4</beat-type></time></attributes>
+            <note><pitch><step>C</step><octave>5</octave></pitch><duration>512</duration><type>half</type></note></measure></part>
+            <part id="P2"><measure number="1"><attributes><divisions>256</divisions><time><beats>2</beats><beat-type>4</beat-type></time></attributes>
+            <note><pitch><step>C</step><octave>4</octave></pitch><duration>85</duration><type>eighth</type><time-modification><actual-notes>3</actual-notes><normal-notes>2</normal-notes></time-modification></note>
+            <note><chord/><pitch><step>E</step><octave>4</octave></pitch><duration>126</duration><type>eighth</type><time-modification><actual-notes>3</actual-notes><normal-notes>2</normal-notes></time-modification></note>
+            <note><pitch><step>D</step><octave>4</octave></pitch><duration>85</duration><type>eighth</type><time-modification><actual-notes>3</actual-notes><normal-notes>2</normal-notes></time-modification></note>
+            <note><pitch><step>E</step><octave>4</octave></pitch><duration>86</duration><type>eighth</type><time-modification><actual-notes>3</actual-notes><normal-notes>2</normal-notes></time-modification></note>
+            <note><pitch><step>F</step><octave>4</octave></pitch><duration>256</duration><type>quarter</type></note></measure></part></score-partwise>
+            """
+        let result = try MusicXML.importScore(bytes: Array(text.utf8), fileName: "piano.musicxml")
+        #expect(result.score.parts.map(\.name) == ["Voice", "Piano"])
+        #expect(result.report.lines.contains { $0.hasPrefix("chord notes of another length than their chord given the chord's") }, "\(result.report.lines)")
+        let voice = try MusicXML.importScore(bytes: Array(text.utf8), fileName: "piano.musicxml", options: ImportOptions(partNames: ["Voice"]))
+        #expect(voice.score.parts.map(\.name) == ["Voice"])
+    }
+
+    /// A refusal says where in the file's own terms: the part's name, the
+    /// measure's printed number, the note's place in it.
+    @Test func refusalsAreLocatedInTheFilesTerms() throws {
+        var score = try Acasong.parse("acasong 1\ntime: 2/4\npart Voice\nC5 2 | D5 2\npart Piano\nC4 4 D4 4 | E4 4 F4 4\n")
+        score.parts[1].notes[3].startTick += 120  // the measure's second note starts late: a gap before it
+        let refusal = try #require(ScoreBuilder.refusal(score))
+        #expect(refusal.message.hasPrefix("could not convert this score (part 'Piano', measure 2, its note 2): note starts at tick"), "\(refusal.message)")
+    }
+
     @Test func minimalScoreImports() throws {
         let score = try MusicXML.importScore(bytes: Array(Self.minimal.utf8)).score
         #expect(score.parts.first?.notes.first?.pitch == Pitch(step: .c, octave: 4))
