@@ -133,6 +133,8 @@ for _ in $(seq 100); do pgrep -f "page-score $work/children" >/dev/null && break
 child="$(pgrep -f "page-score $work/children" | head -n 1)"
 if [[ -n "$child" ]]; then
   limits="$(grep -E '^Max data size' /proc/$child/limits | awk '{print $4}')"
+  [[ "$(cat /proc/$child/oom_score_adj)" == 500 ]] && pass "the engraver is the first the out-of-memory killer takes (oom_score_adj 500)" ||
+    fail "the engraver's oom_score_adj: $(cat /proc/$child/oom_score_adj)"
   [[ "$limits" =~ ^[0-9]+$ ]] && pass "the engraver runs with a data limit of $((limits >> 20)) MB, CPU $(grep -E '^Max cpu time' /proc/$child/limits | awk '{print $4}') s, nice $(ps -o ni= -p "$child" | tr -d ' ')" ||
     fail "the engraver has no memory limit: $(grep -E 'data|cpu' /proc/$child/limits)"
   { kill -KILL "$box"; wait "$box"; } 2>/dev/null

@@ -627,6 +627,8 @@ expect "reinstall over edited settings" 0 env DESTDIR="$stage" deploy/install --
 mkdir -p "$work/unit"
 sed "s#/usr/local/bin/acapella#$stage/usr/local/bin/acapella#" "$stage/etc/systemd/system/acapella.service" > "$work/unit/acapella.service"
 expect "systemd accepts the unit" 0 systemd-analyze verify --man=no "$work/unit/acapella.service"
+check "the unit has a memory ceiling that leaves the machine alive" grep -q '^MemoryMax=60%' "$work/unit/acapella.service"
+check "and keeps the box the last the out-of-memory killer takes" grep -q '^OOMScoreAdjust=-500' "$work/unit/acapella.service"
 expect "systemd-analyze security" 0 systemd-analyze security --offline=true --no-pager "$work/unit/acapella.service"
 exposure="$(sed -n 's/.*Overall exposure level for acapella.service: \([0-9.]*\) .*/\1/p' <<<"$out")"
 echo "   systemd-analyze security: exposure $exposure"

@@ -14,7 +14,8 @@
 // when the starting thread's process dies (SIGKILL), and limited to
 // `memory_bytes` of data (RLIMIT_DATA; 0: no limit) and `cpu_seconds` of
 // CPU time (RLIMIT_CPU; 0: no limit), at `nice_increment` below the
-// caller's priority. Returns the child's pid, or -errno.
+// caller's priority, its oom_score_adj raised to 500 (the kernel's
+// out-of-memory killer takes it before the box). Returns the child's pid, or -errno.
 pid_t acapella_spawn_bounded(const char *path, char *const argv[], char *const envp[], int output_fd, long memory_bytes, long cpu_seconds, int nice_increment);
 
 // A pipe whose ends close on exec from the start (pipe2 is a GNU
