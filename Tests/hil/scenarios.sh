@@ -3,7 +3,7 @@
 # (Debian's kernel: snd-aloop loopback card, snd-virmidi ports, the
 # sequencer). Each check prints PASS or FAIL with the measured figure; the
 # script exits 1 if any failed. Usage: Tests/hil/scenarios.sh ACAPELLA
-# [SECTION…] (default: all of 1 2 3 4 5 6 7).
+# [SECTION…] (default: all of 1 2 3 4 5 6 7 8).
 set -uo pipefail
 acapella="${1:-.build/release/acapella}"
 work="$(mktemp -d)"
@@ -314,6 +314,59 @@ losetup -d "$loop"
 echo "   4 trials (2 FAT, 2 ext4): $yanked yanked mid-export, $halfwritten files under a final name not what the export writes, $changed changes to the project, $unsaid failures not said"
 ((yanked == 4 && halfwritten == 0 && changed == 0 && unsaid == 0)) && pass "a yanked stick: nothing half-written under a final name, the project untouched ($yanked of 4 yanked mid-export)" ||
   fail "a yanked stick: $yanked yanked, $halfwritten half-written, $changed project changes, $unsaid not said"
+fi
+
+if want 8; then
+echo "== 8. every write logged (device-mapper log-writes) under a take, a keep, a merge and a USB export, for the host to replay prefix by prefix"
+# The file system on a log-writes target: every write, flush and FUA that
+# reaches the 'disk' is logged in order, with marks between the steps; the
+# host replays every prefix of the log (Tests/crash/replay.py) — each a disk
+# a power cut could have left — mounts it and opens the project.
+crash=/hil-out/crash
+mkdir -p "$crash" /tmp/crashmnt
+truncate -s 160M "$work/data.img"
+truncate -s 1G "$work/log.img"
+data_loop="$(losetup -f --show "$work/data.img")"
+log_loop="$(losetup -f --show "$work/log.img")"
+sectors="$(blockdev --getsz "$data_loop")"
+if dmsetup create crashlog --noudevsync --table "0 $sectors log-writes $data_loop $log_loop" 2> "$work/dm.err" && dmsetup mknodes crashlog; then
+  mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/crashlog
+  mark() { sync; dmsetup message crashlog 0 mark "$1"; }
+  mount /dev/mapper/crashlog /tmp/crashmnt
+  data=/tmp/crashmnt/data
+  mkdir -p "$data/projects" /tmp/crashmnt/stick/acapella
+  project="$data/projects/hymn.acaproj"
+  ACAPELLA_BOX_ID=crashbox "$acapella" new "$project" --song Songs/simple-harmony.acasong >/dev/null
+  ACAPELLA_BOX_ID=crashbox "$acapella" record "$project" --part Bass --device sim >/dev/null 2>&1
+  other="$work/other.acaproj"
+  ACAPELLA_BOX_ID=otherbox "$acapella" new "$other" --song Songs/simple-harmony.acasong >/dev/null
+  ACAPELLA_BOX_ID=otherbox "$acapella" record "$other" --part Soprano --device sim >/dev/null 2>&1
+  mark begin
+  # A take (the recorder flushes every 0.25 s), at real time so the writes come as they would.
+  ACAPELLA_BOX_ID=crashbox "$acapella" record "$project" --part Soprano --device sim:speed=1 >/dev/null 2>&1
+  mark take
+  # A keep: the take made the one that plays (the manifest and its sidecar rewritten).
+  take="$("$acapella" takes "$project" | sed -n 's/^take \([0-9]*\)  Soprano.*/\1/p' | tail -n 1)"
+  "$acapella" takes "$project" activate "$take" >/dev/null 2>&1
+  mark keep
+  # A merge: another box's take copied in.
+  "$acapella" merge "$project" "$other" >/dev/null 2>&1
+  mark merge
+  # A USB export: mixes, practice tracks and the bundle onto the 'stick'.
+  "$acapella" usb /tmp/crashmnt/stick --data "$data" >/dev/null 2>&1
+  mark usb
+  # The end state, for the host to compare each prefix with.
+  mkdir -p "$crash/final"
+  cp -a "$data/projects" /tmp/crashmnt/stick "$crash/final/"
+  umount /tmp/crashmnt
+  dmsetup remove crashlog
+  cp --sparse=always "$work/log.img" "$crash/log.img"
+  echo "$take" > "$crash/take"
+  pass "logged: $(python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); m,v,n,s=struct.unpack("<QQQI",f.read(28)); print(n, "writes, flushes and marks in", s, "-byte sectors")' "$crash/log.img")"
+else
+  fail "no log-writes target: $(cat "$work/dm.err")"
+fi
+losetup -d "$data_loop" "$log_loop" 2>/dev/null
 fi
 
 rm -rf "$work"
