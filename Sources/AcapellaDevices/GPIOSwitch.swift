@@ -11,92 +11,96 @@ public struct GPIOChipInfo: Hashable, Sendable {
     public var lines: [String]
 }
 
-/// A foot switch on a GPIO line through libgpiod (the 1.6 API of Debian 12
-/// and Raspberry Pi OS bookworm): both edges with kernel timestamps, as
-/// active-low with a pull-up by default. The gesture recognizer works on
-/// the timestamps; nothing here reads a clock.
+/// A foot switch on a GPIO line through libgpiod — 1.6 on Debian 12 and
+/// Raspberry Pi OS bookworm, 2.x on Debian 13 and trixie, through the
+/// CGPIOD shim: both edges with kernel timestamps, as active-low with a
+/// pull-up by default. The gesture recognizer works on the timestamps;
+/// nothing here reads a clock.
 public final class GPIOSwitch {
-    private let chip: OpaquePointer
-    private let line: OpaquePointer
+    private let gpio: UnsafeMutablePointer<acapella_gpio>
     /// "gpiochip0 line 17 (GPIO17)", for messages.
     public let description: String
 
-    /// Requests the line. `chip` is a name, path or number; `line` a number
-    /// or a line name. Throws a one-line reason (no chip, no such line,
-    /// line busy). The corresponding C functions are
-    /// `gpiod_chip_open_lookup`, `gpiod_chip_get_line`,
-    /// `gpiod_chip_find_line` and `gpiod_line_request_both_edges_events_flags`.
+    /// Requests the line. `chip` is a name, path, number or label; `line` a
+    /// number or a line name. Throws a one-line reason (no chip, no such
+    /// line, line busy). The corresponding C function is the shim's
+    /// `acapella_gpio_open` (libgpiod's `gpiod_chip_open_lookup` and
+    /// `gpiod_line_request_both_edges_events_flags` in 1.6,
+    /// `gpiod_chip_open` and `gpiod_chip_request_lines` in 2.x).
     public init(chip chipName: String, line lineName: String, activeLow: Bool = true, bias: String = "pull-up", consumer: String = "acapella") throws(DeviceError) {
-        guard let chip = gpiod_chip_open_lookup(chipName) else {
-            let chips = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("gpiochip") }
-            throw DeviceError(.configuration, "GPIO: no chip '\(chipName)' (\(String(cString: strerror(errno)))); chips here: \(chips.isEmpty ? "none" : chips.sorted().joined(separator: ", ")). The box runs on without the foot switch")
+        let biasCode: Int32 = switch bias {
+        case "pull-up": Int32(ACAPELLA_GPIO_BIAS_PULL_UP)
+        case "pull-down": Int32(ACAPELLA_GPIO_BIAS_PULL_DOWN)
+        default: Int32(ACAPELLA_GPIO_BIAS_DISABLE)
         }
-        let found: OpaquePointer?
-        if let offset = UInt32(lineName) { found = gpiod_chip_get_line(chip, offset) } else { found = gpiod_chip_find_line(chip, lineName) }
-        guard let line = found else {
-            gpiod_chip_close(chip)
-            throw DeviceError(.configuration, "GPIO: \(chipName) has no line '\(lineName)'")
-        }
-        var flags: Int32 = 0
-        if activeLow { flags |= Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) }
-        switch bias {
-        case "pull-up": flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
-        case "pull-down": flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
-        default: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
-        }
-        guard gpiod_line_request_both_edges_events_flags(line, consumer, flags) == 0 else {
+        var stage: Int32 = 0
+        guard let gpio = acapella_gpio_open(chipName, lineName, activeLow, biasCode, consumer, &stage) else {
             let reason = String(cString: strerror(errno))
-            gpiod_chip_close(chip)
-            throw DeviceError(.configuration, "GPIO: \(chipName) line \(lineName) cannot be requested (\(reason); another program may hold it)")
+            switch stage {
+            case Int32(ACAPELLA_GPIO_NO_CHIP):
+                let chips = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("gpiochip") }
+                throw DeviceError(.configuration, "GPIO: no chip '\(chipName)' (\(reason)); chips here: \(chips.isEmpty ? "none" : chips.sorted().joined(separator: ", ")). The box runs on without the foot switch")
+            case Int32(ACAPELLA_GPIO_NO_LINE):
+                throw DeviceError(.configuration, "GPIO: \(chipName) has no line '\(lineName)'")
+            default:
+                throw DeviceError(.configuration, "GPIO: \(chipName) line \(lineName) cannot be requested (\(reason); another program may hold it)")
+            }
         }
-        self.chip = chip
-        self.line = line
-        let name = gpiod_line_name(line).map { String(cString: $0) } ?? ""
-        description = "\(String(cString: gpiod_chip_name(chip))) line \(gpiod_line_offset(line))\(name.isEmpty ? "" : " (\(name))")"
+        self.gpio = gpio
+        let name = withUnsafeBytes(of: gpio.pointee.line_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let chip = withUnsafeBytes(of: gpio.pointee.chip_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        description = "\(chip) line \(gpio.pointee.offset)\(name.isEmpty ? "" : " (\(name))")"
     }
 
-    deinit {
-        gpiod_line_release(line)
-        gpiod_chip_close(chip)
-    }
+    deinit { acapella_gpio_close(gpio) }
 
     /// The line's event descriptor, for the caller's own `poll`. The
-    /// corresponding C function is `gpiod_line_event_get_fd`.
-    public var fileDescriptor: Int32 { gpiod_line_event_get_fd(line) }
+    /// corresponding C function is the shim's `acapella_gpio_fd`.
+    public var fileDescriptor: Int32 { acapella_gpio_fd(gpio) }
 
     /// Waits up to `timeoutNanoseconds` for edges; returns them as
     /// (pressed, kernel timestamp in ns). The corresponding C functions are
-    /// `gpiod_line_event_wait` and `gpiod_line_event_read`.
+    /// the shim's `acapella_gpio_wait` and `acapella_gpio_read`.
     public func read(timeoutNanoseconds: Int64) throws(DeviceError) -> [(pressed: Bool, nanoseconds: Int64)] {
-        var timeout = timespec(tv_sec: Int(timeoutNanoseconds / 1_000_000_000), tv_nsec: Int(timeoutNanoseconds % 1_000_000_000))
+        var timeout = timeoutNanoseconds
         var edges: [(Bool, Int64)] = []
         while true {
-            let ready = gpiod_line_event_wait(line, &timeout)
+            let ready = acapella_gpio_wait(gpio, timeout)
             if ready < 0 { throw DeviceError(.lost, "GPIO: \(description): \(String(cString: strerror(errno)))") }
             if ready == 0 { return edges }
-            var event = gpiod_line_event()
-            guard gpiod_line_event_read(line, &event) == 0 else { throw DeviceError(.lost, "GPIO: \(description): \(String(cString: strerror(errno)))") }
-            // With ACTIVE_LOW the kernel reports the logical level: rising = pressed.
-            edges.append((event.event_type == Int32(GPIOD_LINE_EVENT_RISING_EDGE), Int64(event.ts.tv_sec) * 1_000_000_000 + Int64(event.ts.tv_nsec)))
-            timeout = timespec(tv_sec: 0, tv_nsec: 0)
+            var rising = false
+            var nanoseconds: Int64 = 0
+            guard acapella_gpio_read(gpio, &rising, &nanoseconds) == 0 else { throw DeviceError(.lost, "GPIO: \(description): \(String(cString: strerror(errno)))") }
+            // With active-low the kernel reports the logical level: rising = pressed.
+            edges.append((rising, nanoseconds))
+            timeout = 0
         }
     }
 
-    /// Every GPIO chip with its line names. The corresponding C functions
-    /// are `gpiod_chip_iter_new`, `gpiod_chip_iter_next_noclose` and
-    /// `gpiod_chip_get_line`.
+    /// Every GPIO chip (`/dev/gpiochip*`, in name order) with its line
+    /// names. The corresponding C functions are the shim's
+    /// `acapella_gpio_chip_open`, `acapella_gpio_chip_describe` and
+    /// `acapella_gpio_chip_line_name`.
     public static func chips() -> [GPIOChipInfo] {
-        guard let iterator = gpiod_chip_iter_new() else { return [] }
-        defer { gpiod_chip_iter_free(iterator) }
-        var chips: [GPIOChipInfo] = []
-        while let chip = gpiod_chip_iter_next(iterator) {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("gpiochip") }
+        return names.sorted { $0.localizedStandardCompare($1) == .orderedAscending }.compactMap { device in
+            guard let chip = acapella_gpio_chip_open("/dev/" + device) else { return nil }
+            defer { acapella_gpio_chip_close(chip) }
+            var name = [CChar](repeating: 0, count: 64)
+            var label = [CChar](repeating: 0, count: 64)
+            let count = acapella_gpio_chip_describe(chip, &name, name.count, &label, label.count)
+            guard count >= 0 else { return nil }
             var lines: [String] = []
-            for offset in 0..<gpiod_chip_num_lines(chip) {
-                let line = gpiod_chip_get_line(chip, offset)
-                lines.append(line.flatMap { gpiod_line_name($0) }.map { String(cString: $0) } ?? "")
+            var line = [CChar](repeating: 0, count: 64)
+            for offset in 0..<UInt32(count) {
+                acapella_gpio_chip_line_name(chip, offset, &line, line.count)
+                lines.append(string(line))
             }
-            chips.append(GPIOChipInfo(name: String(cString: gpiod_chip_name(chip)), label: String(cString: gpiod_chip_label(chip)), lines: lines))
+            return GPIOChipInfo(name: string(name), label: string(label), lines: lines)
         }
-        return chips
+    }
+
+    private static func string(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

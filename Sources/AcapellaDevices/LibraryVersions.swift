@@ -13,7 +13,8 @@ public enum LibraryVersions {
     /// function is `sf_version_string`.
     public static var sndfile: String { String(cString: sf_version_string()) }
 
-    /// libgpiod's version, e.g. `"1.6.3"`. The corresponding C function is
-    /// `gpiod_version_string`.
-    public static var gpiod: String { String(cString: gpiod_version_string()) }
+    /// libgpiod's version, e.g. `"1.6.3"` or `"2.2.1"`. The corresponding C
+    /// function is the shim's `acapella_gpiod_version` (libgpiod's
+    /// `gpiod_version_string` in 1.6, `gpiod_api_version` in 2.x).
+    public static var gpiod: String { String(cString: acapella_gpiod_version()) }
 }

@@ -245,11 +245,11 @@ enum XMLTree {
         guard status == XML_STATUS_OK else {
             let code = XML_GetErrorCode(parser)
             if encoding == "UTF-8", let clearer = diagnosis(bytes) { throw clearer }
-            throw ImportError("malformed XML (\(describe(code)))", line: Int(XML_GetCurrentLineNumber(parser)),
-                              column: Int(XML_GetCurrentColumnNumber(parser)) + 1)
+            throw ImportError("malformed XML (\(describe(code)))", line: Int(acapella_xml_line(parser)),
+                              column: Int(acapella_xml_column(parser)) + 1)
         }
         guard !builder.records.isEmpty else {
-            throw ImportError("malformed XML (the document has no root element)", line: Int(XML_GetCurrentLineNumber(parser)))
+            throw ImportError("malformed XML (the document has no root element)", line: Int(acapella_xml_line(parser)))
         }
         return XMLDocument(records: builder.records, attributes: builder.attributes, bytes: builder.bytes, names: builder.names.names,
                            source: bytes, encoding: encoding)
@@ -405,7 +405,7 @@ private struct TreeBuilder {
 
     mutating func fail(_ message: String) {
         guard failure == nil else { return }
-        failure = ImportError(message, line: Int(XML_GetCurrentLineNumber(parser)))
+        failure = ImportError(message, line: Int(acapella_xml_line(parser)))
         XML_StopParser(parser, 0)
     }
 
@@ -433,7 +433,7 @@ private struct TreeBuilder {
             }
         }
         let index = Int32(records.count)
-        records.append(.init(name: names.id(name), offset: Int32(truncatingIfNeeded: XML_GetCurrentByteIndex(parser)),
+        records.append(.init(name: names.id(name), offset: Int32(truncatingIfNeeded: acapella_xml_byte_index(parser)),
                              attributeStart: attributeStart, attributeEnd: Int32(attributes.count)))
         if let parent = stack.last {
             let previous = records[Int(parent)].lastChild
