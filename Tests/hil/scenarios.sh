@@ -3,7 +3,7 @@
 # (Debian's kernel: snd-aloop loopback card, snd-virmidi ports, the
 # sequencer). Each check prints PASS or FAIL with the measured figure; the
 # script exits 1 if any failed. Usage: Tests/hil/scenarios.sh ACAPELLA
-# [SECTION…] (default: all of 1 2 3 4 5 6 7 8).
+# [SECTION…] (default: all of 1 2 3 4 5 6 7 8 9).
 set -uo pipefail
 acapella="${1:-.build/release/acapella}"
 work="$(mktemp -d)"
@@ -147,6 +147,7 @@ gpio_sim_line() {
 
 if want 4; then
 echo "== 4. a foot switch on a gpio-sim line"
+echo "   through $("$acapella" version | grep -o 'libgpiod [0-9.]*')"
 gpio_sim_line
 [[ -w "$pull" ]] && pass "gpio-sim chip $chip, line 3 at $pull" || fail "no gpio-sim line: $(ls /sys/devices/platform/)"
 cat > "$work/controls.json" <<CONTROLS
@@ -367,6 +368,43 @@ else
   fail "no log-writes target: $(cat "$work/dm.err")"
 fi
 losetup -d "$data_loop" "$log_loop" 2>/dev/null
+fi
+
+if want 9; then
+echo "== 9. the box as a service started before its sound card: it waits and says so, and takes the card when it is plugged in"
+# The loopback card unloaded, as a USB interface not yet plugged in; ALSA's
+# default device made the loopback (playback into 0,0, capture from 1,0) so
+# the card that comes can be calibrated through itself.
+rmmod snd_aloop 2>"$work/rmmod.err" || fail "cannot unload the loopback card: $(cat "$work/rmmod.err")"
+printf 'pcm.!default { type asym; playback.pcm "%s"; capture.pcm "%s" }\n' "$playback" "$capture" > /etc/asound.conf
+echo '{ "device": "alsa:default@period=1024,periods=3", "readouts": { "console": false, "lcd": false }, "web": false }' > "$work/late-settings.json"
+late_log="$work/late.log"
+# First: stopped while it waits (SIGTERM), at once and cleanly.
+"$acapella" run --data "$work/late0" --config "$work/late-settings.json" < /dev/null 2> "$late_log" &
+box=$!
+for _ in $(seq 100); do grep -q "no sound card" "$late_log" && break; sleep 0.1; done
+kill -TERM "$box"; started="$(date +%s%N)"; wait "$box"; status=$?
+stopped_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+((status == 0)) && pass "stopped while waiting for the card: exit 0 in $stopped_ms ms" || fail "stopped while waiting: exit $status: $(tail -2 "$late_log")"
+# Then the card is plugged in while the box waits.
+"$acapella" run --data "$work/late" --config "$work/late-settings.json" < /dev/null 2> "$late_log" &
+box=$!
+for _ in $(seq 100); do grep -q "no sound card" "$late_log" && break; sleep 0.1; done
+grep -q "no sound card — plug in your interface" "$late_log" && pass "says it: $(grep -m1 'no sound card' "$late_log" | cut -c1-110)" || fail "no word of the missing card: $(head -3 "$late_log")"
+sleep 3
+if kill -0 "$box" 2>/dev/null && ! grep -q "simulated room" "$late_log"; then pass "waits 3 s for the card, no simulated room"; else fail "while waiting: $(tail -3 "$late_log")"; fi
+insmod /hil-modules/snd-aloop.ko 2>"$work/insmod.err" || fail "cannot plug the loopback card in: $(cat "$work/insmod.err")"
+plugged="$(date +%s%N)"
+for _ in $(seq 600); do grep -q "ready:" "$late_log" && break; sleep 0.1; done
+taken_ms=$(( ($(date +%s%N) - plugged) / 1000000 ))
+grep -q "sound card plugged in: the box takes" "$late_log" && grep -q "ready:" "$late_log" \
+  && pass "takes the card when it appears: the session ready $taken_ms ms after the card was plugged in (calibration included, emulated CPU)" \
+  || fail "the card plugged in was not taken: $(tail -4 "$late_log")"
+calibration="$(grep -m1 "calibrated \|calibration refused" "$late_log")"
+[[ "$calibration" == *"calibrated "* ]] && pass "a new card's route calibrated first: ${calibration#*: }" || fail "the new card was not calibrated: '$calibration'"
+kill -TERM "$box"; wait "$box"; status=$?
+((status == 0)) && pass "then stopped cleanly on SIGTERM" || fail "box exit $status: $(tail -3 "$late_log")"
+rm -f /etc/asound.conf
 fi
 
 rm -rf "$work"
