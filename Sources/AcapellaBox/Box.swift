@@ -78,6 +78,11 @@ public struct BoxOptions: Sendable {
     /// What the safe-shutdown action runs after everything is on disk
     /// (nil: the box only quits). On the Pi: `systemctl poweroff`.
     public var powerOffCommand: [String]?
+    /// Whether the box waits for a sound card when there is none (the
+    /// service, with no device asked for): it says so on the LCD, the page
+    /// and to systemd, and takes the card when it appears. Off, the device
+    /// opener decides (the simulated room in a terminal demo).
+    public var waitForSoundCard = false
 
     /// Options.
     public init(songs: [String], dataDirectory: String) {
@@ -152,7 +157,13 @@ public enum Box {
                 options.songIndex = song
                 options.partIndex = part
             }
-            let device = try openDevice()
+            let device: any AudioDevice
+            if options.waitForSoundCard {
+                guard let found = awaitSoundCard(openDevice, options: options, lcd: lcd, web: web?.hub, service: service, wake: wake, log: log) else { break loop }
+                device = found
+            } else {
+                device = try openDevice()
+            }
             if first, device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
             // Titles again each time: the page may have added songs.
             let titles = ShortTitle.distinct(options.songs.map { SongHeader.read($0).title }, width: 10)
@@ -198,6 +209,53 @@ public enum Box {
         } catch {
             log("safe shutdown: cannot run \(command.joined(separator: " ")): \(error); switch off by hand — nothing is being written", .error)
         }
+    }
+
+    /// The box's words while it waits for a sound card, on the LCD, the page and to systemd.
+    static let noCardMessage = "no sound card — plug in your interface"
+
+    /// The device, once it opens: at once when its card is there; else
+    /// the box says so — on the LCD, the page and to systemd (ready, with
+    /// the status, the watchdog fed) — and tries again twice a second until
+    /// the card is plugged in, stopping at once on a stop signal (nil then).
+    /// A card that came while the box waited and whose route has no stored
+    /// calibration is calibrated first (a cable or the loopback card gives
+    /// the round trip; a room with a microphone may refuse, said, and the
+    /// box goes on uncalibrated).
+    static func awaitSoundCard(_ open: () throws(DeviceError) -> any AudioDevice, options: BoxOptions, lcd: LCDClient?, web: WebHub?,
+                               service: ServiceNotifier, wake: WakeDescriptor, log: BoxLog) -> (any AudioDevice)? {
+        var waited = false
+        var calibrated = false
+        while !StopSignals.received {
+            do {
+                let device = try open()
+                guard waited else { return device }
+                if !calibrated, let store = try? calibrationStore(options), store.calibration(for: device.route) == nil {
+                    calibrated = true
+                    log("sound card plugged in: \(device.name); its route \(device.route) has no calibration yet, so it is measured first")
+                    calibrate(device: device, options: options, log: log)
+                    continue
+                }
+                log("sound card plugged in: the box takes \(device.name)")
+                service.status("sound card: \(device.name)")
+                return device
+            } catch {
+                if !waited {
+                    waited = true
+                    log("\(noCardMessage) (\(error.description)); the box waits and takes it when it appears", .warning)
+                    service.ready(status: noCardMessage)
+                    var live = WebLiveState()
+                    live.state = "waiting"
+                    live.message = noCardMessage
+                    web?.publish(live)
+                    _ = lcd?.show(["no sound card", "plug interface"])
+                }
+            }
+            service.heartbeat(now: MonotonicClock.nanoseconds())
+            web?.refuseChanges(noCardMessage)
+            if !Poller.wait([PollDescriptor(fd: wake.fd, events: PollDescriptor.readable)], timeoutMilliseconds: 500).isEmpty { wake.clear() }
+        }
+        return nil
     }
 
     /// The calibration action: measures the device's round trip (output

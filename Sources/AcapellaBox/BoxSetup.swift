@@ -190,8 +190,16 @@ public struct BoxSetup: Sendable {
         let deviceSource = flags.device != nil ? "--device" : fileKey("device")
         var device = flags.device ?? settings.device
         do { _ = try DeviceChoice(parsing: device) } catch { throw BoxSetupError(description: "\(deviceSource): \(error.description)", usage: flags.device != nil) }
-        // The room in real time when nobody asked for a device and there is no card.
-        if device == nil && DeviceInventory.scan().cards.isEmpty { device = "sim:speed=1" }
+        // No card for the device: as a service (no terminal, no end) the box
+        // waits for it and takes it when it is plugged in — the simulated
+        // room is never a stand-in there. In a terminal, or a run with an
+        // end (--seconds, --once), nobody having asked for a device, the
+        // room in real time, said as a demo.
+        let service = isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once
+        let asksForTheRoom: Bool
+        if case .simulated? = try? DeviceChoice(parsing: device) { asksForTheRoom = true } else { asksForTheRoom = false }
+        options.waitForSoundCard = service && !asksForTheRoom
+        if device == nil && !service && DeviceInventory.scan().cards.isEmpty { device = "sim:speed=1" }
         var setup = BoxSetup(options: options, controls: controls, device: device, deviceSource: deviceSource)
         setup.notes += arrivals
         if isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once {
@@ -203,6 +211,11 @@ public struct BoxSetup: Sendable {
     /// Opens the device the set-up names (a fresh one each call: the box
     /// opens one per session and again when a lost one returns).
     public func openDevice() throws(DeviceError) -> any AudioDevice {
-        try DeviceChoice(parsing: device).open()
+        // Waiting for a card, the room is never a stand-in for it.
+        if options.waitForSoundCard && device == nil {
+            guard !DeviceInventory.scan().cards.isEmpty else { throw DeviceError(.lost, "no sound card") }
+            return try DeviceChoice.alsa(ALSADevice.Options()).open()
+        }
+        return try DeviceChoice(parsing: device).open()
     }
 }
