@@ -16,8 +16,12 @@ import Glibc
 public enum MountTable {
     /// Every mount point, as the kernel lists them (octal escapes undone).
     public static func mountPoints() -> [String] {
-        guard let text = ProcFile.read("/proc/self/mountinfo") else { return [] }
-        return text.split(separator: "\n").compactMap { line in
+        mountPoints(in: ProcFile.read("/proc/self/mountinfo") ?? "")
+    }
+
+    /// The mount points in a `mountinfo` text, in its order.
+    static func mountPoints(in text: String) -> [String] {
+        text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
             return fields.count > 4 ? unescape(String(fields[4])) : nil
         }

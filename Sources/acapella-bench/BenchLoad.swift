@@ -1,5 +1,6 @@
 import AcapellaBox
 import AcapellaCLI
+import AcapellaDevices
 import AcapellaEngine
 import AcapellaProject
 import AcapellaScore
@@ -123,7 +124,7 @@ func benchLoad(_ arguments: ParsedArguments) throws -> Int32 {
 /// The CPUs' steal time so far (clock ticks, /proc/stat): time a
 /// hypervisor gave this virtual machine's CPUs to others.
 func stealTicks() -> Int {
-    guard let line = ((try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? "").split(separator: "\n").first else { return 0 }
+    guard let line = (ProcFile.read("/proc/stat") ?? "").split(separator: "\n").first else { return 0 }
     let fields = line.split(separator: " ")
     return fields.count > 8 ? Int(fields[8]) ?? 0 : 0
 }

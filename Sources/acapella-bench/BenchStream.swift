@@ -1,5 +1,6 @@
 import AcapellaBox
 import AcapellaCLI
+import AcapellaDevices
 import AcapellaEngine
 import AcapellaProject
 import AcapellaScore
@@ -169,13 +170,13 @@ final class DiskThrottle {
         var device = "\(major):\(minor)"
         // A partition: the limit is the whole disk's.
         if FileManager.default.fileExists(atPath: "/sys/dev/block/\(device)/partition"),
-           let parent = try? String(contentsOfFile: "/sys/dev/block/\(device)/../dev", encoding: .utf8) {
+           let parent = ProcFile.read("/sys/dev/block/\(device)/../dev") {
             device = parent.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         self.device = device
-        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+        let own = ProcFile.read("/proc/self/cgroup") ?? ""
         let name = "acapella-bench-\(getpid())"
-        if let controllers = try? String(contentsOfFile: "/sys/fs/cgroup/cgroup.controllers", encoding: .utf8), controllers.split(separator: " ").contains(where: { $0.hasPrefix("io") }) {
+        if let controllers = ProcFile.read("/sys/fs/cgroup/cgroup.controllers"), controllers.split(separator: " ").contains(where: { $0.hasPrefix("io") }) {
             v2 = true
             try? "+io".write(toFile: "/sys/fs/cgroup/cgroup.subtree_control", atomically: false, encoding: .utf8)
             group = "/sys/fs/cgroup/" + name
