@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.3
 //
 // Acapella box. Module layout (see README "Architecture"):
 //   C system libraries  →  AcapellaDevices (I/O edge)
