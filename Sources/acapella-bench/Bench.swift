@@ -203,6 +203,8 @@ func benchRender(_ arguments: ParsedArguments) throws -> Int32 {
     print("  p99     \(share(0.99))")
     print("  p99.9   \(share(0.999))")
     print("  max     \(share(1.0))")
+    // --no-slope: these periods only (Tools/pi-budget.sh counts their instructions).
+    if arguments.flags.contains("--no-slope") { return 0 }
     // The cost of one more part: the same engine with 1 and with 32 parts
     // (the same mix of tones, takes and punch-ins), the slope between them.
     let few = try renderTimes(parts: 1, periods: 20_000, frames: frames, rate: rate).sorted()

@@ -15,6 +15,7 @@ let benchCommand = Subcommand(
             OptionSpec(names: ["--corpus"], valueName: "bach", help: "'import' on music21's Bach chorales, with the note-for-note comparison"),
             OptionSpec(names: ["--periods"], valueName: "N", help: "periods for 'render' (default 100000)"),
             OptionSpec(names: ["--frames"], valueName: "N", help: "period size for 'render' (default 128)"),
+            OptionSpec(names: ["--no-slope"], valueName: nil, help: "'render' of the given periods only, without the cost-per-part runs (Tools/pi-budget.sh counts their instructions)"),
             OptionSpec(names: ["--minutes"], valueName: "N", help: "length of the long project for 'stream' (default 10)"),
             OptionSpec(names: ["--seconds"], valueName: "N", help: "how long 'load' plays (default 600)"),
             OptionSpec(names: ["--without"], valueName: "LOADS", help: "'load' without some of its loads (stress, web, analysis; commas between): what each costs"),
