@@ -569,10 +569,16 @@ public enum Box {
             }
         }
 
+        /// The project's takes as they are now: under the project's lock
+        /// while a recorder's writer thread may be changing the manifest.
+        func currentTakes() -> [TakeRecord] {
+            rig.recorder?.withProject { $0.manifest.takes } ?? project.manifest.takes
+        }
+
         /// The song's takes for the web page, as the project says now.
         func publishTakes(_ web: WebHub) {
             takesChanged = false
-            let records = rig.recorder?.withProject { $0.manifest.takes } ?? project.manifest.takes
+            let records = currentTakes()
             let schedule = session.context.schedule
             let reference = session.context.reference == nil ? nil : project.referenceRecord?.describe(sampleRate: project.manifest.sampleRate)
             web.publishTakes(records, project: project.path, song: context.songTitle, parts: context.partNames, currentPart: options.partIndex,
@@ -719,8 +725,12 @@ public enum Box {
             }
             while let event = rig.link.nextEvent() { feed(.engine(event)) }
             if let recorder = rig.recorder {
+                // After the stop, a writer that fell behind may still be
+                // finishing loop passes: the take put up for review is the
+                // last one, once it is written (not each pass as it lands).
+                let writing = recorder.hasOpenTake && rig.link.snapshot().state == .stopped
                 let (count, newest) = recorder.latestFinished()
-                if count > takesSeen, let newest {
+                if count > takesSeen, let newest, !writing {
                     takesSeen = count
                     takesChanged = true
                     feed(.takeFinished(newest))
@@ -759,7 +769,7 @@ public enum Box {
             // The readouts, about 30 times a second.
             if now - lastDraw >= Int64(Self.frameMilliseconds) * 1_000_000 - 2_000_000 {
                 lastDraw = now
-                let takes = project.manifest.takes.filter { $0.part == partName && $0.state != .discarded }.count
+                let takes = currentTakes().filter { $0.part == partName && $0.state != .discarded }.count
                 defer { lastTakesCount = takes }
                 var readout = session.readout(snapshot: snapshot, reading: rig.tracker?.reading, takes: takes)
                 if readout.message == nil, let line = log.takeLatest() { readout.message = line }
@@ -787,7 +797,7 @@ public enum Box {
         for problem in (rig.recorder?.problemsSoFar() ?? []).dropFirst(problemsSeen) { log(problem, .warning) }
         // What this session recorded, as the project says now (discarded after d or u).
         let recorded = Set((rig.recorder?.finished ?? []).map(\.id))
-        for take in project.manifest.takes where recorded.contains(take.id) {
+        for take in currentTakes() where recorded.contains(take.id) {
             let dropouts = take.dropouts.isEmpty ? "" : ", \(take.dropouts.count) dropout\(take.dropouts.count == 1 ? "" : "s") (silence in place)"
             log("take \(take.id) (\(take.part)) \(take.state.rawValue): \(String(format: "%.1f", Double(take.frames) / Double(project.manifest.sampleRate))) s\(dropouts), \(take.file)")
         }

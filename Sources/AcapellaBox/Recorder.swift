@@ -44,6 +44,9 @@ public final class Recorder: @unchecked Sendable {
     /// meanwhile `problemsSoFar` sees them.
     public private(set) var problems: [String] = []
     private let stopRequested = Atomic<Bool>(false)
+    /// Whether the writer holds a take still open (set after each batch of
+    /// frames, once a take it closed is among `finished`).
+    private let takeOpen = Atomic<Bool>(false)
     private let received = Atomic<Int64>(0)
     private let done = DispatchSemaphore(value: 0)
 
@@ -81,6 +84,12 @@ public final class Recorder: @unchecked Sendable {
         return try body(project)
     }
 
+    /// Whether a take is still being written (any thread): after the
+    /// transport stops, a writer that fell behind may still be finishing
+    /// loop passes; the last take is the one left when this is false. Read
+    /// it before `latestFinished`: false then means every take so far is there.
+    public var hasOpenTake: Bool { takeOpen.load(ordering: .acquiring) }
+
     /// How many takes this recorder has finished and the newest of them
     /// (any thread).
     public func latestFinished() -> (count: Int, take: TakeRecord?) {
@@ -107,6 +116,7 @@ public final class Recorder: @unchecked Sendable {
                 let stopping = stopRequested.load(ordering: .acquiring)
                 let count = buffer.withUnsafeMutableBufferPointer { ring.pop(into: $0.baseAddress!, maximum: $0.count) }
                 for index in 0..<count { take(buffer[index]) }
+                takeOpen.store(current != nil, ordering: .releasing)
                 if count == 0 {
                     if stopping { break }
                     flushPending()
@@ -114,6 +124,7 @@ public final class Recorder: @unchecked Sendable {
                 }
             }
             close()
+            takeOpen.store(false, ordering: .releasing)
             done.signal()
         }
         thread.name = "acapella-recorder"
