@@ -62,7 +62,10 @@ public enum ReferenceTrials {
         for tones in schedule.tones {
             // This part's timbre: one cycle of eight harmonics.
             let weights = (1...8).map { k in (k % 2 == 1 ? 1.0 : Double.random(in: 0.2...0.7, using: &rng)) / pow(Double(k), Double.random(in: 0.8...1.4, using: &rng)) }
-            let wave = (0...table).map { i in Float((1...8).reduce(0.0) { $0 + weights[$1 - 1] * sin(2 * Double.pi * Double($1 * i) / Double(table)) }) }
+            let wave: [Float] = (0...table).map { (i: Int) -> Float in
+                let sum: Double = (1...8).reduce(0.0) { (total: Double, k: Int) -> Double in total + weights[k - 1] * sin(2 * Double.pi * Double(k * i) / Double(table)) }
+                return Float(sum)
+            }
             let peak = wave.map(abs).max() ?? 1
             let level = Float(pow(10, Double.random(in: -4...0, using: &rng) / 20)) * 0.2 / peak
             for tone in tones {
@@ -82,9 +85,10 @@ public enum ReferenceTrials {
                     let slot = Int(position)
                     let fraction = Float(position - Double(slot))
                     let sample = wave[slot] + fraction * (wave[slot + 1] - wave[slot])
-                    var envelope = t < attack ? 0.5 - 0.5 * cos(Double.pi * t / attack) : 1.0 - 0.15 * min(1, t / Double(rate))
+                    var envelope: Double = t < attack ? 0.5 - 0.5 * cos(Double.pi * t / attack) : 1.0 - 0.15 * min(1, t / Double(rate))
                     if t > sounding { envelope *= max(0, 1 - (t - sounding) / release) }
-                    music[index] += sample * level * Float(envelope)
+                    let scaled: Float = sample * level
+                    music[index] += scaled * Float(envelope)
                 }
             }
         }

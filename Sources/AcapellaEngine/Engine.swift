@@ -176,6 +176,13 @@ public struct EngineCore: ~Copyable {
 
     /// An engine over `schedule`, stopped at song start.
     public init(schedule: Schedule, mixes: [PartMix], takes: [PartTakes]? = nil, clickGain: Float = 0, maximumFrames: Int = 4096, commandCapacity: Int = 256) {
+        // Built whole first, then warmed up (a mutating call in the
+        // initializer that builds it trips Swift 6.2's noncopyable checker).
+        self.init(unwarmed: schedule, mixes: mixes, takes: takes, clickGain: clickGain, maximumFrames: maximumFrames, commandCapacity: commandCapacity)
+        warmUp(schedule: schedule, takes: takes?.first ?? .none)
+    }
+
+    private init(unwarmed schedule: Schedule, mixes: [PartMix], takes: [PartTakes]?, clickGain: Float, maximumFrames: Int, commandCapacity: Int) {
         let partCount = schedule.tones.count
         renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: clickGain, start: 0, maximumFrames: maximumFrames)
         transport = Transport()
@@ -184,7 +191,6 @@ public struct EngineCore: ~Copyable {
         solos = Array(repeating: false, count: partCount)
         loopMeasures = nil
         metronomeGain = clickGain
-        warmUp(schedule: schedule, takes: takes?.first ?? .none)
     }
 
     /// Runs the command paths once with values that change nothing, so the
@@ -224,7 +230,11 @@ public struct EngineCore: ~Copyable {
     /// Also hands every tagged captured frame to `ring` (the pitch
     /// tracker's). Call after `attachCapture`, before the first period.
     public mutating func attachAnalysis(ring: BulkRing<CapturedFrame>) {
-        tagger?.analysisRing = ring
+        // Taken out, changed, put back (a store through the optional
+        // chain of a noncopyable value crashes Swift 6.2's SIL verifier).
+        guard var attached = tagger.take() else { return }
+        attached.analysisRing = ring
+        tagger = consume attached
     }
 
     /// What output device frame `frame` played, while it is still in the

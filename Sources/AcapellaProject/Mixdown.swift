@@ -459,9 +459,12 @@ extension Mixdown {
                 let length = min(frame + count, range.upperBound) - from
                 let bytes = length * 4
                 let offset = piece.count
-                let read = piece.left.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset * 4, bytes, off_t(frame * 8 + (from - frame) * 4)) } == bytes
-                    && piece.right.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset * 4, bytes, off_t(frame * 8 + count * 4 + (from - frame) * 4)) } == bytes
-                guard read else { throw MixdownError(description: "\(path): the mix could not be read back") }
+                // A chunk holds its left channel, then its right.
+                let leftAt = off_t(frame * 8 + (from - frame) * 4)
+                let rightAt = leftAt + off_t(count * 4)
+                let gotLeft: Int = piece.left.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset * 4, bytes, leftAt) }
+                let gotRight: Int = piece.right.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + offset * 4, bytes, rightAt) }
+                guard gotLeft == bytes && gotRight == bytes else { throw MixdownError(description: "\(path): the mix could not be read back") }
                 piece.count += length
             }
             guard piece.count == range.count else { throw MixdownError(description: "\(path): the mix could not be read back (frames \(range) not written)") }

@@ -80,8 +80,10 @@ extension LRC {
         let text: String
         if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
             let little = bytes[0] == 0xFF
-            let units = stride(from: 2, to: bytes.count - 1, by: 2).map { index in
-                little ? UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8 : UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1])
+            let units = stride(from: 2, to: bytes.count - 1, by: 2).map { (index: Int) -> UInt16 in
+                let first = UInt16(bytes[index])
+                let second = UInt16(bytes[index + 1])
+                return little ? first | second << 8 : first << 8 | second
             }
             guard bytes.count % 2 == 0, let decoded = String(validating: units, as: UTF16.self) else {
                 throw LRCError(description: "\(file): not readable as UTF-16 text (it starts with a UTF-16 byte order mark)")

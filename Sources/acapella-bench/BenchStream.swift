@@ -239,7 +239,10 @@ func layeredProject(at path: String, parts: Int, seconds: Int, rate: Int) throws
     defer { project.close() }
     let frames = Int(schedule.endSample)
     // One period of a 220 Hz tone with a little noise, repeated (cheap to make, not silence).
-    let cycle = (0..<rate).map { Float(0.2 * sin(2 * Double.pi * 220 * Double($0) / Double(rate))) + Float($0 % 7) * 1e-4 }
+    let cycle: [Float] = (0..<rate).map { (index: Int) -> Float in
+        let tone = Float(0.2 * sin(2 * Double.pi * 220 * Double(index) / Double(rate)))
+        return tone + Float(index % 7) * 1e-4
+    }
     let full = (0..<frames).map { cycle[$0 % rate] }
     var takeFrames = 0
     let measures = schedule.barlines.count

@@ -15,6 +15,7 @@ final class Spawned: @unchecked Sendable {
     private let lock = NSLock()
     private var outText = ""
     private var errText = ""
+    private let pipes = (out: Pipe(), err: Pipe())
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: try acapellaExecutable())
@@ -22,12 +23,10 @@ final class Spawned: @unchecked Sendable {
         // A box id of its own: take names are known, and no id file is made in the user's data directory.
         process.environment = ProcessInfo.processInfo.environment.merging(["ACAPELLA_BOX_ID": "spawned"].merging(environment) { _, new in new }) { _, new in new }
         process.standardInput = FileHandle.nullDevice
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: false) }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: true) }
+        process.standardOutput = pipes.out
+        process.standardError = pipes.err
+        pipes.out.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: false) }
+        pipes.err.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: true) }
         try process.run()
     }
 
@@ -51,7 +50,12 @@ final class Spawned: @unchecked Sendable {
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning { kill(pid, SIGKILL) }
         process.waitUntilExit()
-        usleep(20_000)  // the last output reaches the handlers
+        // The rest of the output read here to its end (a busy machine handed
+        // it to the handlers late, and a fixed sleep lost it).
+        for (pipe, error) in [(pipes.out, false), (pipes.err, true)] {
+            pipe.fileHandleForReading.readabilityHandler = nil
+            append(pipe.fileHandleForReading.readDataToEndOfFile(), error: error)
+        }
         return process.terminationReason == .exit ? process.terminationStatus : nil
     }
 
