@@ -38,7 +38,7 @@ public final class GPIOSwitch {
             let reason = String(cString: strerror(errno))
             switch stage {
             case Int32(ACAPELLA_GPIO_NO_CHIP):
-                let chips = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("gpiochip") }
+                let chips = Self.deviceNames()
                 throw DeviceError(.configuration, "GPIO: no chip '\(chipName)' (\(reason)); chips here: \(chips.isEmpty ? "none" : chips.sorted().joined(separator: ", ")). The box runs on without the foot switch")
             case Int32(ACAPELLA_GPIO_NO_LINE):
                 throw DeviceError(.configuration, "GPIO: \(chipName) has no line '\(lineName)'")
@@ -47,8 +47,8 @@ public final class GPIOSwitch {
             }
         }
         self.gpio = gpio
-        let name = withUnsafeBytes(of: gpio.pointee.line_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let chip = withUnsafeBytes(of: gpio.pointee.chip_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let name = withUnsafeBytes(of: gpio.pointee.line_name, Self.text)
+        let chip = withUnsafeBytes(of: gpio.pointee.chip_name, Self.text)
         description = "\(chip) line \(gpio.pointee.offset)\(name.isEmpty ? "" : " (\(name))")"
     }
 
@@ -82,8 +82,7 @@ public final class GPIOSwitch {
     /// `acapella_gpio_chip_open`, `acapella_gpio_chip_describe` and
     /// `acapella_gpio_chip_line_name`.
     public static func chips() -> [GPIOChipInfo] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("gpiochip") }
-        return names.sorted { $0.localizedStandardCompare($1) == .orderedAscending }.compactMap { device in
+        deviceNames().sorted { $0.localizedStandardCompare($1) == .orderedAscending }.compactMap { device in
             guard let chip = acapella_gpio_chip_open("/dev/" + device) else { return nil }
             defer { acapella_gpio_chip_close(chip) }
             var name = [CChar](repeating: 0, count: 64)
@@ -94,13 +93,19 @@ public final class GPIOSwitch {
             var line = [CChar](repeating: 0, count: 64)
             for offset in 0..<UInt32(count) {
                 acapella_gpio_chip_line_name(chip, offset, &line, line.count)
-                lines.append(string(line))
+                lines.append(line.withUnsafeBytes(text))
             }
-            return GPIOChipInfo(name: string(name), label: string(label), lines: lines)
+            return GPIOChipInfo(name: name.withUnsafeBytes(text), label: label.withUnsafeBytes(text), lines: lines)
         }
     }
 
-    private static func string(_ characters: [CChar]) -> String {
-        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// The GPIO character devices in /dev (`gpiochip0`…), unordered.
+    private static func deviceNames() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("gpiochip") }
+    }
+
+    /// A C string in a fixed buffer (the shim's names), up to its NUL.
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
     }
 }
