@@ -3,6 +3,7 @@ public import AcapellaEngine
 public import AcapellaProject
 public import AcapellaScore
 public import AcapellaStatus
+public import AcapellaWeb
 import AcapellaDSP
 import Foundation
 
@@ -36,6 +37,8 @@ public struct BoxSession: Sendable {
         public var songCount: Int
         /// Each song's tags, by index (empty: not known).
         public var songTags: [[String]] = []
+        /// Each song's title, by index (empty: not known).
+        public var songTitles: [String] = []
         /// The tag the library is browsed by (nil: every song).
         public var tag: String?
         public var partNames: [String]
@@ -201,6 +204,19 @@ public struct BoxSession: Sendable {
         /// Time passed: the control loop's clock, milliseconds (messages and
         /// the help go away by themselves). Never used for musical time.
         case tick(milliseconds: Int64)
+        /// A change from the web page; answered by `Effect.answer` (the
+        /// source has checked what needs the disk: the chosen song's parts).
+        case web(WebChange)
+        /// The result of `Effect.edit`: what the project says now, or why not.
+        case edited(ProjectEdit, Result<String, ProjectError>)
+    }
+
+    /// A change to the project's takes asked for on the page.
+    public enum ProjectEdit: Hashable, Sendable {
+        case activate(take: Int)
+        case discard(take: Int)
+        case nudge(take: Int, milliseconds: Int)
+        case removeReference
     }
 
     /// A new tempo and count-in for the engine.
@@ -243,6 +259,10 @@ public struct BoxSession: Sendable {
         case writeLine([KeyboardLine.Played], grid: KeyboardLine.Grid)
         /// The session is over.
         case end(SessionEnd)
+        /// Change the project; answer with `.edited`.
+        case edit(ProjectEdit)
+        /// The page's change done (the words it shows) or refused.
+        case answer(Result<String, WebFailure>)
     }
 
     public private(set) var context: Context
@@ -258,6 +278,8 @@ public struct BoxSession: Sendable {
     public private(set) var droneOn = false
     /// The reference recording is muted (toggled by `reference`).
     public private(set) var referenceMuted = false
+    /// The page asked for an undo: its answer comes with `.undone`.
+    var answerOnUndone = false
     /// Levels and pans the faders set, by part name (the reference's under
     /// its track name), and when one last moved: saved once they rest.
     var faderSettings: [String: SessionState.Part] = [:]
@@ -371,9 +393,10 @@ public struct BoxSession: Sendable {
     }
 
     /// Songs were added to the library (the web page's uploads).
-    public mutating func libraryGrew(to count: Int, tags: [[String]] = []) {
+    public mutating func libraryGrew(to count: Int, tags: [[String]] = [], titles: [String] = []) {
         context.songCount = max(context.songCount, count)
         if tags.count == context.songCount { context.songTags = tags }
+        if titles.count == context.songCount { context.songTitles = titles }
     }
 
     // MARK: Handling
@@ -527,13 +550,7 @@ public struct BoxSession: Sendable {
                 effects.append(.end(.switchTo(song: song, part: part ?? context.partIndex)))
             }
         case .loop(let measures):
-            if let refusal = rangeRefusal(measures, punch: false) {
-                effects.append(say(refusal.text))
-            } else {
-                dispatcher.setLoop(measures)
-                effects.append(.engine([.loop(measures)]))
-                effects.append(say(measures.map { "loop \($0.lowerBound)-\($0.upperBound) on" } ?? "loop off"))
-            }
+            effects += setLoop(measures)
         case .punch(let measures):
             effects.append(setPunch(measures))
         case .analyzed(let summary):
@@ -544,6 +561,17 @@ public struct BoxSession: Sendable {
         case .tick(let milliseconds):
             now = milliseconds
             if webUntil == nil, context.web != nil { webUntil = now + Self.webMilliseconds }
+        case .web(let change):
+            effects += web(change, snapshot: snapshot)
+        case .edited(let edit, .success(let text)):
+            if case .removeReference = edit { context.reference = nil }
+            effects += [.reloadAllTakes, .log(text, .info), .answer(.success(text))]
+        case .edited(_, .failure(let error)):
+            effects.append(.answer(.failure(WebFailure(409, error.description))))
+        }
+        if answerOnUndone, case .undone = input {
+            answerOnUndone = false
+            effects.append(.answer(.success(Self.lastSaid(effects) ?? "done")))
         }
         if let message, now >= message.until { self.message = nil }
         if let help, now >= help.until { self.help = nil }
@@ -570,6 +598,47 @@ public struct BoxSession: Sendable {
             if case .end(let end) = last { ended = end }
         }
         return effects
+    }
+
+    /// A change from the page: an edit of the project (answered when it
+    /// is done), an undo (answered with what it discarded), another song,
+    /// a loop or a punch range (answered at once: done, or refused with
+    /// the status that says why, as the session refuses it).
+    mutating func web(_ change: WebChange, snapshot: EngineSnapshot) -> [Effect] {
+        switch change {
+        case .activate(let id): return [.edit(.activate(take: id))]
+        case .discard(let id): return [.edit(.discard(take: id))]
+        case .nudge(let id, let milliseconds): return [.edit(.nudge(take: id, milliseconds: milliseconds))]
+        case .removeReference: return [.edit(.removeReference)]
+        case .undo:
+            answerOnUndone = true
+            return act(.undoTake, snapshot: snapshot)
+        case .choose(let song, let part):
+            guard song < context.songCount else { return [.answer(.failure(WebFailure(404, "no song \(song + 1): the library has \(context.songCount)")))] }
+            let title = song < context.songTitles.count ? context.songTitles[song] : "song \(song + 1)"
+            return [.answer(.success("switching to \(title)")), .end(.switchTo(song: song, part: part ?? context.partIndex))]
+        case .loop(let measures), .punch(let measures):
+            let punch = if case .punch = change { true } else { false }
+            switch rangeRefusal(measures, punch: punch) {
+            case .notInSong(let text)?: return [.answer(.failure(WebFailure(422, text)))]
+            case .recordingOff(let text)?: return [.answer(.failure(WebFailure(409, text)))]
+            case nil:
+                let effects = punch ? [setPunch(measures)] : setLoop(measures)
+                return effects + [.answer(.success(Self.lastSaid(effects) ?? "done"))]
+            }
+        }
+    }
+
+    /// The loop on these measures (nil: off), or refused in words.
+    mutating func setLoop(_ measures: ClosedRange<Int>?) -> [Effect] {
+        if let refusal = rangeRefusal(measures, punch: false) { return [say(refusal.text)] }
+        dispatcher.setLoop(measures)
+        return [.engine([.loop(measures)]), say(measures.map { "loop \($0.lowerBound)-\($0.upperBound) on" } ?? "loop off")]
+    }
+
+    /// The last line said among `effects`.
+    static func lastSaid(_ effects: [Effect]) -> String? {
+        effects.reversed().lazy.compactMap { if case .say(let text) = $0 { text } else { nil } }.first
     }
 
     /// The controller's lights for a snapshot.

@@ -170,7 +170,11 @@ public enum StickJob {
             outcome.imported.append((target as NSString).lastPathComponent)
         }
 
-        // Results out.
+        // Results out. The mixes' temporary files stay on the box's disk.
+        let scratch = dataDirectory + "/exports"
+        if !projects.isEmpty {
+            do { try Folders.make(scratch) } catch { throw Failure(description: error.description, removed: false) }
+        }
         for project in projects {
             let stem = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
             let title = project.score.title ?? stem
@@ -188,6 +192,7 @@ public enum StickJob {
             func place(_ name: String, _ write: (String) throws -> Void) throws(Failure) {
                 let hidden = folder + "/.partial-" + name
                 let started = DispatchTime.now().uptimeNanoseconds
+                let rendered = outcome.renderSeconds
                 do {
                     try write(hidden)
                     try commit(hidden, as: folder + "/" + name)
@@ -195,23 +200,22 @@ public enum StickJob {
                     unlink(hidden)
                     throw failure("\(folder)/\(name): \(error)", "export/\(stem)/\(name)")
                 }
-                outcome.writeSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                // The writing alone: a mix written as it renders counts as rendering.
+                outcome.writeSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 - (outcome.renderSeconds - rendered)
                 outcome.exported.append("acapella/export/\(stem)/\(name)")
                 outcome.bytes += Int64((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? 0)
             }
             try next("\(title): the mix")
-            let session = project.sessionState().state
-            let mix = try render(project, session: session, practice: nil, outcome: &outcome)
-            let tags = AudioTags.export(of: project.score, album: stem, holding: "mix")
-            try place("mix.flac") { try AudioFile.write(left: mix.left, right: mix.right, sampleRate: project.manifest.sampleRate, to: $0, tags: tags) }
+            // The one mix path (as `acapella mix` and the page's download): as last rehearsed, streamed.
+            try place("mix.flac") { try render(project, ProjectMixRequest(), to: $0, scratch: scratch, outcome: &outcome) }
             try next("\(title): mix.mp3")
-            try place("mix.mp3") { try AudioFile.write(left: mix.left, right: mix.right, sampleRate: project.manifest.sampleRate, to: $0, tags: tags) }
+            try place("mix.mp3") {
+                try AudioFile.transcode(folder + "/mix.flac", to: $0, tags: .export(of: project.score, album: stem, holding: "mix"))
+            }
             for part in project.score.parts.map(\.name) {
                 try next("\(title): practice \(part)")
-                let practice = try render(project, session: session, practice: part, outcome: &outcome)
                 try place("practice-\(Project.slug(part)).mp3") {
-                    try AudioFile.write(left: practice.left, right: practice.right, sampleRate: project.manifest.sampleRate, to: $0,
-                                        tags: .export(of: project.score, album: stem, holding: "practice: \(part)"))
+                    try render(project, ProjectMixRequest(purpose: .practice(part: part)), to: $0, scratch: scratch, outcome: &outcome)
                 }
             }
             try next("\(title): the project bundle")
@@ -227,16 +231,12 @@ public enum StickJob {
     }
 
     /// A project mixed as last rehearsed (its session's levels, tempo and
-    /// key), a part brought forward for a practice track.
-    static func render(_ project: Project, session: SessionState, practice: String?, outcome: inout Outcome) throws(Failure) -> OfflineRender.Stereo {
+    /// key), a part brought forward for a practice track: `ProjectExport`,
+    /// its temporary files in `scratch` on the box's disk, not the stick.
+    static func render(_ project: Project, _ request: ProjectMixRequest, to path: String, scratch: String, outcome: inout Outcome) throws(Failure) {
         let started = DispatchTime.now().uptimeNanoseconds
         defer { outcome.renderSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
-        var options = MixdownOptions()
-        options.sampleRate = project.manifest.sampleRate
-        options.rehearse(session, score: project.score)
-        options.practicePart = practice
-        let takes = project.activeTakes(for: options.scheduleOptions).takes
-        do { return try Mixdown.mix(project.score, options: options, takes: takes).audio } catch {
+        do { _ = try ProjectExport.mix(project, request, to: path, scratch: scratch) } catch {
             throw Failure(description: "\(project.path): \(error.description)", removed: false)
         }
     }

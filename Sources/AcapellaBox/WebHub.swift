@@ -507,57 +507,26 @@ public final class WebHub: WebBox {
             do { try ProjectBundle.write(opened, to: output + ".zip") } catch { return .failure(WebFailure(507, error.description)) }
             return .success(WebFile(path: output + ".zip", contentType: "application/zip", downloadName: "\(stem).acaproj.zip", temporary: true))
         case .take(let id), .takeWithOthers(let id):
-            return render(opened, take: id, format: "wav", output: output, name: "\(stem)-take-\(id)-with-others")
+            return render(opened, ProjectMixRequest(purpose: .takeWithOthers(take: id)), format: "wav", output: output, name: "\(stem)-take-\(id)-with-others")
         case .mix(let format):
-            return render(opened, format: format, output: output, name: "\(stem)-mix")
+            return render(opened, ProjectMixRequest(), format: format, output: output, name: "\(stem)-mix")
         case .practice(let part, let format):
             guard part < opened.score.parts.count else { return .failure(WebFailure(404, "no part \(part + 1) in \(song)")) }
-            var options = MixdownOptions()
-            options.practicePart = opened.score.parts[part].name
-            return render(opened, options: options, format: format, output: output, name: "\(stem)-part-\(part + 1)-practice")
+            return render(opened, ProjectMixRequest(purpose: .practice(part: opened.score.parts[part].name)), format: format, output: output,
+                          name: "\(stem)-part-\(part + 1)-practice")
         }
     }
 
-    /// A mixdown of the project at −16 LUFS (its active takes, tones for the
-    /// other parts), or with `take` as its part's only take, written to a
-    /// temporary file the server sends and removes.
-    func render(_ project: Project, take: Int? = nil, options: MixdownOptions = MixdownOptions(), format: String, output: String, name: String) -> Result<WebFile, WebFailure> {
-        var options = options
-        options.sampleRate = project.manifest.sampleRate
-        var record: TakeRecord?
-        if let take {
-            record = project.manifest.takes.first { $0.id == take && $0.state != .recording }
-            guard let record else { return .failure(WebFailure(404, "no finished take \(take)")) }
-            // Heard at the tempo and key it was sung in (the others' takes of
-            // that tempo and key play too; the rest sing their tones).
-            let sung = record.scheduleOptions(sampleRate: options.sampleRate)
-            options.tempoScale = sung.tempoScale
-            options.transpose = sung.transpose
-        }
-        var (takes, _) = project.activeTakes(for: options.scheduleOptions)
-        if let take, let record {
-            guard let part = project.score.parts.firstIndex(where: { $0.name == record.part }) else {
-                return .failure(WebFailure(404, "take \(take) is of a part the song no longer has"))
-            }
-            do {
-                let decoded = try AudioFile.readMono(project.path + "/" + record.file)
-                takes[part] = PartTakes([record.playback(decoded.samples)])
-            } catch {
-                return .failure(WebFailure(500, "take \(take): \(error.description)"))
-            }
-        }
+    /// The project mixed down by the one mix path (`ProjectExport`: as last
+    /// rehearsed, takes streamed, in bounded memory — what `acapella mix`
+    /// and the USB stick write), to a temporary file the server sends and removes.
+    func render(_ project: Project, _ request: ProjectMixRequest, format: String, output: String, name: String) -> Result<WebFile, WebFailure> {
         let path = output + "." + format
         do {
-            let (stereo, _) = try Mixdown.mix(project.score, options: options, takes: takes)
-            let holding = record.map { "take \($0.id) (\($0.part))" } ?? options.practicePart.map { "practice: \($0)" } ?? "mix"
-            let album = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
-            try AudioFile.write(left: stereo.left, right: stereo.right, sampleRate: options.sampleRate, to: path,
-                                tags: .export(of: project.score, album: album, holding: holding, recorded: record?.recorded))
-        } catch let error as MixdownError {
-            return .failure(WebFailure(500, error.description))
+            _ = try ProjectExport.mix(project, request, to: path)
         } catch {
             unlink(path)
-            return .failure(WebFailure(507, "\(error)"))
+            return .failure(WebFailure(error.notFound ? 404 : 500, error.description))
         }
         let types = ["wav": "audio/wav", "flac": "audio/flac", "mp3": "audio/mpeg"]
         return .success(WebFile(path: path, contentType: types[format] ?? "application/octet-stream", downloadName: "\(name).\(format)", temporary: true))

@@ -98,6 +98,38 @@ public enum AudioFile {
         try writer.finish()
     }
 
+    /// A stereo file written again in another format (by `path`'s
+    /// extension) with `tags`, a chunk at a time: a mix encoded twice
+    /// without mixing it twice.
+    public static func transcode(_ source: String, to path: String, bits: Int = 16, tags: AudioTags = AudioTags()) throws(AudioFileError) {
+        var info = SF_INFO()
+        guard let header = sf_open(source, Int32(SFM_READ), &info) else {
+            throw AudioFileError(description: "\(source): cannot read: \(String(cString: sf_strerror(nil)))")
+        }
+        sf_close(header)
+        let sampleRate = Int(info.samplerate)
+        var writer: AudioFileWriter?
+        var left: [Float] = [], right: [Float] = []
+        var failure: AudioFileError?
+        _ = try decode(source) { chunk, frames, channels, _ in
+            guard failure == nil else { return }
+            do throws(AudioFileError) {
+                if writer == nil { writer = try AudioFileWriter(path: path, sampleRate: sampleRate, bits: bits, tags: tags) }
+                left.removeAll(keepingCapacity: true)
+                right.removeAll(keepingCapacity: true)
+                for frame in 0..<frames {
+                    let at = chunk.startIndex + frame * channels
+                    left.append(chunk[at])
+                    right.append(chunk[at + min(1, channels - 1)])
+                }
+                try writer!.write(left: left, right: right, frames: frames)
+            } catch { failure = error }
+        }
+        if let failure { throw failure }
+        guard let writer else { throw AudioFileError(description: "\(source): no audio to write to \(path)") }
+        try writer.finish()
+    }
+
     /// Decoded audio: interleaved floats.
     public struct Decoded: Sendable {
         /// Interleaved samples.

@@ -187,7 +187,7 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A take left out of a mix or a session, and why.
-public struct LeftOutTake: Hashable, Sendable, CustomStringConvertible {
+public struct LeftOutTake: Error, Hashable, Sendable, CustomStringConvertible {
     /// The take.
     public var take: TakeRecord
     /// Why (one line, without the take's name).

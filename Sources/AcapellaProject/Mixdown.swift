@@ -47,6 +47,13 @@ public struct MixdownOptions: Sendable {
 public struct MixdownError: Error, CustomStringConvertible {
     /// What is wrong.
     public var description: String
+    /// Whether what was asked for is not there (a take, a part): the page answers 404.
+    public var notFound = false
+
+    public init(description: String, notFound: Bool = false) {
+        self.description = description
+        self.notFound = notFound
+    }
 }
 
 /// Offline mixdown: the live renderer run as fast as possible, then a
@@ -150,10 +157,12 @@ extension Mixdown {
     /// second pass runs again with the gain or ceiling corrected, as
     /// `normalize` does. The file appears under its name only when done.
     /// Streamed takes are read by a butler serviced between periods.
+    /// The two temporary files go in `scratch` (nil: beside `path`; a USB
+    /// stick's export keeps them on the box's own disk).
     /// Returns the frames written and the measurement of the result.
     public static func mix(
         _ score: Score, options: MixdownOptions, takes: [PartTakes]? = nil, to path: String, bits: Int = 16, tags: AudioTags = AudioTags(),
-        progress: ((Double) -> Void)? = nil
+        scratch: String? = nil, progress: ((Double) -> Void)? = nil
     ) throws(MixdownError) -> (frames: Int, loudness: LoudnessMeasurement) {
         let schedule: Schedule
         do { schedule = try Schedule(score: score, options: options.scheduleOptions) } catch { throw MixdownError(description: error.description) }
@@ -161,7 +170,7 @@ extension Mixdown {
         for (index, take) in (takes ?? []).enumerated() where !take.layers.isEmpty && index < mixes.count && options.baseMixes?[index].muted != true { mixes[index].muted = false }
         if mixes.allSatisfy(\.muted) { throw MixdownError(description: "nothing to mix: the song has no takes and tones are omitted") }
         let rate = options.sampleRate
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = scratch ?? (path as NSString).deletingLastPathComponent
         let hidden = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent)"
         let rawFile = try ChunkFile(path: hidden + ".raw")
 

@@ -758,40 +758,46 @@ public final class Project {
                     leftOut.append(LeftOutTake(take: take, reason: "recorded at tempo \(take.tempoScale), transpose \(take.transpose)"))
                     continue
                 }
-                if case .streamed(let slots, let throttle) = loading {
-                    do {
-                        let file = try SoundFileBlockSource(path: try takePath(take), gain: take.gainFactor)
-                        guard file.sampleRate == options.sampleRate else {
-                            leftOut.append(LeftOutTake(take: take, reason: "recorded at \(file.sampleRate) Hz, this runs at \(options.sampleRate) Hz"))
-                            continue
-                        }
-                        let source: any TakeBlockSource = throttle.map { ThrottledBlockSource(file, budget: $0) } ?? file
-                        // A punch-in sounds briefly: less read-ahead room will do (10 blocks, 0.85 s).
-                        let room = take.isPunch ? max(TakeStream.minimumSlots, slots * 5 / 8) : slots
-                        let stream = TakeStream(source: source, name: "take \(take.id) (\(take.part))", slots: room)
-                        result[part].layers.append(take.playback(stream: stream))
-                        continue
-                    } catch {
-                        // Not a file to stream (more than one channel): decoded whole below.
-                    }
+                switch layer(take, sampleRate: options.sampleRate, loading: loading) {
+                case .success(let playback): result[part].layers.append(playback)
+                case .failure(let reason): leftOut.append(reason)
                 }
-                let decoded: (samples: [Float], sampleRate: Int)
-                do throws(ProjectError) {
-                    let file = try takePath(take)
-                    do { decoded = try AudioFile.readMono(file) } catch { throw ProjectError(description: error.description) }
-                } catch {
-                    leftOut.append(LeftOutTake(take: take, reason: "unreadable: \(error.description)"))
-                    continue
-                }
-                guard decoded.sampleRate == options.sampleRate else {
-                    leftOut.append(LeftOutTake(take: take, reason: "recorded at \(decoded.sampleRate) Hz, this runs at \(options.sampleRate) Hz"))
-                    continue
-                }
-                result[part].layers.append(take.playback(decoded.samples))
             }
         }
         // The tracks after the parts: the reference recording.
         for _ in options.audioTracks { result.append(referenceTakes(for: options, loading: loading).takes) }
         return (result, leftOut)
+    }
+
+    /// One take as a layer of its part: streamed from its file (a punch-in
+    /// with less read-ahead room), or decoded whole (asked for, or a file
+    /// of more than one channel); a file of another sample rate, or one
+    /// that cannot be read, is left out with the reason.
+    public func layer(_ take: TakeRecord, sampleRate: Int, loading: TakeLoading) -> Result<TakePlayback, LeftOutTake> {
+        if case .streamed(let slots, let throttle) = loading {
+            do {
+                let file = try SoundFileBlockSource(path: try takePath(take), gain: take.gainFactor)
+                guard file.sampleRate == sampleRate else {
+                    return .failure(LeftOutTake(take: take, reason: "recorded at \(file.sampleRate) Hz, this runs at \(sampleRate) Hz"))
+                }
+                let source: any TakeBlockSource = throttle.map { ThrottledBlockSource(file, budget: $0) } ?? file
+                // A punch-in sounds briefly: less read-ahead room will do (10 blocks, 0.85 s).
+                let room = take.isPunch ? max(TakeStream.minimumSlots, slots * 5 / 8) : slots
+                return .success(take.playback(stream: TakeStream(source: source, name: "take \(take.id) (\(take.part))", slots: room)))
+            } catch {
+                // Not a file to stream (more than one channel): decoded whole below.
+            }
+        }
+        let decoded: (samples: [Float], sampleRate: Int)
+        do throws(ProjectError) {
+            let file = try takePath(take)
+            do { decoded = try AudioFile.readMono(file) } catch { throw ProjectError(description: error.description) }
+        } catch {
+            return .failure(LeftOutTake(take: take, reason: "unreadable: \(error.description)"))
+        }
+        guard decoded.sampleRate == sampleRate else {
+            return .failure(LeftOutTake(take: take, reason: "recorded at \(decoded.sampleRate) Hz, this runs at \(sampleRate) Hz"))
+        }
+        return .success(take.playback(decoded.samples))
     }
 }

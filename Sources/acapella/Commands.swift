@@ -394,126 +394,36 @@ func runVersion(_ arguments: ParsedArguments) throws -> Int32 {
     return 0
 }
 
-/// "0.9" → 9/10 (up to three decimals).
-func parseMultiplier(_ text: String) -> Rational? {
-    guard let thousandths = Tempo.thousandths(text), thousandths > 0 else { return nil }
-    return Rational(Int128(thousandths), 1000)
-}
-
 func runMix(_ arguments: ParsedArguments) throws -> Int32 {
     guard let output = arguments.value("--output") else { throw CLIError("mix needs -o OUT (.wav, .flac, .ogg, .opus or .mp3)") }
     guard AudioFileFormat(path: output) != nil else {
         throw CLIError("\(output): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
     }
-    var options = MixdownOptions()
-    if let lufs = arguments.value("--lufs") {
-        guard let value = Double(lufs), value.isFinite, (-40.0...(-5.0)).contains(value) else {
-            throw CLIError("--lufs expects a loudness from -40 to -5, not '\(lufs)'")
-        }
-        options.targetLUFS = value
-    }
-    switch arguments.value("--tones") ?? "include" {
-    case "include": options.includeTones = true
-    case "omit": options.includeTones = false
-    case let other: throw CLIError("--tones expects include or omit, not '\(other)'")
-    }
-    options.practicePart = arguments.value("--practice")
-    let tempo = try tempoMultiplier(arguments)
-    let transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: -24...24)
-    /// The tempo and key asked for on the command line, over any other.
-    func commandLineWins() {
-        if let tempo { options.tempoScale = tempo }
-        if let transpose { options.transpose = transpose }
-    }
-    commandLineWins()
-    let useSession: Bool
-    switch arguments.value("--session") ?? "use" {
-    case "use": useSession = true
-    case "ignore": useSession = false
-    case let other: throw CLIError("--session expects use or ignore, not '\(other)'")
-    }
-    let bits = try arguments.int("--bits", default: 16, range: 16...24)
-    guard bits == 16 || bits == 24 else { throw CLIError("--bits expects 16 or 24") }
-    let includeReference: Bool
-    switch arguments.value("--reference") ?? "omit" {
-    case "include": includeReference = true
-    case "omit": includeReference = false
-    case let other: throw CLIError("--reference expects include or omit, not '\(other)'")
-    }
-    if includeReference && arguments.value("--verse") != nil { throw CLIError("--reference include plays the recording once, as it is; it cannot go with --verse") }
-
+    let request = try MixCommandOptions.parse(arguments)
     let source = arguments.positionals[0]
-    let score: Score
-    var takes: [PartTakes]?
     let isProject = source.hasSuffix(".acaproj") || source.hasSuffix(".acaproj/")
+    let showProgress = isatty(STDERR_FILENO) != 0
+    let progress: (Double) -> Void = { fraction in if showProgress { drawProgress(fraction, label: fraction < 0.5 ? "rendering" : "writing  ") } }
+    defer { if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) } }
+    let result: ProjectMixResult
     if isProject {
+        // One mix path: the same as the USB stick's and the page's downloads.
         let project = try openProject(source, for: .read)
-        score = project.score
-        if includeReference {
-            switch project.reference() {
-            case .failure(let error): throw CLIError(error.description, exitCode: 1)
-            case .success(nil): throw CLIError("\(source): has no reference recording (add one with 'acapella reference add')", exitCode: 1)
-            case .success(let record?):
-                options.audioTracks = [ReferenceRecord.trackName]
-                writeError("\(source): the reference recording \(record.describe(sampleRate: project.manifest.sampleRate)) is in the mix")
-            }
+        do { result = try ProjectExport.mix(project, request, to: output, progress: progress) } catch {
+            throw CLIError("\(source): \(error.description)", exitCode: 1)
         }
-        if useSession {
-            // The mix as the project was last rehearsed, unless the command line says otherwise.
-            let (state, problem) = project.sessionState()
-            if let problem { writeError("\(source): \(problem)") }
-            options.rehearse(state, score: score)
-            commandLineWins()
-            let said = state.describe(partNames: score.parts.map(\.name) + options.audioTracks)
-            if !said.isEmpty { writeError("\(source): mixed as last rehearsed (\(SessionState.fileName)): \(said); --session ignore mixes without it") }
-        }
-        if includeReference && (options.tempoScale != Rational(1) || options.transpose != 0) {
-            throw CLIError("\(source): the reference recording plays only at the written tempo and key (this mix: tempo \(options.tempoScale), transposed \(options.transpose)); add --tempo 1 --transpose 0", exitCode: 1)
-        }
-        let schedule = options.scheduleOptions
-        let (active, leftOut) = project.activeTakes(for: schedule, loading: .streamed())
-        for take in leftOut { writeError("\(source): \(take.description); not played in this mix") }
-        takes = active
+        for note in result.notes { writeError("\(source): \(note)") }
     } else {
-        if includeReference { throw CLIError("\(source): --reference include needs a project (a song has no reference recording)") }
-        score = try loadScore(source)
-    }
-    var mixed = score
-    var passes = 1
-    if let text = arguments.value("--verse") {
-        guard let choice = VerseChoice(text) else { throw CLIError("--verse expects a verse number or all, not '\(text)'") }
-        do {
-            (mixed, takes, passes) = try Mixdown.verses(choice, of: score, takes: takes, options: options)
-        } catch {
+        if request.includeReference { throw CLIError("\(source): --reference include needs a project (a song has no reference recording)") }
+        do { result = try SongMix.mix(try loadScore(source), request, to: output, progress: progress) } catch let error as MixdownError {
             throw CLIError("\(source): \(error.description)", exitCode: 1)
         }
     }
-    let lyrics: String?
-    do {
-        lyrics = try Mixdown.lyrics(mixed, options: options, part: options.practicePart.flatMap { name in mixed.parts.firstIndex { $0.name.lowercased() == name.lowercased() } })
-    } catch {
-        throw CLIError(error.description, exitCode: 1)
-    }
-    let showProgress = isatty(STDERR_FILENO) != 0
-    let frames: Int
-    let measured: LoudnessMeasurement
-    do {
-        // In bounded memory: takes streamed, the mix rendered, measured and written a chunk at a time.
-        let album = isProject ? ((source.hasSuffix("/") ? String(source.dropLast()) : source) as NSString).lastPathComponent.replacingOccurrences(of: ".acaproj", with: "") : score.title
-        let holding = options.practicePart.map { "practice: \($0)" } ?? (isProject ? "mix" : "guide tones")
-        (frames, measured) = try Mixdown.mix(mixed, options: options, takes: takes, to: output, bits: bits, tags: .export(of: score, album: album, holding: holding)) { fraction in
-            if showProgress { drawProgress(fraction, label: fraction < 0.5 ? "rendering" : "writing  ") }
-        }
-    } catch {
-        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        throw CLIError(error.description, exitCode: 1)
-    }
-    if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    let seconds = Double(frames) / Double(options.sampleRate)
+    let seconds = Double(result.frames) / Double(result.sampleRate)
     print(String(format: "wrote %@: %d:%04.1f, %.1f LUFS integrated, true peak %@", output,
-                 Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), measured.integratedLUFS, measured.truePeakText)
-          + (passes > 1 ? ", \(passes) verses" + (takes != nil ? " (takes play in each)" : "") : ""))
-    if let lyrics {
+                 Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60), result.loudness.integratedLUFS, result.loudness.truePeakText)
+          + (result.passes > 1 ? ", \(result.passes) verses" + (isProject ? " (takes play in each)" : "") : ""))
+    if let lyrics = result.lyrics {
         let path = (output as NSString).deletingPathExtension + ".lrc"
         do {
             try Data(lyrics.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
@@ -533,11 +443,3 @@ func drawProgress(_ fraction: Double, label: String) {
     FileHandle.standardError.write(Data("\r\(label) \(bar) \(Int(fraction * 100))%".utf8))
 }
 
-/// `--tempo X`: a multiplier from 0.25 to 4 (nil when not given).
-func tempoMultiplier(_ arguments: ParsedArguments) throws -> Rational? {
-    guard let text = arguments.value("--tempo") else { return nil }
-    guard let scale = parseMultiplier(text), scale.numerator * 4 >= scale.denominator, scale.numerator <= 4 * scale.denominator else {
-        throw CLIError("--tempo expects a multiplier from 0.25 to 4, like 0.9, not '\(text)'")
-    }
-    return scale
-}

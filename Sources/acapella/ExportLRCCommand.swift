@@ -28,7 +28,7 @@ func runExportLRC(_ arguments: ParsedArguments) throws -> Int32 {
         }
         part = index
     }
-    let tempo = try tempoMultiplier(arguments) ?? Rational(1)
+    let tempo = try arguments.tempoMultiplier() ?? Rational(1)
     let rate = 48_000
     let schedule = try Schedule(score: score, options: ScheduleOptions(sampleRate: rate, tempoScale: tempo))
     let lines = LyricLines(part: score.parts[part], schedule: schedule, verse: verse, pickupTicks: score.pickupTicks, writtenMeasure: score.writtenMeasure)

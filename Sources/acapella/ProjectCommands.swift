@@ -38,24 +38,14 @@ func runNew(_ arguments: ParsedArguments) throws -> Int32 {
 func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     guard let part = arguments.value("--part") else { throw CLIError("record needs --part NAME") }
     var request = RecordingRequest(part: part)
-    if let range = arguments.value("--range") {
-        let pieces = range.split(separator: "-").map { Int($0) }
-        guard pieces.count == 2, let first = pieces[0], let last = pieces[1], first >= 0, first <= last else {
-            throw CLIError("--range expects measures like 5-8, not '\(range)'")
-        }
-        request.measures = first...last
-    }
+    if let range = try arguments.measures("--range") { request.measures = range }
     request.countInMeasures = try arguments.int("--count-in", default: 1, range: 0...4)
     request.ownGuide = arguments.flags.contains("--guide")
     if arguments.value("--loop") != nil {
         guard request.measures != nil else { throw CLIError("--loop needs --range A-B: the measures to loop") }
         request.loopPasses = try arguments.int("--loop", default: 1, range: 1...50)
     }
-    switch arguments.value("--singer") ?? "on" {
-    case "on": break
-    case "off": request.singer = nil
-    case let other: throw CLIError("--singer expects on or off, not '\(other)'")
-    }
+    if try arguments.choice("--singer", default: OnOff.on) == .off { request.singer = nil }
     request.takeLoading = try takeLoading(arguments)
     let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
     let device = try openDevice(arguments.value("--device"))
@@ -315,14 +305,7 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
     let changing = ["--part", "--volume", "--pan", "--mute", "--solo", "--tempo", "--transpose", "--loop", "--count-in", "--metronome", "--line-grid", "--reset"]
         .contains { arguments.value($0) != nil || arguments.flags.contains($0) }
-    func onOff(_ name: String) throws -> Bool? {
-        guard let text = arguments.value(name) else { return nil }
-        switch text {
-        case "on": return true
-        case "off": return false
-        default: throw CLIError("\(name) expects on or off, not '\(text)'")
-        }
-    }
+    func onOff(_ name: String) throws -> Bool? { try arguments.choice(name, as: OnOff.self)?.isOn }
     // The words are checked before the project is touched.
     let volume = try arguments.value("--volume").map { text -> Double in
         guard let value = Double(text), SessionState.volumes.contains(value) else { throw CLIError("--volume expects dB from -60 to +12, not '\(text)'") }
@@ -343,16 +326,7 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
         guard let grid = KeyboardLine.Grid(rawValue: text) else { throw CLIError("--line-grid expects 8, 16, 8t or 16t, not '\(text)'") }
         return grid
     }
-    var loop: ClosedRange<Int>??
-    if let text = arguments.value("--loop") {
-        if text == "off" {
-            loop = .some(nil)
-        } else {
-            let pieces = text.split(separator: "-").map { Int($0) }
-            guard pieces.count == 2, let first = pieces[0], let last = pieces[1], first >= 0, first <= last else { throw CLIError("--loop expects measures like 5-8, or off, not '\(text)'") }
-            loop = first...last
-        }
-    }
+    let loop = try arguments.measures("--loop", offWord: "off")
     let project = try openProject(path, for: changing ? .write(owner: "acapella session") : .read)
     defer { project.close() }
     var (state, problem) = project.sessionState()
@@ -433,9 +407,5 @@ func runSongs(_ arguments: ParsedArguments) throws -> Int32 {
 
 /// `--takes stream|memory`: how the takes play (streamed unless told).
 func takeLoading(_ arguments: ParsedArguments) throws -> TakeLoading {
-    switch arguments.value("--takes") ?? "stream" {
-    case "stream": return .streamed()
-    case "memory": return .memory
-    case let other: throw CLIError("--takes expects stream or memory, not '\(other)'")
-    }
+    try arguments.choice("--takes", default: TakeLoadingChoice.stream).loading
 }

@@ -4,6 +4,7 @@ import AcapellaControl
 @testable import AcapellaProject
 import AcapellaScore
 import AcapellaStatus
+import AcapellaWeb
 import Foundation
 import Testing
 
@@ -124,6 +125,47 @@ import Testing
         // Recording refused: no punch range either.
         var readOnly = BoxSession(Self.context(refused: "read-only"))
         #expect(Self.said(readOnly.handle(.punch(1...2), snapshot: stopped)) == ["recording is off: read-only"])
+    }
+
+    /// The page's changes are inputs like every other: each is answered by
+    /// an effect — at once (a loop, a punch range, another song, or the
+    /// refusal with the status that says why), or when the project has
+    /// done it (an edit, an undo), with what it says.
+    @Test func thePagesChangesAreAnsweredByEffects() {
+        func answers(_ effects: [BoxSession.Effect]) -> [Result<String, WebFailure>] {
+            effects.compactMap { if case .answer(let result) = $0 { result } else { nil } }
+        }
+        var session = BoxSession(Self.context())
+        let stopped = Self.snapshot()
+        #expect(answers(session.handle(.web(.loop(2...3)), snapshot: stopped)) == [.success("loop 2-3 on")])
+        #expect(session.dispatcher.loopStart == 2)
+        #expect(answers(session.handle(.web(.loop(40...44)), snapshot: stopped)) == [.failure(WebFailure(422, "measures 40-44 are not in the song (0-14)"))])
+        #expect(answers(session.handle(.web(.punch(3...4)), snapshot: stopped)) == [.success("punch 3-4: record sings it")])
+        #expect(session.punchRange == 3...4)
+        var readOnly = BoxSession(Self.context(refused: "read-only"))
+        #expect(answers(readOnly.handle(.web(.punch(1...2)), snapshot: stopped)) == [.failure(WebFailure(409, "recording is off: read-only"))])
+        // An edit: done by the loop on the project, answered with what it says.
+        #expect(session.handle(.web(.activate(take: 4)), snapshot: stopped) == [.edit(.activate(take: 4))])
+        let done = session.handle(.edited(.activate(take: 4), .success("take 4 plays")), snapshot: stopped)
+        #expect(done.contains(.reloadAllTakes) && answers(done) == [.success("take 4 plays")])
+        let refused = session.handle(.edited(.discard(take: 9), .failure(ProjectError(description: "no take 9"))), snapshot: stopped)
+        #expect(answers(refused) == [.failure(WebFailure(409, "no take 9"))] && !refused.contains(.reloadAllTakes))
+        // An undo: answered when the project has undone it.
+        let undo = session.handle(.web(.undo), snapshot: stopped)
+        #expect(undo.contains(.undoLastTake) && answers(undo).isEmpty)
+        #expect(answers(session.handle(.undone(.success(Self.take(5))), snapshot: stopped)) == [.success("take 5 (Alto) discarded; its file stays in the project")])
+        // An undo from a key is not the page's: no answer.
+        _ = session.handle(.action(.undoTake), snapshot: stopped)
+        #expect(answers(session.handle(.undone(.success(Self.take(6))), snapshot: stopped)).isEmpty)
+        // Another song: refused past the library, else switching to it by name.
+        #expect(answers(session.handle(.web(.choose(song: 7, part: nil)), snapshot: stopped)) == [.failure(WebFailure(404, "no song 8: the library has 3"))])
+        session.libraryGrew(to: 3, titles: ["Amazing Grace", "Aloha Oe", "Jesu, meine Freude"])
+        let chosen = session.handle(.web(.choose(song: 2, part: 0)), snapshot: stopped)
+        #expect(answers(chosen) == [.success("switching to Jesu, meine Freude")] && chosen.last == .end(.switchTo(song: 2, part: 0)))
+        // The reference removed: the session forgets it.
+        var withReference = BoxSession(Self.context())
+        #expect(withReference.handle(.edited(.removeReference, .success("the reference recording r.wav removed")), snapshot: stopped).contains(.reloadAllTakes))
+        #expect(withReference.context.reference == nil)
     }
 
     /// The web page's address and code show when the song is ready, until

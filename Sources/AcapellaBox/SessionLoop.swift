@@ -1,0 +1,558 @@
+import AcapellaControl
+import AcapellaDevices
+import AcapellaEngine
+import AcapellaProject
+import AcapellaScore
+import AcapellaStatus
+import AcapellaWeb
+import Foundation
+
+/// One song and part, open: the control loop of a session. Each turn it
+/// waits in one `poll` on every descriptor, asks each source what happened
+/// (console, MIDI and foot switches, the page, the songs folder, the
+/// recorder, the analyses, the device, USB sticks, signals and the
+/// clock) as typed `BoxSession.Input`s, feeds them to the `BoxSession`
+/// that decides, carries out the effects on the rig, the project and the
+/// page, and publishes one frame to every readout (console, LCD, page,
+/// systemd). Everything here runs on the control loop's thread, which owns
+/// the session, the loop's state and the project's writes (through the
+/// recorder, under its lock).
+final class SessionLoop {
+    let io: Box.SessionIO
+    var options: BoxOptions
+    let project: Project
+    /// Why nothing can be recorded (nil: this box writes the project).
+    let refused: String?
+    let rig: SessionRig
+    let device: any AudioDevice
+    var session: BoxSession
+    /// The session as last saved in the project.
+    var lastSaved: SessionState
+    /// Whether the project's saved session was resumed.
+    let resumed: Bool
+    /// The loop's clock, nanoseconds (monotonic; never musical time).
+    let clock: () -> Int64
+    let analyses: TakeAnalyses
+
+    var latency = LatencyLog(what: "input to engine", noun: "inputs")
+    var keyLatency = LatencyLog(what: "keyboard to sound", noun: "keys")
+    var problemsSeen = 0
+    var takesSeen = 0
+    var lights: Set<String> = []
+    var lastDraw: Int64 = 0
+    var takesChanged = true
+    var lastTakesCount = 0
+    var wrongCodes: (count: Int, groups: Set<String>, loggedAt: Int64) = (0, [], 0)
+    var end = SessionEnd.quit
+    /// The page's change being carried out: its answer goes here.
+    var reply: WebHub.Answer?
+
+    var log: BoxLog { io.log }
+    var partName: String { session.context.partName }
+
+    /// Opens the song's project and wires its rig; throws when the song
+    /// cannot be opened (or, at start, the part asked for is not in it).
+    init(options: BoxOptions, device: any AudioDevice, reopen: @escaping @Sendable () throws(DeviceError) -> any AudioDevice, io: Box.SessionIO,
+         firstSession: Bool, clock: @escaping () -> Int64 = MonotonicClock.nanoseconds) throws {
+        var options = options
+        let log = io.log
+        let (project, refused) = try Box.openProject(song: options.songs[options.songIndex], options: options, sampleRate: device.sampleRate, log: log)
+        let saved: SessionState, resuming: Bool, rig: SessionRig, context: BoxSession.Context
+        do {
+            (saved, resuming) = try Self.resume(project, options: &options, firstSession: firstSession, log: log)
+            rig = try SessionRig(project: project, device: device, reopen: reopen, options: Self.rigOptions(options))
+            for take in rig.leftOut { log(take.description, .warning) }
+            var made = Self.context(options: options, io: io, project: project, rig: rig, saved: saved, refused: refused)
+            made.reference = Self.reference(project, rig: rig, saved: saved, options: options, log: log)
+            context = made
+        } catch {
+            project.close()
+            throw error
+        }
+        self.session = BoxSession(context)
+        self.lastSaved = saved
+        self.rig = rig
+        self.resumed = resuming
+        self.options = options
+        self.io = io
+        self.project = project
+        self.refused = refused
+        self.device = device
+        self.clock = clock
+        self.analyses = TakeAnalyses(wake: io.wake)
+        if resuming { restore(saved) }
+    }
+
+    /// The project closed (the next session may open it for writing).
+    func close() { project.close() }
+
+    /// The part checked against the song, and the project's last session:
+    /// its tempo, key, count-in, metronome and verse start this one.
+    static func resume(_ project: Project, options: inout BoxOptions, firstSession: Bool, log: BoxLog) throws -> (SessionState, Bool) {
+        let score = project.score
+        if options.partIndex >= score.parts.count {
+            // Asked for at start: an error naming where it was asked. Later
+            // (another song with fewer parts) the last part is the nearest.
+            if firstSession {
+                throw ProjectError(description: "\(options.partSource): part \(options.partIndex + 1), but \(score.title.map { "'\($0)'" } ?? project.path) has \(score.parts.count) parts")
+            }
+            options.partIndex = score.parts.count - 1
+        }
+        let (saved, savedProblem) = project.sessionState()
+        if let savedProblem { log(savedProblem, .warning) }
+        let resuming = FileManager.default.fileExists(atPath: project.path + "/" + SessionState.fileName) && savedProblem == nil
+        if resuming {
+            options.tempoPercent = saved.tempoPercent
+            options.transpose = saved.transpose
+            options.countIn = saved.countIn
+            options.metronome = saved.metronome
+            options.verse = saved.verse
+        }
+        return (saved, resuming)
+    }
+
+    /// What the rig is built with: the box's settings for this session.
+    static func rigOptions(_ options: BoxOptions) -> RigOptions {
+        var rig = RigOptions(partIndex: options.partIndex)
+        rig.countIn = options.countIn
+        rig.tempoPercent = options.tempoPercent
+        rig.transpose = options.transpose
+        rig.metronome = options.metronome
+        rig.clickGain = 0.4
+        rig.calibrationStore = options.calibrationStore
+        rig.takeLoading = options.takeLoading
+        return rig
+    }
+
+    /// What the session decides with: the song, the library, the settings.
+    static func context(options: BoxOptions, io: Box.SessionIO, project: Project, rig: SessionRig, saved: SessionState, refused: String?) -> BoxSession.Context {
+        let score = project.score
+        var context = BoxSession.Context(score: score, schedule: rig.schedule, partIndex: options.partIndex, songIndex: options.songIndex,
+                                         songCount: options.songs.count, shortTitle: io.shortTitle, countIn: options.countIn)
+        context.tempoPercent = options.tempoPercent
+        context.verse = options.verse
+        context.metronome = options.metronome
+        context.confirmations = options.confirmations
+        context.lineGrid = saved.lineGrid ?? .sixteenth
+        context.quantize = io.quantize
+        context.recordingRefused = refused.map { _ in "\(project.path) is in use by another program or read-only" }
+        context.playOnceAndQuit = options.playOnceAndQuit
+        context.web = io.webBanner
+        let headers = options.songs.map { SongHeader.read($0) }
+        context.songTags = headers.map(\.tags)
+        context.songTitles = headers.map(\.title)
+        context.tag = options.tagFilter
+        context.ownMix = saved.partMixes(for: score)[options.partIndex]
+        context.mixes = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)
+        return context
+    }
+
+    /// The project's reference recording, when it has one: its lyrics, its
+    /// mix (silent unless at the written tempo and key), sent to the engine.
+    static func reference(_ project: Project, rig: SessionRig, saved: SessionState, options: BoxOptions, log: BoxLog) -> BoxSession.Context.Reference? {
+        guard let record = project.referenceRecord, !rig.schedule.options.audioTracks.isEmpty else { return nil }
+        let score = project.score
+        var lyrics: LRC?
+        switch project.referenceLyrics() {
+        case .success(let parsed): lyrics = parsed
+        case .failure(let error): log("the reference's lyrics are not shown: \(error.description)", .warning)
+        }
+        var mix = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)[score.parts.count]
+        // A recording cannot follow another tempo or key: silent until both are as written.
+        if options.tempoPercent != 100 || options.transpose != 0 {
+            mix.muted = true
+            log("the reference recording \(record.source) is silent: it plays only at the written tempo and key", .warning)
+        }
+        log("reference recording: \(record.describe(sampleRate: project.manifest.sampleRate))\(mix.muted ? " (muted; R turns it on)" : "")")
+        rig.control.send(.mix(part: score.parts.count, mix))
+        return BoxSession.Context.Reference(name: record.name, part: score.parts.count, songStartFrame: record.songStartFrame,
+                                            sampleRate: project.manifest.sampleRate, lyrics: lyrics, mix: mix)
+    }
+
+    /// The saved session's mix and loop, sent to the engine.
+    private func restore(_ saved: SessionState) {
+        for effect in session.restore(saved, score: project.score) {
+            if case .engine(let commands) = effect { for command in commands { rig.control.send(command) } }
+        }
+    }
+
+    /// Says what is open, shows it on the page, starts the engine.
+    func start() {
+        let context = session.context
+        log("ready: \(context.songTitle), recording part \(partName) (\(options.partIndex + 1) of \(project.score.parts.count)); project \(project.path); \(rig.calibration)")
+        io.web?.show(project.score, part: partName, log: io.log)
+        io.web?.publishLibrary(options.songs, current: options.songIndex)
+        // Short enough for a 16×2 LCD's message line.
+        if let banner = io.webBanner { log("web code \(banner.code)") }
+        if resumed {
+            let names = context.partNames + (context.reference == nil ? [] : [ReferenceRecord.trackName])
+            log("resumed as last left: \(lastSaved.describe(partNames: names))")
+        }
+        if options.autoplay || options.playOnceAndQuit { rig.link.send(.play) }
+        rig.start()
+        io.service.ready(status: status("stopped"))
+        if let web = io.web { publishTakes(web) }
+    }
+
+    func status(_ mode: String) -> String { "\(session.context.songTitle) — \(partName): \(mode)" }
+
+    /// Runs the session to its end; says what comes next.
+    func run() -> SessionEnd {
+        let descriptors = [PollDescriptor(fd: io.wake.fd)] + (io.console.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? []) + io.hub.descriptors
+            + (io.songsWatch.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? [])
+        while true {
+            let ready = Poller.wait(descriptors, timeoutMilliseconds: Box.frameMilliseconds)
+            if let ended = turn(ready: ready) { return StopSignals.received ? .quit : ended }
+        }
+    }
+
+    /// One turn of the loop: every source asked, the frame published.
+    /// Returns how the session ended, when it did.
+    func turn(ready: Set<Int32>) -> SessionEnd? {
+        if ready.contains(io.wake.fd) { io.wake.clear() }
+        if StopSignals.received { feed(.stopSignal) }
+        controlInputs(ready: ready)
+        songsFolderInputs(ready: ready)
+        webInputs()
+        for line in io.hub.news() { log(line, .warning) }
+        analysisInputs()
+        while let event = rig.link.nextEvent() { feed(.engine(event)) }
+        recorderInputs()
+        for line in rig.streamMisses() { feed(.playbackProblem(line)) }
+        for event in rig.deviceEvents() {
+            switch event {
+            case .lost(let why): feed(.deviceLost(why))
+            case .reopened(let name): feed(.deviceBack(name))
+            }
+        }
+        if rig.deviceEnded {
+            log((rig.deviceFailure ?? "the device stopped") + "; the take so far is kept", .error)
+            return .switchTo(song: options.songIndex, part: options.partIndex)
+        }
+        let now = clock()
+        for line in io.sticks?.news(now: now) ?? [] { feed(.notice(line)) }
+        feed(.tick(milliseconds: (now - io.started) / 1_000_000))
+        if let seconds = options.seconds, Double(now - io.started) / 1e9 >= seconds { feed(.quit) }
+        let snapshot = rig.link.snapshot()
+        latency.observe(snapshot, commandsSent: rig.link.commandsSent)
+        keyLatency.observe(snapshot, commandsSent: rig.link.commandsSent)
+        rig.link.collectRetired()
+        if let ended = session.ended { return ended }
+        io.service.heartbeat(now: now)
+        // The readouts, about 30 times a second.
+        if now - lastDraw >= Int64(Box.frameMilliseconds) * 1_000_000 - 2_000_000 {
+            lastDraw = now
+            publish(frame(snapshot))
+        }
+        return nil
+    }
+
+    // MARK: Sources
+
+    /// The console's keys, the controllers' actions, keys, locates and
+    /// faders, and the page's actions: each stamped when it arrived.
+    func controlInputs(ready: Set<Int32>) {
+        if let console = io.console, ready.contains(console.fileDescriptor) {
+            let now = clock()
+            for key in console.take() {
+                switch key {
+                case .action(let action): feed(.action(action), stamp: now)
+                case .help: feed(.help)
+                case .quit: feed(.quit)
+                case .unknown(let character): feed(.unknownKey(character))
+                }
+            }
+        }
+        for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
+        for key in io.hub.takeKeys() { feed(.key(note: key.note, velocity: key.velocity), stamp: key.nanoseconds) }
+        for milliseconds in io.hub.takeLocates() { feed(.locateTo(milliseconds: milliseconds)) }
+        for (fader, value) in io.hub.takeFaders() { feed(.fader(fader, value: value)) }
+        for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
+    }
+
+    /// Songs dropped into songs/: MusicXML imported, each said; new songs join the library.
+    func songsFolderInputs(ready: Set<Int32>) {
+        guard let watch = io.songsWatch, ready.contains(watch.fileDescriptor), watch.drain() else { return }
+        for arrival in SongLibrary.importArrivals(in: watch.folder) { feed(.notice(arrival.message)) }
+        let added = SongLibrary.songs(in: watch.folder).filter { !options.songs.contains($0) }
+        if !added.isEmpty { libraryGrew(to: options.songs + added) }
+    }
+
+    /// The library is now `songs` (songs arrived in the folder or from the page).
+    func libraryGrew(to songs: [String]) {
+        options.songs = songs
+        let headers = songs.map { SongHeader.read($0) }
+        session.libraryGrew(to: songs.count, tags: headers.map(\.tags), titles: headers.map(\.title))
+        io.web?.publishLibrary(options.songs, current: options.songIndex)
+    }
+
+    /// The page: songs uploaded, changes (each answered with its effect's
+    /// result), pairing events (wrong codes logged at most every 10 s — a
+    /// guesser sends thousands; a replaced code at once).
+    func webInputs() {
+        guard let web = io.web else { return }
+        if let songs = web.songs(ifMoreThan: options.songs.count) { libraryGrew(to: songs) }
+        for (change, reply) in web.takeChanges() {
+            // What needs the disk is checked here: the chosen song's parts.
+            if case .choose(let song, let part?) = change, song < options.songs.count, let refusal = Self.partRefusal(options.songs[song], song: song, part: part) {
+                reply.answer(.failure(refusal))
+                continue
+            }
+            self.reply = reply
+            feed(.web(change))
+            if let unanswered = self.reply {
+                self.reply = nil
+                unanswered.answer(.failure(WebFailure(500, "the box did not answer")))
+            }
+        }
+        for event in web.takePairingEvents() {
+            switch event {
+            case .wrongCode(let group, _, _):
+                wrongCodes.count += 1
+                wrongCodes.groups.insert(group)
+            case .codeReplaced(let code, _):
+                feed(.pairingCodeReplaced(code))
+            }
+        }
+        let now = clock()
+        if wrongCodes.count > 0, now - wrongCodes.loggedAt >= 10_000_000_000 {
+            let groups = wrongCodes.groups.sorted()
+            log("web: \(wrongCodes.count) wrong pairing code\(wrongCodes.count == 1 ? "" : "s") from \(groups.prefix(3).joined(separator: ", "))"
+                + (groups.count > 3 ? " and \(groups.count - 3) more" : ""), .warning)
+            wrongCodes = (0, [], now)
+        }
+    }
+
+    /// Why part `part` of the song at `path` cannot be chosen (refused,
+    /// never clamped), if it cannot.
+    static func partRefusal(_ path: String, song: Int, part: Int) -> WebFailure? {
+        let parts: Int
+        do { parts = try Acasong.parse(SongLibrary.songText(path)).parts.count } catch {
+            return WebFailure(422, "song \(song + 1) cannot be loaded: \(error)")
+        }
+        return part < parts ? nil : WebFailure(404, "no part \(part + 1) in song \(song + 1): it has \(parts)")
+    }
+
+    /// Analyses finished beside the loop.
+    func analysisInputs() {
+        for result in analyses.finished() {
+            switch result {
+            case .success(let done):
+                feed(.analyzed(done.summary))
+                io.web?.publishAnalysis(done.page)
+            case .failure(let problem): log(problem.description, .warning)
+            }
+        }
+    }
+
+    /// Takes the recorder finished, and its problems.
+    func recorderInputs() {
+        guard let recorder = rig.recorder else { return }
+        // After the stop, a writer that fell behind may still be finishing
+        // loop passes: the take put up for review is the last one, once it
+        // is written (not each pass as it lands).
+        let writing = recorder.hasOpenTake && rig.link.snapshot().state == .stopped
+        let (count, newest) = recorder.latestFinished()
+        if count > takesSeen, let newest, !writing {
+            takesSeen = count
+            takesChanged = true
+            feed(.takeFinished(newest))
+            // How it was sung, worked out beside the control loop while the singer listens.
+            if newest.state == .kept { analyses.start(newest, project: project.path) }
+        }
+        let problems = recorder.problemsSoFar()
+        for problem in problems.dropFirst(problemsSeen) { feed(.recorderProblem(problem)) }
+        problemsSeen = problems.count
+    }
+
+    // MARK: Deciding and doing
+
+    /// Feeds one input to the session and carries out what it says (the
+    /// results of effects fed back in turn), then saves the session.
+    func feed(_ input: BoxSession.Input, stamp: Int64? = nil) {
+        var queue: [BoxSession.Input] = [input]
+        defer { saveSession() }
+        while !queue.isEmpty {
+            let effects = session.handle(queue.removeFirst(), snapshot: rig.link.snapshot())
+            for effect in effects {
+                if case .engine = effect, let stamp {
+                    perform(effect)
+                    if case .key = input { keyLatency.sent(stamp: stamp, commandsSent: rig.link.commandsSent) } else { latency.sent(stamp: stamp, commandsSent: rig.link.commandsSent) }
+                } else if let result = perform(effect) {
+                    queue.append(result)
+                }
+            }
+        }
+    }
+
+    /// One effect carried out; an effect that answers returns its input.
+    @discardableResult
+    func perform(_ effect: BoxSession.Effect) -> BoxSession.Input? {
+        switch effect {
+        case .engine(let commands):
+            for command in commands { rig.control.send(command) }
+        case .retime(let retime):
+            return .retimed(Result { () throws(EngineControlError) in
+                try rig.control.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn, transpose: retime.transpose)
+            })
+        case .reloadTakes:
+            rig.reloadTakes()
+            takesChanged = true
+        case .reloadAllTakes:
+            rig.reloadAllTakes()
+            takesChanged = true
+        case .writeLine(let played, let grid):
+            return .lineWritten(onProject("\(project.path) is read-only here") { try $0.addLine(played, grid: grid) })
+        case .undoLastTake:
+            takesChanged = true
+            return .undone(onProject("\(project.path) is read-only here: nothing to undo") { try $0.undoLastTake() })
+        case .edit(let edit):
+            return .edited(edit, onProject("recording is off here: \(refused ?? "read-only")") { try Self.apply(edit, to: $0) })
+        case .answer(let result):
+            reply?.answer(result)
+            reply = nil
+        case .say(let text):
+            log(text)
+        case .log(let text, let priority):
+            log(text, priority)
+        case .lights(let on):
+            io.hub.showState(io.feedback, from: lights, to: on)
+            lights = on
+        case .tag(let tag):
+            options.tagFilter = tag
+        case .end:
+            break
+        }
+        return nil
+    }
+
+    /// `body` on the project, under the recorder's lock (the writer thread
+    /// changes the manifest under it); `readOnly` when this box may not write.
+    func onProject<T>(_ readOnly: String, _ body: (Project) throws -> T) -> Result<T, ProjectError> {
+        guard let recorder = rig.recorder else { return .failure(ProjectError(description: readOnly)) }
+        do { return .success(try recorder.withProject { try body($0) }) } catch let error as ProjectError {
+            return .failure(error)
+        } catch {
+            return .failure(ProjectError(description: "\(error)"))
+        }
+    }
+
+    /// A change from the page, done to the project; what it says now.
+    static func apply(_ edit: BoxSession.ProjectEdit, to project: Project) throws(ProjectError) -> String {
+        switch edit {
+        case .activate(let id):
+            try project.activate(id)
+            return "take \(id) plays"
+        case .discard(let id):
+            try project.discard(id)
+            return "take \(id) discarded; its file stays in the project"
+        case .nudge(let id, let milliseconds):
+            let now = try project.nudge(id, by: Int64(milliseconds) * Int64(project.manifest.sampleRate) / 1_000)
+            return String(format: "take %d nudged to %+.1f ms", id, Double(now) * 1_000 / Double(project.manifest.sampleRate))
+        case .removeReference:
+            let record = try project.removeReference()
+            return "the reference recording \(record.source) removed"
+        }
+    }
+
+    /// The session as it stands, saved in the project when it changed
+    /// (only where this box may write it).
+    func saveSession() {
+        guard let recorder = rig.recorder else { return }
+        // Whether the engine loops is read once it has applied every command sent (a later tick saves it).
+        let snapshot = rig.link.snapshot()
+        guard snapshot.commandsApplied >= rig.link.commandsSent else { return }
+        let now = session.rehearsal(over: lastSaved, looping: snapshot.looping)
+        guard now != lastSaved else { return }
+        lastSaved = now
+        do { try recorder.withProject { try $0.saveSession(now) } } catch {
+            log("\(project.path): the session could not be saved (\(error)); it is kept in memory", .warning)
+        }
+    }
+
+    // MARK: Readouts
+
+    /// The project's takes as they are now: under the project's lock
+    /// while a recorder's writer thread may be changing the manifest.
+    func currentTakes() -> [TakeRecord] {
+        rig.recorder?.withProject { $0.manifest.takes } ?? project.manifest.takes
+    }
+
+    /// The song's takes for the web page, as the project says now.
+    func publishTakes(_ web: WebHub) {
+        takesChanged = false
+        let records = currentTakes()
+        let schedule = session.context.schedule
+        let reference = session.context.reference == nil ? nil : project.referenceRecord?.describe(sampleRate: project.manifest.sampleRate)
+        web.publishTakes(records, project: project.path, song: session.context.songTitle, parts: session.context.partNames, currentPart: options.partIndex,
+                         sampleRate: project.manifest.sampleRate, reference: reference) { schedule.measure(at: $0) }
+    }
+
+    /// One frame: what every readout shows now.
+    struct Frame {
+        var readout: ReadoutState
+        var snapshot: EngineSnapshot
+        /// The takes of the part, as the project says now (read once a frame).
+        var takes: [TakeRecord]
+    }
+
+    func frame(_ snapshot: EngineSnapshot) -> Frame {
+        let takes = currentTakes()
+        let count = takes.filter { $0.part == partName && $0.state != .discarded }.count
+        var readout = session.readout(snapshot: snapshot, reading: rig.tracker?.reading, takes: count)
+        if readout.message == nil, let line = log.takeLatest() { readout.message = line }
+        return Frame(readout: readout, snapshot: snapshot, takes: takes)
+    }
+
+    /// The frame to every sink: the console, the LCD, systemd, the page.
+    func publish(_ frame: Frame) {
+        let readout = frame.readout
+        defer { lastTakesCount = readout.takes }
+        io.display?.draw(readout, keys: ConsoleKeys.helpLines)
+        if let lcd = io.lcd { lcd.show(Readout.lcd(readout, columns: lcd.columns > 0 ? lcd.columns : 16, rows: lcd.rows > 0 ? lcd.rows : 2)) }
+        io.service.status(status(readout.mode.rawValue))
+        guard let web = io.web else { return }
+        if takesChanged || frame.snapshot.state == .recording && readout.takes != lastTakesCount { publishTakes(web) }
+        var live = WebLiveState(readout, serial: frame.snapshot.serial, sample: frame.snapshot.position)
+        live.verse = session.context.verse
+        live.loop = readout.loop
+        live.punch = session.punchRange.map { "\($0.lowerBound)-\($0.upperBound)" }
+        if let tracker = rig.tracker, let spectrum = tracker.spectrum {
+            live.spectrumLevels = spectrum.levels.map { Int($0.rounded()) }
+            live.spectrumEnvelope = spectrum.envelope.map { $0.map { Int($0.rounded()) } }
+            (live.spectrumFrom, live.spectrumTo) = (Int(tracker.spectrumAnalyser.bandRange.lowerBound), Int(tracker.spectrumAnalyser.bandRange.upperBound))
+            live.formants = spectrum.formants.map { Int($0.rounded()) }
+        }
+        web.publish(live)
+    }
+
+    // MARK: The end
+
+    /// The transport stopped (a take in progress finished and kept), what
+    /// the session recorded and measured said; the settings that carry on
+    /// to the next session handed back in `options`.
+    func finish() {
+        rig.finish()
+        for problem in (rig.recorder?.problemsSoFar() ?? []).dropFirst(problemsSeen) { log(problem, .warning) }
+        // What this session recorded, as the project says now (discarded after d or u).
+        let recorded = Set((rig.recorder?.finished ?? []).map(\.id))
+        let rate = project.manifest.sampleRate
+        for take in currentTakes() where recorded.contains(take.id) {
+            let dropouts = take.dropouts.isEmpty ? "" : ", \(take.dropouts.count) dropout\(take.dropouts.count == 1 ? "" : "s") (silence in place)"
+            log("take \(take.id) (\(take.part)) \(take.state.rawValue): \(String(format: "%.1f", Double(take.frames) / Double(rate))) s\(dropouts), \(take.file)")
+        }
+        let gaps = rig.link.board.read().deviceGaps
+        if gaps > 0 {
+            log("the device dropped frames \(gaps) time\(gaps == 1 ? "" : "s") this session (xruns: the machine was busy, or the box was stopped); a take keeps its place on the song across each", .warning)
+        }
+        for figures in [latency, keyLatency] {
+            if let summary = figures.summary(periodFrames: device.periodFrames, sampleRate: device.sampleRate) { log(summary) }
+        }
+        if let summary = rig.renderSummary { log(summary) }
+        let context = session.context
+        options.tempoPercent = context.tempoPercent
+        options.transpose = context.schedule.options.transpose
+        if context.verseLines.count > 1 { options.verse = context.verse }
+        options.countIn = context.countIn
+    }
+}

@@ -1,0 +1,91 @@
+@testable import AcapellaBox
+import AcapellaEngine
+@testable import AcapellaProject
+import AcapellaScore
+import AcapellaWeb
+import Foundation
+import Testing
+
+/// One project mixed by its three callers — `acapella mix`'s path
+/// (`ProjectExport.mix`), the USB stick's export and the page's download —
+/// is one file, byte for byte: the same session followed (levels, mutes,
+/// tempo), the same takes streamed, the same tags.
+@Suite struct OneMixPathTests {
+    /// Amazing Grace with a take on every part and a saved session that
+    /// changes what is heard: the Alto 6 dB down and panned, the Bass muted.
+    static func rehearsed() throws -> Project {
+        let project = try TakeStreamingTests.project()
+        var session = SessionState()
+        session.parts["Alto"] = SessionState.Part(volumeDB: -6, pan: -0.5)
+        session.parts["Bass"] = SessionState.Part(mute: true)
+        try project.saveSession(session)
+        return project
+    }
+
+    func bytes(_ path: String) throws -> [UInt8] { [UInt8](try #require(FileManager.default.contents(atPath: path))) }
+
+    @Test func theThreeCallersWriteTheSameBytes() throws {
+        let project = try Self.rehearsed()
+        let data = NSTemporaryDirectory() + "onemix-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: data + "/projects", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        // The command line's path.
+        let direct = data + "/direct.flac"
+        let result = try ProjectExport.mix(project, to: direct)
+        #expect(result.notes.contains { $0.hasPrefix("mixed as last rehearsed") }, "\(result.notes)")
+        #expect(abs(result.loudness.integratedLUFS + 16) <= 0.05)
+        // The session is heard: without it the mix is another file.
+        var ignoring = ProjectMixRequest()
+        ignoring.session = .ignore
+        _ = try ProjectExport.mix(project, ignoring, to: data + "/ignored.flac")
+        #expect(try bytes(direct) != bytes(data + "/ignored.flac"))
+
+        // The page's download, from the project as a reader sees it.
+        let stem = ProjectExport.name(of: project)
+        let hub = WebHub(dataDirectory: data)
+        hub.publishTakes(project.manifest.takes, project: project.path, song: "Amazing Grace", parts: project.score.parts.map(\.name), currentPart: 1,
+                         sampleRate: 48_000) { _ in 1 }
+        guard case .success(let download) = hub.download(.mix(format: "flac")) else {
+            Issue.record("the page's mix downloads")
+            return
+        }
+        #expect(try bytes(download.path) == bytes(direct))
+
+        // The USB stick's export, of the same project in the data directory.
+        let stick = data + "/stick"
+        try FileManager.default.createDirectory(atPath: stick + "/acapella", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: project.path, toPath: data + "/projects/" + stem + ".acaproj")
+        let outcome = try StickJob.run(stick: stick, dataDirectory: data, stillThere: { true }, progress: { _ in })
+        #expect(outcome.exported.contains("acapella/export/\(stem)/mix.flac"))
+        #expect(try bytes(stick + "/acapella/export/\(stem)/mix.flac") == bytes(direct))
+        // Its temporary files stayed on the box's disk, and went.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: stick + "/acapella/export/\(stem)").allSatisfy { !$0.hasPrefix(".") })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/exports").allSatisfy { !$0.hasSuffix(".raw") && !$0.hasSuffix(".limited") })
+        // The practice tracks follow the same path: the page's is the stick's, decoded (the stick's is MP3).
+        guard case .success(let practice) = hub.download(.practice(part: 1, format: "flac")) else {
+            Issue.record("the page's practice track downloads")
+            return
+        }
+        let viaExport = data + "/practice.flac"
+        _ = try ProjectExport.mix(project, ProjectMixRequest(purpose: .practice(part: "Alto")), to: viaExport)
+        #expect(try bytes(practice.path) == bytes(viaExport))
+    }
+
+    /// A take with the others: the take streamed as its part's only take,
+    /// at its own tempo; a take that is not there is a 404.
+    @Test func aTakeWithTheOthersIsStreamedNotDecoded() throws {
+        let project = try Self.rehearsed()
+        let alto = try #require(project.manifest.takes.first { $0.part == "Alto" && !$0.isPunch })
+        let (options, takes, record, _) = try ProjectExport.plan(project, ProjectMixRequest(purpose: .takeWithOthers(take: alto.id)))
+        #expect(record?.id == alto.id && options.baseMixes?[1].gain != nil)
+        let altoLayers = takes[1].layers
+        #expect(altoLayers.count == 1 && altoLayers[0].stream != nil, "the take is streamed, the punch-ins over it left out")
+        #expect(takes[3].layers.count == 2 && takes[3].layers.allSatisfy { $0.stream != nil })
+        #expect(throws: MixdownError.self) { try ProjectExport.plan(project, ProjectMixRequest(purpose: .takeWithOthers(take: 999))) }
+        do {
+            _ = try ProjectExport.plan(project, ProjectMixRequest(purpose: .takeWithOthers(take: 999)))
+        } catch {
+            #expect(error.notFound && error.description == "no finished take 999")
+        }
+    }
+}
