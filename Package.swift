@@ -123,11 +123,11 @@ let package = Package(
         // MARK: The web page: routes, pairing and security (pure), and the server (libmicrohttpd).
         .target(
             name: "AcapellaWeb",
-            dependencies: ["AcapellaScore", "CZlib"],
+            dependencies: ["AcapellaScore"],
             swiftSettings: strictSwift),
         .target(
             name: "AcapellaWebServer",
-            dependencies: ["AcapellaWeb", "CMicroHTTPD", "CAvahi"],
+            dependencies: ["AcapellaWeb", "CMicroHTTPD", "CAvahi", "CZlib"],
             swiftSettings: strictSwift),
 
         // MARK: Readouts: console and LCD frames, note names, short titles. Pure.
@@ -146,7 +146,15 @@ let package = Package(
         .target(
             name: "AcapellaBox",
             dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis",
-                           "AcapellaEngrave", "AcapellaWeb", "AcapellaWebServer", "AcapellaMusicXML"],
+                           "AcapellaEngrave", "AcapellaEngravePDF", "AcapellaWeb", "AcapellaWebServer", "AcapellaMusicXML"],
+            swiftSettings: strictSwift),
+
+        // MARK: Ground truths (synthetic singers, reference recordings, a
+        // choir merging): for the tests and the benchmarks only, never linked
+        // into the appliance.
+        .target(
+            name: "AcapellaTrials",
+            dependencies: ["AcapellaBox", "AcapellaAnalysis", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
             swiftSettings: strictSwift),
 
         // MARK: Command-line parsing and song files, for both executables.
@@ -158,7 +166,7 @@ let package = Package(
         // MARK: The executables: the appliance, and the benchmarks apart from it.
         .executableTarget(
             name: "acapella-bench",
-            dependencies: ["AcapellaEngrave", "AcapellaCLI", "AcapellaDSP", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaAnalysis"],
+            dependencies: ["AcapellaTrials", "AcapellaEngrave", "AcapellaCLI", "AcapellaDSP", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
         .executableTarget(
             name: "acapella",
@@ -226,7 +234,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaBoxTests",
-            dependencies: ["AcapellaBox", "AcapellaAnalysis", "AcapellaDSP", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
+            dependencies: ["AcapellaBox", "AcapellaTrials", "AcapellaAnalysis", "AcapellaDSP", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaControlTests",

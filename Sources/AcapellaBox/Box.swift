@@ -132,17 +132,25 @@ public enum Box {
             web?.mdns?.stop()
             web?.server.stop()
         }
-        let started = MonotonicClock.nanoseconds()
-        // The user's songs folder, watched for new files.
-        let userSongs = SongLibrary.userFolder(options.dataDirectory)
-        var songsWatch: FolderWatch?
-        do {
-            try Folders.make(userSongs)
-            songsWatch = try FolderWatch(userSongs)
-        } catch {
-            log("\(error); songs dropped there are found at the next start", .warning)
-        }
-        let sticks = options.usbRoots.isEmpty ? nil : StickMonitor(roots: options.usbRoots, dataDirectory: options.dataDirectory, wake: wake)
+        var shared = SessionIO(hub: hub, console: console, display: display, lcd: lcd, wake: wake, service: service, log: log, feedback: controls.feedback,
+                               quantize: controls.punchQuantize, shortTitle: "", started: MonotonicClock.nanoseconds())
+        shared.web = web?.hub
+        shared.songsWatch = watchSongs(options, log: log)
+        shared.sticks = options.usbRoots.isEmpty ? nil : StickMonitor(roots: options.usbRoots, dataDirectory: options.dataDirectory, wake: wake)
+        let next = try sessions(&options, shared: shared, web: web.map { ($0.hub, $0.banner) }, openDevice: openDevice)
+        service.stopping()
+        guard case .shutdown = next else { return }
+        display?.finish()
+        powerOff(options.powerOffCommand, log: log)
+    }
+
+    /// Song after song, part after part, until the box is asked to stop:
+    /// a device for each session (waited for when there is none), a song
+    /// that cannot be opened any more left out of the library. Returns how
+    /// the last one ended.
+    static func sessions(_ options: inout BoxOptions, shared: SessionIO, web: (hub: WebHub, banner: WebBanner)?,
+                         openDevice: @escaping @Sendable () throws(DeviceError) -> any AudioDevice) throws -> SessionEnd {
+        let log = shared.log
         var next = SessionEnd.switchTo(song: options.songIndex, part: options.partIndex)
         var first = true
         /// The last song and part whose session opened.
@@ -159,19 +167,15 @@ public enum Box {
             }
             let device: any AudioDevice
             if options.waitForSoundCard {
-                guard let found = awaitSoundCard(openDevice, options: options, lcd: lcd, web: web?.hub, service: service, wake: wake, log: log) else { break loop }
+                guard let found = awaitSoundCard(openDevice, options: options, lcd: shared.lcd, web: web?.hub, service: shared.service, wake: shared.wake, log: log) else { break loop }
                 device = found
             } else {
                 device = try openDevice()
             }
             if first, device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
             // Titles again each time: the page may have added songs.
-            let titles = ShortTitle.distinct(options.songs.map { SongHeader.read($0).title }, width: 10)
-            var io = SessionIO(hub: hub, console: console, display: display, lcd: lcd, wake: wake, service: service, log: log, feedback: controls.feedback,
-                               quantize: controls.punchQuantize, shortTitle: titles[options.songIndex], started: started)
-            io.web = web?.hub
-            io.songsWatch = songsWatch
-            io.sticks = sticks
+            var io = shared
+            io.shortTitle = ShortTitle.distinct(options.songs.map { SongHeader.read($0).title }, width: 10)[options.songIndex]
             // The name as announced (a collision renames it: acapella-2.local).
             io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.hub.pairingCode ?? $0.banner.code) }
             let (lastSong, lastPart) = (options.songIndex, options.partIndex)
@@ -191,10 +195,13 @@ public enum Box {
             web?.hub.refuseChanges("the box is changing songs; try again")
             first = false
         }
-        service.stopping()
-        guard case .shutdown = next else { return }
-        display?.finish()
-        guard let command = options.powerOffCommand, !command.isEmpty else {
+        return next
+    }
+
+    /// Safe shutdown, once everything is on disk: the power-off command
+    /// run when one is configured, else said.
+    static func powerOff(_ command: [String]?, log: BoxLog) {
+        guard let command, !command.isEmpty else {
             log("safe shutdown: everything is on disk; the box stops (powering off is not configured: set \"powerOff\": true on the Pi)")
             return
         }
@@ -208,6 +215,18 @@ public enum Box {
             if process.terminationStatus != 0 { log("safe shutdown: \(command.joined(separator: " ")) failed (status \(process.terminationStatus)); switch off by hand — nothing is being written", .error) }
         } catch {
             log("safe shutdown: cannot run \(command.joined(separator: " ")): \(error); switch off by hand — nothing is being written", .error)
+        }
+    }
+
+    /// The user's songs folder, watched for new files (nil: it cannot be, said).
+    static func watchSongs(_ options: BoxOptions, log: BoxLog) -> FolderWatch? {
+        let userSongs = SongLibrary.userFolder(options.dataDirectory)
+        do {
+            try Folders.make(userSongs)
+            return try FolderWatch(userSongs)
+        } catch {
+            log("\(error); songs dropped there are found at the next start", .warning)
+            return nil
         }
     }
 
@@ -290,7 +309,7 @@ public enum Box {
         let log: BoxLog
         let feedback: MIDIFeedback
         let quantize: Quantize
-        let shortTitle: String
+        var shortTitle: String
         let started: Int64
         /// New files in the user's songs folder (nil: not watched).
         var songsWatch: FolderWatch?
@@ -346,22 +365,27 @@ public enum Box {
             log("web: http://\(address):\(port)/ — pairing code \(code)")
             let banner = WebBanner(host: address, port: port, code: code)
             let elsewhere = "the page is also at http://\(hostAddress):\(port)/ and the box's address"
-            var mdns: MDNSAnnouncer?
             if loopbackOnly, options.webName != nil {
                 log("web: bound to \(options.webBind!), a loopback address: not announced over mDNS (only this machine reaches the page)")
-            } else if let announced = options.webName {
-                do {
-                    mdns = try MDNSAnnouncer(host: announced, service: "Acapella box", port: UInt16(port)) { line, problem, name in
-                        if let name { hub.announcedHost = name }
-                        log(line + (problem ? "; " + elsewhere : ""), problem ? .warning : .info)
-                    }
-                } catch {
-                    log("\(error.description); \(elsewhere)", .warning)
-                }
+                return (server, hub, banner, nil)
             }
-            return (server, hub, banner, mdns)
+            return (server, hub, banner, options.webName.flatMap { announce($0, port: port, hub: hub, elsewhere: elsewhere, log: log) })
         } catch {
             log("web: \(error.description); the box runs on without its page", .warning)
+            return nil
+        }
+    }
+
+    /// The page announced over mDNS as `name.local` (a collision renames
+    /// it, and the hub learns the name); a problem said with where else the page is.
+    static func announce(_ name: String, port: Int, hub: WebHub, elsewhere: String, log: BoxLog) -> MDNSAnnouncer? {
+        do {
+            return try MDNSAnnouncer(host: name, service: "Acapella box", port: UInt16(port)) { line, problem, name in
+                if let name { hub.announcedHost = name }
+                log(line + (problem ? "; " + elsewhere : ""), problem ? .warning : .info)
+            }
+        } catch {
+            log("\(error.description); \(elsewhere)", .warning)
             return nil
         }
     }

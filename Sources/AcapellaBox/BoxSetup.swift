@@ -1,6 +1,7 @@
 public import AcapellaControl
 public import AcapellaDevices
 public import AcapellaEngrave
+import AcapellaEngravePDF
 import AcapellaProject
 import Foundation
 
@@ -77,8 +78,7 @@ public enum ShippedFiles {
         guard let folder = musicFontFolder else {
             throw EngraveError("the music font is missing (Fonts/bravura beside the program, or share/acapella/fonts/bravura)")
         }
-        let font = try SMuFLFont(metadata: URL(fileURLWithPath: folder + "/bravura_metadata.json"),
-                                 glyphNames: URL(fileURLWithPath: folder + "/glyphnames.json"))
+        let font = try SMuFLFont.load(metadata: folder + "/bravura_metadata.json", glyphNames: folder + "/glyphnames.json")
         return (font, folder + "/Bravura.otf")
     }
 }
@@ -217,5 +217,15 @@ public struct BoxSetup: Sendable {
             return try DeviceChoice.alsa(ALSADevice.Options()).open()
         }
         return try DeviceChoice(parsing: device).open()
+    }
+}
+
+extension ControlConfig {
+    /// Reads and parses a file (the parsing, pure, is `parse`).
+    public static func load(_ path: String) throws(ControlConfigError) -> ControlConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ControlConfigError(description: "\(path): cannot read the file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+        }
+        return try parse(data, file: path)
     }
 }

@@ -6,6 +6,10 @@ import AcapellaJSON
 public struct ControlConfigError: Error, CustomStringConvertible, Equatable {
     /// `FILE: KEY: what is wrong`.
     public var description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// One foot switch: where it is wired and what its gestures do.
@@ -43,14 +47,6 @@ public struct ControlConfig: Hashable, Sendable {
     /// Parses a configuration; every problem names the file and the key.
     public static func parse(_ data: Data, file: String) throws(ControlConfigError) -> ControlConfig {
         do { return try JSONFile.decode(ControlConfig.self, from: data, file: file).get() } catch { throw ControlConfigError(description: error.description) }
-    }
-
-    /// Reads and parses a file.
-    public static func load(_ path: String) throws(ControlConfigError) -> ControlConfig {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ControlConfigError(description: "\(path): cannot read the file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
-        }
-        return try parse(data, file: path)
     }
 
     /// The file's text for this configuration (sorted keys, two-space indent).

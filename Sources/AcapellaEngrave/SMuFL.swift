@@ -62,9 +62,11 @@ public struct SMuFLFont: Sendable {
     public let defaults: [String: Double]
     private let glyphs: [String: Glyph]
 
-    /// Reads the metadata and the glyph names. Throws `EngraveError` naming
-    /// the file when either is missing or malformed.
-    public init(metadata: URL, glyphNames: URL) throws(EngraveError) {
+    /// The font from its metadata and glyph names, as bytes (read by the
+    /// caller: the engraver does no I/O); `metadataName` and
+    /// `glyphNamesName` name them in an error. Throws `EngraveError` naming
+    /// the file when either is malformed.
+    public init(metadata: Data, metadataName: String, glyphNames: Data, glyphNamesName: String) throws(EngraveError) {
         struct Metadata: Decodable {
             struct Metrics: Decodable {
                 var bBoxNE: [Double]
@@ -80,14 +82,14 @@ public struct SMuFLFont: Sendable {
         let meta: Metadata
         let names: [String: Name]
         do {
-            meta = try JSONDecoder().decode(Metadata.self, from: Data(contentsOf: metadata))
+            meta = try JSONDecoder().decode(Metadata.self, from: metadata)
         } catch {
-            throw EngraveError("\(metadata.path): not a SMuFL font metadata file (\(error.localizedDescription))")
+            throw EngraveError("\(metadataName): not a SMuFL font metadata file (\(error.localizedDescription))")
         }
         do {
-            names = try JSONDecoder().decode([String: Name].self, from: Data(contentsOf: glyphNames))
+            names = try JSONDecoder().decode([String: Name].self, from: glyphNames)
         } catch {
-            throw EngraveError("\(glyphNames.path): not SMuFL's glyphnames.json (\(error.localizedDescription))")
+            throw EngraveError("\(glyphNamesName): not SMuFL's glyphnames.json (\(error.localizedDescription))")
         }
         name = meta.fontName
         defaults = meta.engravingDefaults.compactMapValues(\.number)

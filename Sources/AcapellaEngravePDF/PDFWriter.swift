@@ -85,3 +85,15 @@ public enum PDFWriter {
         }
     }
 }
+
+extension SMuFLFont {
+    /// The font's metadata and glyph names read from their files (the
+    /// engraver itself does no I/O); a file that cannot be read is named.
+    public static func load(metadata: String, glyphNames: String) throws(EngraveError) -> SMuFLFont {
+        func read(_ path: String) throws(EngraveError) -> Data {
+            guard let data = FileManager.default.contents(atPath: path) else { throw EngraveError("\(path): cannot read the file") }
+            return data
+        }
+        return try SMuFLFont(metadata: read(metadata), metadataName: metadata, glyphNames: read(glyphNames), glyphNamesName: glyphNames)
+    }
+}

@@ -1,3 +1,4 @@
+import AcapellaTrials
 import AcapellaAnalysis
 import AcapellaBox
 import AcapellaCLI

@@ -1,3 +1,4 @@
+import AcapellaTrials
 import AcapellaBox
 import AcapellaCLI
 import AcapellaProject

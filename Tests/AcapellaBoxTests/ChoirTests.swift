@@ -1,3 +1,4 @@
+@testable import AcapellaTrials
 @testable import AcapellaBox
 @testable import AcapellaProject
 import AcapellaEngine

@@ -1,3 +1,4 @@
+import AcapellaTrials
 @testable import AcapellaAnalysis
 @testable import AcapellaBox
 import AcapellaControl

@@ -1,3 +1,4 @@
+import AcapellaTrials
 import AcapellaBox
 import AcapellaScore
 import Foundation

@@ -1,3 +1,4 @@
+import AcapellaTrials
 @testable import AcapellaBox
 import AcapellaEngine
 import AcapellaProject

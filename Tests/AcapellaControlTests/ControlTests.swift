@@ -242,7 +242,7 @@ import Testing
         .appendingPathComponent("Config/controls.json").path
 
     @Test func theShippedDefaultsLoad() throws {
-        let config = try ControlConfig.load(Self.shipped)
+        let config = try ControlConfig.parse(Data(contentsOf: URL(fileURLWithPath: Self.shipped)), file: Self.shipped)
         #expect(config.footSwitches.count == 1)
         let pedal = try #require(config.footSwitches.first)
         #expect(pedal.line == "17" && pedal.activeLow && pedal.bias == "pull-up")
@@ -477,7 +477,7 @@ extension String {
         let path = ControlConfigTests.shipped.replacingOccurrences(of: "controls.json", with: "acapella.json")
         let settings = try BoxConfig.parse(try Data(contentsOf: URL(fileURLWithPath: path)), file: "a.json")
         #expect(try BoxConfig.parse(settings.serialized(), file: "a.json") == settings)
-        let controls = try ControlConfig.load(ControlConfigTests.shipped)
+        let controls = try ControlConfig.parse(Data(contentsOf: URL(fileURLWithPath: ControlConfigTests.shipped)), file: ControlConfigTests.shipped)
         #expect(try ControlConfig.parse(controls.serialized(), file: "c.json") == controls)
     }
 

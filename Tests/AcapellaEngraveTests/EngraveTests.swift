@@ -10,7 +10,7 @@ let sharedMusicXML = repository.deletingLastPathComponent().appendingPathCompone
 
 let bravura: SMuFLFont = {
     let folder = repository.appendingPathComponent("Fonts/bravura")
-    return try! SMuFLFont(metadata: folder.appendingPathComponent("bravura_metadata.json"), glyphNames: folder.appendingPathComponent("glyphnames.json"))
+    return try! SMuFLFont.load(metadata: folder.appendingPathComponent("bravura_metadata.json").path, glyphNames: folder.appendingPathComponent("glyphnames.json").path)
 }()
 
 /// Every shipped song and every shared MusicXML file, as songs.

@@ -1,5 +1,6 @@
 public import AcapellaAnalysis
 public import AcapellaScore
+import AcapellaBox
 import AcapellaEngine
 import AcapellaProject
 import Foundation

@@ -1,4 +1,5 @@
 import AcapellaAnalysis
+import AcapellaBox
 public import AcapellaScore
 public import AcapellaEngine
 public import AcapellaDevices
