@@ -2,7 +2,7 @@ public import AcapellaControl
 public import AcapellaDevices
 import AcapellaAnalysis
 import AcapellaEngrave
-import AcapellaWeb
+public import AcapellaWeb
 import AcapellaWebServer
 import AcapellaEngine
 public import AcapellaProject
@@ -52,7 +52,7 @@ public struct BoxOptions: Sendable {
     /// interface), and what visitors who have not paired may see.
     public var webPort: Int?
     public var webBind: String?
-    public var webGuests = "none"
+    public var webGuests = GuestAccess.none
     /// The name announced over mDNS (`NAME.local`); nil: not announced.
     public var webName: String? = "acapella"
     /// The verse the lyric line follows (kept across songs and parts; `v`
@@ -334,7 +334,7 @@ public enum Box {
         let hub = WebHub(wake: wake, dataDirectory: options.dataDirectory)
         var random = SystemRandomNumberGenerator()
         let code = Pairing.code(from: random.next())
-        let app = WebApp(assets: assets, guests: GuestAccess(rawValue: options.webGuests) ?? .none, pairingCode: code,
+        let app = WebApp(assets: assets, guests: options.webGuests, pairingCode: code,
                          box: hub,
                          clock: { MonotonicClock.nanoseconds() / 1_000_000 },
                          random: {

@@ -89,9 +89,9 @@ public enum ShippedFiles {
 public struct BoxSetup: Sendable {
     public var options: BoxOptions
     public var controls: ControlConfig
-    /// The device's words, and where they came from ("--device",
-    /// "/etc/acapella/acapella.json: device").
-    public var device: String?
+    /// The device, parsed once from its words, and where they came from
+    /// ("--device", "/etc/acapella/acapella.json: device").
+    public var device: DeviceChoice
     public var deviceSource: String
     /// Lines to log at start.
     public var notes: [String] = []
@@ -164,7 +164,10 @@ public struct BoxSetup: Sendable {
         options.verse = flags.verse ?? 1
         options.webPort = settings.webEnabled ? settings.webPort : nil
         options.webBind = settings.webBind
-        options.webGuests = settings.webGuests
+        switch settings.webGuests {
+        case .view: options.webGuests = .view
+        case .none: options.webGuests = .none
+        }
         options.webName = settings.webName
         if let web = flags.web {
             if web == "off" {
@@ -188,18 +191,19 @@ public struct BoxSetup: Sendable {
         if let quantize = settings.quantize { controls.punchQuantize = quantize }
         // The device's words are checked now, naming where they came from.
         let deviceSource = flags.device != nil ? "--device" : fileKey("device")
-        var device = flags.device ?? settings.device
-        do { _ = try DeviceChoice(parsing: device) } catch { throw BoxSetupError(description: "\(deviceSource): \(error.description)", usage: flags.device != nil) }
+        var device: DeviceChoice
+        do { device = try DeviceChoice(parsing: flags.device ?? settings.device) } catch {
+            throw BoxSetupError(description: "\(deviceSource): \(error.description)", usage: flags.device != nil)
+        }
         // No card for the device: as a service (no terminal, no end) the box
         // waits for it and takes it when it is plugged in — the simulated
         // room is never a stand-in there. In a terminal, or a run with an
         // end (--seconds, --once), nobody having asked for a device, the
         // room in real time, said as a demo.
         let service = isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once
-        let asksForTheRoom: Bool
-        if case .simulated? = try? DeviceChoice(parsing: device) { asksForTheRoom = true } else { asksForTheRoom = false }
+        let asksForTheRoom = if case .simulated = device { true } else { false }
         options.waitForSoundCard = service && !asksForTheRoom
-        if device == nil && !service && DeviceInventory.scan().cards.isEmpty { device = "sim:speed=1" }
+        if device == .automatic && !service && DeviceInventory.scan().cards.isEmpty { device = .simulated(SimulatedRoom.Options.realTime) }
         var setup = BoxSetup(options: options, controls: controls, device: device, deviceSource: deviceSource)
         setup.notes += arrivals
         if isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once {
@@ -212,11 +216,11 @@ public struct BoxSetup: Sendable {
     /// opens one per session and again when a lost one returns).
     public func openDevice() throws(DeviceError) -> any AudioDevice {
         // Waiting for a card, the room is never a stand-in for it.
-        if options.waitForSoundCard && device == nil {
+        if options.waitForSoundCard && device == .automatic {
             guard !DeviceInventory.scan().cards.isEmpty else { throw DeviceError(.lost, "no sound card") }
             return try DeviceChoice.alsa(ALSADevice.Options()).open()
         }
-        return try DeviceChoice(parsing: device).open()
+        return try device.open()
     }
 }
 

@@ -472,20 +472,26 @@ final class SessionLoop {
 
     // MARK: Readouts
 
-    /// The project's takes as they are now: under the project's lock
-    /// while a recorder's writer thread may be changing the manifest.
-    func currentTakes() -> [TakeRecord] {
-        rig.recorder?.withProject { $0.manifest.takes } ?? project.manifest.takes
+    /// `body` on the project as it is now: under the project's lock while
+    /// a recorder's writer thread may be changing the manifest (every read
+    /// of the project once the rig runs goes through here).
+    func reading<T>(_ body: (Project) -> T) -> T {
+        rig.recorder?.withProject(body) ?? body(project)
     }
+
+    /// The project's takes as they are now.
+    func currentTakes() -> [TakeRecord] { reading { $0.manifest.takes } }
 
     /// The song's takes for the web page, as the project says now.
     func publishTakes(_ web: WebHub) {
         takesChanged = false
-        let records = currentTakes()
+        let withReference = session.context.reference != nil
+        let (records, reference, rate) = reading { project in
+            (project.manifest.takes, withReference ? project.referenceRecord?.describe(sampleRate: project.manifest.sampleRate) : nil, project.manifest.sampleRate)
+        }
         let schedule = session.context.schedule
-        let reference = session.context.reference == nil ? nil : project.referenceRecord?.describe(sampleRate: project.manifest.sampleRate)
         web.publishTakes(records, project: project.path, song: session.context.songTitle, parts: session.context.partNames, currentPart: options.partIndex,
-                         sampleRate: project.manifest.sampleRate, reference: reference) { schedule.measure(at: $0) }
+                         sampleRate: rate, reference: reference) { schedule.measure(at: $0) }
     }
 
     /// One frame: what every readout shows now.

@@ -78,14 +78,15 @@ public final class WebHub: WebBox {
     private let pageScores = DispatchQueue(label: "acapella-page-score")
     private let scoreRequest = Atomic<Int>(0)
     let pageCache: String
-    let engraver: String
+    /// The program (`acapella`: this one) whose children engrave the page's
+    /// scores and mix its downloads.
+    let program: String
 
-    /// `engraver`: the program whose `page-score` engraves the page's
-    /// score (default: this one).
-    public init(wake: WakeDescriptor? = nil, dataDirectory: String, engraver: String? = nil) {
+    /// `program`: the `acapella` that engraves and mixes (default: this one).
+    public init(wake: WakeDescriptor? = nil, dataDirectory: String, program: String? = nil) {
         self.wake = wake
         pageCache = dataDirectory + "/cache/page"
-        self.engraver = engraver ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        self.program = program ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         libraryFolder = SongLibrary.uploadFolder(dataDirectory)
         songsFolder = SongLibrary.userFolder(dataDirectory)
         exportsFolder = dataDirectory + "/exports"
@@ -299,7 +300,7 @@ public final class WebHub: WebBox {
             $0.analysisVersion += 1
         }
         let folder = pageCache
-        let engraver = self.engraver
+        let engraver = self.program
         var program = stat()
         stat(engraver, &program)
         let stamp = "\(program.st_size) \(program.st_mtim.tv_sec).\(program.st_mtim.tv_nsec)"
@@ -372,7 +373,7 @@ public final class WebHub: WebBox {
         }
     }
 
-    /// What a child of the box (the engraver, a take's analysis) may use: a
+    /// What a child of the box (the engraver, a take's analysis, a download's mix) may use: a
     /// quarter of the machine's memory, from 128 MB to 512 MB; two minutes of
     /// CPU; five minutes in all; ten steps below the box's priority.
     public static var childLimits: BoundedChild.Limits {
@@ -484,52 +485,54 @@ public final class WebHub: WebBox {
     // MARK: Downloads (web threads)
 
     public func download(_ what: WebDownload) -> Result<WebFile, WebFailure> {
-        let (project, files, song) = shared.withLock { ($0.project, $0.takeFiles, $0.takes.song) }
+        let (project, files, takes) = shared.withLock { ($0.project, $0.takeFiles, $0.takes) }
         guard let project else { return .failure(WebFailure(404, "no song is open")) }
         let stem = ((project as NSString).lastPathComponent as NSString).deletingPathExtension
-        if case .take(let id) = what {
-            guard let file = files[id] else { return .failure(WebFailure(404, "no finished take \(id) in \(song)")) }
+        // What is not there is a 404 at once, from what the control loop published.
+        let arguments: [String], format: String, name: String
+        switch what {
+        case .take(let id):
+            guard let file = files[id] else { return .failure(WebFailure(404, "no finished take \(id) in \(takes.song)")) }
             return .success(WebFile(path: file, contentType: "audio/wav", downloadName: "\(stem)-take-\(id).wav", temporary: false))
+        case .takeWithOthers(let id):
+            guard files[id] != nil else { return .failure(WebFailure(404, "no finished take \(id)")) }
+            (arguments, format, name) = (["mix", project, "--take", String(id)], "wav", "\(stem)-take-\(id)-with-others")
+        case .mix(let chosen):
+            (arguments, format, name) = (["mix", project], chosen, "\(stem)-mix")
+        case .practice(let part, let chosen):
+            guard part < takes.parts.count else { return .failure(WebFailure(404, "no part \(part + 1) in \(takes.song)")) }
+            (arguments, format, name) = (["mix", project, "--practice", takes.parts[part]], chosen, "\(stem)-part-\(part + 1)-practice")
+        case .project:
+            (arguments, format, name) = (["export", project], "zip", "\(stem).acaproj")
         }
         guard rendering.add(1, ordering: .relaxed).newValue <= Self.maximumRenders else {
             rendering.subtract(1, ordering: .relaxed)
             return .failure(WebFailure(503, "the box is already rendering \(Self.maximumRenders) downloads; try again in a moment"))
         }
         defer { rendering.subtract(1, ordering: .relaxed) }
-        BackgroundWork.lowerThisThread()
         do { try Folders.make(exportsFolder) } catch { return .failure(WebFailure(507, error.description)) }
-        let opened: Project
-        do { opened = try Project.open(project, for: .read).project } catch { return .failure(WebFailure(500, error.description)) }
-        defer { opened.close() }
-        let output = exportsFolder + "/web-\(UUID().uuidString)"
-        switch what {
-        case .project:
-            do { try ProjectBundle.write(opened, to: output + ".zip") } catch { return .failure(WebFailure(507, error.description)) }
-            return .success(WebFile(path: output + ".zip", contentType: "application/zip", downloadName: "\(stem).acaproj.zip", temporary: true))
-        case .take(let id), .takeWithOthers(let id):
-            return render(opened, ProjectMixRequest(purpose: .takeWithOthers(take: id)), format: "wav", output: output, name: "\(stem)-take-\(id)-with-others")
-        case .mix(let format):
-            return render(opened, ProjectMixRequest(), format: format, output: output, name: "\(stem)-mix")
-        case .practice(let part, let format):
-            guard part < opened.score.parts.count else { return .failure(WebFailure(404, "no part \(part + 1) in \(song)")) }
-            return render(opened, ProjectMixRequest(purpose: .practice(part: opened.score.parts[part].name)), format: format, output: output,
-                          name: "\(stem)-part-\(part + 1)-practice")
-        }
+        return make(arguments, to: exportsFolder + "/web-\(UUID().uuidString).\(format)", name: "\(name).\(format)")
     }
 
-    /// The project mixed down by the one mix path (`ProjectExport`: as last
-    /// rehearsed, takes streamed, in bounded memory — what `acapella mix`
-    /// and the USB stick write), to a temporary file the server sends and removes.
-    func render(_ project: Project, _ request: ProjectMixRequest, format: String, output: String, name: String) -> Result<WebFile, WebFailure> {
-        let path = output + "." + format
-        do {
-            _ = try ProjectExport.mix(project, request, to: path)
-        } catch {
-            unlink(path)
-            return .failure(WebFailure(error.notFound ? 404 : 500, error.description))
+    /// A download made by `acapella` in a process of its own — `mix` (the
+    /// one mix path, `ProjectExport`: as last rehearsed, takes streamed,
+    /// what `acapella mix` and the USB stick write) or `export` (the
+    /// bundle) — bounded, niced and tied to the box like the engraver, so
+    /// the box's locked memory stays what playing needs; written to a
+    /// temporary file the server sends and removes.
+    func make(_ arguments: [String], to path: String, name: String) -> Result<WebFile, WebFailure> {
+        let limits = Self.childLimits
+        let failure: String?
+        switch BoundedChild.run(program, arguments + ["-o", path], limits: limits) {
+        case .failure(let error): failure = error.description
+        case .success(let outcome): failure = outcome.failure(limits: limits)
         }
-        let types = ["wav": "audio/wav", "flac": "audio/flac", "mp3": "audio/mpeg"]
-        return .success(WebFile(path: path, contentType: types[format] ?? "application/octet-stream", downloadName: "\(name).\(format)", temporary: true))
+        if let failure {
+            unlink(path)
+            return .failure(WebFailure(500, "\(arguments[0]): " + failure))
+        }
+        let types = ["wav": "audio/wav", "flac": "audio/flac", "mp3": "audio/mpeg", "zip": "application/zip"]
+        return .success(WebFile(path: path, contentType: types[(path as NSString).pathExtension] ?? "application/octet-stream", downloadName: name, temporary: true))
     }
 }
 

@@ -46,7 +46,11 @@ public struct BoxConfig: Hashable, Sendable {
     public var webEnabled = true
     public var webPort = 8080
     public var webBind: String?
-    public var webGuests = "none"
+    public var webGuests = Guests.none
+    /// What visitors who have not paired may do: watch (`view`) or nothing.
+    public enum Guests: String, Codable, Hashable, Sendable {
+        case view, none
+    }
     /// The name announced over mDNS (`NAME.local`); nil: not announced.
     public var webName: String? = "acapella"
 
@@ -143,7 +147,7 @@ extension BoxConfig: Codable {
                     webBind = bind
                 }
                 if web.contains(.guests) {
-                    guard let guests = try? web.decode(String.self, forKey: .guests), guests == "view" || guests == "none" else {
+                    guard let guests = try? web.decode(Guests.self, forKey: .guests) else {
                         throw DecodingError.dataCorruptedError(forKey: .guests, in: web, debugDescription: "expected \"view\" or \"none\"")
                     }
                     webGuests = guests

@@ -64,6 +64,13 @@ public final class SimulatedRoom: AudioDevice {
         /// Defaults: 48 kHz, 128-frame periods, 317.4-frame round trip, free-running.
         public init() {}
 
+        /// The room at real time (`sim:speed=1`): the demo in a terminal without a card.
+        public static var realTime: Options {
+            var options = Options()
+            options.pacing = .realTime(speed: 1)
+            return options
+        }
+
         /// Whether the room waits for the box's consumers (see `backpressure`).
         public var waitsForConsumers: Bool {
             switch pacing {

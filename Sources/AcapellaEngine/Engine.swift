@@ -126,14 +126,9 @@ public struct EngineCore: ~Copyable {
     var mixes: [PartMix]
     var solos: [Bool]
     var loopMeasures: ClosedRange<Int>?
-    /// The song sample where a quantized punch (record toggle) happens.
-    var pendingPunch: Int64?
-    /// The punch-out of a measure-range punch.
-    var pendingPunchOut: Int64?
-    /// Where a measure-range punch stops the transport (after its post-roll).
-    var autoStop: Int64?
-    /// Armed outside recording (a punch range's pre-roll) until the punch.
-    var armedForPunch = false
+    /// The record toggle waiting for its quantized sample, and a
+    /// measure-range punch step by step (`PunchPlan`: one value).
+    var punch = PunchPlan()
     /// After a punch-out the take keeps being written until this song sample.
     var postRollEnd: Int64?
     /// Capture tagging, when a recorder listens.
@@ -159,9 +154,7 @@ public struct EngineCore: ~Copyable {
     var commandsAppliedAt: Int64 = 0
     /// A move waiting until the streamed takes where it lands are read
     /// (at most `moveHoldSeconds`), its song sample, and how long it waited.
-    var held: EngineCommand?
-    var heldTarget: Int64?
-    var heldFor: Int64 = 0
+    var held: HeldMove?
     /// The metronome's gain outside the count-in.
     var metronomeGain: Float
     /// Click gain during a count-in when the metronome is off.
@@ -203,6 +196,9 @@ public struct EngineCore: ~Copyable {
             apply(.mix(part: 0, mixes[0]))
         }
         apply(.metronome(metronomeGain))
+        // A held move, made and dropped (its optional's metadata).
+        held = HeldMove(command: .stop, target: 0)
+        held = nil
         while link.events.pop() != nil {}
         link.collectRetired()
     }
@@ -250,7 +246,7 @@ public struct EngineCore: ~Copyable {
         case .recording: return .recording
         case .countIn: return transport.recordAfterCountIn ? .armed : .playing
         case .playing:
-            if armedForPunch || pendingPunch != nil { return .armed }
+            if punch.isArmed { return .armed }
             if let end = postRollEnd, renderer.position < end { return .armed }
             return .playing
         }
@@ -276,24 +272,21 @@ public struct EngineCore: ~Copyable {
         if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
         if deviceFrame != nextDeviceFrame, firstDeviceFrame != deviceFrame { deviceGaps += 1 }
         var applied = 0
-        if let target = heldTarget, let command = held {
+        if let move = held {
             // A move waiting for its streamed takes: made once they are read, or after `moveHoldSeconds` regardless.
-            if heldFor >= Int64(renderer.schedule.options.sampleRate * Self.moveHoldSeconds) || renderer.streamsReady(at: target) {
+            if move.waited >= Int64(renderer.schedule.options.sampleRate * Self.moveHoldSeconds) || renderer.streamsReady(at: move.target) {
                 held = nil
-                heldTarget = nil
-                renderer.cue?.arrived(at: target)
-                apply(command)
+                renderer.cue?.arrived(at: move.target)
+                apply(move.command)
                 applied += 1
             } else {
-                heldFor += Int64(frames)
+                held?.waited += Int64(frames)
             }
         }
-        while heldTarget == nil, applied < Self.commandsPerPeriod, let command = link.commands.pop() {
+        while held == nil, applied < Self.commandsPerPeriod, let command = link.commands.pop() {
             if let target = streamTarget(of: command) {
                 guard renderer.streamsReady(at: target) else {
-                    held = command
-                    heldTarget = target
-                    heldFor = 0
+                    held = HeldMove(command: command, target: target)
                     break
                 }
                 renderer.cue?.arrived(at: target)
@@ -327,7 +320,7 @@ public struct EngineCore: ~Copyable {
         var peak: Float = 0
         for index in 0..<frames { peak = max(peak, abs(left[index]), abs(right[index])) }
         outputPeak = peak
-        renderer.cue?.publish(position: renderer.position, loop: renderer.loop, next: heldTarget ?? musicStart)
+        renderer.cue?.publish(position: renderer.position, loop: renderer.loop, next: held?.target ?? musicStart)
         publish()
     }
 
@@ -353,9 +346,7 @@ public struct EngineCore: ~Copyable {
     private func nextTransportEvent(before limit: Int64) -> Int64 {
         let position = renderer.position
         var next = limit
-        if let punch = pendingPunch, punch > position { next = min(next, punch) }
-        if let punch = pendingPunchOut, punch > position { next = min(next, punch) }
-        if let stop = autoStop, stop > position { next = min(next, stop) }
+        if let step = punch.next(after: position) { next = min(next, step) }
         if let end = postRollEnd, end > position { next = min(next, end) }
         if let music = musicStart, music > position { next = min(next, music) }
         if pendingSchedule != nil, scheduleSwitchSample > position { next = min(next, scheduleSwitchSample) }
@@ -398,18 +389,12 @@ public struct EngineCore: ~Copyable {
             perform(transport.countInFinished(at: position))
             if transport.state == .playing { emit(.playing(at: position)) }
         }
-        if let punch = pendingPunch, position == punch {
-            pendingPunch = nil
-            armedForPunch = false
-            perform(transport.record(at: position))
-        }
-        if let punch = pendingPunchOut, position == punch {
-            pendingPunchOut = nil
-            if transport.state == .recording { perform(transport.record(at: position)) }
-        }
-        if let stop = autoStop, position == stop {
-            autoStop = nil
-            perform(transport.stop())
+        while let step = punch.step(at: position) {
+            switch step {
+            case .record: perform(transport.record(at: position))
+            case .punchOut: if transport.state == .recording { perform(transport.record(at: position)) }
+            case .stop: perform(transport.stop())
+            }
         }
         if pendingSchedule != nil, position == scheduleSwitchSample {
             switchSchedule()
@@ -428,7 +413,7 @@ public struct EngineCore: ~Copyable {
         let mapped = index < new.barlines.count ? new.barlines[index] : new.endSample
         // Events still ahead sit on barlines or beats: they keep their place in the music.
         if let music = musicStart { musicStart = Self.carry(music, from: renderer.schedule, to: new) }
-        if let punch = pendingPunch { pendingPunch = Self.carry(punch, from: renderer.schedule, to: new) }
+        if let punchIn = punch.punchIn { punch.movePunchIn(to: Self.carry(punchIn, from: renderer.schedule, to: new)) }
         retire(.schedule(renderer.replaceSchedule(new)))
         renderer.seek(to: transport.state == .stopped ? 0 : mapped)
         applyLoop()
@@ -473,10 +458,7 @@ public struct EngineCore: ~Copyable {
             renderer.partsSilent = false
             renderer.clickGain = metronomeGain
             musicStart = nil
-            pendingPunch = nil
-            pendingPunchOut = nil
-            autoStop = nil
-            armedForPunch = false
+            punch = PunchPlan()
             postRollEnd = nil
             emit(.stopped(at: at, returnTo: returnTo, finishedTake: finishTake))
         case .setLoop(let range):
@@ -495,10 +477,9 @@ public struct EngineCore: ~Copyable {
             if transport.state == .stopped || transport.state == .countIn {
                 prepareCountIn()
                 perform(transport.record(at: renderer.position))
-            } else if pendingPunch != nil {
-                pendingPunch = nil  // pressed again before it happened: cancelled
             } else {
-                pendingPunch = quantizedSample(quantize)
+                let at = quantizedSample(quantize)
+                punch.toggleRecord(at: at)
             }
         case .punch(let measures, let preroll):
             let schedule = renderer.schedule
@@ -508,10 +489,7 @@ public struct EngineCore: ~Copyable {
             }
             transport.returnPoint = start
             transport.countInSamples = 0
-            armedForPunch = true
-            pendingPunch = range.lowerBound
-            pendingPunchOut = range.upperBound
-            autoStop = range.upperBound + postRollSamples
+            punch.punch(in: range.lowerBound, out: range.upperBound, stop: range.upperBound + postRollSamples)
             perform(transport.play())
             if transport.returnPoint == range.lowerBound { handleEventsAtPosition() }
         case .stopAfterPasses(let passes):
@@ -870,4 +848,13 @@ extension EngineCommand: Equatable {
         default: return false
         }
     }
+}
+
+/// A move (a locate, play, a punch's pre-roll) waiting until the streamed
+/// takes where it lands are read: the command, its song sample, and how
+/// long it has waited (frames).
+struct HeldMove {
+    var command: EngineCommand
+    let target: Int64
+    var waited: Int64 = 0
 }

@@ -667,8 +667,8 @@ func benchLatency(_ arguments: ParsedArguments) throws -> Int32 {
 /// seconds later (when asked), its /proc status (kB by field: VmRSS,
 /// VmHWM…) before it is stopped; and all it printed.
 /// With `waitFor`, the settling starts once the box has also printed that
-/// (and `then` has run: a client asking the page).
-func boxProcess(_ executable: String, _ arguments: [String], settle: Double?, waitFor: String? = nil, then: (() -> Void)? = nil)
+/// (and `then` has run with what it printed so far: a client asking the page).
+func boxProcess(_ executable: String, _ arguments: [String], settle: Double?, waitFor: String? = nil, then: ((String) -> Void)? = nil)
     throws -> (ready: Double?, status: [String: Int], text: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
@@ -693,7 +693,7 @@ func boxProcess(_ executable: String, _ arguments: [String], settle: Double?, wa
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
         }
-        then?()
+        then?(text)
     }
     var status: [String: Int] = [:]
     if let settle, ready != nil {

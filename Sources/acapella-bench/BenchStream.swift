@@ -33,8 +33,8 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
     guard FileManager.default.isExecutableFile(atPath: executable) else { throw CLIError("bench stream: no acapella program at \(executable); build it first", exitCode: 1) }
     // With --dir the projects are kept there (and used again when present).
     let keep = arguments.value("--dir")
-    let sections = Set((arguments.value("--only") ?? "memory,disk,device").split(separator: ",").map(String.init))
-    guard sections.isSubset(of: ["memory", "disk", "device"]) else { throw CLIError("bench stream --only expects memory, disk or device, separated by commas") }
+    let sections = Set((arguments.value("--only") ?? "memory,download,disk,device").split(separator: ",").map(String.init))
+    guard sections.isSubset(of: ["memory", "download", "disk", "device"]) else { throw CLIError("bench stream --only expects memory, download, disk or device, separated by commas") }
     let folder = keep ?? NSTemporaryDirectory() + "acapella-bench-stream-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { if keep == nil { try? FileManager.default.removeItem(atPath: folder) } }
@@ -63,7 +63,7 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
         var engraved = 0.0
         let run = try boxProcess(executable, ["run", "--config", web ? webSettings : settings, "--data", folder + "/data", "--device", "sim:speed=1",
                                               "--project", project, "--play", "--takes", takes, "--seconds", web ? "600" : "30"] + (web ? [] : ["--web", "off"]),
-                                 settle: 12, waitFor: web ? "web: the score for phones" : nil) {
+                                 settle: 12, waitFor: web ? "web: the score for phones" : nil) { _ in
             engraved = seconds(ContinuousClock.now - start)
             _ = capture(["curl", "-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/score.svg"])
             _ = capture(["curl", "-s", "-o", "/dev/null", "-H", "Accept-Encoding: gzip", "http://127.0.0.1:\(port)/score-narrow.svg"])
@@ -101,6 +101,35 @@ func benchStream(_ arguments: ParsedArguments) throws -> Int32 {
         met = bigStreamed.peak <= 80 && smallStreamed.peak <= 80 && bigWithPage.peak <= 80 && smallWithPage.peak <= 80
         print(String(format: "    streamed, page off and on: %@ (%.1f MB and %.1f MB: %.1f MB apart for %.0f× the audio)", met ? "met" : "NOT met", bigStreamed.peak, smallStreamed.peak,
                      bigStreamed.peak - smallStreamed.peak, Double(big.takeFrames) / Double(small.takeFrames)))
+    }
+
+    if sections.contains("download") {
+        // The page's mix download: a paired client fetches the mix of the
+        // big project while the box plays; the box's peak beside the same
+        // box playing alone. The mix is made by the one mix path
+        // (ProjectExport: takes streamed), as `acapella mix` makes it.
+        var took = 0.0
+        var bytes = 0
+        let run = try boxProcess(executable, ["run", "--config", webSettings, "--data", folder + "/data-download", "--device", "sim:speed=1", "--project", big.path,
+                                              "--play", "--takes", "stream", "--seconds", "900"], settle: 1, waitFor: "pairing code") { text in
+            let code = text.range(of: #"pairing code [0-9]+"#, options: .regularExpression).map { String(text[$0].split(separator: " ").last!) } ?? ""
+            let cookies = folder + "/cookies"
+            _ = capture(["curl", "-s", "-c", cookies, "-o", "/dev/null", "-X", "POST", "--data", code, "http://127.0.0.1:\(port)/api/pair"])
+            let start = ContinuousClock.now
+            _ = capture(["curl", "-s", "-b", cookies, "-o", folder + "/download.flac", "http://127.0.0.1:\(port)/download/mix.flac"])
+            took = seconds(ContinuousClock.now - start)
+            bytes = (try? FileManager.default.attributesOfItem(atPath: folder + "/download.flac")[.size] as? Int) ?? 0
+        }
+        let alone = try box(big.path, takes: "stream", web: true)
+        let downloading = Double(run.status["VmHWM"] ?? 0) / 1_024
+        let decoded = Double(big.takeFrames) * 4 / 1_048_576
+        print("  download: a paired client fetches the mix (FLAC) of \(parts) parts × \(minutes) min while the box plays (peak resident, VmHWM)   goal ≤ 80 MB, as playing")
+        print(String(format: "    the box downloading: peak %6.1f MB; the mix %.1f MB in %.1f s", downloading, Double(bytes) / 1_048_576, took))
+        print(String(format: "    the box playing alone: peak %6.1f MB (%+.1f MB for the download)", alone.peak, downloading - alone.peak))
+        print(String(format: "    the page's old path decoded every take into the box: %.0f MB of takes (the peer: could not run here)", decoded))
+        let fine = bytes > 0 && downloading <= 80
+        print("    " + (fine ? "met" : "NOT met"))
+        met = met && fine
     }
 
     let need = Double(parts) * Double(rate) * 4

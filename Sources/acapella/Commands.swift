@@ -204,6 +204,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--lufs"], valueName: "LUFS", help: "integrated loudness target (default -16)"),
             OptionSpec(names: ["--tones"], valueName: "include|omit", help: "guide tones of parts without takes (default include)"),
             OptionSpec(names: ["--practice"], valueName: "PART", help: "practice track: PART forward, the others 9 dB quieter"),
+            OptionSpec(names: ["--take"], valueName: "ID", help: "a project's take ID heard with the others: its part's only take, at the tempo and key it was sung in"),
             OptionSpec(names: ["--tempo"], valueName: "X", help: "tempo multiplier, e.g. 0.9 (default 1)"),
             OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones up or down (default 0)"),
             OptionSpec(names: ["--bits"], valueName: "16|24", help: "sample size for .wav and .flac (default 16)"),

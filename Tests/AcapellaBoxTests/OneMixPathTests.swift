@@ -42,7 +42,7 @@ import Testing
 
         // The page's download, from the project as a reader sees it.
         let stem = ProjectExport.name(of: project)
-        let hub = WebHub(dataDirectory: data)
+        let hub = WebHub(dataDirectory: data, program: WebHubTests.program)
         hub.publishTakes(project.manifest.takes, project: project.path, song: "Amazing Grace", parts: project.score.parts.map(\.name), currentPart: 1,
                          sampleRate: 48_000) { _ in 1 }
         guard case .success(let download) = hub.download(.mix(format: "flac")) else {
@@ -72,7 +72,8 @@ import Testing
     }
 
     /// A take with the others: the take streamed as its part's only take,
-    /// at its own tempo; a take that is not there is a 404.
+    /// at its own tempo; a take that is not there is a 404 (before any
+    /// child runs); the page's is `acapella mix --take`'s.
     @Test func aTakeWithTheOthersIsStreamedNotDecoded() throws {
         let project = try Self.rehearsed()
         let alto = try #require(project.manifest.takes.first { $0.part == "Alto" && !$0.isPunch })
@@ -87,5 +88,25 @@ import Testing
         } catch {
             #expect(error.notFound && error.description == "no finished take 999")
         }
+    }
+}
+
+extension OneMixPathTests {
+    @Test func thePagesTakeWithTheOthersIsTheCommandLines() throws {
+        let project = try Self.rehearsed()
+        let data = NSTemporaryDirectory() + "onemix-take-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let alto = try #require(project.manifest.takes.first { $0.part == "Alto" && !$0.isPunch })
+        let hub = WebHub(dataDirectory: data, program: WebHubTests.program)
+        hub.publishTakes(project.manifest.takes, project: project.path, song: "Amazing Grace", parts: project.score.parts.map(\.name), currentPart: 1,
+                         sampleRate: 48_000) { _ in 1 }
+        guard case .success(let download) = hub.download(.takeWithOthers(alto.id)) else {
+            Issue.record("the take with the others downloads")
+            return
+        }
+        _ = try ProjectExport.mix(project, ProjectMixRequest(purpose: .takeWithOthers(take: alto.id)), to: data + "/direct.wav")
+        #expect(try bytes(download.path) == bytes(data + "/direct.wav"))
+        #expect(hub.download(.takeWithOthers(999)) == .failure(WebFailure(404, "no finished take 999")))
     }
 }

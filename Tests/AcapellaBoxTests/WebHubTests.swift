@@ -13,6 +13,11 @@ import Testing
     static let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("shared/data/musicxml").path
 
+    /// The `acapella` built beside these tests: the box's children (the
+    /// download's mix) are this program.
+    static let program = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        .deletingLastPathComponent().appendingPathComponent("acapella").path
+
     func folder() -> String {
         let path = NSTemporaryDirectory() + "webhub-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -60,7 +65,7 @@ import Testing
 
     @Test func downloadsComeFromTheProject() throws {
         let data = folder()
-        let hub = WebHub(dataDirectory: data)
+        let hub = WebHub(dataDirectory: data, program: Self.program)
         #expect(hub.download(.mix(format: "wav")) == .failure(WebFailure(404, "no song is open")))
         let song = try songText("amazing-grace.acasong")
         let project = try Project.create(at: data + "/grace.acaproj", songText: song)
