@@ -4,8 +4,11 @@
 # live state and takes list published 30 times a second, the takes read
 # from the project the recorder's writer thread is changing), a take
 # recorded, reviewed, kept and another discarded from the page. Any data
-# race ThreadSanitizer sees fails the check (issue 33: the control loop
-# read the manifest without the project's lock while the writer changed it).
+# race ThreadSanitizer sees fails the check. (It sees races between
+# accesses no lock or atomic orders; the manifest read without the
+# project's lock — issue 33 — was ordered by the rings' atomics on most
+# runs, so this check did not catch it reliably: SessionLoop.reading is
+# the guard.)
 # Usage: Tests/tsan/take-with-readouts.sh [SCRATCH]   (builds .build/tsan)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
