@@ -234,7 +234,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaBoxTests",
-            dependencies: ["AcapellaBox", "AcapellaTrials", "AcapellaAnalysis", "AcapellaDSP", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
+            dependencies: ["AcapellaBox", "AcapellaTrials", "AcapellaCLI", "AcapellaAnalysis", "AcapellaDSP", "AcapellaControl", "AcapellaStatus", "AcapellaDevices", "AcapellaEngine", "AcapellaProject", "AcapellaScore"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "AcapellaControlTests",

@@ -67,4 +67,27 @@ import Testing
         #expect("let x = reopen(y)".firstMatch(of: Self.io) == nil)
         #expect(Self.files("AcapellaBox").contains { (try? String(contentsOf: $0, encoding: .utf8))?.firstMatch(of: Self.io) != nil })
     }
+
+    /// The box's loop stays in pieces a newcomer can read (issue 33: one
+    /// function of ~380 lines set up, wired, held state and tore down):
+    /// no function or initializer in `Box.swift` or `SessionLoop.swift`
+    /// longer than 60 lines.
+    @Test(arguments: ["Box.swift", "SessionLoop.swift"])
+    func theBoxsFunctionsStayShort(_ name: String) throws {
+        let lines = try String(contentsOf: Self.sources.appendingPathComponent("AcapellaBox/" + name), encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var found = 0
+        for (start, line) in lines.enumerated() {
+            let code = line.drop { $0 == " " }
+            let indent = line.count - code.count
+            let words = code.split(separator: " ")
+            guard let keyword = words.first(where: { !["public", "private", "static", "mutating", "@discardableResult", "override"].contains($0) }),
+                  keyword == "func" || keyword.hasPrefix("init(") || keyword == "init" else { continue }
+            let closing = String(repeating: " ", count: indent) + "}"
+            guard let end = lines[(start + 1)...].firstIndex(where: { $0 == closing }) else { continue }
+            found += 1
+            #expect(end - start + 1 <= 60, "\(name):\(start + 1): \(code.prefix(60))… is \(end - start + 1) lines")
+        }
+        #expect(found >= 5, "\(name): the check found only \(found) functions")
+    }
 }
