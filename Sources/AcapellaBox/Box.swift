@@ -92,11 +92,13 @@ public struct BoxOptions: Sendable {
 }
 
 /// The appliance: one song and part at a time on a device. For each, a
-/// `SessionRig` wires the engine, recorder and needle and a `BoxSession`
-/// decides; this control loop waits in one `poll` on every input (console,
-/// MIDI, foot switches, a wake descriptor for signals), feeds what happened
-/// to the session, carries out its effects, draws the console and LCD
-/// readouts, and keeps systemd informed. It runs until asked to stop.
+/// `SessionLoop` runs: a `SessionRig` wires the engine, recorder and
+/// needle, a `BoxSession` decides, and the loop waits in one `poll` on
+/// every input, feeds what happened to the session, carries out its
+/// effects and publishes one frame to every readout. `Box` goes from one
+/// session to the next (waiting for a sound card when there is none),
+/// starts the page and its mDNS name, and shuts down safely. It runs until
+/// asked to stop.
 public enum Box {
     /// How often the readouts are redrawn (and the loop wakes without input).
     static let frameMilliseconds: Int32 = 33
