@@ -47,13 +47,6 @@ public struct MixdownOptions: Sendable {
 public struct MixdownError: Error, CustomStringConvertible {
     /// What is wrong.
     public var description: String
-    /// Whether what was asked for is not there (a take, a part): the page answers 404.
-    public var notFound = false
-
-    public init(description: String, notFound: Bool = false) {
-        self.description = description
-        self.notFound = notFound
-    }
 }
 
 /// Offline mixdown: the live renderer run as fast as possible, then a

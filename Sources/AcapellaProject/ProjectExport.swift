@@ -74,21 +74,17 @@ public enum ProjectExport {
     public static func plan(_ project: Project, _ request: ProjectMixRequest) throws(MixdownError)
         -> (options: MixdownOptions, takes: [PartTakes], record: TakeRecord?, notes: [String])
     {
-        var options = MixdownOptions()
+        var options = request.baseOptions(sampleRate: project.manifest.sampleRate)
         var notes: [String] = []
-        options.sampleRate = project.manifest.sampleRate
-        options.targetLUFS = request.targetLUFS
-        options.includeTones = request.includeTones
         var record: TakeRecord?
         switch request.purpose {
-        case .mix: break
-        case .practice(let part): options.practicePart = part
+        case .mix, .practice: break
         case .takeWithOthers(let id):
             guard let found = project.manifest.takes.first(where: { $0.id == id && $0.state != .recording }) else {
-                throw MixdownError(description: "no finished take \(id)", notFound: true)
+                throw MixdownError(description: "no finished take \(id)")
             }
             guard project.score.parts.contains(where: { $0.name == found.part }) else {
-                throw MixdownError(description: "take \(id) is of a part the song no longer has", notFound: true)
+                throw MixdownError(description: "take \(id) is of a part the song no longer has")
             }
             record = found
         }
@@ -109,8 +105,7 @@ public enum ProjectExport {
             let said = state.describe(partNames: project.score.parts.map(\.name) + options.audioTracks)
             if !said.isEmpty { notes.append("mixed as last rehearsed (\(SessionState.fileName)): \(said); --session ignore mixes without it") }
         }
-        if let tempo = request.tempoScale { options.tempoScale = tempo }
-        if let transpose = request.transpose { options.transpose = transpose }
+        request.overrideTempoAndKey(&options)
         if let record {
             // Heard at the tempo and key it was sung in (the others' takes
             // of that tempo and key play too; the rest sing their tones).
@@ -143,36 +138,55 @@ public enum ProjectExport {
             throw MixdownError(description: "--reference include plays the recording once, as it is; it cannot go with --verse")
         }
         let (options, planned, record, notes) = try plan(project, request)
-        var score = project.score
-        var takes: [PartTakes]? = planned
-        var passes = 1
-        if let verse = request.verse { (score, takes, passes) = try Mixdown.verses(verse, of: project.score, takes: takes, options: options) }
-        let practiceIndex = options.practicePart.flatMap { name in score.parts.firstIndex { $0.name.lowercased() == name.lowercased() } }
-        let lyrics = try Mixdown.lyrics(score, options: options, part: practiceIndex)
         let holding = record.map { "take \($0.id) (\($0.part))" } ?? options.practicePart.map { "practice: \($0)" } ?? "mix"
         let tags = AudioTags.export(of: project.score, album: name(of: project), holding: holding, recorded: record?.recorded)
-        let (frames, loudness) = try Mixdown.mix(score, options: options, takes: takes, to: path, bits: request.bits, tags: tags, scratch: scratch, progress: progress)
-        return ProjectMixResult(frames: frames, loudness: loudness, passes: passes, hadTakes: planned.contains { !$0.layers.isEmpty }, lyrics: lyrics,
-                                notes: notes, sampleRate: options.sampleRate)
+        var result = try write(project.score, options: options, takes: planned, request: request, tags: tags, to: path, scratch: scratch, progress: progress)
+        result.hadTakes = planned.contains { !$0.layers.isEmpty }
+        result.notes = notes
+        return result
+    }
+
+    /// `score` (and `takes`) mixed down to `path`: the request's verses,
+    /// the words for the file beside it (the practice part's, else the
+    /// first part with words), the tags given. Shared by projects and songs.
+    static func write(_ score: Score, options: MixdownOptions, takes: [PartTakes]?, request: ProjectMixRequest, tags: AudioTags, to path: String, scratch: String?,
+                      progress: ((Double) -> Void)?) throws(MixdownError) -> ProjectMixResult {
+        var mixed = score
+        var takes = takes
+        var passes = 1
+        if let verse = request.verse { (mixed, takes, passes) = try Mixdown.verses(verse, of: score, takes: takes, options: options) }
+        let practiceIndex = options.practicePart.flatMap { name in mixed.parts.firstIndex { $0.name.lowercased() == name.lowercased() } }
+        let lyrics = try Mixdown.lyrics(mixed, options: options, part: practiceIndex)
+        let (frames, loudness) = try Mixdown.mix(mixed, options: options, takes: takes, to: path, bits: request.bits, tags: tags, scratch: scratch, progress: progress)
+        return ProjectMixResult(frames: frames, loudness: loudness, passes: passes, hadTakes: false, lyrics: lyrics, notes: [], sampleRate: options.sampleRate)
+    }
+}
+
+extension ProjectMixRequest {
+    /// The mixdown options the request sets before any session: loudness,
+    /// tones, the practice part.
+    func baseOptions(sampleRate: Int) -> MixdownOptions {
+        var options = MixdownOptions()
+        options.sampleRate = sampleRate
+        options.targetLUFS = targetLUFS
+        options.includeTones = includeTones
+        if case .practice(let part) = purpose { options.practicePart = part }
+        return options
+    }
+
+    /// The tempo and key asked for, over any other.
+    func overrideTempoAndKey(_ options: inout MixdownOptions) {
+        if let tempoScale { options.tempoScale = tempoScale }
+        if let transpose { options.transpose = transpose }
     }
 }
 
 /// A song (no project) mixed down: its tones, as the request asks.
 public enum SongMix {
     public static func mix(_ score: Score, _ request: ProjectMixRequest, to path: String, progress: ((Double) -> Void)? = nil) throws(MixdownError) -> ProjectMixResult {
-        var options = MixdownOptions()
-        options.targetLUFS = request.targetLUFS
-        options.includeTones = request.includeTones
-        if case .practice(let part) = request.purpose { options.practicePart = part }
-        if let tempo = request.tempoScale { options.tempoScale = tempo }
-        if let transpose = request.transpose { options.transpose = transpose }
-        var mixed = score
-        var passes = 1
-        if let verse = request.verse { (mixed, _, passes) = try Mixdown.verses(verse, of: score, takes: nil, options: options) }
-        let practiceIndex = options.practicePart.flatMap { name in mixed.parts.firstIndex { $0.name.lowercased() == name.lowercased() } }
-        let lyrics = try Mixdown.lyrics(mixed, options: options, part: practiceIndex)
+        var options = request.baseOptions(sampleRate: MixdownOptions().sampleRate)
+        request.overrideTempoAndKey(&options)
         let tags = AudioTags.export(of: score, album: score.title, holding: options.practicePart.map { "practice: \($0)" } ?? "guide tones")
-        let (frames, loudness) = try Mixdown.mix(mixed, options: options, takes: nil, to: path, bits: request.bits, tags: tags, progress: progress)
-        return ProjectMixResult(frames: frames, loudness: loudness, passes: passes, hadTakes: false, lyrics: lyrics, notes: [], sampleRate: options.sampleRate)
+        return try ProjectExport.write(score, options: options, takes: nil, request: request, tags: tags, to: path, scratch: nil, progress: progress)
     }
 }

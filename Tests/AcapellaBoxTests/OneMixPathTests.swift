@@ -86,7 +86,7 @@ import Testing
         do {
             _ = try ProjectExport.plan(project, ProjectMixRequest(purpose: .takeWithOthers(take: 999)))
         } catch {
-            #expect(error.notFound && error.description == "no finished take 999")
+            #expect(error.description == "no finished take 999")
         }
     }
 }
