@@ -18,10 +18,18 @@ import Synchronization
 /// Files are written through `TakeFileWriter` (header and fsync every
 /// 0.25 s); a full disk ends the take, keeps what was written and lets
 /// the box run on.
+///
+/// **The writer never touches the project.** The project belongs to the
+/// thread that drives the recorder (the control loop: `ProjectOwnership`
+/// checks it); the writer asks that thread to begin each take (the
+/// record and its file made and listed before a sample is written, as a
+/// crash needs) and hands each finished record back to be stored. The
+/// owner serves both in `serve()`, called every turn of its loop and
+/// while `finish` waits.
 public final class Recorder: @unchecked Sendable {
-    // @unchecked: everything below except the atomics is touched only by
-    // the writer thread between `start` and `finish`, and by the caller
-    // after `finish` has joined it.
+    // @unchecked: `current`, `buffer` and the writer side are touched only
+    // by the writer thread between `start` and `finish`; `project` and
+    // `finished` only by the owner thread; `mailbox` under its lock.
     /// The capture ring the engine fills.
     public let ring: BulkRing<CapturedFrame>
     let project: Project
@@ -33,22 +41,35 @@ public final class Recorder: @unchecked Sendable {
     /// Every take is a punch-in over what it recorded, even one that starts
     /// on the song's first sample (`record --range 1-1`).
     let punchesOnly: Bool
+    /// Called (on the writer thread) when the writer has asked the owner
+    /// something: the owner's loop wakes to serve it.
+    let wakeOwner: @Sendable () -> Void
     private var current: OpenTake?
-    /// Takes finished (kept, in the manifest), oldest first. Read it after
-    /// `finish`; while recording, `latestFinished` sees them.
+    /// Takes finished (kept, in the manifest), oldest first (owner thread).
     public private(set) var finished: [TakeRecord] = []
-    /// Guards `project` and `finished`: the writer thread stores takes
-    /// while the control thread reads the manifest and keeps or discards.
-    private let projectLock = NSLock()
-    /// Problems met (one line each: disk full, …). Read it after `finish`;
-    /// meanwhile `problemsSoFar` sees them.
-    public private(set) var problems: [String] = []
+    /// What the writer asked and was answered, and the problems met.
+    private var mailbox = Mailbox()
+    private let mailboxLock = NSLock()
+    /// Signalled when the owner has answered a take's beginning.
+    private let answered = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
     /// Whether the writer holds a take still open (set after each batch of
-    /// frames, once a take it closed is among `finished`).
+    /// frames, once a take it closed has been handed back).
     private let takeOpen = Atomic<Bool>(false)
     private let received = Atomic<Int64>(0)
     private let done = DispatchSemaphore(value: 0)
+
+    /// Between the writer and the owner.
+    private struct Mailbox {
+        /// The song sample of a take the writer waits to begin.
+        var begin: Int64?
+        /// The owner's answer to it.
+        var begun: Result<(record: TakeRecord, writer: TakeFileWriter), ProjectError>?
+        /// Takes the writer closed, for the owner to store.
+        var closed: [TakeRecord] = []
+        /// Problems met (one line each: disk full, …), on either side.
+        var problems: [String] = []
+    }
 
     struct OpenTake {
         var writer: TakeFileWriter?
@@ -65,9 +86,10 @@ public final class Recorder: @unchecked Sendable {
         var unalignedFrom: Int64?
     }
 
-    /// A recorder of `part` into `project`. `failAfterFrames` injects a
-    /// full disk (tests).
-    public init(project: Project, part: String, options: ScheduleOptions, calibration: String? = nil, punchesOnly: Bool = false, ringSeconds: Int = 4, failAfterFrames: Int64? = nil) {
+    /// A recorder of `part` into `project`, which the calling thread owns.
+    /// `failAfterFrames` injects a full disk (tests).
+    public init(project: Project, part: String, options: ScheduleOptions, calibration: String? = nil, punchesOnly: Bool = false, ringSeconds: Int = 4,
+                failAfterFrames: Int64? = nil, wakeOwner: @escaping @Sendable () -> Void = {}) {
         self.calibration = calibration
         self.punchesOnly = punchesOnly
         ring = BulkRing(capacity: ringSeconds * options.sampleRate)
@@ -75,34 +97,44 @@ public final class Recorder: @unchecked Sendable {
         self.part = part
         self.options = options
         self.failAfterFrames = failAfterFrames
+        self.wakeOwner = wakeOwner
     }
 
-    /// The project, while the writer thread leaves it alone (any thread).
-    public func withProject<T>(_ body: (Project) throws -> T) rethrows -> T {
-        projectLock.lock()
-        defer { projectLock.unlock() }
-        return try body(project)
-    }
-
-    /// Whether a take is still being written (any thread): after the
-    /// transport stops, a writer that fell behind may still be finishing
-    /// loop passes; the last take is the one left when this is false. Read
-    /// it before `latestFinished`: false then means every take so far is there.
-    public var hasOpenTake: Bool { takeOpen.load(ordering: .acquiring) }
-
-    /// How many takes this recorder has finished and the newest of them
-    /// (any thread).
-    public func latestFinished() -> (count: Int, take: TakeRecord?) {
-        projectLock.lock()
-        defer { projectLock.unlock() }
-        return (finished.count, finished.last)
+    /// Serves the writer (owner thread): begins the take it waits for and
+    /// stores the takes it closed. Returns whether a take was still being
+    /// written when called — after the transport stops, a writer that fell
+    /// behind may still be finishing loop passes; false means every take
+    /// so far is among `finished`.
+    @discardableResult
+    public func serve() -> Bool {
+        let writing = takeOpen.load(ordering: .acquiring)
+        let (begin, closed) = withMailbox { mailbox in
+            defer { mailbox.closed = [] }
+            return (mailbox.begin, mailbox.closed)
+        }
+        // In the writer's order: a take closed (a loop pass) before the next began.
+        for record in closed { store(record) }
+        if let song = begin {
+            let answer = beginTake(at: song)
+            withMailbox { mailbox in
+                mailbox.begin = nil
+                mailbox.begun = answer
+            }
+            answered.signal()
+        }
+        return writing
     }
 
     /// The problems met so far (any thread).
-    public func problemsSoFar() -> [String] {
-        projectLock.lock()
-        defer { projectLock.unlock() }
-        return problems
+    public func problemsSoFar() -> [String] { withMailbox { $0.problems } }
+
+    /// The problems met (after `finish`).
+    public var problems: [String] { problemsSoFar() }
+
+    private func withMailbox<T>(_ body: (inout Mailbox) -> T) -> T {
+        mailboxLock.lock()
+        defer { mailboxLock.unlock() }
+        return body(&mailbox)
     }
 
     /// Armed frames received from the ring so far (any thread).
@@ -132,10 +164,12 @@ public final class Recorder: @unchecked Sendable {
     }
 
     /// Drains the ring, closes the open take and stops the thread; returns
-    /// once everything is on disk.
+    /// once everything is on disk and in the manifest (owner thread: it
+    /// serves the writer meanwhile).
     public func finish() {
         stopRequested.store(true, ordering: .releasing)
-        done.wait()
+        while done.wait(timeout: .now() + .milliseconds(2)) == .timedOut { serve() }
+        serve()
     }
 
     private func take(_ frame: CapturedFrame) {
@@ -174,21 +208,34 @@ public final class Recorder: @unchecked Sendable {
         current = open
     }
 
+    /// Writer thread: asks the owner to begin a take at `song` and waits.
     private func open(at song: Int64) {
-        projectLock.lock()
-        defer { projectLock.unlock() }
-        let calibration = calibration
-        do {
-            let (record, writer) = try project.beginTake(part: part, options: options, failAfterFrames: failAfterFrames) { record in
-                record.alignmentOffsetSamples = -song
-                record.calibration = calibration
-            }
+        withMailbox { $0.begin = song }
+        wakeOwner()
+        answered.wait()
+        switch withMailbox({ mailbox in defer { mailbox.begun = nil }; return mailbox.begun }) {
+        case .success(let (record, writer)):
             current = OpenTake(writer: writer, record: record, offset: -song, lastSong: song - 1)
-        } catch {
+        case .failure(let error):
             // Nothing of this take reaches the disk: said once, and the
             // frames are let go until the transport stops.
-            problems.append("cannot start a take: \(error.description)")
+            withMailbox { $0.problems.append("cannot start a take: \(error.description)") }
             current = OpenTake(writer: nil, record: nil, offset: -song, lastSong: song - 1)
+        case nil:
+            current = OpenTake(writer: nil, record: nil, offset: -song, lastSong: song - 1)
+        }
+    }
+
+    /// Owner thread: the take's record listed and its file made.
+    private func beginTake(at song: Int64) -> Result<(record: TakeRecord, writer: TakeFileWriter), ProjectError> {
+        let calibration = calibration
+        do {
+            return .success(try project.beginTake(part: part, options: options, failAfterFrames: failAfterFrames) { record in
+                record.alignmentOffsetSamples = -song
+                record.calibration = calibration
+            })
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -211,9 +258,7 @@ public final class Recorder: @unchecked Sendable {
     private func fail(_ open: inout OpenTake, _ error: FileError) {
         // Said relative to the project ("takes/alto-3.wav: No space left on device; …").
         let line = error.description.replacingOccurrences(of: project.path + "/", with: "")
-        projectLock.lock()
-        problems.append(line)
-        projectLock.unlock()
+        withMailbox { $0.problems.append(line) }
         open.record?.note = "stopped early: \(line)"
         open.writer = nil  // the writer closed the file after the short write
     }
@@ -243,16 +288,22 @@ public final class Recorder: @unchecked Sendable {
             record.state = .discarded
             record.note = record.note ?? "stopped before anything was recorded (during the count-in or pre-roll)"
         }
-        projectLock.lock()
-        defer { projectLock.unlock() }
+        // The record goes to the owner, who lists it: only the manifest saying so makes it finished.
+        withMailbox { $0.closed.append(record) }
+        wakeOwner()
+    }
+
+    /// Owner thread: a closed take stored, and made active when kept.
+    private func store(_ record: TakeRecord) {
         do {
             try project.store(record)
             if record.state == .kept { try project.activate(record.id) }
             finished.append(project.manifest.takes.first { $0.id == record.id } ?? record)
         } catch {
             let seconds = String(format: "%.2f", Double(record.frames) / Double(options.sampleRate))
-            problems.append("\(record.file): \(seconds) s recorded, but the project could not be updated (\(error.description)); "
-                + "the audio is safe: free some space, then 'acapella takes \(project.path) recover' keeps it")
+            let line = "\(record.file): \(seconds) s recorded, but the project could not be updated (\(error.description)); "
+                + "the audio is safe: free some space, then 'acapella takes \(project.path) recover' keeps it"
+            withMailbox { $0.problems.append(line) }
         }
     }
 }

@@ -146,6 +146,7 @@ public enum RecordingSession {
                 if case .stopped = event { stopped = true }
             }
             link.collectRetired()
+            rig.recorder?.serve()
             progress?(rig.recorder?.receivedFrames ?? 0)
             if let reading = rig.tracker?.reading, reading.songSample != readings.last?.songSample { readings.append(reading) }
         }

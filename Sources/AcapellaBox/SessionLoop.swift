@@ -15,8 +15,8 @@ import Foundation
 /// that decides, carries out the effects on the rig, the project and the
 /// page, and publishes one frame to every readout (console, LCD, page,
 /// systemd). Everything here runs on the control loop's thread, which owns
-/// the session, the loop's state and the project's writes (through the
-/// recorder, under its lock).
+/// the session, the loop's state and the project (the recorder's writer
+/// hands its takes to this thread: `Recorder.serve`).
 final class SessionLoop {
     let io: Box.SessionIO
     var options: BoxOptions
@@ -60,7 +60,9 @@ final class SessionLoop {
         let saved: SessionState, resuming: Bool, rig: SessionRig, context: BoxSession.Context
         do {
             (saved, resuming) = try Self.resume(project, options: &options, firstSession: firstSession, log: log)
-            rig = try SessionRig(project: project, device: device, reopen: reopen, options: Self.rigOptions(options))
+            var rigOptions = Self.rigOptions(options)
+            rigOptions.wakeOwner = { [wake = io.wake] in wake.wake() }
+            rig = try SessionRig(project: project, device: device, reopen: reopen, options: rigOptions)
             for take in rig.leftOut { log(take.description, .warning) }
             var made = Self.context(options: options, io: io, project: project, rig: rig, saved: saved, refused: refused)
             made.reference = Self.reference(project, rig: rig, saved: saved, options: options, log: log)
@@ -351,10 +353,9 @@ final class SessionLoop {
         // After the stop, a writer that fell behind may still be finishing
         // loop passes: the take put up for review is the last one, once it
         // is written (not each pass as it lands).
-        let writing = recorder.hasOpenTake && rig.link.snapshot().state == .stopped
-        let (count, newest) = recorder.latestFinished()
-        if count > takesSeen, let newest, !writing {
-            takesSeen = count
+        let writing = recorder.serve() && rig.link.snapshot().state == .stopped
+        if recorder.finished.count > takesSeen, let newest = recorder.finished.last, !writing {
+            takesSeen = recorder.finished.count
             takesChanged = true
             feed(.takeFinished(newest))
             // How it was sung, worked out beside the control loop while the singer listens.
@@ -426,11 +427,10 @@ final class SessionLoop {
         return nil
     }
 
-    /// `body` on the project, under the recorder's lock (the writer thread
-    /// changes the manifest under it); `readOnly` when this box may not write.
+    /// `body` on the project; `readOnly` when this box may not write it.
     func onProject<T>(_ readOnly: String, _ body: (Project) throws -> T) -> Result<T, ProjectError> {
-        guard let recorder = rig.recorder else { return .failure(ProjectError(description: readOnly)) }
-        do { return .success(try recorder.withProject { try body($0) }) } catch let error as ProjectError {
+        guard rig.recorder != nil else { return .failure(ProjectError(description: readOnly)) }
+        do { return .success(try body(project)) } catch let error as ProjectError {
             return .failure(error)
         } catch {
             return .failure(ProjectError(description: "\(error)"))
@@ -458,37 +458,29 @@ final class SessionLoop {
     /// The session as it stands, saved in the project when it changed
     /// (only where this box may write it).
     func saveSession() {
-        guard let recorder = rig.recorder else { return }
+        guard rig.recorder != nil else { return }
         // Whether the engine loops is read once it has applied every command sent (a later tick saves it).
         let snapshot = rig.link.snapshot()
         guard snapshot.commandsApplied >= rig.link.commandsSent else { return }
         let now = session.rehearsal(over: lastSaved, looping: snapshot.looping)
         guard now != lastSaved else { return }
         lastSaved = now
-        do { try recorder.withProject { try $0.saveSession(now) } } catch {
+        do { try project.saveSession(now) } catch {
             log("\(project.path): the session could not be saved (\(error)); it is kept in memory", .warning)
         }
     }
 
     // MARK: Readouts
 
-    /// `body` on the project as it is now: under the project's lock while
-    /// a recorder's writer thread may be changing the manifest (every read
-    /// of the project once the rig runs goes through here).
-    func reading<T>(_ body: (Project) -> T) -> T {
-        rig.recorder?.withProject(body) ?? body(project)
-    }
-
     /// The project's takes as they are now.
-    func currentTakes() -> [TakeRecord] { reading { $0.manifest.takes } }
+    func currentTakes() -> [TakeRecord] { project.manifest.takes }
 
     /// The song's takes for the web page, as the project says now.
     func publishTakes(_ web: WebHub) {
         takesChanged = false
         let withReference = session.context.reference != nil
-        let (records, reference, rate) = reading { project in
-            (project.manifest.takes, withReference ? project.referenceRecord?.describe(sampleRate: project.manifest.sampleRate) : nil, project.manifest.sampleRate)
-        }
+        let rate = project.manifest.sampleRate
+        let (records, reference) = (project.manifest.takes, withReference ? project.referenceRecord?.describe(sampleRate: rate) : nil)
         let schedule = session.context.schedule
         web.publishTakes(records, project: project.path, song: session.context.songTitle, parts: session.context.partNames, currentPart: options.partIndex,
                          sampleRate: rate, reference: reference) { schedule.measure(at: $0) }

@@ -38,6 +38,9 @@ public struct RigOptions: Sendable {
     /// How takes are played: streamed from their files (the box's way) or
     /// decoded into memory.
     public var takeLoading = TakeLoading.streamed()
+    /// Wakes the thread that owns the project when the recorder's writer
+    /// asks it something (it serves the writer in `Recorder.serve`).
+    public var wakeOwner: @Sendable () -> Void = {}
 
     /// Options for part `partIndex`.
     public init(partIndex: Int) {
@@ -120,7 +123,7 @@ public final class SessionRig {
         calibration = CalibrationStore.applying(store, to: device)
         if project.isWritable {
             let recorder = Recorder(project: project, part: score.parts[options.partIndex].name, options: scheduleOptions, calibration: calibration,
-                                    punchesOnly: options.punchesOnly, failAfterFrames: options.diskFullAfterFrames)
+                                    punchesOnly: options.punchesOnly, failAfterFrames: options.diskFullAfterFrames, wakeOwner: options.wakeOwner)
             core.attachCapture(ring: recorder.ring, latencyFrames: try captureLatency(of: device))
             if let room = device as? SimulatedRoom {
                 let ring = recorder.ring
@@ -183,8 +186,7 @@ public final class SessionRig {
     }
 
     private func loadTakes() -> [PartTakes] {
-        let load = { (project: Project) in project.activeTakes(for: self.control.options, loading: self.takeLoading).takes }
-        return recorder?.withProject(load) ?? load(project)
+        project.activeTakes(for: control.options, loading: takeLoading).takes
     }
 
     /// Sends `parts` of `takes` to the engine. Their streams get their

@@ -48,10 +48,21 @@ public final class Project {
     public let path: String
     /// The song.
     public let score: Score
-    /// The manifest, as last saved (as read, for a reader).
-    public private(set) var manifest: Manifest
+    /// The manifest, as last saved (as read, for a reader). Only the
+    /// project's owner thread reads or changes it (`ProjectOwnership`).
+    public private(set) var manifest: Manifest {
+        get { checkOwner(); return manifestStorage }
+        _modify { checkOwner(); yield &manifestStorage }
+    }
+    private var manifestStorage: Manifest
     /// Takes that cannot play now, by id, and why.
-    public private(set) var conditions: [Int: TakeCondition] = [:]
+    public private(set) var conditions: [Int: TakeCondition] {
+        get { checkOwner(); return conditionsStorage }
+        _modify { checkOwner(); yield &conditionsStorage }
+    }
+    private var conditionsStorage: [Int: TakeCondition] = [:]
+    /// The thread the project belongs to: the one that opened it.
+    var owner = OwnerThread()
     private var lock: OwnerLock?
     /// The records as last written (manifest and sidecars): `store` writes
     /// the sidecar of every record that differs from these.
@@ -69,7 +80,7 @@ public final class Project {
     init(path: String, score: Score, manifest: Manifest, lock: OwnerLock?) {
         self.path = path
         self.score = score
-        self.manifest = manifest
+        manifestStorage = manifest
         self.lock = lock
         rememberWritten()
     }

@@ -8,8 +8,8 @@ import Testing
 /// A writer thread that falls behind (a busy machine): loop passes are
 /// still being written after the transport stopped. The take put up for
 /// review must be the last pass, not each pass as it lands: the control
-/// loop reads `hasOpenTake` before `latestFinished`, and false must mean
-/// every take is there.
+/// loop serves the writer (`serve`, which says whether a take was open
+/// before it stored the closed ones), and false must mean every take is there.
 @Suite struct WriterLagTests {
     @Test func noTakeIsTheNewestWhileALaterOneIsStillOpen() throws {
         let project = try temporaryProject("simple-harmony.acasong")
@@ -26,9 +26,9 @@ import Testing
         recorder.start()
         var seen: [(open: Bool, count: Int, frames: Int64?)] = []
         for _ in 0..<2_000_000 {
-            let open = recorder.hasOpenTake
-            let (count, newest) = recorder.latestFinished()
-            seen.append((open, count, newest?.frames))
+            let open = recorder.serve()
+            let count = recorder.finished.count
+            seen.append((open, count, recorder.finished.last?.frames))
             if !open && count == 3 { break }
             sched_yield()
         }
