@@ -175,29 +175,38 @@ public enum Box {
                 device = try openDevice()
             }
             if first, device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
-            // Titles again each time: the page may have added songs.
-            var io = shared
-            io.shortTitle = ShortTitle.distinct(options.songs.map { SongHeader.read($0).title }, width: 10)[options.songIndex]
-            // The name as announced (a collision renames it: acapella-2.local).
-            io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.hub.pairingCode ?? $0.banner.code) }
+            let io = sessionIO(shared, options: options, web: web)
             let (lastSong, lastPart) = (options.songIndex, options.partIndex)
             do {
                 next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
                 working = (options.songIndex, options.partIndex)
             } catch let error as ProjectError where !first && working != nil && working! != (lastSong, lastPart) {
-                // A song chosen later that cannot be opened (a file removed
-                // or broken since the library was read): said, it leaves the
-                // library until the next start (the next song is then the one
-                // after it), and back to the last song that opened.
-                log("\(error.description); it leaves the library, back to the last song", .warning)
-                options.songs.remove(at: lastSong)
-                let back = working!.song > lastSong ? working!.song - 1 : working!.song
-                next = .switchTo(song: back, part: working!.part)
+                next = leaveOut(lastSong, error, options: &options, backTo: working!, log: log)
             }
             web?.hub.refuseChanges("the box is changing songs; try again")
             first = false
         }
         return next
+    }
+
+    /// What one session is given: the box's sources and sinks, the song's
+    /// short title (made again each time: the page may have added songs)
+    /// and the page's name as announced (a collision renames it: acapella-2.local).
+    static func sessionIO(_ shared: SessionIO, options: BoxOptions, web: (hub: WebHub, banner: WebBanner)?) -> SessionIO {
+        var io = shared
+        io.shortTitle = ShortTitle.distinct(options.songs.map { SongHeader.read($0).title }, width: 10)[options.songIndex]
+        io.webBanner = web.map { WebBanner(host: $0.hub.announcedHost ?? $0.banner.host, port: $0.banner.port, code: $0.hub.pairingCode ?? $0.banner.code) }
+        return io
+    }
+
+    /// A song chosen later that cannot be opened (a file removed or broken
+    /// since the library was read): said, it leaves the library until the
+    /// next start (the next song is then the one after it), and back to
+    /// the last song that opened.
+    static func leaveOut(_ song: Int, _ error: ProjectError, options: inout BoxOptions, backTo working: (song: Int, part: Int), log: BoxLog) -> SessionEnd {
+        log("\(error.description); it leaves the library, back to the last song", .warning)
+        options.songs.remove(at: song)
+        return .switchTo(song: working.song > song ? working.song - 1 : working.song, part: working.part)
     }
 
     /// Safe shutdown, once everything is on disk: the power-off command
@@ -320,6 +329,8 @@ public enum Box {
         /// The web page's hub and the pairing code (nil: no page).
         var web: WebHub?
         var webBanner: WebBanner?
+        /// The program the box's children run (analyses): nil, this one.
+        var program: String?
     }
 
     /// Starts the web page when it is on; a port in use or a missing page

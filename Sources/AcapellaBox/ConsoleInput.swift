@@ -9,9 +9,15 @@ import Glibc
 /// terminal is put back as it was when this goes away.
 public final class ConsoleInput {
     private var saved = termios()
+    /// The descriptor the keys are read from.
+    public let fileDescriptor: Int32
+    /// Whether the terminal's settings are this input's to put back.
+    private let terminal: Bool
 
     /// Raw keys from standard input, or nil when it is not a terminal.
     public init?() {
+        fileDescriptor = STDIN_FILENO
+        terminal = true
         guard isatty(STDIN_FILENO) != 0, tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -22,10 +28,14 @@ public final class ConsoleInput {
         guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return nil }
     }
 
-    deinit { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+    /// Keys read from `descriptor` as they are (a pipe a test writes
+    /// keys into); nothing about a terminal is changed.
+    init(reading descriptor: Int32) {
+        fileDescriptor = descriptor
+        terminal = false
+    }
 
-    /// The descriptor to poll.
-    public var fileDescriptor: Int32 { STDIN_FILENO }
+    deinit { if terminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) } }
 
     /// A key read from the terminal.
     public enum Key: Hashable, Sendable {
@@ -41,7 +51,7 @@ public final class ConsoleInput {
     /// The keys waiting now (call when the descriptor is readable).
     public func take() -> [Key] {
         var buffer = [UInt8](repeating: 0, count: 64)
-        let count = read(STDIN_FILENO, &buffer, buffer.count)
+        let count = read(fileDescriptor, &buffer, buffer.count)
         guard count > 0 else { return [] }
         return buffer[0..<count].map { byte in
             let key = Character(Unicode.Scalar(byte))

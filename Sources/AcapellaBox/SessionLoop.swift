@@ -81,7 +81,7 @@ final class SessionLoop {
         self.refused = refused
         self.device = device
         self.clock = clock
-        self.analyses = TakeAnalyses(wake: io.wake)
+        self.analyses = TakeAnalyses(wake: io.wake, analyzer: io.program)
         if resuming { restore(saved) }
     }
 
@@ -198,10 +198,15 @@ final class SessionLoop {
 
     func status(_ mode: String) -> String { "\(session.context.songTitle) — \(partName): \(mode)" }
 
+    /// What the loop waits on: its wake-up, the console, the controllers, the songs folder.
+    var descriptors: [PollDescriptor] {
+        [PollDescriptor(fd: io.wake.fd)] + (io.console.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? []) + io.hub.descriptors
+            + (io.songsWatch.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? [])
+    }
+
     /// Runs the session to its end; says what comes next.
     func run() -> SessionEnd {
-        let descriptors = [PollDescriptor(fd: io.wake.fd)] + (io.console.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? []) + io.hub.descriptors
-            + (io.songsWatch.map { [PollDescriptor(fd: $0.fileDescriptor)] } ?? [])
+        let descriptors = descriptors
         while true {
             let ready = Poller.wait(descriptors, timeoutMilliseconds: Box.frameMilliseconds)
             if let ended = turn(ready: ready) { return StopSignals.received ? .quit : ended }

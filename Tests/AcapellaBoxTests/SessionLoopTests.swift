@@ -1,0 +1,128 @@
+@testable import AcapellaBox
+import AcapellaEngine
+import AcapellaProject
+import AcapellaWeb
+import Foundation
+import Testing
+
+/// The box's control loop as a whole, in-process (`EmbeddedBox`): its
+/// sources feed the session, the session's effects reach the rig, the
+/// project and the page, and songs follow one another — what only a run
+/// of the whole program could show before, in about a second.
+@Suite(.serialized) struct SessionLoopTests {
+    static let root = getuid() == 0
+
+    /// Copies of shipped songs in a folder of their own (one is removed).
+    func library(_ names: [String]) throws -> [String] {
+        let folder = NSTemporaryDirectory() + "embedded-songs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return try names.map { name in
+            let path = folder + "/\(name).acasong"
+            try FileManager.default.copyItem(atPath: songsDirectory.appendingPathComponent("\(name).acasong").path, toPath: path)
+            return path
+        }
+    }
+
+    @Test func aWholeRehearsalRunsThroughTheLoop() throws {
+        let songs = try library(["simple-harmony", "row-row-row-your-boat"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs, part: 1)
+        #expect(box.said("ready: Simple Harmony"), "\(box.lines.suffix(3))")
+
+        // A take: r, the count-in, the song sung through by the room's
+        // singer; at the song's end it is put up for review.
+        box.press("r")
+        #expect(try box.run { $0.snapshot?.state == .recording })
+        #expect(try box.run { $0.session?.review != nil })
+        let take = try #require(box.session?.review)
+        #expect(take.part == "Bass" || take.part == box.project?.score.parts[1].name)
+        #expect(take.state == .kept && take.frames > 0)
+        let stored = try #require(box.project?.manifest.takes.first { $0.id == take.id })
+        #expect(stored.active, "the new take plays")
+        // Analysed beside the loop (a child process), published to the page.
+        #expect(try box.run { $0.web.analysis() != nil }, "\(box.lines.suffix(3))")
+
+        // Review: d discards it; the file stays.
+        box.press("d")
+        #expect(try box.run { $0.project?.manifest.takes.first { $0.id == take.id }?.state == .discarded })
+        #expect(FileManager.default.fileExists(atPath: box.project!.path + "/" + take.file))
+
+        // The page: the take back (an effect's answer), a take that is not there refused.
+        #expect(try box.change(.activate(take: take.id)) == .success("take \(take.id) plays"))
+        #expect(box.project?.manifest.takes.first { $0.id == take.id }?.active == true)
+        guard case .failure(let refused) = try box.change(.nudge(take: 99, milliseconds: 5)) else {
+            Issue.record("a nudge of take 99 was carried out")
+            return
+        }
+        #expect(refused.description.contains("no take 99"), "\(refused)")
+        // The page's loop reaches the engine.
+        guard case .success = try box.change(.loop(2...3)) else {
+            Issue.record("the page's loop was refused")
+            return
+        }
+        #expect(try box.run { $0.snapshot?.looping == true })
+
+        // A MusicXML file dropped into the songs folder (copied under a
+        // hidden name, then renamed, as a file manager does) is imported
+        // once, said, and joins the library.
+        let folder = SongLibrary.userFolder(box.data)
+        try FileManager.default.copyItem(atPath: WebHubTests.shared + "/bach_bwv26.6.mxl", toPath: folder + "/.copying")
+        try FileManager.default.moveItem(atPath: folder + "/.copying", toPath: folder + "/arrived.mxl")
+        #expect(try box.run { $0.web.library().count == 3 }, "\(box.lines.suffix(3))")
+        #expect(box.lines.filter { $0.contains("arrived.mxl: imported as") }.count == 1, "\(box.lines.suffix(3))")
+        let arriving = folder + "/arrived.acasong"
+        #expect(box.options.songs.last == arriving)
+
+        // The next song: a session of its own; the first song's take stays on disk.
+        box.press("}")
+        #expect(try box.run { $0.sessionsOpened == 2 && $0.session?.context.songIndex == 1 })
+        #expect(box.said("ready: Row"), "\(box.lines.suffix(3))")
+
+        // A song removed while the box ran, never opened: chosen, it is
+        // said and leaves the library, and the box goes back to the song
+        // that opened last.
+        for name in ["arrived.mxl", "arrived.import.txt", "arrived.acasong"] { try FileManager.default.removeItem(atPath: folder + "/" + name) }
+        box.press("}")
+        #expect(try box.run { $0.sessionsOpened == 3 })
+        #expect(box.said("arrived.acasong: no such file; it leaves the library, back to the last song"), "\(box.lines.suffix(8))")
+        #expect(box.options.songs == songs && box.options.songIndex == 1)
+        // The next key moves on (past the end: the first song again).
+        box.press("}")
+        #expect(try box.run { $0.sessionsOpened == 4 && $0.session?.context.songIndex == 0 })
+
+        // q: the box stops.
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+        #expect(box.loop == nil)
+        let project = try Project.open(box.data + "/projects/simple-harmony.acaproj", for: .read).project
+        #expect(project.manifest.takes.map(\.id) == [take.id] && project.manifest.takes[0].active, "the take, kept and playing, on disk")
+    }
+
+    /// A stick plugged in while the box runs (a tmpfs mounted under the
+    /// box's USB folder: root only): the job runs beside the loop, its
+    /// steps reach the readout, and the project's mix lands on the stick.
+    @Test(.enabled(if: SessionLoopTests.root, "mounting a stick needs root")) func aStickPluggedInMidRehearsal() throws {
+        let songs = try library(["simple-harmony"])
+        let media = NSTemporaryDirectory() + "embedded-media-\(UUID().uuidString)"
+        let stick = media + "/stick"
+        try FileManager.default.createDirectory(atPath: stick, withIntermediateDirectories: true)
+        defer {
+            umount(stick)
+            try? FileManager.default.removeItem(atPath: media)
+            try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent)
+        }
+        let box = try EmbeddedBox(songs: songs, part: 0, usbRoot: media)
+        box.press("r")
+        #expect(try box.run { $0.session?.review != nil })
+        box.press("k")
+        #expect(mount("tmpfs", stick, "tmpfs", 0, "size=64m") == 0)
+        try FileManager.default.createDirectory(atPath: stick + "/acapella", withIntermediateDirectories: true)
+        #expect(try box.run(turns: 20_000) { $0.said("files out — safe to remove") }, "\(box.lines.suffix(3))")
+        #expect(box.said("USB stick \(stick): songs in, results out"))
+        let exported = (try? FileManager.default.contentsOfDirectory(atPath: stick + "/acapella/export")) ?? []
+        let mix = stick + "/acapella/export/\(exported.first ?? "?")/mix.flac"
+        #expect(exported.count == 1 && FileManager.default.fileExists(atPath: mix), "\(exported) \(box.lines.suffix(5))")
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+    }
+}
