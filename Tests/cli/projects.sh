@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Projects: new, record in the simulated room, analyze, takes, mix, the calibration, and the errors.
+# Runs alone in a scratch folder of its own: Tests/cli/projects.sh PATH/TO/acapella
+source "$(dirname "$0")/lib.sh"
+
+project="$work/demo.acaproj"
+expect "new project" 0 "$acapella" new "$project" --song Songs/amazing-grace.acasong &&
+  check "new says created" contains "$out" "created $project" &&
+  check "project has a manifest" test -s "$project/manifest.json"
+expect "new over an existing project" 1 "$acapella" new "$project" --song Songs/amazing-grace.acasong && check "exists message" contains "$err" "already exists"
+expect "new without .acaproj" 2 "$acapella" new "$work/demo" --song Songs/amazing-grace.acasong
+expect "record the Alto" 0 "$acapella" record "$project" --part alto --device sim:latency=317.4 &&
+  check "record says simulated" contains "$err" "simulated room" &&
+  check "record lists the take" contains "$out" "take 1  Alto  kept, active" &&
+  check "this box's id made once, in the data directory" matches "$(cat "$ACAPELLA_DATA_DIR/box-id")" "^[a-z2-9]{6}$" &&
+  check "take file written, the box's id in its name" test -s "$project/takes/alto-$(cat "$ACAPELLA_DATA_DIR/box-id")-1.wav" &&
+  check "the take says which box" contains "$out" "box $(cat "$ACAPELLA_DATA_DIR/box-id")"
+expect "punch the Tenor" 0 "$acapella" record "$project" --part Tenor --range 5-8 && check "punch range listed" contains "$out" "punch 520000..<1000000"
+expect "loop recording" 0 "$acapella" record "$project" --part Bass --range 3-4 --loop 2 &&
+  check "second pass plays" contains "$out" "take 4  Bass  kept, active" &&
+  check "first pass kept, hidden" contains "$out" "take 3  Bass  kept  "
+expect "loop without range" 2 "$acapella" record "$project" --part Bass --loop 2 && check "loop message" contains "$err" "--loop needs --range"
+expect "record unknown part" 1 "$acapella" record "$project" --part Descant && check "record part message" contains "$err" "no part named 'Descant'"
+expect "record bad range" 1 "$acapella" record "$project" --part Alto --range 40-50 && check "range message" contains "$err" "are not all in the song"
+expect "record bad --takes" 2 "$acapella" record "$project" --part Alto --takes disk && check "takes message" contains "$err" "--takes expects stream or memory, not 'disk'"
+expect "record bad device" 2 "$acapella" record "$project" --part Alto --device frob && check "device message" contains "$err" "unknown device 'frob'"
+expect "record on a missing card" 1 "$acapella" record "$project" --part Alto --device alsa:hw0 && check "card open message" contains "$err" "hw0: snd_pcm_open (playback) failed"
+expect "record too short a round trip" 2 "$acapella" record "$project" --part Alto --device sim:latency=10 && check "latency message" contains "$err" "shorter than one period"
+expect "analyze the Alto's take" 0 "$acapella" analyze "$project" --part alto &&
+  check "every note sung, in tune, on time" contains "$out" "Alto: 100/100 — 28 of 28 notes sung" &&
+  check "the guide heard in the take is taken out" contains "$out" "the guide heard in it (0.5" &&
+  check "the singer's vibrato" contains "$out" "vibrato on 28 of 28 notes: 5.5 Hz, ±30 cents"
+expect "analyze a punch-in" 0 "$acapella" analyze "$project" --take 2 && check "only the punch's notes" matches "$out" "Tenor: [0-9]+/100 — ([0-9]+) of \1 notes sung"
+expect "analyze as JSON" 0 "$acapella" analyze "$project" --take 1 --json &&
+  check "JSON names the notes" equals "$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["take"], len(d["notes"]), d["notes"][1]["lyric"], d["notes"][1]["sung"], d["punch"])')" "1 28 maz True []"
+expect "analyze with a plot" 0 "$acapella" analyze "$project" --take 1 --svg "$work/plot.svg" &&
+  check "the plot is written" contains "$err" "wrote $work/plot.svg" &&
+  check "a bar for every note" equals "$(grep -c '<rect class="note"' "$work/plot.svg")" "28" &&
+  check "the sung pitch, green (in tune): hundreds of segments" matches "$(grep -c 'class="sung".*#1a7f37' "$work/plot.svg")" "^[0-9]{3,}$" &&
+  check "none red" equals "$(grep -c 'class="sung".*#c01c28' "$work/plot.svg")" "0" &&
+  check "measure numbers" contains "$(cat "$work/plot.svg")" '<line class="barline"'
+"$acapella" new "$work/silent.acaproj" --song Songs/amazing-grace.acasong >/dev/null
+"$acapella" record "$work/silent.acaproj" --part Alto --singer off >/dev/null 2>&1
+expect "analyze a take nobody sang" 0 "$acapella" analyze "$work/silent.acaproj" &&
+  check "every note missed" contains "$out" "Alto: 0/100 — 0 of 28 notes sung" &&
+  check "a missed note named" contains "$out" "m. 1, beat 1, 'maz': missed" &&
+  check "the whole song to punch" contains "$out" "punch in: mm. 0-14"
+expect "plot a take nobody sang" 0 "$acapella" analyze "$work/silent.acaproj" --svg "$work/silent.svg" &&
+  check "every bar struck through" equals "$(grep -c '<rect class="note missed"' "$work/silent.svg")" "28" &&
+  check "no sung pitch" equals "$(grep -c 'class="sung"' "$work/silent.svg")" "0"
+expect "analyze an unknown take" 1 "$acapella" analyze "$project" --take 99 && check "unknown take message" contains "$err" "no take '99'; its takes are: 1, 2, 3, 4"
+expect "analyze an unknown part" 1 "$acapella" analyze "$project" --part Descant && check "unknown part message" contains "$err" "no part 'Descant'"
+"$acapella" new "$work/fresh.acaproj" --song Songs/amazing-grace.acasong >/dev/null
+expect "analyze without takes" 1 "$acapella" analyze "$work/fresh.acaproj" && check "no take message" contains "$err" "no take to analyze yet (record one first)"
+expect "takes list" 0 "$acapella" takes "$project" && check "two takes listed" contains "$out" "take 2  Tenor"
+expect "takes nudge" 0 "$acapella" takes "$project" nudge 2 -12 && check "nudge shown" contains "$out" "nudge -12"
+expect "takes bad id" 1 "$acapella" takes "$project" activate 99 && check "bad id message" contains "$err" "no take 99"
+expect "mix the project" 0 "$acapella" mix "$project" -o "$work/project.wav" && check "project mix loudness" contains "$out" "-16.0 LUFS integrated"
+expect "mix at another tempo leaves takes out" 0 "$acapella" mix "$project" -o "$work/slow.wav" --tempo 0.9 &&
+  check "mismatch named" contains "$err" "take 1 (Alto) left out: recorded at tempo 1, transpose 0; not played in this mix"
+expect "takes undo" 0 "$acapella" takes "$project" undo && check "undo says discarded" contains "$err" "take 4 (Bass) discarded" &&
+  check "the previous pass plays again" contains "$out" "take 3  Bass  kept, active"
+printf '{"format":"acaproj","vers' > "$project/manifest.json"
+expect "damaged manifest reopens" 0 "$acapella" takes "$project" &&
+  check "damage reported" contains "$err" "manifest.json: not valid JSON" &&
+  check "takes survive" contains "$out" "take 1  Alto  kept, active"
+expect "missing project" 1 "$acapella" takes "$work/nothing.acaproj" && check "missing project message" contains "$err" "no such project"
+
+# Bad input everywhere else: one line, the right exit status, nothing recorded.
+for words in "reported=1e300|the reported round trip is from 0 to 192000 frames" "reported=-500|the reported round trip is from 0 to 192000 frames" \
+  "period=1e300|a period is from 16 to 8192 frames" "rate=1e30|the rate is from 8000 to 192000 Hz" "latency=1e300|the round trip is from 1 to 192000 frames" \
+  "speed=-3|speed is 0 (as fast as possible) or from 0.01 to 1000 times real time" "period=100.5|a whole number, please"; do
+  option="${words%%|*}"
+  expect "record with sim:$option" 2 "$acapella" record "$project" --part Alto --device "sim:$option" &&
+    check "sim:$option message" equals "$err" "acapella record: error: --device: device option '$option': ${words#*|}"
+done
+check "no take from a refused device" equals "$(ls "$project/takes" | grep -c wav)" "4"
+
+"$acapella" new "$work/punch1.acaproj" --song Songs/simple-harmony.acasong >/dev/null
+expect "punch measure 1 alone" 0 "$acapella" record "$work/punch1.acaproj" --part Soprano --range 1-1 && check "a punch, not a full take" contains "$out" "punch 0..<144000"
+for rate in 50 200 1000000000; do
+  python3 -c "
+import struct
+r=$rate; d=struct.pack('<1000f',*([0.1]*1000))
+open('$work/rate$rate.wav','wb').write(b'RIFF'+struct.pack('<I',36+len(d))+b'WAVEfmt '+struct.pack('<IHHIIHH',16,3,1,r,r*4,4,32)+b'data'+struct.pack('<I',len(d))+d)"
+  expect "pitch at $rate Hz" 1 "$acapella" pitch "$work/rate$rate.wav" &&
+    check "pitch $rate Hz message" equals "$err" "acapella pitch: error: $work/rate$rate.wav: recorded at $rate Hz; pitch tracking needs 8000–384000 Hz"
+  expect "notes at $rate Hz" 1 "$acapella" notes "$work/rate$rate.wav" &&
+    check "notes $rate Hz message" equals "$err" "acapella notes: error: $work/rate$rate.wav: recorded at $rate Hz; note splitting needs 8000–384000 Hz"
+done
+if [[ -d "$voice" ]]; then
+  expect "notes of the sustained A3" 0 "$acapella" notes "$voice/sustain_a3_vibrato.wav" --midi "$work/a3.mid" &&
+    check "one note, A3, its onset and its vibrato centred" matches "$out" $'^onset_s,offset_s,midi,note,cents,hz\n0\\.(19|20|21)[0-9]*,8\\.[12][0-9]*,57,A3,[+-][0-9]\\.[0-9],2[12][0-9]\\.[0-9]+$' &&
+    check "the MIDI file: one track of notes at 60 BPM, note 57 on" python3 -c "
+d=open('$work/a3.mid','rb').read()
+assert d[:4]==b'MThd' and d.count(b'MTrk')==2, d[:20]
+assert bytes([0xFF,0x51,0x03,0x0F,0x42,0x40]) in d  # 1,000,000 µs a quarter
+assert bytes([0x90,57]) in d and bytes([0x80,57]) in d or bytes([0x90,57,0]) in d"
+  expect "notes of the chorale's soprano" 0 "$acapella" notes "$voice/bwv66.6_soprano.wav" &&
+    check "30 to 40 notes, the first C#5, the last F#4" python3 -c "
+rows=[l.split(',') for l in '''$out'''.strip().split('\n')[1:]]
+assert 30 <= len(rows) <= 40, len(rows)
+assert rows[0][3]=='C#5' and rows[-1][3]=='F#4', (rows[0], rows[-1])
+assert all(float(a[1]) <= float(b[0]) for a, b in zip(rows, rows[1:]))"
+fi
+expect "export-midi" 0 "$acapella" export-midi Songs/amazing-grace.acasong -o "$work/grace.mid" --verse 2 &&
+  check "export-midi says what it wrote" equals "$out" "wrote $work/grace.mid: 4 parts (Soprano, Alto, Tenor, Bass), 116 notes, the words of verse 2" &&
+  check "the MIDI file: five named tracks, G major, verse 2's words" python3 -c "
+d=open('$work/grace.mid','rb').read()
+assert d[:4]==b'MThd' and d.count(b'MTrk')==5
+for name in (b'Amazing Grace', b'Soprano', b'Alto', b'Tenor', b'Bass'): assert bytes([0xFF,0x03,len(name)])+name in d, name
+assert bytes([0xFF,0x59,0x02,0x01,0x00]) in d
+assert bytes([0xFF,0x05,5])+b\"'Twas\" in d"
+expect "export-midi verse 3 of 2" 1 "$acapella" export-midi Songs/amazing-grace.acasong -o "$work/x.mid" --verse 3 &&
+  check "verse message" equals "$err" "acapella export-midi: error: Songs/amazing-grace.acasong: has 2 verses; --verse 3 names none"
+expect "calibrate the room" 0 "$acapella" calibrate --device sim:latency=240.5,reported=200 &&
+  check "calibration measured" contains "$out" "round trip 240.50 frames" &&
+  check "trim stored" contains "$out" "trim +40.50 frames stored in $work/data/calibration.json"
+expect "calibrate a missing card" 1 "$acapella" calibrate --device alsa:hw:7 && check "card message" contains "$err" "hw:7: snd_pcm_open (playback) failed"
+expect "calibrate bad words" 2 "$acapella" calibrate --device sim:latency=abc && check "words message" contains "$err" "is not NAME=NUMBER"
+expect "record with the calibration" 0 "$acapella" record "$project" --part Soprano --device sim:latency=240.5,reported=200 &&
+  check "calibration recorded" contains "$(cat "$project/manifest.json")" "200.00 frames reported + 40.50 calibrated trim"
+
+finish

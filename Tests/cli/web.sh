@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The web page: the box in the simulated room serving on a free port.
+# Runs alone in a scratch folder of its own: Tests/cli/web.sh PATH/TO/acapella
+source "$(dirname "$0")/lib.sh"
+
+webport=$((20000 + RANDOM % 20000))
+# A song text left by an engraving killed midway: removed when the cache is pruned.
+mkdir -p "$work/webbox/cache/page" && echo "acasong 1" >"$work/webbox/cache/page/deadbeef-wide.acasong"
+"$acapella" run --data "$work/webbox" --seconds 12 --device sim:speed=1 --web "$webport" --play >"$work/web.out" 2>"$work/web.err" &
+webbox=$!
+for _ in $(seq 50); do grep -q "pairing code" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
+code="$(grep -o 'pairing code [0-9]*' "$work/web.err" | grep -o '[0-9]*$' || true)"
+check "the box says its address and pairing code" contains "$(cat "$work/web.err")" "web: http://acapella.local:$webport/ — pairing code "
+web="http://127.0.0.1:$webport"
+check "the page" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/")" "200"
+check "state before pairing is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/api/state")" "401"
+check "a wrong code is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data 000000x "$web/api/pair")" "403"
+check "the right code pairs" equals "$(curl -s -c "$work/cookies" -o /dev/null -w '%{http_code}' -X POST --data "$code" "$web/api/pair")" "200"
+check "the session cookie is HttpOnly and SameSite=Strict" contains "$(curl -s -D - -o /dev/null -X POST --data "$code" "$web/api/pair")" "HttpOnly; SameSite=Strict"
+check "the live state names the song" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"song":"Amazing Grace"'
+# The score is engraved in a process of its own after the song loads, wide then narrow.
+for _ in $(seq 100); do grep -q "web: the score for phones engraved" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
+check "the box engraves the page's score in a process of its own and says its peak" contains "$(cat "$work/web.err")" "web: the score engraved: 2 systems, 33 onsets; peak "
+check "kept in the cache, wide and narrow (nothing else)" equals "$(ls "$work/webbox/cache/page" | sed 's/^[0-9a-f]*-//' | sort | tr '\n' ' ')" "narrow wide "
+check "the score for the page" contains "$(curl -s -b "$work/cookies" "$web/score.svg" | head -c 400)" "<svg"
+check "the score compressed for a browser" contains "$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip' -b "$work/cookies" "$web/score.svg")" "Content-Encoding: gzip"
+check "and whole once decompressed" contains "$(curl -s --compressed -b "$work/cookies" "$web/score.svg" | tail -c 100)" "</svg>"
+check "events stream the transport" contains "$(timeout 2 curl -s -N -b "$work/cookies" "$web/events" | head -c 600)" 'data: {'
+csrf="$(curl -s -b "$work/cookies" "$web/api/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf"])')"
+check "an action from the page" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data stop "$web/api/action")" '{"done":"stop"}'
+check "an unknown action is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data explode "$web/api/action")" "400"
+check "an action without the CSRF token is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -X POST --data stop "$web/api/action")" "403"
+sleep 0.3
+check "the box stopped" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"state":"stopped"'
+check "a cross-site change is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -H 'Sec-Fetch-Site: cross-site' -X POST --data x "$web/api/action")" "403"
+head -c 9000000 /dev/zero > "$work/big.bin"
+check "an oversized upload is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" -X POST --data-binary @"$work/big.bin" "$web/api/pair")" "413"
+check "the takes list names the parts" contains "$(curl -s -b "$work/cookies" "$web/api/takes")" '"parts":["Soprano","Alto","Tenor","Bass"]'
+check "the library lists the shipped songs with tags" contains "$(curl -s -b "$work/cookies" "$web/api/library")" '"title":"Amazing Grace"'
+check "a file that is not a song is refused" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -H 'X-File-Name: ../../run.sh' -X POST --data-binary 'rm -rf /' "$web/api/upload")" '{"error":"that file is not a song: send .acasong, .musicxml, .xml or .mxl"}'
+check "nothing was written to the library" equals "$(ls "$work/webbox/library" 2>/dev/null | wc -l)" "0"
+check "a loop outside the song is refused with its measures" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data 40-44 "$web/api/loop")" '{"error":"measures 40-44 are not in the song (0-14)"}'
+check "a loop from the page" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data 2-3 "$web/api/loop")" '{"done":"loop 2-3 on"}'
+curl -s -b "$work/cookies" -o "$work/bundle.zip" "$web/download/project.zip"
+check "the project bundle downloads" contains "$(python3 -m zipfile -l "$work/bundle.zip" 2>&1)" "amazing-grace.acaproj/manifest.json"
+check "the mixdown downloads as FLAC" equals "$(curl -s -b "$work/cookies" "$web/download/mix.flac" | head -c 4)" "fLaC"
+check "downloads need the session" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/download/mix.wav")" "401"
+kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
+expect "a bad --web" 2 "$acapella" run --data "$work/webbox2" --seconds 1 --device sim --web 99999 &&
+  check "web message" contains "$err" "--web expects a port (1-65535) or off, not '99999'"
+
+finish
