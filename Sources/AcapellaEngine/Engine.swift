@@ -119,18 +119,16 @@ public enum EngineRefusal: Hashable, Sendable, CustomStringConvertible {
 public struct EngineCore: ~Copyable {
     /// The renderer (position, schedule, loop).
     public private(set) var renderer: SongRenderer
-    /// The transport state machine.
-    public private(set) var transport: Transport
+    /// The motion: transport, punch, post-roll, count-in hand-over, loop
+    /// passes, a held move — one state machine (`Motion`).
+    public private(set) var motion: Motion
+    /// The transport state machine (the motion's).
+    public var transport: Transport { motion.transport }
     /// The rings and the board shared with control threads.
     public let link: EngineLink
     var mixes: [PartMix]
     var solos: [Bool]
     var loopMeasures: ClosedRange<Int>?
-    /// The record toggle waiting for its quantized sample, and a
-    /// measure-range punch step by step (`PunchPlan`: one value).
-    var punch = PunchPlan()
-    /// After a punch-out the take keeps being written until this song sample.
-    var postRollEnd: Int64?
     /// Capture tagging, when a recorder listens.
     var tagger: CaptureTagger?
     /// The device frame of the next period (counted here when the caller
@@ -139,22 +137,15 @@ public struct EngineCore: ~Copyable {
     var firstDeviceFrame: Int64?
     /// Jumps of the device's frame counter (xruns, a device lost and back), ever.
     var deviceGaps: Int64 = 0
-    /// The sample where the count-in hands over to the music.
-    var musicStart: Int64?
     /// A schedule waiting for the barline `index` (old schedule's numbering).
     var pendingSchedule: Schedule?
     var pendingScheduleBarline = 0
     var refusedCommands: Int64 = 0
-    /// Passes left before the loop's end stops the transport.
-    var passesLeft: Int?
     var outputPeak: Float = 0
     /// Commands applied, ever, and the host time of the period that
     /// applied the latest (echoed in the snapshot; never used for timing).
     var commandsApplied: Int64 = 0
     var commandsAppliedAt: Int64 = 0
-    /// A move waiting until the streamed takes where it lands are read
-    /// (at most `moveHoldSeconds`), its song sample, and how long it waited.
-    var held: HeldMove?
     /// The metronome's gain outside the count-in.
     var metronomeGain: Float
     /// Click gain during a count-in when the metronome is off.
@@ -178,7 +169,7 @@ public struct EngineCore: ~Copyable {
     private init(unwarmed schedule: Schedule, mixes: [PartMix], takes: [PartTakes]?, clickGain: Float, maximumFrames: Int, commandCapacity: Int) {
         let partCount = schedule.tones.count
         renderer = SongRenderer(schedule: schedule, mixes: mixes, takes: takes, clickGain: clickGain, start: 0, maximumFrames: maximumFrames)
-        transport = Transport()
+        motion = Motion(postRollSamples: Int64(2 * renderer.rampSamples))
         link = EngineLink(partCount: partCount, capacity: commandCapacity)
         self.mixes = mixes.map { $0 }  // its own buffer: a live change must not copy it on the render thread
         solos = Array(repeating: false, count: partCount)
@@ -196,23 +187,23 @@ public struct EngineCore: ~Copyable {
             apply(.mix(part: 0, mixes[0]))
         }
         apply(.metronome(metronomeGain))
-        // A held move, made and dropped (its optional's metadata).
-        held = HeldMove(command: .stop, target: 0)
-        held = nil
+        // A held move, made and let go (its optional's metadata).
+        motion.hold(.stop, target: 0)
+        _ = motion.releaseHeld(limit: 0, frames: 0) { _ in true }
         while link.events.pop() != nil {}
         link.collectRetired()
     }
 
     /// Length of the post-roll written after a punch-out (20 ms: the
     /// take's crossfade needs 5 ms past the range).
-    public var postRollSamples: Int64 { Int64(2 * renderer.rampSamples) }
+    public var postRollSamples: Int64 { motion.postRollSamples }
 
     /// Publishes the song's places to `cue` each period, for the butler
     /// reading streamed takes. Call it before the first period.
     public mutating func attachStreams(cue: StreamCue) {
         renderer.cue = cue
         // The paths the render thread takes with streams, once here (first uses allocate type metadata).
-        cue.publish(position: renderer.position, loop: renderer.loop, next: musicStart)
+        cue.publish(position: renderer.position, loop: renderer.loop, next: motion.musicStart)
         if let target = streamTarget(of: .play), renderer.streamsReady(at: target) { cue.arrived(at: target) }
     }
 
@@ -239,19 +230,6 @@ public struct EngineCore: ~Copyable {
         tagger?.mark(frame: frame) ?? nil
     }
 
-    /// What the current moment counts as for a take.
-    private var currentMarkKind: FrameMark.Kind {
-        switch transport.state {
-        case .stopped: return .none
-        case .recording: return .recording
-        case .countIn: return transport.recordAfterCountIn ? .armed : .playing
-        case .playing:
-            if punch.isArmed { return .armed }
-            if let end = postRollEnd, renderer.position < end { return .armed }
-            return .playing
-        }
-    }
-
     /// Renders one period into `left` and `right` (overwritten): applies
     /// queued commands, renders with every transport event on its exact
     /// sample, publishes a snapshot. Render-thread safe: no allocation, no
@@ -272,21 +250,17 @@ public struct EngineCore: ~Copyable {
         if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
         if deviceFrame != nextDeviceFrame, firstDeviceFrame != deviceFrame { deviceGaps += 1 }
         var applied = 0
-        if let move = held {
-            // A move waiting for its streamed takes: made once they are read, or after `moveHoldSeconds` regardless.
-            if move.waited >= Int64(renderer.schedule.options.sampleRate * Self.moveHoldSeconds) || renderer.streamsReady(at: move.target) {
-                held = nil
-                renderer.cue?.arrived(at: move.target)
-                apply(move.command)
-                applied += 1
-            } else {
-                held?.waited += Int64(frames)
-            }
+        // A move waiting for its streamed takes: made once they are read, or after `moveHoldSeconds` regardless.
+        let limit = Int64(renderer.schedule.options.sampleRate * Self.moveHoldSeconds)
+        if let move = motion.releaseHeld(limit: limit, frames: Int64(frames), ready: { renderer.streamsReady(at: $0) }) {
+            renderer.cue?.arrived(at: move.target)
+            apply(move.command)
+            applied += 1
         }
-        while held == nil, applied < Self.commandsPerPeriod, let command = link.commands.pop() {
+        while !motion.isHolding, applied < Self.commandsPerPeriod, let command = link.commands.pop() {
             if let target = streamTarget(of: command) {
                 guard renderer.streamsReady(at: target) else {
-                    held = HeldMove(command: command, target: target)
+                    motion.hold(command, target: target)
                     break
                 }
                 renderer.cue?.arrived(at: target)
@@ -310,7 +284,7 @@ public struct EngineCore: ~Copyable {
             }
             let count = Int(nextTransportEvent(before: renderer.position + Int64(remaining)) - renderer.position)
             if count == 0 { continue }
-            let mark = FrameMark(songSample: renderer.position, kind: currentMarkKind)
+            let mark = FrameMark(songSample: renderer.position, kind: motion.markKind(at: renderer.position))
             tagger?.record(frame: deviceFrame + Int64(done), count: count, mark: mark)
             renderer.render(left: left + done, right: right + done, frames: count)
             done += count
@@ -320,7 +294,7 @@ public struct EngineCore: ~Copyable {
         var peak: Float = 0
         for index in 0..<frames { peak = max(peak, abs(left[index]), abs(right[index])) }
         outputPeak = peak
-        renderer.cue?.publish(position: renderer.position, loop: renderer.loop, next: held?.target ?? musicStart)
+        renderer.cue?.publish(position: renderer.position, loop: renderer.loop, next: motion.nextStreamPlace)
         publish()
     }
 
@@ -329,26 +303,14 @@ public struct EngineCore: ~Copyable {
     /// from the return point. Nil for everything else.
     private func streamTarget(of command: EngineCommand) -> Int64? {
         guard renderer.hasStreams else { return nil }
-        let schedule = renderer.schedule
-        switch command {
-        case .locate(let measure):
-            return transport.state == .playing ? schedule.barline(ofMeasure: measure) : nil
-        case .punch(let measures, let preroll):
-            return transport.state == .stopped ? schedule.punchStart(measures: measures, prerollMeasures: preroll) : nil
-        case .play, .record:
-            return transport.state == .stopped ? transport.returnPoint : nil
-        default:
-            return nil
-        }
+        return motion.streamTarget(of: command, in: renderer.schedule)
     }
 
     /// The first transport event after the position, or `limit`.
     private func nextTransportEvent(before limit: Int64) -> Int64 {
         let position = renderer.position
         var next = limit
-        if let step = punch.next(after: position) { next = min(next, step) }
-        if let end = postRollEnd, end > position { next = min(next, end) }
-        if let music = musicStart, music > position { next = min(next, music) }
+        if let due = motion.nextEvent(after: position) { next = min(next, due) }
         if pendingSchedule != nil, scheduleSwitchSample > position { next = min(next, scheduleSwitchSample) }
         if let loop = renderer.loop, position < loop.upperBound {
             next = min(next, loop.upperBound)
@@ -368,40 +330,33 @@ public struct EngineCore: ~Copyable {
     /// end of the song.
     private mutating func handleEventsAtPosition() {
         var position = renderer.position
-        if let loop = renderer.loop, position == loop.upperBound, transport.state != .stopped, let left = passesLeft, left <= 1 {
-            // The last pass asked for: stop on the loop's end instead of wrapping.
-            passesLeft = nil
-            perform(transport.stop())
-            return
-        }
         if let loop = renderer.loop, position == loop.upperBound, transport.state != .stopped {
-            if let left = passesLeft { passesLeft = left - 1 }
-            // The renderer wraps on its next sample; say so now.
-            renderer.seek(to: loop.lowerBound)
-            emit(.looped(from: position, to: loop.lowerBound))
-            position = loop.lowerBound
+            switch motion.loopEnd() {
+            case .stop(let action):
+                // The last pass asked for: stop on the loop's end instead of wrapping.
+                perform(action)
+                return
+            case .wrap:
+                // The renderer wraps on its next sample; say so now.
+                renderer.seek(to: loop.lowerBound)
+                emit(.looped(from: position, to: loop.lowerBound))
+                position = loop.lowerBound
+            }
         }
-        if let music = musicStart, position == music {
-            musicStart = nil
+        if let action = motion.musicStarts(at: position) {
             renderer.partsSilent = false
             renderer.clickGain = metronomeGain
             renderer.seek(to: position)  // picks up a note sounding across the start
-            perform(transport.countInFinished(at: position))
+            perform(action)
             if transport.state == .playing { emit(.playing(at: position)) }
         }
-        while let step = punch.step(at: position) {
-            switch step {
-            case .record: perform(transport.record(at: position))
-            case .punchOut: if transport.state == .recording { perform(transport.record(at: position)) }
-            case .stop: perform(transport.stop())
-            }
-        }
+        while let action = motion.punchStep(at: position) { perform(action) }
         if pendingSchedule != nil, position == scheduleSwitchSample {
             switchSchedule()
             position = renderer.position
         }
-        if renderer.loop == nil, position >= renderer.schedule.endSample, transport.state == .playing || transport.state == .recording {
-            perform(transport.reachedEnd())
+        if renderer.loop == nil, position >= renderer.schedule.endSample {
+            perform(motion.reachedEnd())
         }
     }
 
@@ -412,8 +367,8 @@ public struct EngineCore: ~Copyable {
         let index = pendingScheduleBarline
         let mapped = index < new.barlines.count ? new.barlines[index] : new.endSample
         // Events still ahead sit on barlines or beats: they keep their place in the music.
-        if let music = musicStart { musicStart = Self.carry(music, from: renderer.schedule, to: new) }
-        if let punchIn = punch.punchIn { punch.movePunchIn(to: Self.carry(punchIn, from: renderer.schedule, to: new)) }
+        let playing = renderer.schedule
+        motion.carry { Self.carry($0, from: playing, to: new) }
         retire(.schedule(renderer.replaceSchedule(new)))
         renderer.seek(to: transport.state == .stopped ? 0 : mapped)
         applyLoop()
@@ -440,7 +395,6 @@ public struct EngineCore: ~Copyable {
             renderer.seek(to: from)
             renderer.partsSilent = true
             renderer.clickGain = max(metronomeGain, Self.countInClickGain)
-            musicStart = music
             emit(.countIn(from: from, music: music))
         case .beginPlayback(let at):
             renderer.seek(to: at)
@@ -449,7 +403,6 @@ public struct EngineCore: ~Copyable {
             if renderer.position != at { renderer.seek(to: at) }
             emit(.recordingStarted(at: at))
         case .endRecording(let at):
-            postRollEnd = at + postRollSamples
             emit(.recordingStopped(at: at))
         case .stop(let returnTo, let finishTake):
             let at = renderer.position
@@ -457,9 +410,6 @@ public struct EngineCore: ~Copyable {
             renderer.seek(to: returnTo)  // releases the sounding notes; their tails ring out
             renderer.partsSilent = false
             renderer.clickGain = metronomeGain
-            musicStart = nil
-            punch = PunchPlan()
-            postRollEnd = nil
             emit(.stopped(at: at, returnTo: returnTo, finishedTake: finishTake))
         case .setLoop(let range):
             renderer.setLoop(range)
@@ -469,31 +419,21 @@ public struct EngineCore: ~Copyable {
     private mutating func apply(_ command: consuming EngineCommand) {
         switch command {
         case .play:
-            prepareCountIn()
-            perform(transport.play())
+            perform(motion.play(countIn: countInSamples()))
         case .stop:
-            perform(transport.stop())
+            perform(motion.stop())
         case .record(let quantize):
-            if transport.state == .stopped || transport.state == .countIn {
-                prepareCountIn()
-                perform(transport.record(at: renderer.position))
-            } else {
-                let at = quantizedSample(quantize)
-                punch.toggleRecord(at: at)
-            }
+            perform(motion.record(at: renderer.position, countIn: countInSamples(), quantizedAt: quantizedSample(quantize)))
         case .punch(let measures, let preroll):
             let schedule = renderer.schedule
             guard transport.state == .stopped else { return refuse(.notWhileRecording) }
             guard let range = schedule.loopRange(measures: measures), let start = schedule.punchStart(measures: measures, prerollMeasures: preroll) else {
                 return refuse(.loopOutsideSong(measures))
             }
-            transport.returnPoint = start
-            transport.countInSamples = 0
-            punch.punch(in: range.lowerBound, out: range.upperBound, stop: range.upperBound + postRollSamples)
-            perform(transport.play())
+            perform(motion.punch(from: start, in: range.lowerBound, out: range.upperBound))
             if transport.returnPoint == range.lowerBound { handleEventsAtPosition() }
         case .stopAfterPasses(let passes):
-            passesLeft = passes.map { max(1, $0) }
+            motion.stopAfterPasses(passes)
         case .loop(let measures):
             if let measures, renderer.schedule.loopRange(measures: measures) == nil {
                 return refuse(.loopOutsideSong(measures))
@@ -510,7 +450,7 @@ public struct EngineCore: ~Copyable {
             case .stopped:
                 // The new return point, until play.
                 renderer.seek(to: barline)
-                transport.returnPoint = renderer.position
+                motion.setReturnPoint(renderer.position)
             case .playing:
                 renderer.seek(to: barline)
             }
@@ -530,13 +470,13 @@ public struct EngineCore: ~Copyable {
             renderer.releaseTones(keys: keys)
         case .metronome(let gain):
             metronomeGain = max(0, gain)
-            if musicStart == nil { renderer.clickGain = metronomeGain }
+            if motion.musicStart == nil { renderer.clickGain = metronomeGain }
         case .schedule(let schedule):
             guard schedule.tones.count == mixes.count else {
                 retire(.schedule(schedule))
                 return refuse(.scheduleForOtherParts)
             }
-            if transport.state == .recording || (transport.state == .countIn && transport.recordAfterCountIn) {
+            if motion.isTakingATake {
                 retire(.schedule(schedule))
                 return refuse(.notWhileRecording)
             }
@@ -558,24 +498,21 @@ public struct EngineCore: ~Copyable {
     /// transport's return point follows.
     private mutating func applyLoop() {
         let range = loopMeasures.flatMap { renderer.schedule.loopRange(measures: $0) }
-        perform(transport.setLoop(range))
+        perform(motion.setLoop(range))
         if transport.state == .stopped { renderer.seek(to: transport.returnPoint) }
     }
 
-    /// Sets the transport's count-in length for a start at its return
+    /// The count-in's length for a start at the transport's return
     /// point: the measures before it at the song's own tempo, or the
     /// schedule's count-in before the song when there are too few.
-    private mutating func prepareCountIn() {
+    private func countInSamples() -> Int64 {
         let schedule = renderer.schedule
         let measures = schedule.options.countInMeasures
-        guard measures > 0 else {
-            transport.countInSamples = 0
-            return
-        }
+        guard measures > 0 else { return 0 }
         let start = transport.returnPoint
         let index = schedule.barlines.partitionIndex { $0 >= start }
         let from = index >= measures ? schedule.barlines[index - measures] : schedule.startSample
-        transport.countInSamples = start - from
+        return start - from
     }
 
     /// The sample a command quantized to `quantize` takes effect on: the

@@ -3,8 +3,8 @@
 /// nothing punched in, "armed" with nothing to punch): the record toggle
 /// quantized to a coming sample, or a measure-range punch through its
 /// steps — armed in its pre-roll, recording, then playing its post-roll
-/// until it stops. Render-thread safe (no allocation); tested without
-/// threads (`PunchPlanTests`).
+/// until it stops. Part of the engine's `Motion`. Render-thread safe (no
+/// allocation); tested without threads (`PunchPlanTests`).
 ///
 /// The steps, written down (state, at this sample → step, next state):
 ///

@@ -138,7 +138,7 @@ final class EmbeddedBox {
     /// Between turns the other threads (the room, the writer, the needle)
     /// are given the processor.
     @discardableResult
-    func run(turns: Int = 3_000, until done: (EmbeddedBox) -> Bool) throws -> Bool {
+    func run(turns: Int = 20_000, until done: (EmbeddedBox) -> Bool) throws -> Bool {
         for _ in 0..<turns {
             if done(self) { return true }
             try turn()
