@@ -15,6 +15,12 @@ import Foundation
 import Glibc
 #endif
 
+/// Where LCDproc's `LCDd` listens.
+public struct LCDAddress: Hashable, Sendable {
+    public var host: String
+    public var port: UInt16
+}
+
 /// How to start the box: the settings file, the command line and the
 /// defaults resolved into one shape (`BoxOptions.resolve`).
 public struct BoxOptions: Sendable {
@@ -37,14 +43,9 @@ public struct BoxOptions: Sendable {
     public var takeLoading = TakeLoading.streamed()
     /// Play the song once through, then quit (`--once`: demos).
     public var playOnceAndQuit = false
-    /// Count-in measures before a take.
-    public var countIn = 1
-    /// Tempo, percent of written (kept across songs and parts).
-    public var tempoPercent = 100
-    /// Semitones the guide tones sound up (kept across parts; a project's session sets it).
-    public var transpose = 0
-    /// The metronome while playing.
-    public var metronome = false
+    /// The tempo, key, count-in, metronome and verse (kept across songs
+    /// and parts; a project's saved session resumes its own).
+    public var rehearsal = Rehearsal()
     /// Sounds for punch in and out, keep and discard.
     public var confirmations = false
     /// The web page: on a port (nil: off, the default for a box made in
@@ -55,14 +56,10 @@ public struct BoxOptions: Sendable {
     public var webGuests = GuestAccess.none
     /// The name announced over mDNS (`NAME.local`); nil: not announced.
     public var webName: String? = "acapella"
-    /// The verse the lyric line follows (kept across songs and parts; `v`
-    /// steps through a song's verses).
-    public var verse = 1
     /// Draw the console readout (when a terminal is attached).
     public var consoleReadout = true
     /// LCDd's address (nil: no LCD).
-    public var lcdHost: String? = "127.0.0.1"
-    public var lcdPort: UInt16 = 13_666
+    public var lcd: LCDAddress? = LCDAddress(host: "127.0.0.1", port: 13_666)
     /// Where removable drives are mounted (USB sticks with an `acapella/`
     /// folder are noticed there); empty: sticks are not looked for.
     public var usbRoots = ["/media", "/run/media"]
@@ -126,7 +123,7 @@ public enum Box {
             display?.finish()
             log.divert(to: nil)
         }
-        let lcd = options.lcdHost.map { LCDClient(host: $0, port: options.lcdPort) }
+        let lcd = options.lcd.map { LCDClient(host: $0.host, port: $0.port) }
         if let lcd, (try? lcd.connect()) == nil { log("LCD: no LCDd at \(lcd.host):\(lcd.port); the box runs on without the display", .warning) }
         let service = ServiceNotifier()
         let web = startWeb(options: options, log: log, wake: wake)

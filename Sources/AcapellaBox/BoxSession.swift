@@ -56,7 +56,8 @@ public struct BoxSession: Sendable {
         public var tempoPercent = 100
         /// Count-in measures before a take.
         public var countIn: Int
-        /// Metronome on while playing.
+        /// Metronome on while playing, as the session starts (the
+        /// session's dispatcher holds it from then on: `BoxSession.rehearsal`).
         public var metronome = false
         /// Short sounds confirm a punch in or out, a keep, a discard.
         public var confirmations = false
@@ -80,6 +81,15 @@ public struct BoxSession: Sendable {
         }
         /// The web page's address and code, shown when the session begins.
         public var web: WebBanner?
+
+        /// Takes on `rehearsal`'s tempo, count-in, metronome and verse (its
+        /// key is the schedule's, compiled with it).
+        public mutating func adopt(_ rehearsal: Rehearsal) {
+            tempoPercent = rehearsal.tempoPercent
+            countIn = rehearsal.countIn
+            metronome = rehearsal.metronome
+            verse = rehearsal.verse
+        }
         /// The project's reference recording, when it plays here.
         public var reference: Reference?
 
@@ -357,16 +367,19 @@ public struct BoxSession: Sendable {
         return effects
     }
 
+    /// The tempo, key, count-in, metronome and verse as they stand now
+    /// (the key is the schedule's, the metronome the dispatcher's).
+    public var rehearsal: Rehearsal {
+        Rehearsal(tempoPercent: context.tempoPercent, transpose: context.schedule.options.transpose, countIn: context.countIn,
+                  metronome: dispatcher.metronomeOn, verse: context.verse)
+    }
+
     /// The session as it stands, to be saved over `base` (what was read:
     /// the parts' levels the box does not change stay as they were).
     /// `looping`: whether the engine loops now.
     public func rehearsal(over base: SessionState, looping: Bool) -> SessionState {
         var state = base
-        state.tempoPercent = context.tempoPercent
-        state.transpose = context.schedule.options.transpose
-        state.countIn = context.countIn
-        state.metronome = dispatcher.metronomeOn
-        state.verse = context.verse
+        state.rehearsal = rehearsal
         if let start = dispatcher.loopStart {
             state.loop = [start, max(start, dispatcher.loopEnd ?? start)]
         }

@@ -151,17 +151,14 @@ public struct BoxSetup: Sendable {
         options.songIndex = index
         options.partIndex = (flags.part ?? settings.part) - 1
         options.partSource = flags.part != nil ? "--part" : fileKey("part")
-        options.countIn = settings.countIn
+        options.rehearsal = Rehearsal(countIn: settings.countIn, metronome: settings.metronome, verse: flags.verse ?? 1)
         options.usbRoots = settings.usbRoots
-        options.metronome = settings.metronome
         options.confirmations = settings.confirmations
         options.consoleReadout = settings.consoleReadout
-        options.lcdHost = settings.lcdHost
-        options.lcdPort = UInt16(settings.lcdPort)
+        options.lcd = settings.lcdHost.map { LCDAddress(host: $0, port: UInt16(settings.lcdPort)) }
         options.seconds = flags.seconds
         options.autoplay = flags.play || flags.once
         options.playOnceAndQuit = flags.once
-        options.verse = flags.verse ?? 1
         options.webPort = settings.webEnabled ? settings.webPort : nil
         options.webBind = settings.webBind
         switch settings.webGuests {

@@ -95,7 +95,7 @@ public enum RecordingSession {
         guard project.isWritable else { throw ProjectError(description: "\(project.path): opened read-only; nothing can be recorded") }
         let looping = request.loopPasses != nil && request.measures != nil
         var options = RigOptions(partIndex: partIndex)
-        options.countIn = request.measures == nil || looping ? request.countInMeasures : 0
+        options.rehearsal.countIn = request.measures == nil || looping ? request.countInMeasures : 0
         options.ownGuide = request.ownGuide
         options.punchesOnly = request.measures != nil
         options.trackPitch = request.trackPitch
@@ -103,7 +103,7 @@ public enum RecordingSession {
         options.calibrationStore = request.calibrationStore
         options.diskFullAfterFrames = request.diskFullAfterFrames
         options.takeLoading = request.takeLoading
-        options.metronome = true
+        options.rehearsal.metronome = true
         options.clickGain = 0.2
         let check: Schedule
         do { check = try Schedule(score: score, options: ScheduleOptions(sampleRate: device.sampleRate)) } catch { throw ProjectError(description: error.description) }

@@ -103,23 +103,14 @@ final class SessionLoop {
         let (saved, savedProblem) = project.sessionState()
         if let savedProblem { log(savedProblem, .warning) }
         let resuming = FileManager.default.fileExists(atPath: project.path + "/" + SessionState.fileName) && savedProblem == nil
-        if resuming {
-            options.tempoPercent = saved.tempoPercent
-            options.transpose = saved.transpose
-            options.countIn = saved.countIn
-            options.metronome = saved.metronome
-            options.verse = saved.verse
-        }
+        if resuming { options.rehearsal = saved.rehearsal }
         return (saved, resuming)
     }
 
     /// What the rig is built with: the box's settings for this session.
     static func rigOptions(_ options: BoxOptions) -> RigOptions {
         var rig = RigOptions(partIndex: options.partIndex)
-        rig.countIn = options.countIn
-        rig.tempoPercent = options.tempoPercent
-        rig.transpose = options.transpose
-        rig.metronome = options.metronome
+        rig.rehearsal = options.rehearsal
         rig.clickGain = 0.4
         rig.calibrationStore = options.calibrationStore
         rig.takeLoading = options.takeLoading
@@ -130,10 +121,8 @@ final class SessionLoop {
     static func context(options: BoxOptions, io: Box.SessionIO, project: Project, rig: SessionRig, saved: SessionState, refused: String?) -> BoxSession.Context {
         let score = project.score
         var context = BoxSession.Context(score: score, schedule: rig.schedule, partIndex: options.partIndex, songIndex: options.songIndex,
-                                         songCount: options.songs.count, shortTitle: io.shortTitle, countIn: options.countIn)
-        context.tempoPercent = options.tempoPercent
-        context.verse = options.verse
-        context.metronome = options.metronome
+                                         songCount: options.songs.count, shortTitle: io.shortTitle, countIn: options.rehearsal.countIn)
+        context.adopt(options.rehearsal)
         context.confirmations = options.confirmations
         context.lineGrid = saved.lineGrid ?? .sixteenth
         context.quantize = io.quantize
@@ -161,7 +150,7 @@ final class SessionLoop {
         }
         var mix = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)[score.parts.count]
         // A recording cannot follow another tempo or key: silent until both are as written.
-        if options.tempoPercent != 100 || options.transpose != 0 {
+        if options.rehearsal.tempoPercent != 100 || options.rehearsal.transpose != 0 {
             mix.muted = true
             log("the reference recording \(record.source) is silent: it plays only at the written tempo and key", .warning)
         }
@@ -553,9 +542,9 @@ final class SessionLoop {
         }
         if let summary = rig.renderSummary { log(summary) }
         let context = session.context
-        options.tempoPercent = context.tempoPercent
-        options.transpose = context.schedule.options.transpose
-        if context.verseLines.count > 1 { options.verse = context.verse }
-        options.countIn = context.countIn
+        // The verse carries on from a song that has verses to choose from.
+        let verse = context.verseLines.count > 1 ? context.verse : options.rehearsal.verse
+        options.rehearsal = session.rehearsal
+        options.rehearsal.verse = verse
     }
 }

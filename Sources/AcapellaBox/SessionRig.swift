@@ -13,14 +13,8 @@ import Glibc
 public struct RigOptions: Sendable {
     /// The part rehearsed or recorded, by index.
     public var partIndex: Int
-    /// Count-in measures before play and record.
-    public var countIn = 1
-    /// Tempo, percent of written.
-    public var tempoPercent = 100
-    /// Semitones the guide tones sound up.
-    public var transpose = 0
-    /// The metronome while playing.
-    public var metronome = false
+    /// The tempo, key, count-in and metronome it starts with (the verse is the session's).
+    public var rehearsal = Rehearsal()
     /// Metronome gain when on.
     public var clickGain: Float = 0.3
     /// Keep the part's own guide tone audible (normally muted: the singer sings it).
@@ -99,8 +93,8 @@ public final class SessionRig {
         self.project = project
         partIndex = options.partIndex
         // The reference recording, when the project has one, plays after the parts.
-        let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.tempoPercent), 100), transpose: options.transpose,
-                                              countInMeasures: options.countIn, audioTracks: project.audioTracks)
+        let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.rehearsal.tempoPercent), 100), transpose: options.rehearsal.transpose,
+                                              countInMeasures: options.rehearsal.countIn, audioTracks: project.audioTracks)
         do { schedule = try Schedule(score: score, options: scheduleOptions) } catch { throw ProjectError(description: error.description) }
         var mixes = PartMix.defaults(parts: score.parts.count, tracks: scheduleOptions.audioTracks.count)
         mixes[options.partIndex].muted = !options.ownGuide
@@ -109,7 +103,7 @@ public final class SessionRig {
         self.leftOut = leftOut
         takeLoading = options.takeLoading
         sentTakes = takes
-        var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.metronome ? options.clickGain : 0, maximumFrames: device.periodFrames)
+        var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: options.rehearsal.metronome ? options.clickGain : 0, maximumFrames: device.periodFrames)
         // The butler reads the streamed takes' first blocks now, and ahead of the song once started.
         let butler = TakeStreamButler(cue: StreamCue())
         core.attachStreams(cue: butler.cue)

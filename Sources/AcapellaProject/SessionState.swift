@@ -51,6 +51,13 @@ public struct SessionState: Codable, Hashable, Sendable {
     /// The defaults.
     public init() {}
 
+    /// Its tempo, key, count-in, metronome and verse: what the next
+    /// session starts with.
+    public var rehearsal: Rehearsal {
+        get { Rehearsal(tempoPercent: tempoPercent, transpose: transpose, countIn: countIn, metronome: metronome, verse: verse) }
+        set { (tempoPercent, transpose, countIn, metronome, verse) = (newValue.tempoPercent, newValue.transpose, newValue.countIn, newValue.metronome, newValue.verse) }
+    }
+
     /// The file's name in a project.
     public static let fileName = "session.json"
     public static let tempoPercents = 50...150
@@ -192,5 +199,30 @@ extension SessionState {
             }
             lineGrid = chosen
         }
+    }
+}
+
+/// What a rehearsal carries from session to session and song to song:
+/// the tempo, the key, the count-in, the metronome, the verse followed.
+/// One value: the box's settings start it, the project's saved session
+/// resumes it, the session changes it and hands it on.
+public struct Rehearsal: Hashable, Sendable {
+    /// Tempo, percent of written.
+    public var tempoPercent = 100
+    /// Semitones the guide tones sound up.
+    public var transpose = 0
+    /// Count-in measures before play and record.
+    public var countIn = 1
+    /// The metronome while playing.
+    public var metronome = false
+    /// The verse the lyric line follows (1-based).
+    public var verse = 1
+
+    public init(tempoPercent: Int = 100, transpose: Int = 0, countIn: Int = 1, metronome: Bool = false, verse: Int = 1) {
+        self.tempoPercent = tempoPercent
+        self.transpose = transpose
+        self.countIn = countIn
+        self.metronome = metronome
+        self.verse = verse
     }
 }

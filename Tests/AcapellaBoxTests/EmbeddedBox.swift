@@ -49,7 +49,7 @@ final class EmbeddedBox {
         try Folders.make(data + "/projects")
         var options = BoxOptions(songs: songs, dataDirectory: data)
         options.partIndex = part
-        options.lcdHost = nil
+        options.lcd = nil
         options.usbRoots = []
         options.webName = nil
         options.calibrationStore = data + "/calibrations.json"

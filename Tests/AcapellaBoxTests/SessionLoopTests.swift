@@ -126,4 +126,29 @@ import Testing
         box.press("q")
         #expect(try box.run { $0.ended == .quit })
     }
+
+    /// The rehearsal (tempo, key, count-in, metronome, verse) is one value
+    /// handed whole from the settings to the session, from song to song,
+    /// and saved with each song's project: a song sung again resumes its own.
+    @Test func theRehearsalCarriesFromSongToSongAndEachSongResumesItsOwn() throws {
+        let songs = try library(["simple-harmony", "row-row-row-your-boat"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs)
+        #expect(box.session?.rehearsal == Rehearsal(), "the settings' defaults")
+        box.press("-mt")
+        #expect(try box.run { $0.session?.rehearsal == Rehearsal(tempoPercent: 95, transpose: -1, metronome: true) },
+                "\(String(describing: box.session?.rehearsal))")
+        box.press("}")
+        #expect(try box.run { $0.sessionsOpened == 2 })
+        #expect(box.session?.rehearsal == Rehearsal(tempoPercent: 95, transpose: -1, metronome: true), "carried to the next song")
+        box.press("++c")
+        #expect(try box.run { $0.session?.rehearsal == Rehearsal(tempoPercent: 105, transpose: -1, countIn: 2, metronome: true) })
+        box.press("{")
+        #expect(try box.run { $0.sessionsOpened == 3 })
+        #expect(box.said("resumed as last left"))
+        #expect(box.session?.rehearsal == Rehearsal(tempoPercent: 95, transpose: -1, metronome: true), "the first song as it was left")
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+        #expect(box.options.rehearsal == Rehearsal(tempoPercent: 95, transpose: -1, metronome: true), "what the box hands on")
+    }
 }
