@@ -19,14 +19,6 @@ printf '\xef\xbb\xbfacasong 1\ntime: 4/4\npart S [treble]\nC4 1 |\n' > "$work/bo
 expect "a byte-order mark" 0 "$acapella" check "$work/bom.acasong"
 printf 'acasong 1\npart S [treble]\nC4 4 ( D4 4 E4 4 F4 4 |\n' > "$work/paren.acasong"
 expect "a stray parenthesis" 1 "$acapella" check "$work/paren.acasong" && check "one error" equals "$(wc -l <<<"$err")" "1"
-printf '{"device": "sim:latency=abc"}' > "$work/device-settings.json"
-expect "the box with a bad device setting" 1 "$acapella" run --config "$work/device-settings.json" --seconds 1 &&
-  check "device setting names the file" equals "$err" "acapella run: error: $work/device-settings.json: device: device option 'latency=abc' is not NAME=NUMBER"
-expect "the box with a missing controls file" 1 "$acapella" run --controls "$work/none.json" --seconds 1 &&
-  check "controls message" equals "$err" "acapella run: error: $work/none.json: cannot read the file (no such file)"
-printf '{"midi": {"bindings": [{"event":"note","note":36,"action":"stop"},{"event":"note","note":36,"channel":10,"action":"record"}]}}' > "$work/twice.json"
-expect "the box with one event bound twice" 1 "$acapella" run --controls "$work/twice.json" --seconds 1 &&
-  check "twice message" equals "$err" "acapella run: error: $work/twice.json: midi.bindings[1]: note 36 is bound to stop by midi.bindings[0] already; one event, one action"
 printf '{"part": 7}' > "$work/part-settings.json"
 expect "the box with part 7 of 4" 1 "$acapella" run --config "$work/part-settings.json" --song amazing --data "$work/box" --seconds 1 --device sim:speed=4 &&
   check "part names the file" contains "$err" "acapella run: error: $work/part-settings.json: part: part 7, but 'Amazing Grace' has 4 parts"
@@ -46,13 +38,12 @@ expect "the box runs and quits" 0 "$acapella" run --data "$work/box" --seconds 2
   check "box made the project" test -s "$work/box/projects/amazing-grace.acaproj/manifest.json"
 printf '{"countIn": 9}' > "$work/bad-settings.json"
 expect "the box with bad settings" 1 "$acapella" run --config "$work/bad-settings.json" --seconds 1 && check "settings message" contains "$err" "bad-settings.json: countIn: expected a whole number from 0 to 4"
-expect "the box with a bad song" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
+expect "the box with a bad song (a usage error: exit 2)" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
+# (The other settings refused at start: BoxSetupTests, without starting a box.)
 expect "the box with an unwritable data directory" 1 "$acapella" run --data "$work/out/data" --seconds 1 --device sim:speed=4 &&
   check "data directory message" contains "$err" "$work/out/data/projects: cannot create the folder ($work/out/data: Not a directory)"
 mkdir -p "$work/lonely" && cp "$acapella" "$work/lonely/acapella"
 expect "the box without its song library" 1 bash -c "cd '$work/lonely' && ./acapella run --data '$work/box' --seconds 1" &&
   check "no songs message" contains "$err" "no songs: give --song PATH"
-expect "the box with a missing project" 1 "$acapella" run --project "$work/nothing.acaproj" --data "$work/box" --seconds 1 &&
-  check "missing project message" contains "$err" "nothing.acaproj: not a project"
 
 finish

@@ -41,9 +41,6 @@ if avahi-daemon --check 2>/dev/null; then
   printf '{ "web": { "port": %d, "name": false } }' "$mdnsport" > "$work/noname.json"
   "$acapella" run --config "$work/noname.json" --data "$work/mdns3" --seconds 2 --device sim >/dev/null 2>"$work/mdns3.err" || true
   check "web.name false: not announced" equals "$(grep -c 'mdns:' "$work/mdns3.err")" "0"
-  printf '{ "web": { "name": "my box" } }' > "$work/badname.json"
-  expect "a bad web.name" 1 "$acapella" run --config "$work/badname.json" --data "$work/mdns4" --seconds 1 --device sim &&
-    check "bad name message" contains "$err" "badname.json: web.name: expected a host name"
 else
   echo "cli: MDNS CHECKS SKIPPED (no avahi-daemon running and none could be started here)" >&2
 fi
