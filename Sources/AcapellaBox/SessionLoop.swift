@@ -450,13 +450,16 @@ final class SessionLoop {
     }
 
     /// The session as it stands, saved in the project when it changed
-    /// (only where this box may write it).
-    func saveSession() {
+    /// (only where this box may write it). `final`: the session is ending,
+    /// so a change made a moment before is saved even if the engine has
+    /// not applied every command yet (the loop then as last known).
+    func saveSession(final: Bool = false) {
         guard rig.recorder != nil else { return }
         // Whether the engine loops is read once it has applied every command sent (a later tick saves it).
         let snapshot = rig.link.snapshot()
-        guard snapshot.commandsApplied >= rig.link.commandsSent else { return }
-        let now = session.rehearsal(over: lastSaved, looping: snapshot.looping)
+        let settled = snapshot.commandsApplied >= rig.link.commandsSent
+        guard settled || final else { return }
+        let now = session.rehearsal(over: lastSaved, looping: settled ? snapshot.looping : lastSaved.looping)
         guard now != lastSaved else { return }
         lastSaved = now
         do { try project.saveSession(now) } catch {
@@ -524,6 +527,7 @@ final class SessionLoop {
     /// the session recorded and measured said; the settings that carry on
     /// to the next session handed back in `options`.
     func finish() {
+        saveSession(final: true)
         rig.finish()
         for problem in (rig.recorder?.problemsSoFar() ?? []).dropFirst(problemsSeen) { log(problem, .warning) }
         // What this session recorded, as the project says now (discarded after d or u).

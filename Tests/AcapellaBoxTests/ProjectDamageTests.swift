@@ -16,7 +16,7 @@ import Glibc
 /// reports, that every take's audio the damage did not touch is still
 /// sample for sample what was recorded, that a reader opening it first
 /// changes not one byte, and that a second writer's open finds it settled.
-@Suite(.serialized) struct ProjectDamageTests {
+@Suite struct ProjectDamageTests {
     /// The fixture: Alto full (take 1), Soprano punch over measures 2–3
     /// (take 2), Bass full (take 3), all kept and playing.
     static let fixture: String? = {
