@@ -25,7 +25,9 @@ import Synchronization
 /// record and its file made and listed before a sample is written, as a
 /// crash needs) and hands each finished record back to be stored. The
 /// owner serves both in `serve()`, called every turn of its loop and
-/// while `finish` waits.
+/// while `finish` waits. Until a take's beginning is answered its frames
+/// wait in the writer's memory: the capture ring is drained however long
+/// the owner's turn takes (a large import, a slow disk).
 public final class Recorder: @unchecked Sendable {
     // @unchecked: `current`, `buffer` and the writer side are touched only
     // by the writer thread between `start` and `finish`; `project` and
@@ -73,7 +75,8 @@ public final class Recorder: @unchecked Sendable {
 
     struct OpenTake {
         var writer: TakeFileWriter?
-        /// Nil when the take could not be started (nothing is written).
+        /// Nil when the take could not be started (nothing is written), or
+        /// while its beginning is awaited.
         var record: TakeRecord?
         var offset: Int64
         var position: Int64 = 0
@@ -84,6 +87,11 @@ public final class Recorder: @unchecked Sendable {
         /// The first song sample captured while the device could not say
         /// how its capture lined up with its playback.
         var unalignedFrom: Int64?
+        /// Asked of the owner and not answered yet: the frames (and any
+        /// silence for lost capture) wait in `pending`, the dropouts here,
+        /// and the ring keeps being drained meanwhile.
+        var awaitingBegin = false
+        var stagedDropouts: [SongRange] = []
     }
 
     /// A recorder of `part` into `project`, which the calling thread owns.
@@ -148,6 +156,7 @@ public final class Recorder: @unchecked Sendable {
                 let stopping = stopRequested.load(ordering: .acquiring)
                 let count = buffer.withUnsafeMutableBufferPointer { ring.pop(into: $0.baseAddress!, maximum: $0.count) }
                 for index in 0..<count { take(buffer[index]) }
+                receiveBegin(waiting: false)
                 takeOpen.store(current != nil, ordering: .releasing)
                 if count == 0 {
                     if stopping { break }
@@ -191,9 +200,14 @@ public final class Recorder: @unchecked Sendable {
         let target = song + open.offset
         if target > open.position {
             // Capture lost before this frame: silence keeps its place.
-            open.record?.dropouts.append(SongRange(open.lastSong + 1, song))
-            flush(&open)
-            do { try open.writer?.writeSilence(Int(target - open.position)) } catch { fail(&open, error) }
+            if open.awaitingBegin {
+                open.stagedDropouts.append(SongRange(open.lastSong + 1, song))
+                open.pending.append(contentsOf: repeatElement(0, count: Int(target - open.position)))
+            } else {
+                open.record?.dropouts.append(SongRange(open.lastSong + 1, song))
+                flush(&open)
+                do { try open.writer?.writeSilence(Int(target - open.position)) } catch { fail(&open, error) }
+            }
             open.position = target
         }
         if frame.unaligned, open.unalignedFrom == nil { open.unalignedFrom = song }
@@ -208,22 +222,38 @@ public final class Recorder: @unchecked Sendable {
         current = open
     }
 
-    /// Writer thread: asks the owner to begin a take at `song` and waits.
+    /// Writer thread: asks the owner to begin a take at `song`. The
+    /// frames are kept in memory until it has (`receiveBegin`): the ring
+    /// goes on being drained however long the owner's turn takes.
     private func open(at song: Int64) {
         withMailbox { $0.begin = song }
         wakeOwner()
-        answered.wait()
+        current = OpenTake(writer: nil, record: nil, offset: -song, lastSong: song - 1, awaitingBegin: true)
+    }
+
+    /// Writer thread: the owner's answer to the open take's beginning,
+    /// when there is one (`waiting`: until there is). Begun, what waited
+    /// in memory is written; refused, the take's frames are let go until
+    /// the transport stops, and that is said.
+    private func receiveBegin(waiting: Bool) {
+        guard var open = current, open.awaitingBegin else { return }
+        if waiting { answered.wait() } else if answered.wait(timeout: .now()) != .success { return }
+        current = nil
+        open.awaitingBegin = false
         switch withMailbox({ mailbox in defer { mailbox.begun = nil }; return mailbox.begun }) {
         case .success(let (record, writer)):
-            current = OpenTake(writer: writer, record: record, offset: -song, lastSong: song - 1)
+            open.record = record
+            open.writer = writer
+            open.record?.dropouts += open.stagedDropouts
+            flush(&open)
         case .failure(let error):
-            // Nothing of this take reaches the disk: said once, and the
-            // frames are let go until the transport stops.
             withMailbox { $0.problems.append("cannot start a take: \(error.description)") }
-            current = OpenTake(writer: nil, record: nil, offset: -song, lastSong: song - 1)
+            open.pending = []
         case nil:
-            current = OpenTake(writer: nil, record: nil, offset: -song, lastSong: song - 1)
+            open.pending = []
         }
+        open.stagedDropouts = []
+        current = open
     }
 
     /// Owner thread: the take's record listed and its file made.
@@ -240,7 +270,7 @@ public final class Recorder: @unchecked Sendable {
     }
 
     private func flush(_ open: inout OpenTake) {
-        guard !open.pending.isEmpty else { return }
+        guard !open.pending.isEmpty, !open.awaitingBegin else { return }
         let samples = open.pending
         open.pending.removeAll(keepingCapacity: true)
         do {
@@ -266,6 +296,7 @@ public final class Recorder: @unchecked Sendable {
     /// Ends the open take: file finished, record kept and made active. It
     /// counts as finished only once the manifest saying so is on disk.
     private func close() {
+        receiveBegin(waiting: true)
         guard var open = current else { return }
         current = nil
         flush(&open)
