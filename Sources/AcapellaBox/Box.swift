@@ -484,7 +484,7 @@ struct LatencyLog {
 /// loop, far below the render thread) from the project opened for reading;
 /// the control loop collects what is ready and is woken for it.
 final class TakeAnalyses: Sendable {
-    private let results = Mutex<[Result<(summary: TakeSummary, page: [UInt8]), ProjectError>]>([])
+    private let results = VisibleLock<[Result<(summary: TakeSummary, page: [UInt8]), ProjectError>]>([])
     private let queue = DispatchQueue(label: "acapella-analysis", qos: .utility)
     private let wake: WakeDescriptor
     /// The program that analyses (`acapella analyze --for-box`): this one.

@@ -1,5 +1,6 @@
 import AcapellaDevices
 import AcapellaScore
+import AcapellaEngine
 import Foundation
 import Synchronization
 
@@ -21,7 +22,7 @@ public final class BoxLog: @unchecked Sendable {
         var latest: String?
     }
 
-    private let state = Mutex(State())
+    private let state = VisibleLock(State())
     private let journal: Bool
     /// Also called with every line (tests, the CLI's own prefixes).
     private let prefix: String

@@ -40,8 +40,8 @@ public final class PitchTracker: @unchecked Sendable {
     let spectrumAnalyser: VoiceSpectrum
     let tones: [ToneEvent]
     let hop: Int
-    private let latest = Mutex<PitchReading?>(nil)
-    private let latestSpectrum = Mutex<SpectrumReading?>(nil)
+    private let latest = VisibleLock<PitchReading?>(nil)
+    private let latestSpectrum = VisibleLock<SpectrumReading?>(nil)
     /// Pitch readings since the last spectrum (a spectrum every fourth:
     /// about 23 a second, more than the page's 30 frames can tell apart
     /// from 93, at a quarter of the cost).

@@ -13,8 +13,8 @@ import Synchronization
 /// inside a period).
 final class RenderThread: @unchecked Sendable {
     private let keepRunning = Atomic<Bool>(true)
-    private let failureText = Mutex<String?>(nil)
-    private let events = Mutex<[DeviceSupervisor.Event]>([])
+    private let failureText = VisibleLock<String?>(nil)
+    private let events = VisibleLock<[DeviceSupervisor.Event]>([])
     private let done = DispatchSemaphore(value: 0)
     private let finished = Atomic<Bool>(false)
     /// How long each period's render took (diagnostics; read after `stop`).

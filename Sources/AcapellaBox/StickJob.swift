@@ -264,7 +264,7 @@ final class StickMonitor: Sendable {
         var looking = false
     }
 
-    private let state = Mutex(State())
+    private let state = VisibleLock(State())
     let roots: [String]
     let dataDirectory: String
     let wake: WakeDescriptor

@@ -50,7 +50,7 @@ public final class WebHub: WebBox {
     /// A web thread's wait for the control loop's answer.
     final class Answer: Sendable {
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Result<String, WebFailure>?>(nil)
+        let result = VisibleLock<Result<String, WebFailure>?>(nil)
 
         func answer(_ result: Result<String, WebFailure>) {
             self.result.withLock { $0 = result }
@@ -58,7 +58,7 @@ public final class WebHub: WebBox {
         }
     }
 
-    private let shared = Mutex(Shared())
+    private let shared = VisibleLock(Shared())
     /// Counts publications; the event streams wait on `published` for it to move.
     private let generation = Atomic<Int>(0)
     private let published = NSCondition()
@@ -99,9 +99,9 @@ public final class WebHub: WebBox {
     /// The name mDNS announced the box under, once it has.
     /// The app serving the page, once started (its pairing's news is read
     /// by the control loop; its host names follow the announced name).
-    private let servingApp = Mutex<WebApp?>(nil)
+    private let servingApp = VisibleLock<WebApp?>(nil)
     /// The names the page may be asked for by (besides addresses).
-    private let ownNames = Mutex<[String]>([])
+    private let ownNames = VisibleLock<[String]>([])
 
     func serve(_ app: WebApp, names: [String]) {
         servingApp.withLock { $0 = app }

@@ -285,7 +285,7 @@ public struct StreamUse: Sendable {
 /// it themselves between periods, the box runs it on a thread of its own
 /// (`ButlerThread`). The render thread never waits for it.
 public final class TakeStreamButler: Sendable {
-    private let uses = Mutex<[StreamUse]>([])
+    private let uses = VisibleLock<[StreamUse]>([])
     /// Where the song is (shared with the renderer).
     public let cue: StreamCue
     /// After each pass: the position it read for, and the song sample up to

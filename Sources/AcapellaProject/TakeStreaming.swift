@@ -116,7 +116,7 @@ public final class ThrottledBlockSource: TakeBlockSource, @unchecked Sendable {
 /// A disk's read rate, shared by every stream read from it: `spend`
 /// sleeps until the bytes would have arrived at `bytesPerSecond`.
 public final class ReadBudget: Sendable {
-    private let nextFree = Mutex<Double>(0)
+    private let nextFree = VisibleLock<Double>(0)
     /// Bytes per second.
     public let bytesPerSecond: Double
 
