@@ -14,14 +14,21 @@ public struct PitchReading: Hashable, Sendable {
     public var expectedMIDI: Int?
     /// Sung frequency, Hz (0: no voice).
     public var frequency: Double
-    /// Cents against the expected note (nil when either is missing).
+    /// The needle: the steadied centre against the expected note, cents
+    /// (nil when either is missing).
     public var cents: Double?
-    /// The nearest note to what is sung ("F#4").
+    /// The nearest note to the centre sung ("F#4").
     public var sungNote: String?
     /// 0…1.
     public var confidence: Double
     /// Loudest input sample in the window (linear), for the level meter.
     public var inputPeak: Float = 0
+    /// This reading alone against the expected note, cents, before the
+    /// needle's steadying (the page's faint trail).
+    public var rawCents: Double?
+    /// The needle's steadied pitch centre (fractional MIDI), nil when
+    /// nobody sings.
+    public var centre: Double?
 }
 
 /// The live pitch needle, off the render thread (STYLE.md habit 10): the
@@ -46,6 +53,10 @@ public final class PitchTracker: @unchecked Sendable {
     /// about 23 a second, more than the page's 30 frames can tell apart
     /// from 93, at a quarter of the cost).
     private var sinceSpectrum = 0
+    /// The needle's steadying of the raw readings (vibrato averaged out).
+    private var steadier = PitchCentre()
+    /// Every reading, when collecting (`readings(of:tones:sampleRate:)`).
+    private var collected: [PitchReading]?
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
 
@@ -105,20 +116,46 @@ public final class PitchTracker: @unchecked Sendable {
         sinceSpectrum += 1
         if sinceSpectrum >= 4 && values.count >= spectrumAnalyser.window {
             sinceSpectrum = 0
-            let spectrum = values.withUnsafeBufferPointer { spectrumAnalyser.reading($0.baseAddress! + (values.count - spectrumAnalyser.window)) }
+            // Nobody singing: no panel (the room's noise has formants too).
+            let spectrum = estimate.voiced
+                ? values.withUnsafeBufferPointer { spectrumAnalyser.reading($0.baseAddress! + (values.count - spectrumAnalyser.window)) } : nil
             latestSpectrum.withLock { $0 = spectrum }
         }
         lastLag = estimate.voiced ? Double(detector.sampleRate) / estimate.frequency : nil
         let stamp = lastLag.map { mark(lag: $0) } ?? centre
         var reading = PitchReading(songSample: stamp.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0,
                                    inputPeak: values.reduce(0) { max($0, abs($1)) })
+        reading.centre = steadier.add(estimate.voiced ? Tuning.midi(frequency: estimate.frequency) : nil)
         if estimate.voiced {
             reading.frequency = estimate.frequency
             reading.confidence = estimate.confidence
-            reading.sungNote = NoteName.nearest(estimate.frequency).name
-            if let expected { reading.cents = NoteName.cents(estimate.frequency, from: expected) }
+            if let expected { reading.rawCents = NoteName.cents(estimate.frequency, from: expected) }
+        }
+        if let centre = reading.centre {
+            reading.sungNote = NoteName.name(Int(centre.rounded()))
+            if let expected { reading.cents = (centre - Double(expected)) * 100 }
         }
         latest.withLock { $0 = reading }
+        collected?.append(reading)
+    }
+
+    /// The readings the live needle gives for `samples` sung from song
+    /// sample 0 while playing (one per hop, as the tracker thread makes
+    /// them): the same path, offline, for the tests and the benchmark.
+    public static func readings(of samples: [Float], tones: [ToneEvent], sampleRate: Int) -> [PitchReading] {
+        let tracker = PitchTracker(tones: tones, sampleRate: sampleRate)
+        tracker.collected = []
+        var window: [CapturedFrame] = []
+        var sinceLast = 0
+        var start = 0
+        while start < samples.count {
+            let end = min(samples.count, start + sampleRate / 4)
+            let frames = (start..<end).map { CapturedFrame(value: samples[$0], mark: FrameMark(songSample: Int64($0), kind: .playing)) }
+            frames.withUnsafeBufferPointer { _ = tracker.ring.push($0.baseAddress!, count: $0.count) }
+            tracker.drain(window: &window, sinceLast: &sinceLast)
+            start = end
+        }
+        return tracker.collected ?? []
     }
 
     /// Starts the tracker thread.

@@ -30,6 +30,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "stream": return try benchStream(arguments)
     case "load": return try benchLoad(arguments)
     case "align": return try benchAlign(arguments)
+    case "needle": return try benchNeedle(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }

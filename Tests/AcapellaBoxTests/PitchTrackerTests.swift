@@ -1,5 +1,8 @@
 @testable import AcapellaBox
 @testable import AcapellaEngine
+import AcapellaDSP
+import AcapellaScore
+import AcapellaTrials
 import Foundation
 import Testing
 
@@ -44,5 +47,84 @@ import Testing
         #expect(tracker.reading?.expectedMIDI == nil)
         #expect(tracker.reading?.cents == nil)
         #expect(tracker.reading?.sungNote == "A4", "the sung note is still named")
+    }
+}
+
+/// The needle's steadying (`PitchCentre`), fed readings directly.
+@Suite struct PitchCentreTests {
+    /// Readings every 512 samples at 48 kHz of a voice at `centre` (MIDI)
+    /// swinging ±`cents` at `rate` Hz, from phase `phase`.
+    static func vibrato(centre: Double, cents: Double, rate: Double, seconds: Double, phase: Double = 0.3) -> [Double] {
+        (0..<Int(seconds * 48_000 / 512)).map { centre + cents / 100 * sin(2 * Double.pi * rate * Double($0) * 512 / 48_000 + phase) }
+    }
+
+    /// A ±50-cent vibrato at 5.5 Hz around 12 cents sharp of A4: the raw
+    /// readings wander ±50 cents; after a whole cycle the centre is within
+    /// a cent of the truth and does not move more than a cent from reading
+    /// to reading; before it, the half-cycle midpoint is within 5.
+    @Test func vibratoIsAveragedOverItsCycle() {
+        var needle = PitchCentre()
+        let readings = Self.vibrato(centre: 69.12, cents: 50, rate: 5.5, seconds: 2)
+        var shown: [Double] = []
+        for reading in readings { shown.append(needle.add(reading)!) }
+        let cycle = Int(48_000 / 512 / 5.5) + 1
+        #expect(readings.map { abs($0 - 69.12) * 100 }.max()! > 45, "the raw readings swing")
+        for (index, value) in shown.enumerated().dropFirst(2 * cycle) {
+            #expect(abs(value - 69.12) * 100 < 1, "reading \(index): \(value)")
+            #expect(abs(value - shown[index - 1]) * 100 < 1, "reading \(index) moved")
+        }
+        for (index, value) in shown.enumerated().dropFirst(cycle + 2).prefix(cycle) {
+            #expect(abs(value - 69.12) * 100 < 5, "reading \(index): \(value)")
+        }
+    }
+
+    /// A straight tone: the mean of the recent readings, noise averaged.
+    @Test func aStraightToneIsItsMean() {
+        var needle = PitchCentre()
+        var value: Double?
+        for index in 0..<60 { value = needle.add(64.0 - 0.2 + 0.02 * Double(index % 3 - 1)) }
+        #expect(abs(value! - 63.8) * 100 < 0.5, "\(value!)")
+    }
+
+    /// A new note (a semitone up, its own vibrato): the centre follows
+    /// within a cycle and a half, never averaging the two notes after it.
+    @Test func aNewNoteStartsAfresh() {
+        var needle = PitchCentre()
+        for reading in Self.vibrato(centre: 67.0, cents: 40, rate: 6, seconds: 1) { needle.add(reading) }
+        #expect(abs(needle.current! - 67) * 100 < 1)
+        let next = Self.vibrato(centre: 68.1, cents: 40, rate: 6, seconds: 1, phase: 2)
+        var shown: [Double] = []
+        for reading in next { shown.append(needle.add(reading)!) }
+        let settled = Int(1.5 * 48_000 / 512 / 6)
+        for value in shown.dropFirst(settled) { #expect(abs(value - 68.1) * 100 < 2, "\(value)") }
+    }
+
+    /// Nobody sings: nothing shown, after a few readings' grace for a
+    /// single dropout (which keeps the centre).
+    @Test func silenceShowsNothing() {
+        var needle = PitchCentre()
+        for _ in 0..<30 { needle.add(60.3) }
+        #expect(needle.add(nil) != nil, "one dropout forgiven")
+        #expect(needle.add(60.3).map { abs($0 - 60.3) < 0.001 } == true)
+        for _ in 0...PitchCentre.graceReadings { needle.add(nil) }
+        #expect(needle.current == nil)
+        #expect(needle.add(.nan) == nil, "a reading that is not a number is no pitch")
+    }
+}
+
+/// The needle against the synthetic singer's vibrato takes (issue 34's
+/// measure): ≥ 90 % of the readings from 150 ms into a note within ±5
+/// cents of its true centre; the raw reading (before the steadying) is
+/// far from that, which is what makes the steadying necessary.
+@Suite struct NeedleTruthTests {
+    @Test(arguments: NeedleTruth.profiles)
+    func theNeedleReadsTheNoteCentre(profile index: Int) throws {
+        let scores = try AnalysisTruth.songs.map { try Acasong.parse(songText($0 + ".acasong")) }
+        let outcome = try NeedleTruth.run(scores: scores, profile: index)
+        let summary = outcome.summary(AnalysisTruth.profiles[index].name)
+        print(summary)
+        #expect(outcome.needle.count > 10_000, "\(summary)")
+        #expect(NeedleTruth.Outcome.share(outcome.needle, within: 5) >= 0.9, "\(summary)")
+        #expect(NeedleTruth.Outcome.share(outcome.raw, within: 5) < 0.5, "\(summary)")
     }
 }
