@@ -429,6 +429,12 @@ public struct BoxSession: Sendable {
     /// How long a reference tone sounds, in samples.
     var referenceSamples: Int { Int(Self.referenceSeconds * Double(context.schedule.options.sampleRate)) }
 
+    /// MIDI `midi` named as the song's key at `position` spells it (sounding, transposed as the tones are).
+    func spelled(_ midi: Int, at position: Int64) -> String {
+        let key = context.keys.key(atMeasure: context.schedule.measure(at: position))
+        return NoteName.name(midi, fifths: NoteName.fifths(key.fifths, transposedBy: context.schedule.options.transpose))
+    }
+
     /// The pitch class `key`'s tonic sounds on at the schedule's transposition.
     func soundingTonic(of key: Key) -> Int { (key.tonicPitchClass + context.schedule.options.transpose % 12 + 12) % 12 }
 
@@ -999,7 +1005,7 @@ public struct BoxSession: Sendable {
         case .giveMeMyNote:
             let position = Self.referencePosition(snapshot)
             guard let tone = context.schedule.tones[context.partIndex].toneToSing(at: position) else { return [say("\(context.partName) has no notes")] }
-            return [.engine([.reference(frequency: tone.frequency, samples: referenceSamples)]), say("your note: \(NoteName.name(tone.midi))")]
+            return [.engine([.reference(frequency: tone.frequency, samples: referenceSamples)]), say("your note: \(spelled(tone.midi, at: position))")]
         case .giveMeMyChord:
             let position = Self.referencePosition(snapshot)
             var commands: [EngineCommand] = []
@@ -1007,7 +1013,7 @@ public struct BoxSession: Sendable {
             for (part, tones) in context.schedule.tones.enumerated() {
                 guard let tone = tones.toneToSing(at: position) else { continue }
                 commands.append(.tone(key: VoicePool.chordKey + part, frequency: tone.frequency, level: 0.6, samples: referenceSamples))
-                names.append("\(context.partNames[part].prefix(1)) \(NoteName.name(tone.midi))")
+                names.append("\(context.partNames[part].prefix(1)) \(spelled(tone.midi, at: position))")
             }
             guard !commands.isEmpty else { return [say("no part has a note here")] }
             return [.engine(commands), say("the chord: " + names.joined(separator: ", "))]
@@ -1020,7 +1026,7 @@ public struct BoxSession: Sendable {
             // The tonic at or below the singer's note (the part's next note), else in the octave below middle C.
             let under = context.schedule.tones[context.partIndex].toneToSing(at: position)?.midi ?? 59
             let midi = under - ((under - tonic) % 12 + 12) % 12
-            return [.engine([.tone(key: VoicePool.droneKey, frequency: Tuning.frequency(midi: midi), level: 0.5, samples: 0)]), say("drone \(NoteName.name(midi)) (the tonic of \(key)) on")]
+            return [.engine([.tone(key: VoicePool.droneKey, frequency: Tuning.frequency(midi: midi), level: 0.5, samples: 0)]), say("drone \(spelled(midi, at: position)) (the tonic of \(key)) on")]
         case .recordLine:
             if line != nil { return finishLine(at: snapshot.position) }
             if let why = context.recordingRefused { return [say("the song cannot be changed here: \(why)")] }
@@ -1088,7 +1094,7 @@ public struct BoxSession: Sendable {
             song: context.songTitle, shortSong: context.shortTitle, part: context.partName, mode: mode, measure: snapshot.measure, beat: snapshot.beat,
             tempo: context.writtenTempo * Double(context.tempoPercent) / 100, loop: loop, takes: takes,
             inputDB: reading.map { $0.inputPeak > 0 ? 20 * log10(Double($0.inputPeak)) : -.infinity } ?? -.infinity,
-            clipped: (reading?.inputPeak ?? 0) >= 0.999, note: reading?.expectedMIDI.map(NoteName.name), cents: reading?.cents,
+            clipped: (reading?.inputPeak ?? 0) >= 0.999, note: reading?.expectedMIDI.map { spelled($0, at: snapshot.position) }, cents: reading?.cents,
             lyric: context.lyrics.line(at: snapshot.position), message: message?.text, helpPage: help?.page)
         if let reference = context.reference {
             state.reference = referenceMuted ? "ref off" : "ref " + reference.name

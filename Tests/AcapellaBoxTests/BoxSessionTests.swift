@@ -349,6 +349,18 @@ import Testing
         #expect(abs(frequency - 246.94) < 0.01 && samples == 72_000)
     }
 
+    /// The needle's note is spelled as the song's key spells it: A♭4 in
+    /// E♭ major, G♯4 in E major; the needle shows the steadied cents.
+    @Test func theNeedlesNoteIsSpelledInTheKey() {
+        var context = Self.context()
+        context.keys = [KeyChange(measure: 1, key: Key(fifths: -3, mode: .major))]
+        let reading = PitchReading(songSample: 40_000, expectedMIDI: 68, frequency: 415, cents: -7, sungNote: "Ab4", confidence: 1, rawCents: 31, centre: 67.93)
+        let flat = BoxSession(context).readout(snapshot: Self.snapshot(.playing), reading: reading, takes: 0)
+        #expect(flat.note == "Ab4" && flat.cents == -7)
+        context.keys = [KeyChange(measure: 1, key: Key(fifths: 4, mode: .major))]
+        #expect(BoxSession(context).readout(snapshot: Self.snapshot(.playing), reading: reading, takes: 0).note == "G#4")
+    }
+
     /// MMC locate moves the transport to the measure holding that time
     /// (past the end: the last measure).
     @Test func machineControlLocateMovesTheTransport() {

@@ -124,3 +124,24 @@ import Testing
         #expect(Readout.meter(-30, clipped: false, width: 10) == "#####.....")
     }
 }
+
+/// Note names in a key: flats in flat keys, sharps otherwise; key
+/// signatures moved by a transposition.
+@Suite struct NoteNameTests {
+    @Test func spelledInTheKey() {
+        #expect(NoteName.name(68, fifths: -3) == "Ab4")
+        #expect(NoteName.name(68, fifths: 0) == "G#4")
+        #expect(NoteName.name(70, fifths: -1) == "Bb4")
+        #expect(NoteName.name(61, fifths: 2) == "C#4")
+        #expect(NoteName.name(69, fifths: -5) == "A4")
+        #expect(NoteName.name(-1, fifths: -2) == "B-2" && NoteName.name(10, fifths: -2) == "Bb-1")
+    }
+
+    @Test func keysMovedByATransposition() {
+        #expect(NoteName.fifths(-1, transposedBy: 2) == 1)     // F major up a tone: G major
+        #expect(NoteName.fifths(-3, transposedBy: -3) == 0)    // E♭ major down a minor third: C major
+        #expect(NoteName.fifths(0, transposedBy: 1) == -5)     // C up a semitone: D♭ (5 flats), not C♯ (7 sharps)
+        #expect(NoteName.fifths(-6, transposedBy: 0) == -6 && NoteName.fifths(6, transposedBy: 0) == 6)
+        #expect(NoteName.fifths(2, transposedBy: 12) == 2)
+    }
+}
