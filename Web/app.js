@@ -1,7 +1,9 @@
 // The box's page: pair once, then four views — Rehearse (the score with a
 // cursor that follows the audio: the box's song sample, moved on by the
 // page's clock between messages and corrected by each; the lyric syllable
-// lit; the needle; the controls; measures tapped or dragged for the loop
+// lit; the needle; the transport in reach — fixed to the bottom of a phone,
+// in a column beside the score on anything wider — with the settings
+// under More; review as a sheet; measures tapped or dragged for the loop
 // or punch range), Takes, Library and Export.
 "use strict";
 let csrf = null;
@@ -31,6 +33,8 @@ async function begin(song) {
   shownSong = song;
   $("tabs").hidden = csrf === null;
   $("controls").hidden = csrf === null;
+  document.body.classList.toggle("paired", csrf !== null);
+  measureChrome();
   await loadScore();
   listen();
   if (csrf !== null) { loadTakes(); loadLibrary(); }
@@ -54,13 +58,19 @@ async function post(path, body, headers) {
   let reply = {};
   try { reply = await response.json(); } catch (error) { reply = { error: response.statusText }; }
   // An action's own answer is what the box then says (its message line).
-  if (path !== "/api/action" || !response.ok) {
-    $("said").textContent = response.ok ? (reply.done || "") : reply.error;
-    $("said").className = response.ok ? "" : "error";
-    saidAt = performance.now();
-  }
+  if (path !== "/api/action" || !response.ok) say(response.ok ? (reply.done || "") : reply.error, !response.ok);
   return { ok: response.ok, reply: reply };
 }
+
+// The message line: what the page or the box last said, cleared when stale.
+let saidText = "";
+function say(text, error) {
+  $("said").textContent = text;
+  $("said").className = error ? "error" : "";
+  saidAt = performance.now();
+  saidText = text;
+}
+setInterval(() => { if (performance.now() - saidAt > 8000 && $("said").textContent) $("said").textContent = ""; }, 1000);
 
 $("tabs").addEventListener("click", (event) => {
   const button = event.target.closest("button[data-tab]");
@@ -74,18 +84,49 @@ $("tabs").addEventListener("click", (event) => {
 $("controls").addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-action]");
   if (!button || csrf === null) return;
+  // Play from the page: the cursor is followed again.
+  if (button.dataset.action === "play-pause" || button.dataset.action === "record") follow(true);
   await post("/api/action", button.dataset.action);
 });
+
+$("more-button").addEventListener("click", () => {
+  const more = $("more");
+  more.hidden = !more.hidden;
+  $("more-button").setAttribute("aria-expanded", String(!more.hidden));
+  measureChrome();
+});
+
+$("calibrate").addEventListener("click", () => {
+  if (confirm("Calibrate: connect the box's output to its input (a cable, or headphones held to the microphone), then OK. The box measures its round trip and carries on.")) {
+    post("/api/action", "calibrate");
+  }
+});
+
+// The header's and the phone bar's heights, for what sits below and above them.
+function measureChrome() {
+  const root = document.documentElement.style;
+  root.setProperty("--header", $("top").getBoundingClientRect().height + "px");
+  if (!$("controls").hidden) root.setProperty("--bar-height", $("controls").getBoundingClientRect().height + "px");
+}
+if (window.ResizeObserver) {
+  const observer = new ResizeObserver(measureChrome);
+  observer.observe($("top"));
+  observer.observe($("controls"));
+}
 
 $("clear-ranges").addEventListener("click", async () => {
   await post("/api/loop", "off");
   await post("/api/punch", "off");
 });
 
-// A phone held upright reads the narrow engraving (fewer, larger measures a line).
-let narrow = window.innerWidth < 700;
+// A narrow score (a phone upright, a tablet upright beside the controls)
+// reads the narrow engraving (fewer, larger measures a line).
+const isNarrow = () => $("score").clientWidth < 700;
+let narrow = isNarrow();
 window.addEventListener("resize", () => {
-  if ((window.innerWidth < 700) !== narrow) { narrow = !narrow; loadScore(); }
+  measureChrome();
+  turnedTo = null;  // turn to the cursor again on the new screen
+  if (isNarrow() !== narrow) { narrow = !narrow; loadScore(); }
 });
 
 async function loadScore() {
@@ -104,6 +145,8 @@ async function loadScore() {
   selection.id = "selection";
   holder.appendChild(selection);
   syllables = [];
+  shaded = null;
+  showRanges();
   if (csrf !== null) loadAnalysis();
 }
 
@@ -154,22 +197,24 @@ function listen() {
     $("song").textContent = live.song;
     $("part").textContent = live.part;
     $("transport").textContent = live.state;
-    $("position").textContent = live.measure + "." + live.beat;
+    $("position").textContent = "m. " + live.measure + "." + live.beat;
+    for (const state of ["playing", "recording", "stopped", "count-in"]) document.body.classList.toggle(state, live.state === state);
+    document.body.classList.toggle("looping", !!live.loop);
+    showSettings();
     $("ranges").textContent = (live.loop ? "loop " + live.loop + " " : "") + (live.punch ? "punch " + live.punch : "");
+    if (dragFrom === null) showRanges();
     // The reference recording, and its lyrics in time while it is heard.
     $("reference").textContent = live.reference || "";
     $("reference-button").hidden = !live.reference;
     $("reference-lyric").hidden = !live.referenceLyric;
     $("reference-lyric").textContent = live.referenceLyric || "";
-    $("note").textContent = live.note || "–";
-    $("cents").textContent = live.cents === null ? "" : (live.cents > 0 ? "+" : "") + Math.round(live.cents);
-    const cents = live.cents === null ? 0 : Math.max(-50, Math.min(50, live.cents));
-    $("needle-mark").style.left = (50 + cents) + "%";
-    $("needle-mark").className = live.cents === null ? "" : Math.abs(live.cents) <= 10 ? "good" : Math.abs(live.cents) <= 25 ? "near" : "far";
+    showNeedle();
     drawSpectrum(live.spectrum);
     document.body.classList.toggle("review", live.review);
-    // The box's message line, unless the page just said something itself.
-    if (live.message && performance.now() - saidAt > 3000) { $("said").textContent = live.message; $("said").className = ""; }
+    showReview();
+    // The box's message line, unless the page just said something itself
+    // (at review the sheet says it, in words for buttons, not keys).
+    if (live.message && !live.review && live.message !== saidText && performance.now() - saidAt > 3000) say(live.message, false);
     if (live.song !== shownSong) { shownSong = live.song; shownScore = live.scoreVersion; loadScore(); if (csrf !== null) loadTakes(); }
     else if (live.scoreVersion !== shownScore) { shownScore = live.scoreVersion; loadScore(); }
   };
@@ -181,6 +226,61 @@ function listen() {
   requestAnimationFrame(draw);
 }
 
+// Notes as a singer reads them: E♭4, F♯4.
+const spell = (name) => name.replace(/^([A-G])b/, "$1♭").replace("#", "♯");
+
+// The needle: the steadied centre as the mark (silent when nobody sings),
+// the raw readings behind it as a faint trail of the last second.
+const trail = [];
+function showNeedle() {
+  const cents = live.cents;
+  $("note").textContent = live.note ? spell(live.note) : "–";
+  $("cents").textContent = cents === null ? "" : (cents > 0 ? "+" : cents < 0 ? "−" : "±") + Math.abs(Math.round(cents));
+  const mark = $("needle-mark");
+  mark.style.left = (50 + (cents === null ? 0 : Math.max(-50, Math.min(50, cents)))) + "%";
+  mark.className = cents === null ? "none" : Math.abs(cents) <= 10 ? "good" : Math.abs(cents) <= 25 ? "near" : "far";
+  mark.dataset.cents = cents === null ? "" : cents.toFixed(1);
+  trail.push(live.rawCents);
+  if (trail.length > 30) trail.shift();
+  const canvas = $("needle-trail"), context = canvas.getContext("2d");
+  context.clearRect(0, 0, canvas.width, canvas.height);
+  trail.forEach((raw, index) => {
+    if (raw === null || raw === undefined) return;
+    context.fillStyle = "rgba(60, 60, 60, " + (0.04 + 0.22 * index / trail.length) + ")";
+    const x = canvas.width * (50 + Math.max(-50, Math.min(50, raw))) / 100;
+    context.fillRect(x - 1, 3, 2, canvas.height - 6);
+  });
+  // The microphone's level: −60 dB empty, 0 dB full, red from −3 dB.
+  const level = Math.max(0, Math.min(1, (live.level + 60) / 60));
+  $("level-bar").style.height = (level * 100) + "%";
+  $("level-bar").classList.toggle("hot", live.level > -3);
+}
+
+// What the rehearsal is set to, on the settings' buttons and values.
+function showSettings() {
+  $("tempo-value").textContent = "♩ = " + Math.round(live.tempo) + (live.tempoPercent !== 100 ? " (" + live.tempoPercent + " %)" : "");
+  $("transpose-value").textContent = live.transpose === 0 ? "as written" : (live.transpose > 0 ? "+" : "−") + Math.abs(live.transpose) + " semitone" + (Math.abs(live.transpose) === 1 ? "" : "s");
+  $("part-value").textContent = live.part;
+  $("song-value").textContent = live.song;
+  const pressed = (id, on, text) => { $(id).setAttribute("aria-pressed", String(on)); if (text) $(id).textContent = text; };
+  pressed("count-in-button", live.countIn > 0, live.countIn > 0 ? "Count-in: " + live.countIn + (live.countIn === 1 ? " bar" : " bars") : "Count-in: off");
+  pressed("metronome-button", live.metronome, "Metronome: " + (live.metronome ? "on" : "off"));
+  pressed("guide-button", !live.guideMuted, "My guide: " + (live.guideMuted ? "muted" : "on"));
+  pressed("solo-button", live.soloed, "My part alone: " + (live.soloed ? "on" : "off"));
+  $("verse-button").textContent = "Verse " + live.verse;
+}
+
+// Review: the sheet with Listen, Keep, Discard the moment a take ends.
+function showReview() {
+  const sheet = $("review-sheet");
+  const was = sheet.hidden;
+  sheet.hidden = !live.review;
+  if (live.review) {
+    $("review-title").textContent = live.reviewTake ? "Take " + live.reviewTake + " recorded (" + live.reviewSeconds.toFixed(1) + " s): keep it?" : "Keep the take?";
+  }
+  if (was !== sheet.hidden) measureChrome();
+}
+
 // The voice's spectrum beside the needle: the bands as bars (−60 dB at the
 // bottom), the envelope as a line, each formant a mark with its number;
 // its frequencies beside. Log frequency from the box's lowest band to its
@@ -189,6 +289,7 @@ function drawSpectrum(spectrum) {
   const canvas = $("spectrum");
   const context = canvas.getContext("2d");
   context.clearRect(0, 0, canvas.width, canvas.height);
+  $("voice").hidden = !spectrum;
   if (!spectrum) { $("formants").textContent = ""; return; }
   const width = canvas.width, height = canvas.height, count = spectrum.levels.length;
   const y = (db) => height * Math.min(1, Math.max(0, -db / 60));
@@ -260,12 +361,70 @@ function draw() {
     if (lit >= 0 && live.state !== "stopped") syllables[lit].element.classList.add("lit");
     syllables.lit = live.state !== "stopped" ? lit : -1;
   }
-  // Turn ahead: the system being sung stays in the upper part of the screen.
-  const top = system.top * scale + $("score").offsetTop;
-  if (live.state !== "stopped" && (top < window.scrollY + 40 || top > window.scrollY + window.innerHeight * 0.5)) {
-    window.scrollTo({ top: Math.max(0, top - 120), behavior: "smooth" });
-  }
+  // Turn ahead: the system being sung kept just below the header, once
+  // per system (not every frame: a swipe is not undone), and not at all
+  // while the singer has scrolled away by hand.
+  if (live.state !== "stopped" && following) keepInView(system, scale, here.system);
 }
+
+let following = true;
+let turnedTo = null;
+function keepInView(system, scale, index) {
+  if (turnedTo === index) return;  // turned to (or found in view) already
+  turnedTo = index;
+  const holder = $("score").getBoundingClientRect();
+  const header = $("top").getBoundingClientRect().bottom;
+  const bottom = barAtTheBottom() ? $("controls").getBoundingClientRect().top : window.innerHeight;
+  let top = holder.top + system.top * scale, end = holder.top + system.bottom * scale;
+  // A system taller than the screen: the singer's own staff is what must show.
+  if (end - top > bottom - header - 8) {
+    const staff = sungStaff(index);
+    if (staff) { top = Math.max(top, staff.top - 12); end = Math.min(end, staff.bottom + 4); }
+  }
+  if (top >= header + 4 && end <= bottom - 4) return;
+  window.scrollTo({ top: Math.max(0, window.scrollY + top - header - 8), behavior: "smooth" });
+}
+
+// The controls as a bar along the bottom edge (a phone), not a column beside the score.
+function barAtTheBottom() {
+  const controls = $("controls");
+  return !controls.hidden && controls.getBoundingClientRect().left <= 1;
+}
+
+// Where the singer's part is drawn in a system (its notes and words), on the screen.
+function sungStaff(index) {
+  const onsets = timeMap.onsets.filter((onset) => onset.system === index);
+  const measures = new Set(onsets.map((onset) => String(onset.measure)));
+  const next = timeMap.onsets.find((onset) => onset.system > index);
+  const from = Math.min(...onsets.map((onset) => onset.sample)), to = next ? next.sample : Infinity;
+  const part = CSS.escape(live.part);
+  let top = Infinity, bottom = -Infinity;
+  for (const element of document.querySelectorAll(`#score g.note[data-part="${part}"], #score g.syl[data-part="${part}"]`)) {
+    const inside = element.classList.contains("syl")
+      ? Number(element.dataset.sample) >= from && Number(element.dataset.sample) < to : measures.has(element.dataset.measure);
+    if (!inside) continue;
+    const box = element.getBoundingClientRect();
+    top = Math.min(top, box.top);
+    bottom = Math.max(bottom, box.bottom);
+  }
+  return top < bottom ? { top: top, bottom: bottom } : null;
+}
+
+// The singer scrolls by hand: the page stops following until asked.
+function follow(on) {
+  following = on;
+  $("follow").hidden = on;
+  if (on) turnedTo = null;
+}
+for (const kind of ["wheel", "touchmove"]) {
+  window.addEventListener(kind, (event) => {
+    if (live && live.state !== "stopped" && !event.target.closest("#controls")) follow(false);
+  }, { passive: true });
+}
+window.addEventListener("keydown", (event) => {
+  if (["PageUp", "PageDown", "ArrowUp", "ArrowDown", "Home", "End", " "].includes(event.key) && live && live.state !== "stopped") follow(false);
+});
+$("follow").addEventListener("click", () => follow(true));
 
 // MARK: measures tapped or dragged → the loop or punch range.
 
@@ -290,12 +449,12 @@ let dragFrom = null;
 $("score").addEventListener("pointerdown", (event) => {
   if (!$("select-mode").value) return;
   dragFrom = measureAt(event);
-  if (dragFrom !== null) { event.preventDefault(); showSelection(dragFrom, dragFrom); }
+  if (dragFrom !== null) { event.preventDefault(); showRanges(dragFrom + "-" + dragFrom); }
 });
 $("score").addEventListener("pointermove", (event) => {
   if (dragFrom === null) return;
   const to = measureAt(event);
-  if (to !== null) showSelection(Math.min(dragFrom, to), Math.max(dragFrom, to));
+  if (to !== null) showRanges(Math.min(dragFrom, to) + "-" + Math.max(dragFrom, to));
 });
 window.addEventListener("pointerup", async (event) => {
   if (dragFrom === null) return;
@@ -307,28 +466,39 @@ window.addEventListener("pointerup", async (event) => {
   await post("/api/" + $("select-mode").value, range);
 });
 
-// The chosen measures shaded on each system they cross.
-function showSelection(from, to) {
+// The loop and the punch shaded on each system they cross, as the box
+// has them (while a drag is under way, the measures being dragged over);
+// drawn again when the score is laid out again (a phone turned).
+let shaded = null;
+function showRanges(dragged) {
   const selection = $("selection");
   const svg = document.querySelector("#score svg");
-  if (!selection || !svg) return;
+  if (!selection || !svg || !timeMap) return;
+  const ranges = dragged ? [[dragged, $("select-mode").value || "loop"]]
+    : live ? [[live.loop, "loop"], [live.punch, "punch"]].filter(([range]) => range) : [];
+  const key = JSON.stringify(ranges) + "/" + svg.clientWidth + "/" + timeMap.width;
+  if (key === shaded && selection.isConnected) return;
+  shaded = key;
   const scale = svg.clientWidth / timeMap.width;
   selection.innerHTML = "";
-  timeMap.systems.forEach((system, index) => {
-    const inside = timeMap.onsets.filter((onset) => onset.system === index && onset.measure >= from && onset.measure <= to);
-    if (inside.length === 0) return;
-    const after = timeMap.onsets.find((onset) => onset.system === index && onset.measure > to);
-    const left = Math.min(...inside.map((onset) => onset.x)) - 1;
-    const right = after ? after.x - 1 : timeMap.width - 2;
-    const shade = document.createElement("div");
-    shade.className = "shade";
-    shade.style.left = (left * scale) + "px";
-    shade.style.width = ((right - left) * scale) + "px";
-    shade.style.top = (system.top * scale) + "px";
-    shade.style.height = ((system.bottom - system.top) * scale) + "px";
-    selection.appendChild(shade);
-  });
-  selection.dataset.range = from + "-" + to;
+  for (const [range, kind] of ranges) {
+    const [from, to] = range.split("-").map(Number);
+    timeMap.systems.forEach((system, index) => {
+      const inside = timeMap.onsets.filter((onset) => onset.system === index && onset.measure >= from && onset.measure <= to);
+      if (inside.length === 0) return;
+      const after = timeMap.onsets.find((onset) => onset.system === index && onset.measure > to);
+      const left = Math.min(...inside.map((onset) => onset.x)) - 1;
+      const right = after ? after.x - 1 : timeMap.width - 2;
+      const shade = document.createElement("div");
+      shade.className = "shade " + kind;
+      shade.style.left = (left * scale) + "px";
+      shade.style.width = ((right - left) * scale) + "px";
+      shade.style.top = (system.top * scale) + "px";
+      shade.style.height = ((system.bottom - system.top) * scale) + "px";
+      selection.appendChild(shade);
+    });
+  }
+  selection.dataset.range = ranges.length ? ranges[ranges.length - 1][0] : "";
 }
 
 // MARK: Takes

@@ -489,14 +489,17 @@ final class SessionLoop {
         var snapshot: EngineSnapshot
         /// The takes of the part, as the project says now (read once a frame).
         var takes: [TakeRecord]
+        /// The needle's reading the readout was made from.
+        var reading: PitchReading?
     }
 
     func frame(_ snapshot: EngineSnapshot) -> Frame {
         let takes = currentTakes()
         let count = takes.filter { $0.part == partName && $0.state != .discarded }.count
-        var readout = session.readout(snapshot: snapshot, reading: rig.tracker?.reading, takes: count)
+        let reading = rig.tracker?.reading
+        var readout = session.readout(snapshot: snapshot, reading: reading, takes: count)
         if readout.message == nil, let line = log.takeLatest() { readout.message = line }
-        return Frame(readout: readout, snapshot: snapshot, takes: takes)
+        return Frame(readout: readout, snapshot: snapshot, takes: takes, reading: reading)
     }
 
     /// The frame to every sink: the console, the LCD, systemd, the page.
@@ -512,6 +515,19 @@ final class SessionLoop {
         live.verse = session.context.verse
         live.loop = readout.loop
         live.punch = session.punchRange.map { "\($0.lowerBound)-\($0.upperBound)" }
+        live.rawCents = readout.cents == nil ? nil : frame.reading?.rawCents
+        let context = session.context
+        live.tempo = readout.tempo
+        live.tempoPercent = context.tempoPercent
+        live.countIn = context.countIn
+        live.metronome = context.metronome
+        live.transpose = context.schedule.options.transpose
+        live.soloed = session.soloed
+        live.guideMuted = session.guideMuted
+        if let take = session.review {
+            live.reviewTake = take.id
+            live.reviewSeconds = Double(take.frames) / Double(max(1, take.sampleRate))
+        }
         if let tracker = rig.tracker, let spectrum = tracker.spectrum {
             live.spectrumLevels = spectrum.levels.map { Int($0.rounded()) }
             live.spectrumEnvelope = spectrum.envelope.map { $0.map { Int($0.rounded()) } }

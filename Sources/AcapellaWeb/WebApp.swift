@@ -85,7 +85,23 @@ public struct WebLiveState: Sendable, Hashable {
     public var part = ""
     public var note: String?
     public var cents: Double?
+    /// The reading before the needle steadied it (the faint trail), cents.
+    public var rawCents: Double?
     public var level: Double = 0
+    /// What the rehearsal is set to: the sounding tempo (quarter notes a
+    /// minute), as a share of the written one, the count-in measures, the
+    /// metronome, the transposition (semitones), the singer's part alone,
+    /// the singer's guide muted.
+    public var tempo: Double = 0
+    public var tempoPercent = 100
+    public var countIn = 0
+    public var metronome = false
+    public var transpose = 0
+    public var soloed = false
+    public var guideMuted = true
+    /// The take under review and its length (seconds), for the review sheet.
+    public var reviewTake: Int?
+    public var reviewSeconds = 0.0
     public var review = false
     /// What the box said last (the readout's message line), if anything.
     public var message: String?
@@ -126,9 +142,14 @@ public struct WebLiveState: Sendable, Hashable {
                                      "song": song, "part": part, "level": level.isFinite ? level : -120, "review": review, "verse": verse,
                                      "takesVersion": takesVersion, "libraryVersion": libraryVersion, "analysisVersion": analysisVersion,
                                      "scoreVersion": scoreVersion,
+                                     "tempo": tempo.isFinite ? (tempo * 10).rounded() / 10 : 0, "tempoPercent": tempoPercent, "countIn": countIn,
+                                     "metronome": metronome, "transpose": transpose, "soloed": soloed, "guideMuted": guideMuted,
                                      "published": publishedNanoseconds]
         object["note"] = note ?? NSNull()
         object["cents"] = cents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
+        object["reviewTake"] = reviewTake ?? NSNull()
+        object["reviewSeconds"] = reviewSeconds
+        object["rawCents"] = rawCents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["loop"] = loop ?? NSNull()
         object["message"] = message ?? NSNull()
         object["reference"] = reference ?? NSNull()

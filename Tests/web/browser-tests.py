@@ -62,29 +62,170 @@ def wait_for(condition, seconds):
 
 
 def drag_measures(driver, first, last):
-    """Drags on the score from measure `first` to `last` (their first notes)."""
+    """Drags on the score from measure `first` to `last` (their first notes),
+    at their places in the viewport."""
     points = driver.execute_script("""
         const svg = document.querySelector('#score svg'), box = svg.getBoundingClientRect();
         const scale = box.width / timeMap.width;
         return [arguments[0], arguments[1]].map((m) => {
           const onset = timeMap.onsets.find((o) => o.measure === m), system = timeMap.systems[onset.system];
-          return [(onset.x + 1) * scale - box.width / 2, (system.top + system.bottom) / 2 * scale - box.height / 2];
+          return [box.left + (onset.x + 1) * scale, box.top + (system.top + system.bottom) / 2 * scale];
         });""", first, last)
-    svg = driver.find_element(By.CSS_SELECTOR, "#score svg")
     chain = ActionChains(driver)
-    chain.move_to_element_with_offset(svg, int(points[0][0]), int(points[0][1])).click_and_hold()
-    chain.move_to_element_with_offset(svg, int(points[1][0]), int(points[1][1])).release().perform()
+    pointer = chain.w3c_actions.pointer_action
+    pointer.move_to_location(int(points[0][0]), int(points[0][1]))
+    pointer.pointer_down()
+    pointer.move_to_location(int(points[1][0]), int(points[1][1]))
+    pointer.pointer_up()
+    chain.perform()
+
+
+# The six screens the page must hold on: phones upright and sideways,
+# tablets both ways, a laptop.
+VIEWPORTS = (("phone", 390, 844, True), ("small-phone", 360, 740, True), ("phone-sideways", 844, 390, True),
+             ("tablet", 820, 1180, True), ("tablet-sideways", 1180, 820, True), ("laptop", 1440, 900, False))
+
+GEOMETRY = """
+const [selector, withCursor, reach] = arguments;
+const problems = [], vw = window.innerWidth, vh = window.innerHeight;
+const describe = (e) => e ? e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && e.className.baseVal === undefined ? '.' + e.className : '') : 'nothing';
+let checked = 0;
+// What the screen shows is the visual viewport: not zoomed in, not panned.
+const vv = window.visualViewport;
+const shown = document.documentElement.clientWidth;  // without a desktop's scroll bar
+if (document.documentElement.scrollWidth > shown + 1) {
+  const wide = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > shown + 1 && e.getBoundingClientRect().width > 0)
+    .slice(0, 4).map((e) => describe(e) + ' to ' + Math.round(e.getBoundingClientRect().right));
+  problems.push('the page is wider than the screen (' + document.documentElement.scrollWidth + ' of ' + shown + '): ' + wide.join(', '));
+}
+if (vv && (Math.abs(vv.scale - 1) > 0.01 || Math.abs(vv.offsetLeft) > 1 || Math.abs(vv.offsetTop) > 1 || vv.width < shown - 1))
+  problems.push('the page is zoomed to ' + vv.scale.toFixed(2) + ' at ' + Math.round(vv.offsetLeft) + ',' + Math.round(vv.offsetTop) + ' (' + Math.round(vv.width) + 'x' + Math.round(vv.height) + ' of ' + vw + 'x' + vh + ')');
+for (const el of document.querySelectorAll(selector)) {
+  if (el.getBoundingClientRect().width === 0) continue;  // not shown here
+  checked += 1;
+  // Controls in a scrolling panel: brought into view as a finger would.
+  if (reach) el.scrollIntoView({block: 'nearest', inline: 'nearest'});
+  const r = el.getBoundingClientRect();
+  const name = '"' + (el.textContent.trim() || el.id) + '"';
+  if (r.left < -1 || r.top < -1 || r.right > vw + 1 || r.bottom > vh + 1) {
+    problems.push(name + ' outside the viewport: ' + [r.left, r.top, r.right, r.bottom].map(Math.round)); continue;
+  }
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  if (!hit || !(hit === el || el.contains(hit))) problems.push(name + ' covered by ' + describe(hit));
+  if (el.scrollWidth > el.clientWidth + 1) problems.push(name + ' has its words cut');
+  if (r.height < 40 || r.width < 40) problems.push(name + ' smaller than a fingertip: ' + Math.round(r.width) + 'x' + Math.round(r.height));
+}
+if (checked === 0) problems.push('no control shown for ' + selector);
+if (withCursor) {
+  // The singer's own staff in the system being sung: its notes and words.
+  const measure = Number(document.getElementById('cursor').dataset.measure);
+  const system = timeMap.onsets.find((o) => o.measure === measure).system;
+  const box = sungStaff(system);
+  const header = document.getElementById('top').getBoundingClientRect().bottom;
+  const controls = document.getElementById('controls');
+  const along = controls.getBoundingClientRect();
+  const atBottom = along.left <= 1 && along.right >= vw - 1;  // a phone's bar, else a column beside the score
+  const bottom = atBottom ? controls.getBoundingClientRect().top : vh;
+  const right = atBottom ? vw : controls.getBoundingClientRect().left;
+  if (!box) problems.push('no staff of ' + live.part + ' found in system ' + system);
+  else {
+    const visible = Math.max(0, Math.min(box.bottom, bottom) - Math.max(box.top, header)) / Math.max(1, box.bottom - box.top);
+    const cursor = document.getElementById('cursor').getBoundingClientRect();
+    const hit = document.elementFromPoint(Math.min(cursor.left + 1, right - 2), (Math.max(box.top, header) + Math.min(box.bottom, bottom)) / 2);
+    if (visible < 0.9) problems.push(live.part + "'s staff in the system being sung is " + Math.round(visible * 100) + ' % in view');
+    else if (!hit || !document.getElementById('score').contains(hit)) problems.push(live.part + "'s staff is covered by " + describe(hit));
+    if (cursor.right > right + 1) problems.push('the cursor is under the controls');
+  }
+}
+return problems;
+"""
+
+
+def emulate(driver, width, height, touch):
+    """The page as a device of that size shows it (Chromium: device metrics
+    and touch; WebKit: the window's size)."""
+    if isinstance(driver, webdriver.Chrome):
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": touch})
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": touch, "maxTouchPoints": 5 if touch else 1})
+    else:
+        driver.set_window_size(width, height)
+    time.sleep(0.8)
+
+
+def unemulate(driver):
+    if isinstance(driver, webdriver.Chrome):
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+    else:
+        driver.set_window_size(900, 1200)
+    time.sleep(0.5)
+
+
+def geometry(driver, shots, moment, selector, with_cursor, settings=False):
+    """At each of the six screens: every control in `selector` inside the
+    viewport, not covered (the element at its centre is itself), a
+    fingertip's size; while playing, the system being sung in view and
+    not covered."""
+    for name, width, height, touch in VIEWPORTS:
+        emulate(driver, width, height, touch)
+        if with_cursor:
+            time.sleep(1.5)  # a turn of the page to the cursor's system
+        problems = driver.execute_script(GEOMETRY, selector, with_cursor, False)
+        check(f"{moment} at {name} ({width}x{height}): every control in reach, the music not covered", not problems, "; ".join(problems))
+        driver.save_screenshot(os.path.join(shots, f"9-{moment}-{name}.png"))
+        if settings:
+            # The settings: under More on a phone (a sheet over the score
+            # while open), in the column beside it on anything wider.
+            more = driver.find_element(By.ID, "more-button")
+            if more.is_displayed():
+                more.click()
+                time.sleep(0.3)
+            problems = driver.execute_script(GEOMETRY, "#more button, #more select", False, True)
+            check(f"the settings at {name}: every one reachable and not covered", not problems, "; ".join(problems))
+            driver.save_screenshot(os.path.join(shots, f"9-{moment}-{name}-settings.png"))
+            if more.is_displayed():
+                more.click()
+                time.sleep(0.3)
+    unemulate(driver)
+
+
+def hand_scrolling(driver, shots):
+    """On a phone while playing: a swipe stops the page following the
+    cursor (it stays where the singer put it) and a button brings it back."""
+    emulate(driver, 390, 844, True)
+    time.sleep(1)
+    before = driver.execute_script("return window.scrollY")
+    room = driver.execute_script("return document.documentElement.scrollHeight - window.innerHeight - window.scrollY")
+    ActionChains(driver).scroll_by_amount(0, 600 if room > 600 else -600).perform()
+    shown = wait_for(lambda: driver.find_element(By.ID, "follow").is_displayed(), 3)
+    check("a swipe while playing shows 'Back to the cursor'", shown)
+    put = driver.execute_script("return window.scrollY")
+    system = driver.execute_script("return timeMap.onsets.find((o) => o.measure === Number(document.getElementById('cursor').dataset.measure)).system")
+    moved = wait_for(lambda: driver.execute_script(
+        "return timeMap.onsets.find((o) => o.measure === Number(document.getElementById('cursor').dataset.measure)).system") != system, 15)
+    time.sleep(1.5)
+    after = driver.execute_script("return window.scrollY")
+    check("the page stays where the singer scrolled while the cursor moves on", moved and abs(after - put) < 2 and put != before,
+          f"scrolled {before} -> {put}, now {after}, the cursor's system changed: {bool(moved)}")
+    driver.find_element(By.ID, "follow").click()
+    time.sleep(1.5)
+    problems = driver.execute_script(GEOMETRY, "#bar button", True, False)
+    check("'Back to the cursor' brings the system being sung back into view", not problems and not driver.find_element(By.ID, "follow").is_displayed(),
+          "; ".join(problems))
+    driver.save_screenshot(os.path.join(shots, "9-phone-followed-again.png"))
+    unemulate(driver)
 
 
 def record_and_keep(driver, shots):
     """Measures 1-2 dragged as the punch range, recorded, kept, listed in Takes."""
+    driver.execute_script("window.scrollTo(0, 0)")
     driver.find_element(By.CSS_SELECTOR, "#select-mode option[value=punch]").click()
     drag_measures(driver, 1, 2)
     said = wait_for(lambda: "punch 1-2" in driver.find_element(By.ID, "said").text and driver.find_element(By.ID, "said").text, 5)
     check("dragging measures 1-2 sets the punch range", said, driver.find_element(By.ID, "said").text)
     check("the range is shaded on the score", driver.execute_script("return document.getElementById('selection').dataset.range") == "1-2")
     driver.find_element(By.CSS_SELECTOR, "#select-mode option[value='']").click()
-    driver.find_element(By.CSS_SELECTOR, 'button[data-action="record"]').click()
+    driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="record"]').click()
     recording = wait_for(lambda: driver.find_element(By.ID, "transport").text == "recording", 10)
     check("recording from the page's record button", recording, driver.find_element(By.ID, "transport").text)
     # The singer's voice beside the needle: formants listed, the panel drawn.
@@ -98,8 +239,12 @@ def record_and_keep(driver, shots):
     driver.save_screenshot(os.path.join(shots, "4-recording.png"))
     review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 20)
     check("the take is under review when the punch ends", review, driver.find_element(By.ID, "transport").text)
-    keep = driver.find_element(By.CSS_SELECTOR, 'button[data-action="keep-take"]')
+    keep = driver.find_element(By.CSS_SELECTOR, '#review-sheet button[data-action="keep-take"]')
     check("keep shows at review", keep.is_displayed())
+    title = driver.find_element(By.ID, "review-title").text
+    check("the review sheet names the take in words, not keys", title.startswith("Take 1 recorded (") and "keep it?" in title
+          and "k keeps" not in driver.find_element(By.ID, "said").text, title)
+    geometry(driver, shots, "review", "#review-sheet button, #bar button", False)
     # How it was sung: the analysis colours the take's notes and says its score.
     summary = wait_for(lambda: driver.find_element(By.ID, "analysis").is_displayed() and driver.find_element(By.ID, "analysis").text, 15)
     check("the take's analysis is on the page", summary and "take 1 (Alto): 100/100" in summary and "nothing to punch in" in summary,
@@ -229,6 +374,8 @@ def main():
             driver.get(f"http://127.0.0.1:{port}/")
             time.sleep(0.5)
             check("the page asks for the code", driver.find_element(By.ID, "pair").is_displayed())
+            shown = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#tabs button, #controls button, #takes button") if e.is_displayed()]
+            check("an unpaired visitor sees no tabs or buttons that would do nothing", shown == [], shown)
             field = driver.find_element(By.ID, "code")
             field.send_keys("000000" if code != "000000" else "111111")
             driver.find_element(By.CSS_SELECTOR, "#pair-form button").click()
@@ -246,7 +393,7 @@ def main():
             check("paired: the score is on the page", bool(driver.find_elements(By.CSS_SELECTOR, "#score svg")))
             check("the session cookie is not readable by scripts", driver.execute_script("return document.cookie") == "")
             driver.save_screenshot(os.path.join(shots, "2-score.png"))
-            driver.find_element(By.CSS_SELECTOR, 'button[data-action="play-pause"]').click()
+            driver.find_element(By.ID, "play").click()
             seen = []
             deadline = time.time() + 20
             while time.time() < deadline and not set([1, 2, 3]) <= set(seen):
@@ -257,7 +404,14 @@ def main():
             in_order = [m for m in seen if m in (1, 2, 3)]
             check("the cursor passes measures 1, 2, 3 in order", in_order[:3] == [1, 2, 3], f"measures seen {seen}")
             driver.save_screenshot(os.path.join(shots, "3-playing.png"))
-            driver.find_element(By.CSS_SELECTOR, 'button[data-action="stop"]').click()
+            # The song round and round while the screens are tried.
+            driver.execute_script("post('/api/loop', '1-' + Math.max(...timeMap.onsets.map((o) => o.measure)))")
+            check("the whole song loops (set from the page)", wait_for(lambda: driver.execute_script("return live.loop"), 5))
+            geometry(driver, shots, "playing", "#bar button", True, settings=True)
+            hand_scrolling(driver, shots)
+            driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="stop"]').click()
+            driver.execute_script("post('/api/loop', 'off')")
+            check("and the loop off again", wait_for(lambda: not driver.execute_script("return live.loop"), 5))
             time.sleep(0.6)
             check("stopped from the page", driver.find_element(By.ID, "transport").text == "stopped",
                   driver.find_element(By.ID, "transport").text)
