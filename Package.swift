@@ -68,6 +68,9 @@ let package = Package(
         .systemLibrary(
             name: "CSoxr", pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(
+            name: "CNettle", pkgConfig: "nettle",
+            providers: [.apt(["nettle-dev"])]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
@@ -127,7 +130,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .target(
             name: "AcapellaWebServer",
-            dependencies: ["AcapellaWeb", "CMicroHTTPD", "CAvahi", "CZlib"],
+            dependencies: ["AcapellaWeb", "CMicroHTTPD", "CAvahi", "CZlib", "CNettle"],
             swiftSettings: strictSwift),
 
         // MARK: Readouts: console and LCD frames, note names, short titles. Pure.

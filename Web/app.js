@@ -55,6 +55,8 @@ $("pair-form").addEventListener("submit", async (event) => {
 // A change: POSTed with the CSRF token; what the box said is shown.
 async function post(path, body, headers) {
   const response = await fetch(path, { method: "POST", headers: Object.assign({ "X-CSRF-Token": csrf }, headers || {}), body: body });
+  // Signed out (from this phone, or every phone from another): pair again.
+  if (response.status === 401) { location.reload(); return { ok: false, reply: {} }; }
   let reply = {};
   try { reply = await response.json(); } catch (error) { reply = { error: response.statusText }; }
   // An action's own answer is what the box then says (its message line).
@@ -113,6 +115,16 @@ if (window.ResizeObserver) {
   observer.observe($("top"));
   observer.observe($("controls"));
 }
+
+// Pairing lasts across the box's restarts; a phone signs itself out here,
+// or every phone at once (the box then shows a new code).
+$("sign-out").addEventListener("click", async () => {
+  if ((await post("/api/sign-out", "")).ok) location.reload();
+});
+$("sign-out-everyone").addEventListener("click", async () => {
+  if (!confirm("Sign out every phone paired with the box? The box shows a new code to pair again.")) return;
+  if ((await post("/api/sign-out-everyone", "")).ok) location.reload();
+});
 
 $("clear-ranges").addEventListener("click", async () => {
   await post("/api/loop", "off");

@@ -343,7 +343,8 @@ public enum Box {
         }
         let hub = WebHub(wake: wake, dataDirectory: options.dataDirectory)
         var random = SystemRandomNumberGenerator()
-        let code = Pairing.code(from: random.next())
+        let pairing = PairingFile.restore(dataDirectory: options.dataDirectory, code: Pairing.code(from: random.next()), log: log)
+        let code = pairing.code
         let app = WebApp(assets: assets, guests: options.webGuests, pairingCode: code,
                          box: hub,
                          clock: { MonotonicClock.nanoseconds() / 1_000_000 },
@@ -354,7 +355,7 @@ public enum Box {
                          newPairingCode: {
                              var generator = SystemRandomNumberGenerator()
                              return Pairing.code(from: generator.next())
-                         })
+                         }, pairing: pairing)
         do {
             let server = try WebServer(app: app, port: UInt16(port), bind: options.webBind)
             var host = [CChar](repeating: 0, count: 256)

@@ -194,7 +194,7 @@ public struct BoxSession: Sendable {
         /// Something the box noticed (a song arrived in the library).
         case notice(String)
         /// Too many wrong pairing codes: the page's code was replaced by this one.
-        case pairingCodeReplaced(String)
+        case pairingCodeReplaced(String, guessed: Bool)
         /// The result of `Effect.undoLastTake`.
         case undone(Result<TakeRecord, ProjectError>)
         /// The result of `Effect.retime`: the schedule now in force, or why not.
@@ -481,6 +481,8 @@ public struct BoxSession: Sendable {
         case .help:
             let next = (help?.page ?? -1) + 1
             help = next < context.helpPageCount ? (next, now + Self.helpMilliseconds) : nil
+            // The page's address and pairing code shown again, on demand.
+            if help != nil, context.web != nil { webUntil = now + Self.webMilliseconds }
         case .quit:
             effects.append(.end(.quit))
         case .unknownKey(let key):
@@ -502,12 +504,17 @@ public struct BoxSession: Sendable {
             }
         case .notice(let text):
             effects.append(say(text))
-        case .pairingCodeReplaced(let code):
+        case .pairingCodeReplaced(let code, let guessed):
             // Shown at once with the page's address, the new code in it.
             context.web?.code = code
             if context.web != nil { webUntil = now + Self.webMilliseconds }
-            effects.append(.log("web: someone is guessing the page's pairing code; the new code is \(code)", .warning))
-            effects.append(say("someone is guessing the page's code: new code \(code)"))
+            if guessed {
+                effects.append(.log("web: someone is guessing the page's pairing code; the new code is \(code)", .warning))
+                effects.append(say("someone is guessing the page's code: new code \(code)"))
+            } else {
+                effects.append(.log("web: every phone signed out; the new code is \(code)", .info))
+                effects.append(say("every phone signed out: new code \(code)"))
+            }
         case .referenceRemoved:
             context.reference = nil
         case .lineWritten(.success(let written)):

@@ -307,9 +307,12 @@ final class SessionLoop {
                 wrongCodes.count += 1
                 wrongCodes.groups.insert(group)
             case .codeReplaced(let code, _):
-                feed(.pairingCodeReplaced(code))
+                feed(.pairingCodeReplaced(code, guessed: true))
+            case .everyoneSignedOut(let code):
+                feed(.pairingCodeReplaced(code, guessed: false))
             }
         }
+        if let problem = web.savePairingIfChanged() { log(problem, .warning) }
         let now = clock()
         if wrongCodes.count > 0, now - wrongCodes.loggedAt >= 10_000_000_000 {
             let groups = wrongCodes.groups.sorted()

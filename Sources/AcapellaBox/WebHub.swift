@@ -78,6 +78,8 @@ public final class WebHub: WebBox {
     private let pageScores = DispatchQueue(label: "acapella-page-score")
     private let scoreRequest = Atomic<Int>(0)
     let pageCache: String
+    /// The box's data folder (the pairing is kept there).
+    let dataDirectory: String
     /// The program (`acapella`: this one) whose children engrave the page's
     /// scores and mix its downloads.
     let program: String
@@ -85,6 +87,7 @@ public final class WebHub: WebBox {
     /// `program`: the `acapella` that engraves and mixes (default: this one).
     public init(wake: WakeDescriptor? = nil, dataDirectory: String, program: String? = nil) {
         self.wake = wake
+        self.dataDirectory = dataDirectory
         pageCache = dataDirectory + "/cache/page"
         self.program = program ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         libraryFolder = SongLibrary.uploadFolder(dataDirectory)
@@ -114,6 +117,26 @@ public final class WebHub: WebBox {
 
     /// The pairing code the page takes now.
     var pairingCode: String? { servingApp.withLock { $0?.pairingCode } }
+
+    /// The pairing revision last saved to the data folder.
+    private let savedPairingRevision = VisibleLock<Int?>(nil)
+
+    /// Saves the pairing (the code, the paired phones by their tokens'
+    /// hashes) when it changed since the last save; a failure is returned
+    /// to be said (the phones then pair again after a restart; nothing else is lost).
+    func savePairingIfChanged() -> String? {
+        let last = savedPairingRevision.withLock { $0 }
+        guard let app = servingApp.withLock({ $0 }), app.pairingRevision != last else { return nil }
+        let (revision, saved) = app.savedPairing
+        do {
+            try PairingFile.save(saved, dataDirectory: dataDirectory)
+            savedPairingRevision.withLock { $0 = revision }
+            return nil
+        } catch {
+            savedPairingRevision.withLock { $0 = revision }  // said once, tried again at the next change
+            return "web: the pairing could not be saved (\(error)); paired phones will pair again after a restart"
+        }
+    }
 
     var announcedHost: String? {
         get { shared.withLock { $0.announcedHost } }

@@ -10,16 +10,45 @@
 /// is replaced and pairing pauses for everyone: a guesser gets about twenty
 /// tries at each code, one in fifty thousand, while the box says on its
 /// display that someone is guessing and shows the new code to the singer.
+///
+/// Pairing lasts: a phone paired stays paired across the box's restarts,
+/// and the code stays the same until the singer asks for a new one (or a
+/// guesser forces one). What lasts is `Saved` (the box keeps it in its
+/// data folder): the code, and each session by its token's hash only —
+/// whoever reads the file cannot sign in with what is in it.
 public struct Pairing: Sendable {
     /// A paired page.
-    public struct Session: Hashable, Sendable {
-        /// The cookie's value: 32 hex digits from the system's random source.
+    public struct Session: Hashable, Sendable, Codable {
+        /// The cookie's value: 32 hex digits from the system's random
+        /// source (only on the sessions `pair` and `session(token:)`
+        /// return; what is kept is its hash).
         public var token: String
         /// Sent back by the page in `X-CSRF-Token` on every change.
         public var csrf: String
         public var createdMilliseconds: Int64
         /// The client group it paired from (`WebClient.group`).
         public var group: String = ""
+    }
+
+    /// What lasts across restarts: the code, and the sessions in the order
+    /// they paired, each by its token's hash.
+    public struct Saved: Hashable, Sendable, Codable {
+        public struct Kept: Hashable, Sendable, Codable {
+            public var tokenHash: String
+            public var csrf: String
+            public var group: String
+            public init(tokenHash: String, csrf: String, group: String) {
+                self.tokenHash = tokenHash
+                self.csrf = csrf
+                self.group = group
+            }
+        }
+        public var code: String
+        public var sessions: [Kept]
+        public init(code: String, sessions: [Kept] = []) {
+            self.code = code
+            self.sessions = sessions
+        }
     }
 
     /// Why pairing failed.
@@ -54,6 +83,8 @@ public struct Pairing: Sendable {
         case wrongCode(group: String, fromGroup: Int, sinceCodeShown: Int)
         /// The code was replaced after `wrongCodes` wrong ones.
         case codeReplaced(newCode: String, wrongCodes: Int)
+        /// Every phone was signed out from the page; `newCode` pairs now.
+        case everyoneSignedOut(newCode: String)
     }
 
     /// Wrong codes allowed per client group in `window` before a `lockout`.
@@ -71,17 +102,66 @@ public struct Pairing: Sendable {
 
     /// The code on the box's display.
     public private(set) var code: String
+    /// Sessions by their token's hash (the token itself is not kept).
     private var sessions: [String: Session] = [:]
+    /// Pairing order: a session's place among the others (the oldest goes
+    /// first when there are too many).
+    private var order: [String: Int] = [:]
+    private var nextOrder = 0
+    /// The hash a token is kept by (SHA-256 in the box).
+    private let hash: @Sendable (String) -> String
+    /// Moves on whenever what `saved` holds changes (a pairing, a sign-out,
+    /// a new code): the box saves when it has moved.
+    public private(set) var revision = 0
     private var failures: [String: [Int64]] = [:]
     private var wrongSinceCodeShown = 0
     private var pausedUntil: Int64 = .min
     /// Events since `takeEvents`.
     private var events: [Event] = []
 
-    /// Pairing with `code` (six digits).
-    public init(code: String) {
+    /// Pairing with `code` (six digits); tokens kept by `hash`.
+    public init(code: String, hash: @escaping @Sendable (String) -> String = { $0 }) {
         precondition(Self.isCode(code), "a pairing code is six digits")
         self.code = code
+        self.hash = hash
+    }
+
+    /// Pairing as it was saved (a code that is not six digits is replaced
+    /// by `newCode`; a session without its hash or CSRF token is dropped).
+    public init(saved: Saved, hash: @escaping @Sendable (String) -> String, newCode: () -> String) {
+        let code = Self.isCode(saved.code) ? saved.code : newCode()
+        self.init(code: Self.isCode(code) ? code : "000000", hash: hash)
+        for kept in saved.sessions.suffix(Self.maximumSessions) where !kept.tokenHash.isEmpty && !kept.csrf.isEmpty && sessions[kept.tokenHash] == nil {
+            sessions[kept.tokenHash] = Session(token: "", csrf: kept.csrf, createdMilliseconds: 0, group: kept.group)
+            order[kept.tokenHash] = nextOrder
+            nextOrder += 1
+        }
+    }
+
+    /// What lasts: the code and the sessions in pairing order.
+    public var saved: Saved {
+        Saved(code: code, sessions: sessions.keys.sorted { order[$0, default: 0] < order[$1, default: 0] }.map { key in
+            Saved.Kept(tokenHash: key, csrf: sessions[key]!.csrf, group: sessions[key]!.group)
+        })
+    }
+
+    /// Signs out the page holding `token`; whether it was paired.
+    public mutating func signOut(token: String) -> Bool {
+        let key = hash(token)
+        guard sessions.removeValue(forKey: key) != nil else { return false }
+        order[key] = nil
+        revision += 1
+        return true
+    }
+
+    /// Signs out every page and shows a new code (`newCode`).
+    public mutating func signOutEveryone(newCode: String) {
+        sessions = [:]
+        order = [:]
+        if Self.isCode(newCode) { code = newCode }
+        wrongSinceCodeShown = 0
+        revision += 1
+        events.append(.everyoneSignedOut(newCode: code))
     }
 
     static func isCode(_ code: String) -> Bool { code.count == 6 && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber) }
@@ -124,6 +204,7 @@ public struct Pairing: Sendable {
                 if !Self.isCode(fresh) || fresh == code { fresh = Self.code(from: UInt64(now) &* 0x9E37_79B9_7F4A_7C15 ^ 0x2545_F491_4F6C_DD1D) }
                 code = fresh
                 wrongSinceCodeShown = 0
+                revision += 1
                 pausedUntil = now + Self.pauseMilliseconds
                 events.append(.codeReplaced(newCode: fresh, wrongCodes: replaced))
                 return .failure(.codeReplaced(retryAfterSeconds: Int(Self.pauseMilliseconds / 1000)))
@@ -135,16 +216,25 @@ public struct Pairing: Sendable {
         failures[client] = nil
         var session = Session(token: token(), csrf: token(), createdMilliseconds: now)
         session.group = client
-        if sessions.count >= Self.maximumSessions, let oldest = sessions.values.min(by: { $0.createdMilliseconds < $1.createdMilliseconds }) {
-            sessions[oldest.token] = nil
+        if sessions.count >= Self.maximumSessions, let oldest = sessions.keys.min(by: { order[$0, default: 0] < order[$1, default: 0] }) {
+            sessions[oldest] = nil
+            order[oldest] = nil
         }
-        sessions[session.token] = session
+        let key = hash(session.token)
+        var kept = session
+        kept.token = ""
+        sessions[key] = kept
+        order[key] = nextOrder
+        nextOrder += 1
+        revision += 1
         return .success(session)
     }
 
     /// The session a cookie names, if any.
     public func session(token: String?) -> Session? {
-        token.flatMap { sessions[$0] }
+        guard let token, !token.isEmpty, var session = sessions[hash(token)] else { return nil }
+        session.token = token
+        return session
     }
 
     /// Whether a page paired from `group` (its connections are let in

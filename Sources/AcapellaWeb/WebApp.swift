@@ -201,11 +201,11 @@ public final class WebApp: Sendable {
 
     public init(assets: [String: (type: String, bytes: [UInt8])], guests: GuestAccess, pairingCode: String, box: any WebBox,
                 eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64, random: @escaping @Sendable () -> String,
-                newPairingCode: @escaping @Sendable () -> String = { "000000" }) {
+                newPairingCode: @escaping @Sendable () -> String = { "000000" }, pairing restored: Pairing? = nil) {
         self.newPairingCode = newPairingCode
         self.assets = assets
         self.guests = guests
-        pairing = Mutex(Pairing(code: pairingCode))
+        pairing = Mutex(restored ?? Pairing(code: pairingCode))
         self.box = box
         self.eventInterval = eventInterval
         self.clock = clock
@@ -217,6 +217,11 @@ public final class WebApp: Sendable {
 
     /// What pairing has to say since the last call (wrong codes, a code replaced).
     public func takePairingEvents() -> [Pairing.Event] { pairing.withLock { $0.takeEvents() } }
+
+    /// What pairing keeps across restarts, and its revision (the box saves
+    /// it when the revision has moved).
+    public var savedPairing: (revision: Int, saved: Pairing.Saved) { pairing.withLock { ($0.revision, $0.saved) } }
+    public var pairingRevision: Int { pairing.withLock { $0.revision } }
 
     /// Whether a page paired from this client group.
     public func isPaired(group: String) -> Bool { pairing.withLock { $0.hasSession(group: group) } }
@@ -307,7 +312,20 @@ public final class WebApp: Sendable {
         if request.path == "/api/pair" { return pair(request) }
         guard let paired = session(request) else { return .response(.error(401, "pair with the box first")) }
         guard request.headers["x-csrf-token"] == paired.csrf else { return .response(.error(403, "missing or wrong CSRF token")) }
-        return post(request)
+        switch request.path {
+        case "/api/sign-out":
+            // This phone only; its cookie cleared.
+            _ = pairing.withLock { $0.signOut(token: paired.token) }
+            return .response(.json(["signedOut": true], headers: [("Set-Cookie", "\(Self.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")]))
+        case "/api/sign-out-everyone":
+            // Every phone, and a new code on the box (a code someone else
+            // may have seen no longer pairs).
+            let code = newPairingCode()
+            pairing.withLock { $0.signOutEveryone(newCode: code) }
+            return .response(.json(["signedOut": true], headers: [("Set-Cookie", "\(Self.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")]))
+        default:
+            return post(request)
+        }
     }
 
     /// Reads: the live state, the score and the event stream for paired
@@ -421,8 +439,9 @@ public final class WebApp: Sendable {
         let result = pairing.withLock { $0.pair(code: code, client: WebClient.group(request.client), nowMilliseconds: now, token: random, newCode: newCode) }
         switch result {
         case .success(let session):
+            // Lasting: the phone stays paired across the box's restarts (a year, renewed at each pairing).
             return .response(.json(["paired": true, "csrf": session.csrf],
-                                   headers: [("Set-Cookie", "\(Self.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict")]))
+                                   headers: [("Set-Cookie", "\(Self.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000")]))
         case .failure(let failure):
             if let seconds = failure.retryAfterSeconds {
                 return .response(.json(["error": failure.description], status: 429, headers: [("Retry-After", "\(seconds)")]))

@@ -9,6 +9,61 @@ import Testing
 import Glibc
 
 @Suite struct PairingTests {
+    /// Pairing lasts across restarts: what is saved restores the code and
+    /// every paired phone, keeps no token (only its hash), and keeps the
+    /// pairing order (the oldest still goes first when there are too many).
+    @Test func pairingLastsAcrossARestartWithOnlyTheTokensHashesKept() throws {
+        var serial = 0
+        let token = { () -> String in serial += 1; return String(format: "%032x", serial * 7919) }
+        var pairing = Pairing(code: "042917", hash: sessionTokenHash)
+        var sessions: [Pairing.Session] = []
+        for phone in 0..<Pairing.maximumSessions {
+            guard case .success(let session) = pairing.pair(code: "042917", client: "10.0.0.\(phone)", nowMilliseconds: Int64(phone), token: token) else {
+                Issue.record("phone \(phone) did not pair")
+                return
+            }
+            sessions.append(session)
+        }
+        #expect(pairing.revision == Pairing.maximumSessions)
+        let saved = pairing.saved
+        let json = String(decoding: try JSONEncoder().encode(saved), as: UTF8.self)
+        #expect(saved.code == "042917" && saved.sessions.count == Pairing.maximumSessions)
+        #expect(sessions.allSatisfy { !json.contains($0.token) }, "a token was saved as it is")
+        #expect(saved.sessions.map(\.tokenHash) == sessions.map { sessionTokenHash($0.token) })
+        // The box starts again: the same code, every phone still paired with its CSRF token.
+        var restored = Pairing(saved: try JSONDecoder().decode(Pairing.Saved.self, from: Data(json.utf8)), hash: sessionTokenHash, newCode: { "999999" })
+        #expect(restored.code == "042917")
+        for session in sessions {
+            #expect(restored.session(token: session.token)?.csrf == session.csrf)
+            #expect(restored.session(token: session.token)?.group == session.group)
+        }
+        #expect(restored.session(token: sessionTokenHash(sessions[0].token)) == nil, "the saved hash signs nobody in")
+        // One more phone: the oldest (the first to pair before the restart) goes.
+        guard case .success(let newest) = restored.pair(code: "042917", client: "10.0.1.1", nowMilliseconds: 0, token: token) else {
+            Issue.record("the new phone did not pair")
+            return
+        }
+        #expect(restored.session(token: sessions[0].token) == nil && restored.session(token: sessions[1].token) != nil)
+        #expect(restored.session(token: newest.token) != nil)
+        // This phone signs out; then everyone, with a new code.
+        #expect(restored.signOut(token: sessions[1].token) && !restored.signOut(token: sessions[1].token))
+        #expect(restored.session(token: sessions[1].token) == nil && restored.session(token: sessions[2].token) != nil)
+        let revision = restored.revision
+        restored.signOutEveryone(newCode: "314159")
+        #expect(restored.code == "314159" && restored.revision > revision)
+        #expect(restored.saved.sessions.isEmpty && restored.session(token: newest.token) == nil)
+        #expect(restored.pair(code: "042917", client: "10.0.1.1", nowMilliseconds: 0, token: token) == .failure(.wrongCode(attemptsLeft: 4)))
+        // A damaged save: a code that is not six digits is replaced, sessions without a hash dropped.
+        let damaged = Pairing(saved: Pairing.Saved(code: "12ab", sessions: [.init(tokenHash: "", csrf: "c", group: "g")]), hash: sessionTokenHash, newCode: { "271828" })
+        #expect(damaged.code == "271828" && damaged.saved.sessions.isEmpty)
+    }
+
+    /// SHA-256 as Nettle computes it: the FIPS 180-2 test vectors.
+    @Test func tokensAreHashedWithSHA256() {
+        #expect(sessionTokenHash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(sessionTokenHash("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
     @Test func theRightCodePairsAndWrongOnesAreLimited() {
         var pairing = Pairing(code: "042917")
         var counter = 0
@@ -167,6 +222,36 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         case .file(let file): return WebResponse(status: 200, contentType: file.contentType, body: Array(FileManager.default.contents(atPath: file.path) ?? Data()))
         case .events: return WebResponse(status: 0, contentType: "", body: [])
         }
+    }
+
+    /// A phone signs itself out (its cookie cleared, its session gone);
+    /// "every phone" signs all out and shows a new code.
+    @Test func phonesSignOut() throws {
+        let codes = Mutex(["654321"])
+        let app = WebApp(assets: ["/": (type: "text/html", bytes: Array("<html>box</html>".utf8))], guests: .none, pairingCode: "123456", box: FakeBox(),
+                         clock: { 0 }, random: { UUID().uuidString.replacingOccurrences(of: "-", with: "") },
+                         newPairingCode: { codes.withLock { $0.removeFirst() } })
+        func pair(_ code: String) throws -> (cookie: String, csrf: String) {
+            let paired = response(app.handle(testRequest(method: "POST", path: "/api/pair", body: Array(code.utf8))))
+            let cookie = try #require(paired.headers.first { $0.0 == "Set-Cookie" }?.1)
+            #expect(cookie.contains("Max-Age=31536000"), "a pairing that lasts")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(paired.body)) as? [String: Any])
+            return (String(cookie.split(separator: ";")[0]), try #require(object["csrf"] as? String))
+        }
+        func state(_ phone: (cookie: String, csrf: String)) -> Int {
+            response(app.handle(testRequest(method: "GET", path: "/api/state", headers: ["cookie": phone.cookie]))).status
+        }
+        let first = try pair("123456"), second = try pair("123456")
+        let before = app.pairingRevision
+        let out = response(app.handle(testRequest(method: "POST", path: "/api/sign-out", headers: ["cookie": first.cookie, "x-csrf-token": first.csrf])))
+        #expect(out.status == 200 && out.headers.contains { $0.0 == "Set-Cookie" && $0.1.contains("Max-Age=0") })
+        #expect(state(first) == 401 && state(second) == 200 && app.pairingRevision > before)
+        let everyone = response(app.handle(testRequest(method: "POST", path: "/api/sign-out-everyone", headers: ["cookie": second.cookie, "x-csrf-token": second.csrf])))
+        #expect(everyone.status == 200 && state(second) == 401)
+        #expect(app.pairingCode == "654321" && app.savedPairing.saved.sessions.isEmpty)
+        // Signing out needs the session and its CSRF token, like any change.
+        #expect(response(app.handle(testRequest(method: "POST", path: "/api/sign-out-everyone", headers: ["cookie": second.cookie]))).status == 401)
+        _ = try pair("654321")
     }
 
     @Test func pairingGivesASessionAndCSRFGuardsChanges() throws {

@@ -47,4 +47,27 @@ check "the mixdown downloads as FLAC" equals "$(curl -s -b "$work/cookies" "$web
 check "downloads need the session" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/download/mix.wav")" "401"
 kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
 
+# Pairing lasts: the box started again shows the same code, and the phone
+# paired before is still paired (the box kept only its token's hash).
+check "the pairing is kept, readable by the box's user only" equals "$(stat -c %a "$work/webbox/web-pairing.json")" "600"
+token="$(awk '$6 == "acapella-session" {print $7}' "$work/cookies")"
+check "and without the session's token in it" equals "$(grep -c "$token" "$work/webbox/web-pairing.json")" "0"
+"$acapella" run --data "$work/webbox" --seconds 12 --device sim:speed=1 --web "$webport" >"$work/web2.out" 2>"$work/web2.err" &
+webbox=$!
+for _ in $(seq 50); do grep -q "pairing code" "$work/web2.err" 2>/dev/null && curl -s -o /dev/null "$web/" && break; sleep 0.2; done
+check "after a restart the same pairing code" contains "$(cat "$work/web2.err")" "pairing code $code"
+check "and the phone paired before is still paired" contains "$(curl -s -b "$work/cookies" "$web/api/state")" "\"csrf\":\"$csrf\""
+check "every phone signed out from the page" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST "$web/api/sign-out-everyone")" '{"signedOut":true}'
+check "the phone must pair again" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" "$web/api/state")" "401"
+for _ in $(seq 20); do grep -q "every phone signed out" "$work/web2.err" && break; sleep 0.2; done
+newcode="$(grep -o 'the new code is [0-9]*' "$work/web2.err" | grep -o '[0-9]*$' || true)"
+check "the box says so with a new code" contains "$(cat "$work/web2.err")" "web: every phone signed out; the new code is "
+check "the old code no longer pairs" equals "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data "$code" "$web/api/pair")" "$([[ "$code" == "$newcode" ]] && echo 200 || echo 403)"
+check "the new one does" equals "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data "$newcode" "$web/api/pair")" "200"
+kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
+echo "garbage{" > "$work/webbox/web-pairing.json"
+"$acapella" run --data "$work/webbox" --seconds 1 --device sim:speed=1 --web "$webport" >/dev/null 2>"$work/web3.err" || true
+check "a damaged pairing file is said in one line, and the box pairs afresh" contains "$(cat "$work/web3.err")" "web-pairing.json: not a pairing the box wrote"
+check "and writes a whole one again" contains "$(cat "$work/webbox/web-pairing.json")" '"code"'
+
 finish

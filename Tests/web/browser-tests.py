@@ -353,6 +353,20 @@ def sizes(driver, shots):
         tab(driver, "rehearse")
 
 
+def sign_out(driver, shots):
+    """This phone signed out from the settings: the page asks for the code again."""
+    driver.set_window_size(1180, 820)
+    tab(driver, "rehearse")
+    button = driver.find_element(By.ID, "sign-out")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'nearest'})", button)
+    button.click()
+    asked = wait_for(lambda: driver.find_element(By.ID, "pair").is_displayed(), 5)
+    check("signed out from the page: it asks for the code again", asked)
+    shown = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#tabs button, #controls button") if e.is_displayed()]
+    check("and shows no controls", shown == [], shown)
+    driver.save_screenshot(os.path.join(shots, "10-signed-out.png"))
+
+
 def main():
     acapella, shots = sys.argv[1], sys.argv[2]
     webkit = sys.argv[3:] == ["webkit"]
@@ -441,6 +455,7 @@ def main():
             if not webkit:  # WebKitWebDriver opens no second tab; the origin check is the server's, browser-independent
                 refusals(driver, port, data)
             sizes(driver, shots)
+            sign_out(driver, shots)
         finally:
             driver.quit()
     finally:
