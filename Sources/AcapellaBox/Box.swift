@@ -130,6 +130,8 @@ public enum Box {
         defer {
             web?.mdns?.stop()
             web?.server.stop()
+            // A pairing or sign-out in the box's last turn is kept too.
+            if let problem = web?.hub.savePairingIfChanged() { log(problem, .warning) }
         }
         var shared = SessionIO(hub: hub, console: console, display: display, lcd: lcd, wake: wake, service: service, log: log, feedback: controls.feedback,
                                quantize: controls.punchQuantize, shortTitle: "", started: MonotonicClock.nanoseconds())
@@ -373,7 +375,11 @@ public enum Box {
             // The names a request may give in Host: any other is a page
             // elsewhere pointing its own name at the box (DNS rebinding).
             hub.serve(app, names: [address, hostAddress] + (name.isEmpty ? [] : [name]))
-            log("web: http://\(address):\(port)/ — pairing code \(code)")
+            // A name mDNS has yet to grant is not printed as the page's
+            // address (a second box gets acapella-2): said once announced.
+            let announcing = boundLiteral == nil && options.webName != nil && !loopbackOnly
+            log(announcing ? "web: pairing code \(code) — the page at http://\(hostAddress):\(port)/ now, at its mDNS name once announced"
+                           : "web: http://\(address):\(port)/ — pairing code \(code)")
             let banner = WebBanner(host: address, port: port, code: code)
             let elsewhere = "the page is also at http://\(hostAddress):\(port)/ and the box's address"
             if loopbackOnly, options.webName != nil {
@@ -394,6 +400,7 @@ public enum Box {
             return try MDNSAnnouncer(host: name, service: "Acapella box", port: UInt16(port)) { line, problem, name in
                 if let name { hub.announcedHost = name }
                 log(line + (problem ? "; " + elsewhere : ""), problem ? .warning : .info)
+                if let name { log("web: http://\(name):\(port)/ — pairing code \(hub.pairingCode ?? "")") }
             }
         } catch {
             log("\(error.description); \(elsewhere)", .warning)

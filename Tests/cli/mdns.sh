@@ -36,6 +36,8 @@ if avahi-daemon --check 2>/dev/null; then
   kill -0 "$mdns1" 2>/dev/null || echo "cli: the first box had stopped before the second announced itself" >&2
   check "a second box takes the next name, and says so" contains "$(cat "$work/mdns2.err")" "$name.local is taken on this network; trying $name-2.local"
   check "and is announced under it" contains "$(cat "$work/mdns2.err")" "mdns: announced as $name-2.local ("
+  check "the second box never printed the name it did not get as its address" equals "$(grep -c "web: http://$name.local" "$work/mdns2.err" || true)" "0"
+  check "it prints the name it got, with its code" contains "$(cat "$work/mdns2.err")" "web: http://$name-2.local:"
   grep -q "announced as $name-2.local" "$work/mdns2.err" || sed 's/^/cli: the second box said: /' "$work/mdns2.err" | head -20 >&2
   kill "$mdns1" "$mdns2" 2>/dev/null; wait "$mdns1" "$mdns2" 2>/dev/null || true
   printf '{ "web": { "port": %d, "name": false } }' "$mdnsport" > "$work/noname.json"

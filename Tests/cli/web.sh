@@ -9,8 +9,9 @@ mkdir -p "$work/webbox/cache/page" && echo "acasong 1" >"$work/webbox/cache/page
 "$acapella" run --data "$work/webbox" --seconds 12 --device sim:speed=1 --web "$webport" --play >"$work/web.out" 2>"$work/web.err" &
 webbox=$!
 for _ in $(seq 50); do grep -q "pairing code" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
-code="$(grep -o 'pairing code [0-9]*' "$work/web.err" | grep -o '[0-9]*$' || true)"
-check "the box says its address and pairing code" contains "$(cat "$work/web.err")" "web: http://acapella.local:$webport/ — pairing code "
+code="$(grep -o 'pairing code [0-9]*' "$work/web.err" | head -n 1 | grep -o '[0-9]*$' || true)"
+check "the box says its pairing code and where the page is until its name is announced" contains "$(cat "$work/web.err")" "web: pairing code $code — the page at http://"
+check "and no mDNS name before it is granted" equals "$(grep -c "web: http://acapella.local" "$work/web.err" || true)" "$(grep -c "mdns: announced as acapella.local" "$work/web.err" || true)"
 web="http://127.0.0.1:$webport"
 check "the page" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/")" "200"
 check "state before pairing is refused" equals "$(curl -s -o /dev/null -w '%{http_code}' "$web/api/state")" "401"

@@ -23,7 +23,7 @@ export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 history_size=4"
   </dev/null >"$work/box.out" 2>"$work/box.err" &
 box=$!
 for _ in $(seq 300); do grep -q "pairing code" "$work/box.err" 2>/dev/null && break; sleep 0.1; done
-code="$(grep -o 'pairing code [0-9]*' "$work/box.err" | grep -o '[0-9]*$' || true)"
+code="$(grep -o 'pairing code [0-9]*' "$work/box.err" | head -n 1 | grep -o '[0-9]*$' || true)"
 web="http://127.0.0.1:$port"
 curl -s -c "$work/cookies" -o /dev/null -X POST --data "$code" "$web/api/pair"
 csrf="$(curl -s -b "$work/cookies" "$web/api/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf"])')"
