@@ -280,6 +280,50 @@ function showSettings() {
   pressed("guide-button", !live.guideMuted, "My guide: " + (live.guideMuted ? "muted" : "on"));
   pressed("solo-button", live.soloed, "My part alone: " + (live.soloed ? "on" : "off"));
   $("verse-button").textContent = "Verse " + live.verse;
+  showMixer();
+}
+
+// The live mixer: a level slider per part (and the reference recording),
+// moved as a MIDI fader moves it (0…127, 100 the part's own level); the
+// box's level shown unless the singer's finger is on the slider.
+function showMixer() {
+  const holder = $("mixer");
+  const strips = live.mixer || [];
+  const key = strips.map((strip) => strip.name).join("\n");
+  if (holder.dataset.key !== key) {
+    holder.dataset.key = key;
+    holder.innerHTML = "";
+    strips.forEach((strip, index) => {
+      const row = document.createElement("label");
+      row.className = "strip";
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = strip.name;
+      const slider = document.createElement("input");
+      slider.type = "range"; slider.min = "0"; slider.max = "127"; slider.step = "1";
+      slider.setAttribute("aria-label", strip.name + " level");
+      const shown = document.createElement("output");
+      row.append(name, slider, shown);
+      holder.appendChild(row);
+      let sent = null, timer = null;
+      const send = () => {
+        timer = null;
+        if (sent === slider.value) return;
+        sent = slider.value;
+        post("/api/mix/" + (strip.reference ? "reference" : index) + "/level", slider.value);
+      };
+      // At most ten moves a second while dragging; the last always sent.
+      slider.addEventListener("input", () => { if (timer === null) timer = setTimeout(send, 100); });
+      slider.addEventListener("change", send);
+    });
+  }
+  strips.forEach((strip, index) => {
+    const row = holder.children[index];
+    const slider = row.querySelector("input"), shown = row.querySelector("output");
+    const value = strip.levelDB === null ? 0 : Math.round(Math.min(127, 100 * Math.pow(10, strip.levelDB / 40)));
+    if (document.activeElement !== slider) slider.value = String(value);
+    shown.textContent = strip.levelDB === null ? "silent" : (strip.levelDB >= 0 ? "+" : "−") + Math.abs(strip.levelDB).toFixed(1) + " dB";
+  });
 }
 
 // Review: the sheet with Listen, Keep, Discard the moment a take ends.

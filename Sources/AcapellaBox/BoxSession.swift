@@ -636,6 +636,12 @@ public struct BoxSession: Sendable {
         case .discard(let id): return [.edit(.discard(take: id))]
         case .nudge(let id, let milliseconds): return [.edit(.nudge(take: id, milliseconds: milliseconds))]
         case .removeReference: return [.edit(.removeReference)]
+        case .fader(let part, let control, let value):
+            // A page fader is a fader: the live mixer's own path.
+            let fader = MIDIFader(controller: 0, control: control == .level ? .level : .pan, target: part.map { .part($0 + 1) } ?? .reference)
+            let effects = move(fader, to: value)
+            let words = message?.text ?? ""
+            return effects.isEmpty ? [.answer(.failure(WebFailure(404, words)))] : effects + [.answer(.success(words))]
         case .undo:
             answerOnUndone = true
             return act(.undoTake, snapshot: snapshot)
@@ -778,6 +784,21 @@ public struct BoxSession: Sendable {
             context.mixes[part] = mix
         }
         return [.engine([.mix(part: part, sent)])]
+    }
+
+    /// The live mixer as the page shows it: each part's level against its
+    /// default and its pan, the reference recording's last.
+    var mixer: [WebMixerStrip] {
+        let defaults = PartMix.spread(count: context.partNames.count)
+        func decibels(_ gain: Float, _ base: Float) -> Double? { gain > 0 && base > 0 ? 20 * log10(Double(gain / base)) : nil }
+        var strips = context.partNames.indices.map { part -> WebMixerStrip in
+            let mix = part == context.partIndex ? context.ownMix : context.mixes[part]
+            return WebMixerStrip(name: context.partNames[part], levelDB: decibels(mix.gain, defaults[part].gain), pan: Double(mix.pan))
+        }
+        if let reference = context.reference {
+            strips.append(WebMixerStrip(name: reference.name, levelDB: decibels(reference.mix.gain, PartMix.trackGain), pan: Double(reference.mix.pan), reference: true))
+        }
+        return strips
     }
 
     // MARK: A line from the keyboard

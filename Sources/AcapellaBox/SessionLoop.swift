@@ -527,6 +527,7 @@ final class SessionLoop {
         live.transpose = context.schedule.options.transpose
         live.soloed = session.soloed
         live.guideMuted = session.guideMuted
+        live.mixer = session.mixer
         if let take = session.review {
             live.reviewTake = take.id
             live.reviewSeconds = Double(take.frames) / Double(max(1, take.sampleRate))

@@ -39,6 +39,9 @@ struct CheckingBox: WebBox {
             _ = song + 1
         case .loop(let range), .punch(let range):
             if let range { precondition(range.lowerBound >= 0 && range.upperBound <= 9_999, "measures \(range)"); _ = range.upperBound + 1 }
+        case .fader(let part, _, let value):
+            if let part { precondition((0..<ScoreLimits.maximumParts).contains(part), "fader part \(part)"); _ = part + 1 }
+            precondition((0...127).contains(value), "fader value \(value)")
         case .undo, .removeReference: break
         }
         return .success("done")

@@ -99,6 +99,9 @@ public struct WebLiveState: Sendable, Hashable {
     public var transpose = 0
     public var soloed = false
     public var guideMuted = true
+    /// The live mixer: each part's level (dB from its default, nil:
+    /// silent) and pan, the reference recording's last when there is one.
+    public var mixer: [WebMixerStrip] = []
     /// The take under review and its length (seconds), for the review sheet.
     public var reviewTake: Int?
     public var reviewSeconds = 0.0
@@ -150,6 +153,10 @@ public struct WebLiveState: Sendable, Hashable {
         object["reviewTake"] = reviewTake ?? NSNull()
         object["reviewSeconds"] = reviewSeconds
         object["rawCents"] = rawCents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
+        object["mixer"] = mixer.map { strip -> [String: Any] in
+            ["name": strip.name, "reference": strip.reference, "pan": strip.pan.isFinite ? strip.pan : 0,
+             "levelDB": strip.levelDB.flatMap { $0.isFinite ? ($0 * 10).rounded() / 10 : nil } ?? NSNull()]
+        }
         object["loop"] = loop ?? NSNull()
         object["message"] = message ?? NSNull()
         object["reference"] = reference ?? NSNull()
@@ -482,6 +489,19 @@ public final class WebApp: Sendable {
                 part = number
             }
             change = .choose(song: song, part: part)
+        case _ where request.path.hasPrefix("/api/mix/"):
+            // /api/mix/2/level (a part's index, or "reference"), body 0…127 as a MIDI fader's value.
+            let pieces = request.path.split(separator: "/")
+            guard pieces.count == 4, let control = WebFaderControl(rawValue: String(pieces[3])),
+                  let value = Self.number(Substring(text), in: 0...127) else {
+                return .response(.error(400, "expects /api/mix/PART/level or /pan with a value from 0 to 127"))
+            }
+            if pieces[2] == "reference" {
+                change = .fader(part: nil, control: control, value: value)
+            } else {
+                guard let part = Self.number(pieces[2], in: Self.partIndexes) else { return .response(.error(404, "no such part")) }
+                change = .fader(part: part, control: control, value: value)
+            }
         case "/api/loop", "/api/punch":
             var range: ClosedRange<Int>?
             if text != "off" {

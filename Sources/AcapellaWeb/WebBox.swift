@@ -83,6 +83,32 @@ public enum WebChange: Hashable, Sendable {
     case punch(ClosedRange<Int>?)
     /// Remove the project's reference recording.
     case removeReference
+    /// The live mixer: a part's (by index; nil: the reference's) level or
+    /// pan moved to `value` (0…127, as a MIDI fader sends it).
+    case fader(part: Int?, control: WebFaderControl, value: Int)
+}
+
+/// What a page fader moves.
+public enum WebFaderControl: String, Hashable, Sendable {
+    case level, pan
+}
+
+/// One strip of the live mixer as the page shows it.
+public struct WebMixerStrip: Hashable, Sendable {
+    public var name: String
+    /// dB from the part's default level; nil: silent.
+    public var levelDB: Double?
+    /// −1 (left) … +1 (right).
+    public var pan: Double
+    /// The reference recording's strip.
+    public var reference: Bool
+
+    public init(name: String, levelDB: Double?, pan: Double, reference: Bool = false) {
+        self.name = name
+        self.levelDB = levelDB
+        self.pan = pan
+        self.reference = reference
+    }
 }
 
 /// Something the page may download.

@@ -27,16 +27,21 @@ final class SmallDisk {
         }
     }
 
-    /// Fills what is left (a file of every free block).
+    /// Fills what is left (a file of every free block), at once: a take
+    /// being written beside it can make the single fallocate fail (tmpfs
+    /// then takes nothing), and filling a byte at a time took longer than
+    /// the whole take under load (the suite saw the take end unfilled).
     func fill() {
         var status = statvfs()
         statvfs(path, &status)
         let descriptor = open(path + "/filler", O_WRONLY | O_CREAT, 0o644)
         _ = posix_fallocate(descriptor, 0, off_t(Int64(status.f_bavail) * Int64(status.f_frsize)))
-        // What fallocate could not take, a byte at a time.
-        var byte: UInt8 = 0
+        // What fallocate could not take: in 64 KiB blocks, then 4 KiB, then bytes.
+        var block = [UInt8](repeating: 0, count: 65_536)
         lseek(descriptor, 0, SEEK_END)
-        while write(descriptor, &byte, 1) == 1 {}
+        for size in [65_536, 4_096, 1] {
+            while write(descriptor, &block, size) == size {}
+        }
         close(descriptor)
     }
 

@@ -5,12 +5,17 @@ import AcapellaDSP
 @testable import AcapellaProject
 import AcapellaScore
 import AcapellaStatus
+import AcapellaWeb
 import Foundation
 import Testing
 
 /// The live mixer and the audible confirmations (issue 23), on the box's
 /// session alone: fed by hand, no thread or device.
 @Suite struct PracticeToolsTests {
+    static func answers(_ effects: [BoxSession.Effect]) -> [Result<String, WebFailure>] {
+        effects.compactMap { effect -> Result<String, WebFailure>? in if case .answer(let result) = effect { result } else { nil } }
+    }
+
     static func mixes(_ effects: [BoxSession.Effect]) -> [(part: Int, mix: PartMix)] {
         BoxSessionTests.commands(effects).compactMap { if case .mix(let part, let mix) = $0 { (part, mix) } else { nil } }
     }
@@ -47,6 +52,30 @@ import Testing
         var base = SessionState()
         base.parts["Bass"] = SessionState.Part(mute: true)
         #expect(session.rehearsal(over: base, looping: false).parts["Bass"]?.mute == true)
+    }
+
+    /// The page's mixer moves the live mixer's own faders, answers in the
+    /// readout's words, and shows each part's level as the page draws it.
+    @Test func thePagesMixerIsTheLiveMixer() throws {
+        var session = BoxSession(BoxSessionTests.context())
+        #expect(session.mixer.map(\.name) == ["Soprano", "Alto", "Tenor", "Bass"] && session.mixer.allSatisfy { $0.levelDB.map { abs($0) < 1e-9 } == true })
+        var effects = session.handle(.web(.fader(part: 3, control: .level, value: 50)), snapshot: BoxSessionTests.snapshot())
+        let sent = Self.mixes(effects)
+        #expect(sent.count == 1 && sent[0].part == 3 && abs(sent[0].mix.gain - 0.3 * 0.25) < 1e-6)
+        #expect(Self.answers(effects) == [.success("Bass level -12.0 dB")])
+        #expect(abs((session.mixer[3].levelDB ?? 0) - -12.04) < 0.01 && session.mixer[3].pan == Double(PartMix.spread(count: 4)[3].pan))
+        effects = session.handle(.web(.fader(part: 0, control: .level, value: 0)), snapshot: BoxSessionTests.snapshot())
+        #expect(session.mixer[0].levelDB == nil)
+        effects = session.handle(.web(.fader(part: 1, control: .pan, value: 127)), snapshot: BoxSessionTests.snapshot())
+        #expect(session.mixer[1].pan == 1)
+        // No such part, no reference: refused in words, nothing sent.
+        effects = session.handle(.web(.fader(part: 8, control: .level, value: 100)), snapshot: BoxSessionTests.snapshot())
+        #expect(Self.mixes(effects).isEmpty && Self.answers(effects) == [.failure(WebFailure(404, "no part 9 for that fader: the song has 4"))])
+        effects = session.handle(.web(.fader(part: nil, control: .level, value: 100)), snapshot: BoxSessionTests.snapshot())
+        #expect(Self.mixes(effects).isEmpty && session.mixer.count == 4)
+        // With a reference recording, its strip comes last.
+        let withReference = BoxSession(ReferenceTests.context(lyrics: nil))
+        #expect(withReference.mixer.last?.reference == true && withReference.mixer.last?.levelDB.map { abs($0) < 1e-9 } == true)
     }
 
     /// The reference's fader moves the reference, muted or not.

@@ -189,13 +189,30 @@ def geometry(driver, shots, moment, selector, with_cursor, settings=False):
             if more.is_displayed():
                 more.click()
                 time.sleep(0.3)
-            problems = driver.execute_script(GEOMETRY, "#more button, #more select", False, True)
+            problems = driver.execute_script(GEOMETRY, "#more button, #more select, #mixer input", False, True)
             check(f"the settings at {name}: every one reachable and not covered", not problems, "; ".join(problems))
             driver.save_screenshot(os.path.join(shots, f"9-{moment}-{name}-settings.png"))
             if more.is_displayed():
                 more.click()
                 time.sleep(0.3)
     unemulate(driver)
+
+
+def mixer_from_page(driver):
+    """The Bass's slider in the settings' mixer moved to 50: the box sets
+    its level to −12 dB (a MIDI fader's scale) and says so."""
+    strips = wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#mixer input")) == 4, 5)
+    check("the mixer has a slider per part", strips, len(driver.find_elements(By.CSS_SELECTOR, "#mixer input")))
+    if not strips:
+        return
+    driver.execute_script("const s = document.querySelectorAll('#mixer input')[3]; s.value = '50'; s.dispatchEvent(new Event('change'))")
+    level = wait_for(lambda: (lambda d: d is not None and abs(d + 12.04) < 0.1)(driver.execute_script("return live.mixer[3].levelDB")), 5)
+    check("the Bass moved to -12 dB from the page's mixer", level, driver.execute_script("return live.mixer"))
+    check("shown beside its slider", "−12.0 dB" in driver.find_elements(By.CSS_SELECTOR, "#mixer output")[3].get_attribute("textContent"),
+          driver.find_elements(By.CSS_SELECTOR, "#mixer output")[3].get_attribute("textContent"))
+    driver.execute_script("const s = document.querySelectorAll('#mixer input')[3]; s.value = '100'; s.dispatchEvent(new Event('change'))")
+    check("and back to its own level", wait_for(lambda: (lambda d: d is not None and abs(d) < 0.05)(driver.execute_script("return live.mixer[3].levelDB")), 5),
+          driver.execute_script("return live.mixer"))
 
 
 def hand_scrolling(driver, shots):
@@ -441,6 +458,7 @@ def main():
             driver.execute_script("post('/api/loop', '1-' + Math.max(...timeMap.onsets.map((o) => o.measure)))")
             check("the whole song loops (set from the page)", wait_for(lambda: driver.execute_script("return live.loop"), 5))
             geometry(driver, shots, "playing", "#bar button", True, settings=True)
+            mixer_from_page(driver)
             hand_scrolling(driver, shots)
             driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="stop"]').click()
             driver.execute_script("post('/api/loop', 'off')")
