@@ -78,10 +78,13 @@ let package = Package(
         // MARK: DSP kernels: voices, clicks, limiter. No I/O; libc math only.
         .target(name: "AcapellaDSP", swiftSettings: strictSwift),
 
+        // MARK: The one lock the threads share, seen by Thread Sanitizer (a pthread mutex).
+        .target(name: "AcapellaLock", swiftSettings: strictSwift),
+
         // MARK: Schedules and rendering on the one sample timeline.
         .target(
             name: "AcapellaEngine",
-            dependencies: ["AcapellaScore", "AcapellaDSP"],
+            dependencies: ["AcapellaScore", "AcapellaDSP", "AcapellaLock"],
             swiftSettings: strictSwift),
 
         // MARK: Hand-edited JSON (settings, manifests): one-line errors naming the key.
@@ -90,7 +93,7 @@ let package = Package(
         // MARK: Files: audio files (libsndfile), loudness (libebur128), mixdown.
         .target(
             name: "AcapellaProject",
-            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "CSndFile", "CEBUR128", "CZip", "CSoxr"],
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "AcapellaLock", "CSndFile", "CEBUR128", "CZip", "CSoxr"],
             swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.
@@ -108,7 +111,7 @@ let package = Package(
         // MARK: Analysis: the YIN pitch detector (FFTW), the shared FFTW planner lock.
         .target(
             name: "AcapellaAnalysis",
-            dependencies: ["AcapellaDSP", "CFFTW"],
+            dependencies: ["AcapellaDSP", "AcapellaLock", "CFFTW"],
             swiftSettings: strictSwift),
 
         // MARK: Engraving: the song as SMuFL notation, laid out to a display list; SVG. Pure.
@@ -126,11 +129,11 @@ let package = Package(
         // MARK: The web page: routes, pairing and security (pure), and the server (libmicrohttpd).
         .target(
             name: "AcapellaWeb",
-            dependencies: ["AcapellaScore"],
+            dependencies: ["AcapellaScore", "AcapellaLock"],
             swiftSettings: strictSwift),
         .target(
             name: "AcapellaWebServer",
-            dependencies: ["AcapellaWeb", "CMicroHTTPD", "CAvahi", "CZlib", "CNettle"],
+            dependencies: ["AcapellaWeb", "AcapellaLock", "CMicroHTTPD", "CAvahi", "CZlib", "CNettle"],
             swiftSettings: strictSwift),
 
         // MARK: Readouts: console and LCD frames, note names, short titles. Pure.
@@ -148,7 +151,7 @@ let package = Package(
         // MARK: The box: device + engine + recorder + project, put together.
         .target(
             name: "AcapellaBox",
-            dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis",
+            dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis", "AcapellaLock",
                            "AcapellaEngrave", "AcapellaEngravePDF", "AcapellaWeb", "AcapellaWebServer", "AcapellaMusicXML"],
             swiftSettings: strictSwift),
 
@@ -169,7 +172,7 @@ let package = Package(
         // MARK: The executables: the appliance, and the benchmarks apart from it.
         .executableTarget(
             name: "acapella-bench",
-            dependencies: ["AcapellaTrials", "AcapellaEngrave", "AcapellaCLI", "AcapellaDSP", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaAnalysis"],
+            dependencies: ["AcapellaTrials", "AcapellaEngrave", "AcapellaCLI", "AcapellaDSP", "AcapellaLock", "AcapellaScore", "AcapellaMusicXML", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaBox", "AcapellaAnalysis"],
             swiftSettings: strictSwift),
         .executableTarget(
             name: "acapella",

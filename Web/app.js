@@ -284,8 +284,9 @@ function showSettings() {
 }
 
 // The live mixer: a level slider per part (and the reference recording),
-// moved as a MIDI fader moves it (0…127, 100 the part's own level); the
-// box's level shown unless the singer's finger is on the slider.
+// moved as a MIDI fader moves it (0…127, 100 the part's own level), and
+// its Mute and Solo; the box's state shown unless the singer's finger is
+// on the slider.
 function showMixer() {
   const holder = $("mixer");
   const strips = live.mixer || [];
@@ -294,8 +295,10 @@ function showMixer() {
     holder.dataset.key = key;
     holder.innerHTML = "";
     strips.forEach((strip, index) => {
-      const row = document.createElement("label");
+      const row = document.createElement("div");
       row.className = "strip";
+      row.setAttribute("role", "group");
+      row.setAttribute("aria-label", strip.name);
       const name = document.createElement("span");
       name.className = "name";
       name.textContent = strip.name;
@@ -303,14 +306,25 @@ function showMixer() {
       slider.type = "range"; slider.min = "0"; slider.max = "127"; slider.step = "1";
       slider.setAttribute("aria-label", strip.name + " level");
       const shown = document.createElement("output");
-      row.append(name, slider, shown);
+      const path = "/api/mix/" + (strip.reference ? "reference" : index) + "/";
+      const switches = ["mute", "solo"].map((which) => {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = "switch " + which;
+        button.textContent = which === "mute" ? "M" : "S";
+        button.title = which === "mute" ? "Mute " + strip.name : "Solo " + strip.name;
+        button.setAttribute("aria-label", button.title);
+        button.addEventListener("click", () => post(path + which, button.getAttribute("aria-pressed") === "true" ? "off" : "on"));
+        return button;
+      });
+      row.append(name, slider, shown, ...switches);
       holder.appendChild(row);
       let sent = null, timer = null;
       const send = () => {
         timer = null;
         if (sent === slider.value) return;
         sent = slider.value;
-        post("/api/mix/" + (strip.reference ? "reference" : index) + "/level", slider.value);
+        post(path + "level", slider.value);
       };
       // At most ten moves a second while dragging; the last always sent.
       slider.addEventListener("input", () => { if (timer === null) timer = setTimeout(send, 100); });
@@ -323,6 +337,9 @@ function showMixer() {
     const value = strip.levelDB === null ? 0 : Math.round(Math.min(127, 100 * Math.pow(10, strip.levelDB / 40)));
     if (document.activeElement !== slider) slider.value = String(value);
     shown.textContent = strip.levelDB === null ? "silent" : (strip.levelDB >= 0 ? "+" : "−") + Math.abs(strip.levelDB).toFixed(1) + " dB";
+    row.querySelector(".mute").setAttribute("aria-pressed", String(strip.muted));
+    row.querySelector(".solo").setAttribute("aria-pressed", String(strip.soloed));
+    row.classList.toggle("muted", strip.muted);
   });
 }
 

@@ -13,6 +13,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import AcapellaLock
 #endif
 
 /// Where LCDproc's `LCDd` listens.

@@ -6,6 +6,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import AcapellaLock
 #endif
 
 /// The box's log: one line each, to stderr — with journald's priority

@@ -294,6 +294,13 @@ public struct BoxSession: Sendable {
     /// its track name), and when one last moved: saved once they rest.
     var faderSettings: [String: SessionState.Part] = [:]
     var lastFaderMove: Int64 = .min
+    /// The other parts heard alone (the page's solo buttons, the saved
+    /// session), by engine part (the reference's too); the singer's own
+    /// part's solo is `soloed`.
+    public private(set) var soloedParts: Set<Int> = []
+    /// Parts whose mute or solo the page switched: saved with the session
+    /// (the others stay as the file has them).
+    var switchedParts: Set<String> = []
     /// How long the faders rest before the session saves them, ms.
     static let faderRestMilliseconds: Int64 = 1_000
     /// A line being played in on the keyboard (`record-line`): keys held
@@ -349,16 +356,23 @@ public struct BoxSession: Sendable {
             if let saved = state.parts[part.name] {
                 var mix = mixes[index]
                 mix.muted = saved.mute
+                if index < context.mixes.count { context.mixes[index].muted = saved.mute }
                 commands.append(.mix(part: index, mix))
             }
-            if state.parts[part.name]?.solo == true { commands.append(.solo(part: index, true)) }
+            if state.parts[part.name]?.solo == true {
+                soloedParts.insert(index)
+                commands.append(.solo(part: index, true))
+            }
         }
         if state.parts[context.partName]?.solo == true {
             soloed = true
             commands.append(.solo(part: context.partIndex, true))
         }
         // The reference's mix is the saved one already (the context's).
-        if let reference = context.reference, state.parts[ReferenceRecord.trackName]?.solo == true { commands.append(.solo(part: reference.part, true)) }
+        if let reference = context.reference, state.parts[ReferenceRecord.trackName]?.solo == true {
+            soloedParts.insert(reference.part)
+            commands.append(.solo(part: reference.part, true))
+        }
         var effects: [Effect] = commands.isEmpty ? [] : [.engine(commands)]
         if let loop = state.loopMeasures, rangeRefusal(loop, punch: false) == nil {
             dispatcher.setLoop(loop)
@@ -397,8 +411,16 @@ public struct BoxSession: Sendable {
                 state.parts[name] = part == SessionState.Part() ? nil : part
             }
         }
-        if context.reference != nil {
+        // Mutes and solos the page switched.
+        for (index, name) in context.partNames.enumerated() where index != context.partIndex && switchedParts.contains(name) {
+            var part = state.parts[name] ?? SessionState.Part()
+            part.mute = context.mixes[index].muted
+            part.solo = soloedParts.contains(index)
+            state.parts[name] = part == SessionState.Part() ? nil : part
+        }
+        if let live = context.reference {
             var reference = state.parts[ReferenceRecord.trackName] ?? SessionState.Part()
+            if switchedParts.contains(ReferenceRecord.trackName) { reference.solo = soloedParts.contains(live.part) }
             reference.mute = referenceMuted
             state.parts[ReferenceRecord.trackName] = reference == SessionState.Part() ? nil : reference
         }
@@ -642,6 +664,11 @@ public struct BoxSession: Sendable {
             let effects = move(fader, to: value)
             let words = message?.text ?? ""
             return effects.isEmpty ? [.answer(.failure(WebFailure(404, words)))] : effects + [.answer(.success(words))]
+        case .mixSwitch(let part, let which, let on):
+            switch switchStrip(part, which, on: on, snapshot: snapshot) {
+            case .success(let effects): return effects + [.answer(.success(message?.text ?? "done"))]
+            case .failure(let failure): return [.answer(.failure(failure))]
+            }
         case .undo:
             answerOnUndone = true
             return act(.undoTake, snapshot: snapshot)
@@ -786,17 +813,58 @@ public struct BoxSession: Sendable {
         return [.engine([.mix(part: part, sent)])]
     }
 
+    /// A strip's mute or solo switched (the page's buttons): the singer's
+    /// own part's mute is its guide's and its solo the `s` key's, the
+    /// reference's mute the `reference` key's — each through the same
+    /// path; another part's sent to the engine and saved with the session.
+    mutating func switchStrip(_ part: Int?, _ which: WebMixSwitch, on: Bool, snapshot: EngineSnapshot) -> Result<[Effect], WebFailure> {
+        let index: Int
+        let name: String
+        if let part {
+            guard part < context.partNames.count else { return .failure(WebFailure(404, "no part \(part + 1): the song has \(context.partNames.count)")) }
+            (index, name) = (part, context.partNames[part])
+        } else {
+            guard let reference = context.reference else { return .failure(WebFailure(404, "this project has no reference recording")) }
+            (index, name) = (reference.part, reference.name)
+        }
+        let isReference = index == context.reference?.part
+        switch which {
+        case .mute where index == context.partIndex:
+            guard on != guideMuted else { return .success([say("\(name) guide already \(on ? "muted" : "on")")]) }
+            return .success(act(.mutePart, snapshot: snapshot))
+        case .mute where isReference:
+            guard on != referenceMuted else { return .success([say("reference \(name) already \(on ? "muted" : "on")")]) }
+            let effects = act(.reference, snapshot: snapshot)
+            return referenceMuted == on ? .success(effects) : .failure(WebFailure(409, message?.text ?? "refused"))
+        case .mute:
+            context.mixes[index].muted = on
+            switchedParts.insert(name)
+            return .success([.engine([.mix(part: index, context.mixes[index])]), say("\(name) \(on ? "muted" : "on")")])
+        case .solo where index == context.partIndex:
+            guard on != soloed else { return .success([say(on ? "\(name) already alone" : "\(name) not soloed")]) }
+            return .success(act(.soloPart, snapshot: snapshot))
+        case .solo:
+            if on { soloedParts.insert(index) } else { soloedParts.remove(index) }
+            switchedParts.insert(isReference ? ReferenceRecord.trackName : name)
+            let alone = soloedParts.union(soloed ? [context.partIndex] : []).count
+            return .success([.engine([.solo(part: index, on)]), say(on ? "\(name) soloed" : alone == 0 ? "all parts" : "\(name) not soloed")])
+        }
+    }
+
     /// The live mixer as the page shows it: each part's level against its
-    /// default and its pan, the reference recording's last.
+    /// default, its pan, mute and solo, the reference recording's last.
     var mixer: [WebMixerStrip] {
         let defaults = PartMix.spread(count: context.partNames.count)
         func decibels(_ gain: Float, _ base: Float) -> Double? { gain > 0 && base > 0 ? 20 * log10(Double(gain / base)) : nil }
         var strips = context.partNames.indices.map { part -> WebMixerStrip in
-            let mix = part == context.partIndex ? context.ownMix : context.mixes[part]
-            return WebMixerStrip(name: context.partNames[part], levelDB: decibels(mix.gain, defaults[part].gain), pan: Double(mix.pan))
+            let own = part == context.partIndex
+            let mix = own ? context.ownMix : context.mixes[part]
+            return WebMixerStrip(name: context.partNames[part], levelDB: decibels(mix.gain, defaults[part].gain), pan: Double(mix.pan),
+                                 muted: own ? guideMuted : mix.muted, soloed: own ? soloed : soloedParts.contains(part))
         }
         if let reference = context.reference {
-            strips.append(WebMixerStrip(name: reference.name, levelDB: decibels(reference.mix.gain, PartMix.trackGain), pan: Double(reference.mix.pan), reference: true))
+            strips.append(WebMixerStrip(name: reference.name, levelDB: decibels(reference.mix.gain, PartMix.trackGain), pan: Double(reference.mix.pan), reference: true,
+                                        muted: referenceMuted, soloed: soloedParts.contains(reference.part)))
         }
         return strips
     }

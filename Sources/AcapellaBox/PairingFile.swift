@@ -6,7 +6,7 @@ import Foundation
 /// The pairing the box keeps in its data folder (`web-pairing.json`,
 /// readable by the box's user only): the code, and each paired phone by
 /// its token's hash, so phones stay paired across restarts.
-enum PairingFile {
+public enum PairingFile {
     static func path(dataDirectory: String) -> String { dataDirectory + "/web-pairing.json" }
 
     /// The saved pairing; nil when there is none yet. A damaged file is an
@@ -46,7 +46,25 @@ enum PairingFile {
     }
 }
 
-struct PairingFileError: Error, CustomStringConvertible {
-    var description: String
+extension PairingFile {
+    /// `acapella web forget`: every phone the box remembers signed out and
+    /// a new code for the next start, with the box stopped (it holds the
+    /// data folder while it runs; its page signs every phone out then).
+    /// Returns how many phones were forgotten and the new code.
+    public static func forget(dataDirectory: String, random: UInt64 = UInt64.random(in: 0...UInt64.max)) throws -> (phones: Int, code: String) {
+        let lock: OwnerLock
+        do { lock = try OwnerLock.acquire(dataDirectory, owner: "acapella web forget") } catch {
+            throw PairingFileError("\(error.description): while the box runs, sign every phone out from its page (Settings, 'Sign out every phone…'), or stop it first")
+        }
+        defer { lock.release() }
+        let phones = try load(dataDirectory: dataDirectory)?.sessions.count ?? 0
+        let code = Pairing.code(from: random)
+        try save(Pairing.Saved(code: code), dataDirectory: dataDirectory)
+        return (phones, code)
+    }
+}
+
+public struct PairingFileError: Error, CustomStringConvertible {
+    public var description: String
     init(_ description: String) { self.description = description }
 }

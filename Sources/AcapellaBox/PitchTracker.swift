@@ -4,6 +4,7 @@ import AcapellaStatus
 public import AcapellaEngine
 import Foundation
 import Synchronization
+import AcapellaLock
 
 /// What the needle shows: the latest pitch reading.
 public struct PitchReading: Hashable, Sendable {

@@ -2,6 +2,7 @@ import AcapellaDevices
 import AcapellaEngine
 import Foundation
 import Synchronization
+import AcapellaLock
 
 /// The render thread: the device's period loop running the engine, and in
 /// the simulated room the singer singing the part at the song sample each

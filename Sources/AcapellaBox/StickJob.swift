@@ -8,6 +8,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import AcapellaLock
 #endif
 
 /// The file systems mounted now (`/proc/self/mountinfo`), and the USB

@@ -11,6 +11,7 @@ public import AcapellaWeb
 import AcapellaWebServer
 import Foundation
 import Synchronization
+import AcapellaLock
 
 /// What the web page reads and asks: the live state the control loop
 /// publishes about 30 times a second, the current song engraved, its

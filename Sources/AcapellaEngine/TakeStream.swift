@@ -1,4 +1,5 @@
 import Synchronization
+import AcapellaLock
 
 /// Reads a take's audio a block at a time for a `TakeStream`. Called only
 /// by the stream's reader (the butler thread, or the caller of `prime`).

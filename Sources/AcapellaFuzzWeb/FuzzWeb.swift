@@ -42,6 +42,8 @@ struct CheckingBox: WebBox {
         case .fader(let part, _, let value):
             if let part { precondition((0..<ScoreLimits.maximumParts).contains(part), "fader part \(part)"); _ = part + 1 }
             precondition((0...127).contains(value), "fader value \(value)")
+        case .mixSwitch(let part, _, _):
+            if let part { precondition((0..<ScoreLimits.maximumParts).contains(part), "switch part \(part)"); _ = part + 1 }
         case .undo, .removeReference: break
         }
         return .success("done")

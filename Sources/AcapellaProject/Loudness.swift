@@ -1,7 +1,7 @@
 internal import CEBUR128
 import Dispatch
 import Foundation
-import Synchronization
+import AcapellaLock
 
 /// Loudness and true peak per EBU R128 / ITU-R BS.1770, measured with
 /// libebur128.
@@ -71,7 +71,7 @@ public enum Loudness {
         let meter = Mixdown.OnOneQueue(try LoudnessMeter(sampleRate: sampleRate, frames: left.count, truePeakFloorDBTP: nil))
         let halves = meter.value.loudnessJobs
         let jobs = halves + (truePeak ? 2 : 0)
-        let results = Mutex<[Result<(Double, Bool), LoudnessError>?]>(Array(repeating: nil, count: jobs))
+        let results = VisibleLock<[Result<(Double, Bool), LoudnessError>?]>(Array(repeating: nil, count: jobs))
         DispatchQueue.concurrentPerform(iterations: jobs) { job in
             let result: Result<(Double, Bool), LoudnessError>
             if job < halves {

@@ -2,7 +2,7 @@ public import AcapellaEngine
 public import AcapellaScore
 import AcapellaDSP
 import Foundation
-import Synchronization
+import AcapellaLock
 
 /// How to mix a song down.
 public struct MixdownOptions: Sendable {
@@ -285,8 +285,8 @@ extension Mixdown {
         // The blocks the limiter touched, measured again (the encoding goes on meanwhile).
         let step = Loudness.blockStep(sampleRate: rate)
         let work = share(touchedBlocks(limiter.lowered, step: step, blocks: rawBlocks.count), in: 2)
-        let remeasured = Mutex<[(first: Int, energies: [Double])]>([])
-        let failure = Mutex<String?>(nil)
+        let remeasured = VisibleLock<[(first: Int, energies: [Double])]>([])
+        let failure = VisibleLock<String?>(nil)
         DispatchQueue.concurrentPerform(iterations: work.count) { part in
             for run in work[part] {
                 do {
@@ -369,7 +369,7 @@ extension Mixdown {
         private let state = NSCondition()
         private var chunks: [(frame: Int, count: Int)] = []
         private var closed = false
-        private let failure = Mutex<String?>(nil)
+        private let failure = VisibleLock<String?>(nil)
         private let readers = DispatchGroup()
 
         init(path: String) throws(MixdownError) {
@@ -508,7 +508,7 @@ extension Mixdown {
         private let queues: [DispatchQueue]
         private let done = DispatchQueue(label: "acapella-mix-chunk-done")
         private let inFlight = DispatchSemaphore(value: depth)
-        private let failure = Mutex<String?>(nil)
+        private let failure = VisibleLock<String?>(nil)
         private let work: @Sendable (Int, Stereo, Int) throws -> Void
         private static let depth = 3
 

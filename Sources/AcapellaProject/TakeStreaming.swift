@@ -2,6 +2,7 @@ internal import CSndFile
 public import AcapellaEngine
 import Foundation
 import Synchronization
+import AcapellaLock
 
 /// A take file read a block at a time through libsndfile for a
 /// `TakeStream`: mono, at the project rate, its gain applied the way

@@ -1,6 +1,6 @@
 import AcapellaScore
 import Foundation
-import Synchronization
+import AcapellaLock
 
 /// An HTTP request as the server hands it over: header names lower-case,
 /// the body already read (and capped).
@@ -154,7 +154,7 @@ public struct WebLiveState: Sendable, Hashable {
         object["reviewSeconds"] = reviewSeconds
         object["rawCents"] = rawCents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["mixer"] = mixer.map { strip -> [String: Any] in
-            ["name": strip.name, "reference": strip.reference, "pan": strip.pan.isFinite ? strip.pan : 0,
+            ["name": strip.name, "reference": strip.reference, "pan": strip.pan.isFinite ? strip.pan : 0, "muted": strip.muted, "soloed": strip.soloed,
              "levelDB": strip.levelDB.flatMap { $0.isFinite ? ($0 * 10).rounded() / 10 : nil } ?? NSNull()]
         }
         object["loop"] = loop ?? NSNull()
@@ -179,7 +179,7 @@ public final class WebApp: Sendable {
     /// files served; nothing from a request is ever used as a file path.
     let assets: [String: (type: String, bytes: [UInt8])]
     let guests: GuestAccess
-    let pairing: Mutex<Pairing>
+    let pairing: VisibleLock<Pairing>
     let box: any WebBox
     /// Between two event-stream messages (about 30 a second).
     let eventInterval: Duration
@@ -202,9 +202,9 @@ public final class WebApp: Sendable {
     /// name one of them, or an address, in `Host` (nil: any name; tests).
     /// A page elsewhere that makes a browser's name for it resolve to the
     /// box (DNS rebinding) is refused.
-    let hostNames = Mutex<Set<String>?>(nil)
+    let hostNames = VisibleLock<Set<String>?>(nil)
     /// Event streams open now: guests' by group, and paired pages'.
-    let streams = Mutex<(guests: [String: Int], paired: Int)>(([:], 0))
+    let streams = VisibleLock<(guests: [String: Int], paired: Int)>(([:], 0))
 
     public init(assets: [String: (type: String, bytes: [UInt8])], guests: GuestAccess, pairingCode: String, box: any WebBox,
                 eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64, random: @escaping @Sendable () -> String,
@@ -212,7 +212,7 @@ public final class WebApp: Sendable {
         self.newPairingCode = newPairingCode
         self.assets = assets
         self.guests = guests
-        pairing = Mutex(restored ?? Pairing(code: pairingCode))
+        pairing = VisibleLock(restored ?? Pairing(code: pairingCode))
         self.box = box
         self.eventInterval = eventInterval
         self.clock = clock
@@ -490,17 +490,22 @@ public final class WebApp: Sendable {
             }
             change = .choose(song: song, part: part)
         case _ where request.path.hasPrefix("/api/mix/"):
-            // /api/mix/2/level (a part's index, or "reference"), body 0…127 as a MIDI fader's value.
+            // /api/mix/2/level (a part's index, or "reference"), body 0…127 as
+            // a MIDI fader's value; /api/mix/2/mute or /solo, body on or off.
             let pieces = request.path.split(separator: "/")
-            guard pieces.count == 4, let control = WebFaderControl(rawValue: String(pieces[3])),
-                  let value = Self.number(Substring(text), in: 0...127) else {
-                return .response(.error(400, "expects /api/mix/PART/level or /pan with a value from 0 to 127"))
+            let usage = "expects /api/mix/PART/level or /pan with a value from 0 to 127, or /mute or /solo with on or off"
+            guard pieces.count == 4 else { return .response(.error(400, usage)) }
+            var part: Int?
+            if pieces[2] != "reference" {
+                guard let number = Self.number(pieces[2], in: Self.partIndexes) else { return .response(.error(404, "no such part")) }
+                part = number
             }
-            if pieces[2] == "reference" {
-                change = .fader(part: nil, control: control, value: value)
-            } else {
-                guard let part = Self.number(pieces[2], in: Self.partIndexes) else { return .response(.error(404, "no such part")) }
+            if let control = WebFaderControl(rawValue: String(pieces[3])), let value = Self.number(Substring(text), in: 0...127) {
                 change = .fader(part: part, control: control, value: value)
+            } else if let which = WebMixSwitch(rawValue: String(pieces[3])), text == "on" || text == "off" {
+                change = .mixSwitch(part: part, which, on: text == "on")
+            } else {
+                return .response(.error(400, usage))
             }
         case "/api/loop", "/api/punch":
             var range: ClosedRange<Int>?
@@ -546,7 +551,7 @@ public final class WebApp: Sendable {
     /// `event: takes` and `event: library` when those change.
     func eventStream(ticket: StreamTicket? = nil) -> @Sendable () -> [UInt8]? {
         // The last state sent, its generation, and how many waits since.
-        let last = Mutex<(state: WebLiveState?, generation: Int, quiet: Int)>((nil, 0, 0))
+        let last = VisibleLock<(state: WebLiveState?, generation: Int, quiet: Int)>((nil, 0, 0))
         let interval = eventInterval
         let box = self.box
         return {

@@ -86,6 +86,14 @@ public enum WebChange: Hashable, Sendable {
     /// The live mixer: a part's (by index; nil: the reference's) level or
     /// pan moved to `value` (0…127, as a MIDI fader sends it).
     case fader(part: Int?, control: WebFaderControl, value: Int)
+    /// The live mixer: a part's (nil: the reference's) mute or solo
+    /// switched on or off.
+    case mixSwitch(part: Int?, WebMixSwitch, on: Bool)
+}
+
+/// What a strip's buttons switch.
+public enum WebMixSwitch: String, Hashable, Sendable {
+    case mute, solo
 }
 
 /// What a page fader moves.
@@ -102,12 +110,18 @@ public struct WebMixerStrip: Hashable, Sendable {
     public var pan: Double
     /// The reference recording's strip.
     public var reference: Bool
+    /// Not heard (for the singer's own part: its guide).
+    public var muted: Bool
+    /// Heard alone (with every other soloed strip).
+    public var soloed: Bool
 
-    public init(name: String, levelDB: Double?, pan: Double, reference: Bool = false) {
+    public init(name: String, levelDB: Double?, pan: Double, reference: Bool = false, muted: Bool = false, soloed: Bool = false) {
         self.name = name
         self.levelDB = levelDB
         self.pan = pan
         self.reference = reference
+        self.muted = muted
+        self.soloed = soloed
     }
 }
 

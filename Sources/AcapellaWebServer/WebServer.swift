@@ -2,7 +2,7 @@ public import AcapellaWeb
 internal import CMicroHTTPD
 import Foundation
 import Glibc
-import Synchronization
+import AcapellaLock
 
 /// The box's HTTP server: libmicrohttpd, a thread per connection (an event
 /// stream blocks only its own), every request handed to a `WebApp`.
@@ -129,7 +129,7 @@ public final class Connections: @unchecked Sendable {
         var watching = true
     }
 
-    private let state = Mutex(State())
+    private let state = VisibleLock(State())
     private let app: WebApp
     private let watcherDone = DispatchSemaphore(value: 0)
     private var watcher: Thread?

@@ -8,7 +8,7 @@ import AcapellaMusicXML
 import AcapellaProject
 import AcapellaScore
 import Foundation
-import Synchronization
+import AcapellaLock
 
 /// `acapella-bench NAME`. Timing lives here, never in unit tests.
 func runBench(_ arguments: ParsedArguments) throws -> Int32 {
@@ -323,7 +323,7 @@ func benchMix(_ arguments: ParsedArguments) throws -> Int32 {
 
 /// Decodes take files to mono, two at a time (the box has two cores or more).
 func loadTakes(_ paths: [String]) throws -> [PartTakes] {
-    let results = Mutex<[Result<[Float], AudioFileError>?]>(Array(repeating: nil, count: paths.count))
+    let results = VisibleLock<[Result<[Float], AudioFileError>?]>(Array(repeating: nil, count: paths.count))
     DispatchQueue.concurrentPerform(iterations: paths.count) { index in
         let result = Result { () throws(AudioFileError) in try AudioFile.readMono(paths[index]).samples }
         results.withLock { $0[index] = result }

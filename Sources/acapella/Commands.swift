@@ -169,6 +169,12 @@ let commands: [Subcommand] = [
         details: "STICK is where the stick is mounted; it needs an acapella/ folder. Songs in acapella/songs/ join\nyour library (DATA/songs/, MusicXML imported). Every project with takes goes to\nacapella/export/SONG/: mix.flac and mix.mp3 (as last rehearsed), practice-PART.mp3 for each part,\nand SONG.acaproj.zip. Each file is flushed under a hidden name before it is named; the stick is\nflushed at the end. The running box does the same by itself when a stick is mounted.",
         run: runUSB),
     Subcommand(
+        name: "web", summary: "the web page's pairing: 'forget' signs out every phone the box remembers",
+        positionals: "forget", positionalCount: 1...1,
+        options: [OptionSpec(names: ["--data"], valueName: "DIR", help: "the data directory (default $ACAPELLA_DATA_DIR, else ~/.local/share/acapella)")],
+        details: "Phones stay paired across restarts (DATA/web-pairing.json keeps each one only as its token's\nSHA-256). 'forget' signs every one out and sets a new pairing code for the next start; it\nneeds the box stopped (sudo systemctl stop acapella): while it runs, the page's 'Sign out every\nphone…' does the same at once.",
+        run: runWeb),
+    Subcommand(
         name: "songs", summary: "list the box's songs (shipped and yours) with their tags; MusicXML dropped into songs/ is imported first",
         positionals: "", positionalCount: 0...0,
         options: [

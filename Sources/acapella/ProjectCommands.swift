@@ -370,6 +370,20 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     return 0
 }
 
+/// `acapella web forget`: every paired phone signed out, a new code.
+func runWeb(_ arguments: ParsedArguments) throws -> Int32 {
+    guard arguments.positionals[0] == "forget" else { throw CLIError("web: unknown action '\(arguments.positionals[0])'; the one action is 'forget'") }
+    let data = arguments.value("--data") ?? CalibrationStore.dataDirectory
+    guard FileManager.default.fileExists(atPath: data) else { throw CLIError("\(data): no such data directory; nothing to forget", exitCode: 1) }
+    do {
+        let (phones, code) = try PairingFile.forget(dataDirectory: data)
+        print("web: \(phones == 0 ? "no phone was" : phones == 1 ? "1 phone" : "\(phones) phones") signed out; the next start pairs with code \(code)")
+        return 0
+    } catch let error as PairingFileError {
+        throw CLIError(error.description, exitCode: 1)
+    }
+}
+
 /// `acapella songs [--tag TAG]`: the box's library — the shipped songs and
 /// the user's (songs/ in the data directory, MusicXML there imported
 /// first, as the box does; songs sent from the web page) — with their tags.

@@ -78,6 +78,62 @@ import Testing
         #expect(withReference.mixer.last?.reference == true && withReference.mixer.last?.levelDB.map { abs($0) < 1e-9 } == true)
     }
 
+    /// The page's Mute and Solo: another part's sent to the engine, shown
+    /// on its strip and saved with the session (once switched; parts not
+    /// touched stay as the file has them); the singer's own part's mute is
+    /// its guide's and its solo the `s` key's; the reference's mute its key's.
+    @Test func thePagesMuteAndSolo() throws {
+        var session = BoxSession(BoxSessionTests.context())
+        var effects = session.handle(.web(.mixSwitch(part: 3, .mute, on: true)), snapshot: BoxSessionTests.snapshot())
+        var sent = Self.mixes(effects)
+        #expect(sent.count == 1 && sent[0].part == 3 && sent[0].mix.muted && abs(sent[0].mix.gain - 0.3) < 1e-6)
+        #expect(Self.answers(effects) == [.success("Bass muted")])
+        #expect(session.mixer[3].muted && !session.mixer[2].muted)
+        // A fader then moves the muted part's level; it stays muted.
+        sent = Self.mixes(session.handle(.web(.fader(part: 3, control: .level, value: 50)), snapshot: BoxSessionTests.snapshot()))
+        #expect(sent[0].mix.muted && abs(sent[0].mix.gain - 0.075) < 1e-6)
+        effects = session.handle(.web(.mixSwitch(part: 2, .solo, on: true)), snapshot: BoxSessionTests.snapshot())
+        #expect(BoxSessionTests.commands(effects).contains { if case .solo(2, true) = $0 { true } else { false } })
+        #expect(Self.answers(effects) == [.success("Tenor soloed")] && session.mixer[2].soloed && session.soloedParts == [2])
+        // Saved: the switched parts' mute and solo; an untouched part as the file has it.
+        var base = SessionState()
+        base.parts["Soprano"] = SessionState.Part(mute: true)
+        var saved = session.rehearsal(over: base, looping: false)
+        #expect(saved.parts["Bass"]?.mute == true && saved.parts["Bass"]?.solo == false)
+        #expect(saved.parts["Tenor"]?.solo == true && saved.parts["Tenor"]?.mute == false)
+        #expect(saved.parts["Soprano"]?.mute == true)
+        // Restored by the next session: the strips as they were.
+        var next = BoxSession(BoxSessionTests.context())
+        let restored = BoxSessionTests.commands(next.restore(saved, score: BoxSessionTests.score))
+        #expect(restored.contains { if case .solo(2, true) = $0 { true } else { false } })
+        #expect(next.mixer[3].muted && next.mixer[2].soloed && next.mixer[0].muted && !next.mixer[1].soloed)
+        // Off again: no solo left, all parts heard.
+        effects = session.handle(.web(.mixSwitch(part: 2, .solo, on: false)), snapshot: BoxSessionTests.snapshot())
+        #expect(Self.answers(effects) == [.success("all parts")] && session.soloedParts.isEmpty)
+        saved = session.rehearsal(over: saved, looping: false)
+        #expect(saved.parts["Tenor"] == nil)
+        // The singer's own part (Alto): mute is its guide (muted while they sing it).
+        #expect(session.mixer[1].muted)
+        effects = session.handle(.web(.mixSwitch(part: 1, .mute, on: false)), snapshot: BoxSessionTests.snapshot())
+        #expect(!session.guideMuted && !session.mixer[1].muted && Self.mixes(effects).first.map { $0.part == 1 && !$0.mix.muted } == true)
+        effects = session.handle(.web(.mixSwitch(part: 1, .mute, on: false)), snapshot: BoxSessionTests.snapshot())
+        #expect(Self.mixes(effects).isEmpty && Self.answers(effects) == [.success("Alto guide already on")])
+        effects = session.handle(.web(.mixSwitch(part: 1, .solo, on: true)), snapshot: BoxSessionTests.snapshot())
+        #expect(session.soloed && session.mixer[1].soloed && Self.answers(effects) == [.success("Alto alone")])
+        // No such part, no reference: refused in words, nothing sent.
+        effects = session.handle(.web(.mixSwitch(part: 7, .mute, on: true)), snapshot: BoxSessionTests.snapshot())
+        #expect(Self.mixes(effects).isEmpty && Self.answers(effects) == [.failure(WebFailure(404, "no part 8: the song has 4"))])
+        effects = session.handle(.web(.mixSwitch(part: nil, .solo, on: true)), snapshot: BoxSessionTests.snapshot())
+        #expect(Self.answers(effects) == [.failure(WebFailure(404, "this project has no reference recording"))])
+        // The reference: its mute is the reference key's.
+        var withReference = BoxSession(ReferenceTests.context(lyrics: nil))
+        effects = withReference.handle(.web(.mixSwitch(part: nil, .mute, on: true)), snapshot: BoxSessionTests.snapshot())
+        #expect(withReference.referenceMuted && withReference.mixer.last?.muted == true && Self.mixes(effects).first?.mix.muted == true)
+        effects = withReference.handle(.web(.mixSwitch(part: nil, .solo, on: true)), snapshot: BoxSessionTests.snapshot())
+        #expect(withReference.mixer.last?.soloed == true)
+        #expect(withReference.rehearsal(over: SessionState(), looping: false).parts[ReferenceRecord.trackName] == SessionState.Part(mute: true, solo: true))
+    }
+
     /// The reference's fader moves the reference, muted or not.
     @Test func theReferenceHasAFaderToo() throws {
         var session = BoxSession(ReferenceTests.context(lyrics: nil))

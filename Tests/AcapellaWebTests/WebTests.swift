@@ -344,9 +344,16 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(post("/api/mix/1/volume", "10") == 400)
         #expect(post("/api/mix/x/level", "10") == 404)
         #expect(post("/api/mix/99999/level", "10") == 404)
+        // Its mute and solo, on or off.
+        #expect(post("/api/mix/3/mute", "on") == 200)
+        #expect(post("/api/mix/reference/solo", "off") == 200)
+        #expect(post("/api/mix/3/mute", "yes") == 400)
+        #expect(post("/api/mix/3/solo", "") == 400)
+        #expect(post("/api/mix/99999/solo", "on") == 404)
         #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3),
-                                                .fader(part: 1, control: .level, value: 80), .fader(part: nil, control: .pan, value: 0)])
+                                                .fader(part: 1, control: .level, value: 80), .fader(part: nil, control: .pan, value: 0),
+                                                .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false)])
         // Changes need the token; an upload goes to the box with its name.
         #expect(response(app.handle(testRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
         #expect(post("/api/upload", "<score-partwise/>", headers: ["x-file-name": "hymn.musicxml"]) == 200)

@@ -64,8 +64,18 @@ for _ in $(seq 20); do grep -q "every phone signed out" "$work/web2.err" && brea
 newcode="$(grep -o 'the new code is [0-9]*' "$work/web2.err" | grep -o '[0-9]*$' || true)"
 check "the box says so with a new code" contains "$(cat "$work/web2.err")" "web: every phone signed out; the new code is "
 check "the old code no longer pairs" equals "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data "$code" "$web/api/pair")" "$([[ "$code" == "$newcode" ]] && echo 200 || echo 403)"
-check "the new one does" equals "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data "$newcode" "$web/api/pair")" "200"
+check "the new one does" equals "$(curl -s -o /dev/null -c "$work/cookies2" -w '%{http_code}' -X POST --data "$newcode" "$web/api/pair")" "200"
+# acapella web forget: refused while the box holds the data folder (its
+# page does it then), done once it is stopped: the phone signed out, a
+# new code the next start pairs with.
+check "web forget waits for the box to stop" contains "$("$acapella" web forget --data "$work/webbox" 2>&1)" "in use by acapella run, pid $webbox: while the box runs, sign every phone out from its page"
 kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
+forgot="$("$acapella" web forget --data "$work/webbox" 2>&1)"
+check "web forget signs out the phone the box remembered" contains "$forgot" "web: 1 phone signed out; the next start pairs with code "
+forgetcode="$(grep -o '[0-9]*$' <<<"$forgot")"
+check "and keeps no session" equals "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["sessions"]), d["code"])' "$work/webbox/web-pairing.json")" "0 $forgetcode"
+"$acapella" run --data "$work/webbox" --seconds 1 --device sim:speed=1 --web "$webport" >/dev/null 2>"$work/web4.err" || true
+check "the next start pairs with that code" contains "$(cat "$work/web4.err")" "pairing code $forgetcode"
 echo "garbage{" > "$work/webbox/web-pairing.json"
 "$acapella" run --data "$work/webbox" --seconds 1 --device sim:speed=1 --web "$webport" >/dev/null 2>"$work/web3.err" || true
 check "a damaged pairing file is said in one line, and the box pairs afresh" contains "$(cat "$work/web3.err")" "web-pairing.json: not a pairing the box wrote"

@@ -111,7 +111,15 @@ if (vv && (Math.abs(vv.scale - 1) > 0.01 || Math.abs(vv.offsetLeft) > 1 || Math.
 for (const el of document.querySelectorAll(selector)) {
   if (el.getBoundingClientRect().width === 0) continue;  // not shown here
   checked += 1;
-  // Controls in a scrolling panel: brought into view as a finger would.
+  // Controls in a scrolling panel: brought into view as a finger would
+  // (up and down; a panel that scrolls sideways hides what is cut off).
+  const name0 = '"' + (el.textContent.trim() || el.id) + '"';
+  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    const overflow = getComputedStyle(p).overflowX;
+    if ((overflow === 'auto' || overflow === 'scroll') && p.scrollWidth > p.clientWidth + 1) {
+      problems.push(name0 + ' in ' + describe(p) + ', which scrolls sideways (' + p.scrollWidth + ' of ' + p.clientWidth + ')'); break;
+    }
+  }
   if (reach) el.scrollIntoView({block: 'nearest', inline: 'nearest'});
   const r = el.getBoundingClientRect();
   const name = '"' + (el.textContent.trim() || el.id) + '"';
@@ -189,7 +197,7 @@ def geometry(driver, shots, moment, selector, with_cursor, settings=False):
             if more.is_displayed():
                 more.click()
                 time.sleep(0.3)
-            problems = driver.execute_script(GEOMETRY, "#more button, #more select, #mixer input", False, True)
+            problems = driver.execute_script(GEOMETRY, "#more button, #more select, #mixer input, #mixer button", False, True)
             check(f"the settings at {name}: every one reachable and not covered", not problems, "; ".join(problems))
             driver.save_screenshot(os.path.join(shots, f"9-{moment}-{name}-settings.png"))
             if more.is_displayed():
@@ -213,6 +221,15 @@ def mixer_from_page(driver):
     driver.execute_script("const s = document.querySelectorAll('#mixer input')[3]; s.value = '100'; s.dispatchEvent(new Event('change'))")
     check("and back to its own level", wait_for(lambda: (lambda d: d is not None and abs(d) < 0.05)(driver.execute_script("return live.mixer[3].levelDB")), 5),
           driver.execute_script("return live.mixer"))
+    # Its Mute: the Bass silent, the button pressed; again and heard.
+    mute = driver.find_elements(By.CSS_SELECTOR, "#mixer .mute")[3]
+    check("each strip has a Mute named for its part", mute.get_attribute("aria-label") == "Mute Bass", mute.get_attribute("aria-label"))
+    driver.execute_script("arguments[0].click()", mute)
+    muted = wait_for(lambda: driver.execute_script("return live.mixer[3].muted") and mute.get_attribute("aria-pressed") == "true", 5)
+    check("the Bass muted from its strip (and shown pressed)", muted, driver.execute_script("return live.mixer[3]"))
+    driver.execute_script("arguments[0].click()", mute)
+    check("and heard again", wait_for(lambda: driver.execute_script("return live.mixer[3].muted") is False and mute.get_attribute("aria-pressed") == "false", 5),
+          driver.execute_script("return live.mixer[3]"))
 
 
 def hand_scrolling(driver, shots):
