@@ -603,6 +603,11 @@ async function loadTakes() {
         take.measures ? "mm. " + take.measures : "whole song", recorded,
         (take.nudgeMilliseconds ? (take.nudgeMilliseconds > 0 ? "+" : "") + take.nudgeMilliseconds.toFixed(1) + " ms" : "") + (take.note ? " " + take.note : "")];
       for (const text of cells) row.insertCell().textContent = text;
+      // Its analysis score beside its name, once the box has analysed it.
+      const score = document.createElement("span");
+      score.className = "score" + (take.score === null ? "" : take.score >= 85 ? " good" : take.score >= 60 ? " fair" : " poor");
+      score.textContent = take.score !== null ? take.score + "/100" : take.state === "kept" || take.state === "recovered" ? "analysing…" : "";
+      row.cells[0].append(" ", score);
       const actions = row.insertCell();
       if (take.state === "recording") continue;
       const button = (label, handler) => {
@@ -610,9 +615,16 @@ async function loadTakes() {
         element.textContent = label;
         element.addEventListener("click", handler);
         actions.appendChild(element);
+        return element;
       };
-      button("▶ alone", () => play("/download/take-" + take.id + ".wav"));
-      button("▶ with the others", () => play("/download/take-" + take.id + "-with-others.wav"));
+      const from = take.heardFromMeasure !== null ? ", from m. " + take.heardFromMeasure : "";
+      button("▶ alone", () => play("/download/take-" + take.id + ".wav", "Take " + take.id + " (" + take.part + ") alone"));
+      button("▶ with the others", () => play("/download/take-" + take.id + "-with-others.wav", "Take " + take.id + " (" + take.part + ") with the others" + from,
+        take.heardFromSeconds));
+      const ab = button("A/B", () => chooseCompared(take));
+      ab.className = "ab-choose";
+      ab.setAttribute("aria-label", "Compare take " + take.id);
+      ab.setAttribute("aria-pressed", String(compared.some((t) => t.id === take.id)));
       if (!take.active) button("activate", () => post("/api/take/" + take.id + "/activate", ""));
       if (take.state !== "discarded") button("discard", () => post("/api/take/" + take.id + "/discard", ""));
       button("−10 ms", () => post("/api/take/" + take.id + "/nudge", "-10"));
@@ -645,11 +657,55 @@ async function loadTakes() {
   });
 }
 
-function play(url) {
+// The player at the top of Takes: what plays, said; "with the others"
+// from where the take is heard (a punch-in: a measure before its own).
+function play(url, label, fromSeconds, thenPlay) {
   const player = $("player");
+  $("now-playing").textContent = label || "";
   player.src = url;
-  player.play().catch(() => {});
+  const start = () => {
+    if (fromSeconds > 0) player.currentTime = Math.min(fromSeconds, player.duration || fromSeconds);
+    if (thenPlay !== false) player.play().catch(() => {});
+  };
+  if (fromSeconds > 0) player.addEventListener("loadedmetadata", start, { once: true }); else start();
 }
+
+// A/B: two takes, each on its own, switched in time (the same moment of
+// the song, through each take's own place on it).
+let compared = [], hearingB = false;
+function chooseCompared(take) {
+  if (compared.length === 2 || compared.some((t) => t.id === take.id)) compared = [];
+  compared.push({ id: take.id, part: take.part, fileStartSeconds: take.fileStartSeconds });
+  hearingB = false;
+  if (compared.length === 1) say("take " + take.id + " is A: choose B with its A/B");
+  showCompared();
+  play("/download/take-" + compared[0].id + ".wav", "A: take " + compared[0].id + " (" + compared[0].part + ")");
+  for (const button of document.querySelectorAll(".ab-choose"))
+    button.setAttribute("aria-pressed", String(compared.some((t) => "Compare take " + t.id === button.getAttribute("aria-label"))));
+}
+function showCompared() {
+  $("ab").hidden = compared.length !== 2;
+  if (compared.length !== 2) return;
+  $("ab-about").textContent = "A: take " + compared[0].id + ", B: take " + compared[1].id;
+  $("ab-switch").textContent = hearingB ? "Hear A" : "Hear B";
+  $("ab-switch").setAttribute("aria-pressed", String(hearingB));
+}
+$("ab-switch").addEventListener("click", () => {
+  if (compared.length !== 2) return;
+  const player = $("player");
+  const [from, to] = hearingB ? [compared[1], compared[0]] : [compared[0], compared[1]];
+  const songTime = player.currentTime + from.fileStartSeconds;
+  const playing = !player.paused;
+  hearingB = !hearingB;
+  showCompared();
+  play("/download/take-" + to.id + ".wav", (hearingB ? "B" : "A") + ": take " + to.id + " (" + to.part + ")",
+    Math.max(0.001, songTime - to.fileStartSeconds), playing);
+});
+$("ab-clear").addEventListener("click", () => {
+  compared = [];
+  showCompared();
+  for (const button of document.querySelectorAll(".ab-choose")) button.setAttribute("aria-pressed", "false");
+});
 
 $("undo").addEventListener("click", () => post("/api/undo", ""));
 $("reference-remove").addEventListener("click", () => { if (confirm("Remove the reference recording from this project?")) post("/api/reference/remove", ""); });

@@ -493,7 +493,15 @@ struct LatencyLog {
 /// loop, far below the render thread) from the project opened for reading;
 /// the control loop collects what is ready and is woken for it.
 final class TakeAnalyses: Sendable {
-    private let results = VisibleLock<[Result<(summary: TakeSummary, page: [UInt8]), ProjectError>]>([])
+    /// One finished: which take, whether it was for the takes list only
+    /// (`quiet`: a take from before, scored on first need), and its result.
+    struct Finished {
+        var take: TakeRecord
+        var quiet: Bool
+        var result: Result<(summary: TakeSummary, page: [UInt8]), ProjectError>
+    }
+
+    private let results = VisibleLock<[Finished]>([])
     private let queue = DispatchQueue(label: "acapella-analysis", qos: .utility)
     private let wake: WakeDescriptor
     /// The program that analyses (`acapella analyze --for-box`): this one.
@@ -507,7 +515,7 @@ final class TakeAnalyses: Sendable {
     /// Analyses `take` of the project at `path`: in a process of its own
     /// (`BoundedChild`, the box's child limits), never in the box — whose
     /// memory is locked and must stay small whatever the take's length.
-    func start(_ take: TakeRecord, project path: String) {
+    func start(_ take: TakeRecord, project path: String, quiet: Bool = false) {
         queue.async { [self] in
             let limits = WebHub.childLimits
             let result: Result<(summary: TakeSummary, page: [UInt8]), ProjectError>
@@ -525,13 +533,13 @@ final class TakeAnalyses: Sendable {
                     result = .failure(ProjectError(description: "take \(take.id) not analysed: the analysis said something else than expected"))
                 }
             }
-            results.withLock { $0.append(result) }
+            results.withLock { $0.append(Finished(take: take, quiet: quiet, result: result)) }
             wake.wake()
         }
     }
 
     /// The analyses finished since the last call.
-    func finished() -> [Result<(summary: TakeSummary, page: [UInt8]), ProjectError>] {
+    func finished() -> [Finished] {
         results.withLock { results in
             defer { results = [] }
             return results

@@ -41,6 +41,11 @@ final class SessionLoop {
     var lights: Set<String> = []
     var lastDraw: Int64 = 0
     var takesChanged = true
+    /// Each take's score for the takes list, and the take being scored
+    /// (one at a time) and those that could not be.
+    var scores: TakeScores
+    var scoring: Int?
+    var unscorable: Set<Int> = []
     var lastTakesCount = 0
     var wrongCodes: (count: Int, groups: Set<String>, loggedAt: Int64) = (0, [], 0)
     var end = SessionEnd.quit
@@ -82,6 +87,7 @@ final class SessionLoop {
         self.device = device
         self.clock = clock
         self.analyses = TakeAnalyses(wake: io.wake, analyzer: io.program)
+        self.scores = TakeScores.load(dataDirectory: options.dataDirectory)
         if resuming { restore(saved) }
     }
 
@@ -334,14 +340,31 @@ final class SessionLoop {
 
     /// Analyses finished beside the loop.
     func analysisInputs() {
-        for result in analyses.finished() {
-            switch result {
+        for finished in analyses.finished() {
+            if finished.quiet { scoring = nil }
+            switch finished.result {
             case .success(let done):
-                feed(.analyzed(done.summary))
-                io.web?.publishAnalysis(done.page)
-            case .failure(let problem): log(problem.description, .warning)
+                if !finished.quiet {
+                    feed(.analyzed(done.summary))
+                    io.web?.publishAnalysis(done.page)
+                }
+                scores.set(done.summary.score, for: finished.take, project: project.path)
+                do { try scores.save(dataDirectory: options.dataDirectory) } catch { log("takes: scores not kept: \(error)", .warning) }
+                takesChanged = true
+            case .failure(let problem):
+                if finished.quiet { unscorable.insert(finished.take.id) }
+                log(problem.description, .warning)
             }
         }
+    }
+
+    /// The next take from before without a score analysed for the takes
+    /// list (quietly: neither the page's colours nor the readout change).
+    func scoreNextTake() {
+        guard scoring == nil, io.web != nil,
+              let take = scores.next(in: project.manifest.takes, project: project.path, skipping: unscorable) else { return }
+        scoring = take.id
+        analyses.start(take, project: project.path, quiet: true)
     }
 
     /// Takes the recorder finished, and its problems.
@@ -356,7 +379,10 @@ final class SessionLoop {
             takesChanged = true
             feed(.takeFinished(newest))
             // How it was sung, worked out beside the control loop while the singer listens.
-            if newest.state == .kept { analyses.start(newest, project: project.path) }
+            if newest.state == .kept {
+                analyses.start(newest, project: project.path)
+                unscorable.insert(newest.id)  // scored by this analysis, not again quietly
+            }
         }
         let problems = recorder.problemsSoFar()
         for problem in problems.dropFirst(problemsSeen) { feed(.recorderProblem(problem)) }
@@ -482,8 +508,19 @@ final class SessionLoop {
         let rate = project.manifest.sampleRate
         let (records, reference) = (project.manifest.takes, withReference ? project.referenceRecord?.describe(sampleRate: rate) : nil)
         let schedule = session.context.schedule
+        scores.keepOnly(records, project: project.path)
         web.publishTakes(records, project: project.path, song: session.context.songTitle, parts: session.context.partNames, currentPart: options.partIndex,
-                         sampleRate: rate, reference: reference) { schedule.measure(at: $0) }
+                         sampleRate: rate, reference: reference, scores: records.map { scores.score(of: $0, project: project.path) },
+                         heardFrom: records.map { Self.heardFrom($0, schedule: schedule) }) { schedule.measure(at: $0) }
+        scoreNextTake()
+    }
+
+    /// Where a take is heard from with the others (song samples): a
+    /// punch-in a measure before its own first, a full take from the start.
+    static func heardFrom(_ take: TakeRecord, schedule: Schedule) -> Int64 {
+        guard let range = take.range else { return 0 }
+        let first = schedule.measure(at: range.start)
+        return schedule.barline(ofMeasure: first - 1) ?? schedule.barline(ofMeasure: first) ?? 0
     }
 
     /// One frame: what every readout shows now.

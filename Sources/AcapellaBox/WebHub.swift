@@ -240,16 +240,21 @@ public final class WebHub: WebBox {
     /// The song's takes as the project says now.
     /// `measure` names the measure a song sample falls in (punch-ins are
     /// listed by their measures).
+    /// `scores`: each take's analysis score when known; `heardFrom`: the
+    /// song sample each is heard from with the others.
     func publishTakes(_ records: [TakeRecord], project: String, song: String, parts: [String], currentPart: Int, sampleRate: Int, reference: String? = nil,
-                      measure: (Int64) -> Int) {
-        let takes = records.map { record in
+                      scores: [Int?] = [], heardFrom: [Int64] = [], measure: (Int64) -> Int) {
+        let takes = records.enumerated().map { index, record in
             let file = project + "/" + record.file
             let modified = (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate]) as? Date
             return WebTake(id: record.id, part: record.part, state: record.state.rawValue, active: record.active,
                            seconds: Double(record.frames) / Double(max(1, sampleRate)),
                            recorded: modified.map { ISO8601DateFormatter().string(from: $0) },
                            measures: record.range.map { "\(measure($0.start))-\(measure(max($0.start, $0.end - 1)))" }, nudgeMilliseconds: Double(record.nudgeSamples) * 1_000 / Double(max(1, sampleRate)),
-                           note: record.note)
+                           note: record.note, score: index < scores.count ? scores[index] : nil,
+                           heardFromSeconds: index < heardFrom.count ? Double(heardFrom[index]) / Double(max(1, sampleRate)) : 0,
+                           heardFromMeasure: record.range != nil && index < heardFrom.count ? measure(heardFrom[index]) : nil,
+                           fileStartSeconds: -Double(record.alignmentOffsetSamples + record.nudgeSamples) / Double(max(1, sampleRate)))
         }
         let files = Dictionary(records.filter { $0.state != .recording }.map { ($0.id, project + "/" + $0.file) }) { first, _ in first }
         shared.withLock { shared in

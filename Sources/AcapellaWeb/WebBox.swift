@@ -185,9 +185,19 @@ public struct WebTake: Hashable, Sendable {
     public var measures: String?
     public var nudgeMilliseconds: Double
     public var note: String?
+    /// Its analysis score (0–100), once analysed.
+    public var score: Int?
+    /// Where "with the others" is heard from, seconds into the song (a
+    /// punch-in: a measure before its own first).
+    public var heardFromSeconds: Double
+    /// The measure that is (a punch-in's), nil for a full take.
+    public var heardFromMeasure: Int?
+    /// The song time of its file's first sample, seconds (its alignment
+    /// and nudge): two takes' files played in time (A/B) are offset by it.
+    public var fileStartSeconds: Double
 
     public init(id: Int, part: String, state: String, active: Bool, seconds: Double, recorded: String? = nil, measures: String? = nil,
-                nudgeMilliseconds: Double = 0, note: String? = nil) {
+                nudgeMilliseconds: Double = 0, note: String? = nil, score: Int? = nil, heardFromSeconds: Double = 0, heardFromMeasure: Int? = nil, fileStartSeconds: Double = 0) {
         self.id = id
         self.part = part
         self.state = state
@@ -197,11 +207,17 @@ public struct WebTake: Hashable, Sendable {
         self.measures = measures
         self.nudgeMilliseconds = nudgeMilliseconds
         self.note = note
+        self.score = score
+        self.heardFromSeconds = heardFromSeconds
+        self.heardFromMeasure = heardFromMeasure
+        self.fileStartSeconds = fileStartSeconds
     }
 
     var json: [String: Any] {
         ["id": id, "part": part, "state": state, "active": active, "seconds": seconds, "recorded": recorded ?? NSNull(),
-         "measures": measures ?? NSNull(), "nudgeMilliseconds": nudgeMilliseconds, "note": note ?? NSNull()]
+         "measures": measures ?? NSNull(), "nudgeMilliseconds": nudgeMilliseconds, "note": note ?? NSNull(), "score": score ?? NSNull(),
+         "heardFromSeconds": heardFromSeconds.isFinite ? (heardFromSeconds * 1000).rounded() / 1000 : 0,
+         "heardFromMeasure": heardFromMeasure ?? NSNull(), "fileStartSeconds": fileStartSeconds.isFinite ? (fileStartSeconds * 1000).rounded() / 1000 : 0]
     }
 }
 

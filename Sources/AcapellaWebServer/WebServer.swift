@@ -391,13 +391,33 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
             return queue(connection, .error(500, "the file to send went away"))
         }
         if file.temporary { unlink(file.path) }
-        guard let made = MHD_create_response_from_fd(Int(status.st_size), descriptor) else {
+        // One range of it when asked (a player seeking; Safari's first probe), never of a gzip file.
+        let size = Int(status.st_size)
+        var range: ClosedRange<Int>?
+        if !file.gzip {
+            switch ByteRange.parse(headers["range"], size: size) {
+            case .success(let asked): range = asked
+            case .failure:
+                close(descriptor)
+                let refused = WebResponse(status: 416, contentType: "text/plain; charset=utf-8", headers: [("Content-Range", "bytes */\(size)")],
+                                          body: Array("that range is not in the file\n".utf8))
+                return queue(connection, refused)
+            }
+        }
+        let made: OpaquePointer?
+        if let range {
+            made = MHD_create_response_from_fd_at_offset64(UInt64(range.count), descriptor, UInt64(range.lowerBound))
+        } else {
+            made = MHD_create_response_from_fd(size, descriptor)
+        }
+        guard let made else {
             close(descriptor)
             return .NO
         }
-        if file.gzip { MHD_add_response_header(made, "Content-Encoding", "gzip") }
+        if file.gzip { MHD_add_response_header(made, "Content-Encoding", "gzip") } else { MHD_add_response_header(made, "Accept-Ranges", "bytes") }
+        if let range { MHD_add_response_header(made, "Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/\(size)") }
         addHeaders(made, file)
-        let result = MHD_queue_response(connection, 200, made)
+        let result = MHD_queue_response(connection, range == nil ? 200 : 206, made)
         MHD_destroy_response(made)
         return result
     case .events(let next):

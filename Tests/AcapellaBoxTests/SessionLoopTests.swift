@@ -42,6 +42,10 @@ import Testing
         // Analysed beside the loop (a child process), published to the page.
         // (A child process in real time: on a loaded machine it takes seconds.)
         #expect(try box.run(turns: 200_000) { $0.web.analysis() != nil }, "\(box.lines.suffix(3))")
+        // Its score in the takes list, kept in the data folder's cache.
+        #expect(try box.run { $0.web.takes().takes.first { $0.id == take.id }?.score != nil })
+        let score = try #require(box.web.takes().takes.first { $0.id == take.id }?.score)
+        #expect(TakeScores.load(dataDirectory: box.data).score(of: stored, project: box.project!.path) == score)
 
         // Review: d discards it; the file stays.
         box.press("d")
@@ -87,9 +91,16 @@ import Testing
         #expect(try box.run { $0.sessionsOpened == 3 })
         #expect(box.said("arrived.acasong: no such file; it leaves the library, back to the last song"), "\(box.lines.suffix(8))")
         #expect(box.options.songs == songs && box.options.songIndex == 1)
-        // The next key moves on (past the end: the first song again).
+        // The next key moves on (past the end: the first song again). With
+        // the scores' cache gone (as after a restart on another card), the
+        // take is analysed again on first need, quietly: its score back in
+        // the list, the page's colours and the readout untouched.
+        try FileManager.default.removeItem(atPath: TakeScores.path(dataDirectory: box.data))
         box.press("}")
         #expect(try box.run { $0.sessionsOpened == 4 && $0.session?.context.songIndex == 0 })
+        #expect(try box.run(turns: 200_000) { $0.web.takes().takes.first { $0.id == take.id }?.score == score }, "\(box.web.takes().takes)")
+        #expect(box.web.analysis() == nil && box.session?.analysis == nil)
+        #expect(FileManager.default.fileExists(atPath: TakeScores.path(dataDirectory: box.data)))
 
         // q: the box stops.
         box.press("q")

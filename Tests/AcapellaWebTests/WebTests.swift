@@ -539,6 +539,34 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(fileStatus == 200)
         #expect(bytes == FileManager.default.contents(atPath: "/etc/hostname"))
         #expect(fileHeaders["content-disposition"] == "attachment; filename=\"song-take-3.wav\"")
+        // Ranges of it, as a phone's player asks to seek (Safari's first
+        // request is bytes=0-1); one outside it refused with its size.
+        #expect(fileHeaders["accept-ranges"] == "bytes")
+        let whole = try #require(FileManager.default.contents(atPath: "/etc/hostname"))
+        #expect(whole.count >= 2)
+        let (partStatus, partHeaders, part) = try fetch(base + "/download/take-3.wav", headers: ["Cookie": cookie, "Range": "bytes=1-1"])
+        #expect(partStatus == 206 && part == whole[1...1] && partHeaders["content-range"] == "bytes 1-1/\(whole.count)")
+        let (tailStatus, _, tail) = try fetch(base + "/download/take-3.wav", headers: ["Cookie": cookie, "Range": "bytes=-2"])
+        #expect(tailStatus == 206 && tail == whole.suffix(2))
+        let (outStatus, outHeaders, _) = try fetch(base + "/download/take-3.wav", headers: ["Cookie": cookie, "Range": "bytes=\(whole.count)-"])
+        #expect(outStatus == 416 && outHeaders["content-range"] == "bytes */\(whole.count)")
+    }
+
+    /// HTTP ranges as RFC 9110 has them: one range served, several or a
+    /// malformed one ignored (the whole file), one outside it refused.
+    @Test func byteRangesAreRead() {
+        #expect(ByteRange.parse(nil, size: 100) == .success(nil))
+        #expect(ByteRange.parse("bytes=0-1", size: 100) == .success(0...1))
+        #expect(ByteRange.parse("bytes=10-", size: 100) == .success(10...99))
+        #expect(ByteRange.parse("bytes=90-500", size: 100) == .success(90...99))
+        #expect(ByteRange.parse("bytes=-30", size: 100) == .success(70...99))
+        #expect(ByteRange.parse("bytes=-300", size: 100) == .success(0...99))
+        #expect(ByteRange.parse("bytes=100-", size: 100) == .failure(ByteRange.Unsatisfiable()))
+        #expect(ByteRange.parse("bytes=-0", size: 100) == .failure(ByteRange.Unsatisfiable()))
+        #expect(ByteRange.parse("bytes=0-", size: 0) == .failure(ByteRange.Unsatisfiable()))
+        for ignored in ["bytes=5-2", "bytes=0-1,5-6", "items=0-1", "bytes=a-b", "bytes=-", "bytes=99999999999999999999-", "bytes=1-2-3"] {
+            #expect(ByteRange.parse(ignored, size: 100) == .success(nil), "\(ignored)")
+        }
     }
 
     /// The score over HTTP: the gzip file as it is (with its encoding) to

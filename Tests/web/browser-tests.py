@@ -300,7 +300,48 @@ def record_and_keep(driver, shots):
     row = wait_for(lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#takes-list tr.take.kept.active")], 5)
     text = row[0] if row else driver.find_element(By.ID, "takes-list").text
     check("the take is in Takes: kept, playing, measures 1-2", row and "take 1" in text and "mm. 1-2" in text, text)
+    scored = wait_for(lambda: "100/100" in driver.find_element(By.CSS_SELECTOR, "#takes-list tr.take.kept.active .score").text, 10)
+    check("with its analysis score in the list", scored, driver.find_element(By.ID, "takes-list").text)
     driver.save_screenshot(os.path.join(shots, "5-takes.png"))
+
+
+def compare_takes(driver, shots):
+    """A second take of the same measures, discarded at review; the two
+    compared A/B from the player at the top, in time."""
+    tab(driver, "rehearse")
+    driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="record"]').click()
+    review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 25)
+    check("a second take of measures 1-2 recorded", review, driver.find_element(By.ID, "transport").text)
+    driver.find_element(By.CSS_SELECTOR, '#review-sheet button[data-action="discard-take"]').click()
+    check("discarded from the review sheet", wait_for(lambda: driver.find_element(By.ID, "transport").text == "stopped", 5))
+    driver.execute_script("window.scrollTo(0, 0)")
+    tab(driver, "takes")
+    check("and listed, discarded", wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, '#takes-list tr.take.discarded[data-take="2"]'), 5))
+    player = driver.find_element(By.ID, "player")
+    check("the player is at the top of Takes", player.is_displayed() and player.rect["y"] < driver.find_element(By.ID, "takes-list").rect["y"],
+          player.rect)
+    driver.find_element(By.CSS_SELECTOR, '#takes-list tr[data-take="1"] button.ab-choose').click()
+    driver.find_element(By.CSS_SELECTOR, '#takes-list tr[data-take="2"] button.ab-choose').click()
+    check("A/B: both chosen", wait_for(lambda: driver.find_element(By.ID, "ab").is_displayed(), 5) and
+          driver.find_element(By.ID, "ab-about").text == "A: take 1, B: take 2", driver.find_element(By.ID, "ab-about").text)
+    check("A plays", wait_for(lambda: driver.execute_script("return document.getElementById('player').currentTime") > 0.6, 10),
+          driver.find_element(By.ID, "now-playing").text)
+    starts = driver.execute_script("const t = {}; for (const c of compared) t[c.id] = c.fileStartSeconds; return t")
+    before = driver.execute_script("const p = document.getElementById('player'); p.pause(); return p.currentTime")
+    driver.find_element(By.ID, "ab-switch").click()
+    expected = before + starts["1"] - starts["2"]
+    switched = wait_for(lambda: driver.find_element(By.ID, "now-playing").text.startswith("B: take 2") and
+                        abs(driver.execute_script("return document.getElementById('player').currentTime") - expected) < 0.05, 10)
+    after = driver.execute_script("return document.getElementById('player').currentTime")
+    check(f"B heard from the same moment of the song ({after:.2f} s into take 2 for {before:.2f} s into take 1)",
+          switched and abs(after - expected) < 0.05, (before, after, starts))
+    driver.save_screenshot(os.path.join(shots, "5-compare.png"))
+    driver.find_element(By.ID, "ab-clear").click()
+    # With the others: a punch-in heard from a measure before its own.
+    driver.find_element(By.XPATH, '//tr[@data-take="1"]//button[contains(., "with the others")]').click()
+    check("with the others from the take's first measure, said", wait_for(lambda: "Take 1 (Alto) with the others, from m. 0" in
+          driver.find_element(By.ID, "now-playing").text, 5), driver.find_element(By.ID, "now-playing").text)
+    driver.execute_script("document.getElementById('player').pause()")
 
 
 def download_mix(driver, shots, downloads):
@@ -484,6 +525,7 @@ def main():
             check("stopped from the page", driver.find_element(By.ID, "transport").text == "stopped",
                   driver.find_element(By.ID, "transport").text)
             record_and_keep(driver, shots)
+            compare_takes(driver, shots)
             if not webkit:  # WebKitWebDriver has no download folder to set
                 download_mix(driver, shots, downloads)
             upload_song(driver, shots, data)
