@@ -148,6 +148,12 @@ async function loadScore() {
   const holder = $("score");
   holder.innerHTML = await svg.text();
   timeMap = await map.json();
+  // Named for a screen reader: the song and the part sung.
+  const drawn = holder.querySelector("svg");
+  if (drawn) {
+    drawn.setAttribute("role", "img");
+    drawn.setAttribute("aria-label", "The score of " + ($("song").textContent || "the song") + (live && live.part ? ", " + live.part + " in colour" : ""));
+  }
   // The score's first paint (after this frame is drawn), for acapella-bench web.
   requestAnimationFrame(() => setTimeout(() => performance.mark("score-painted"), 0));
   const cursor = document.createElement("div");
@@ -726,11 +732,18 @@ async function loadLibrary() {
   showSongs();
 }
 
+// Words compared as a singer types them: any case, any accents.
+const plain = (text) => text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+
 function showSongs() {
   const tag = $("tag-filter").value;
+  const words = plain($("song-search").value).split(/\s+/).filter((word) => word);
   const list = $("songs");
   list.innerHTML = "";
-  for (const song of songs.filter((song) => !tag || song.tags.includes(tag))) {
+  const found = songs.filter((song) => (!tag || song.tags.includes(tag)) &&
+    words.every((word) => plain(song.title + " " + song.tags.join(" ")).includes(word)));
+  $("song-count").textContent = found.length === songs.length ? songs.length + " songs" : found.length + " of " + songs.length + " songs";
+  for (const song of found) {
     const item = document.createElement("li");
     item.dataset.song = song.index;
     item.className = song.current ? "current" : "";
@@ -748,11 +761,23 @@ function showSongs() {
       choose.addEventListener("click", () => post("/api/choose", String(song.index)));
       item.appendChild(choose);
     }
+    // A song the singer added: to the trash (kept 30 days; its takes stay).
+    if (song.uploaded && !song.current) {
+      const remove = document.createElement("button");
+      remove.textContent = "remove";
+      remove.className = "remove";
+      remove.setAttribute("aria-label", "Remove " + song.title);
+      remove.addEventListener("click", () => {
+        if (confirm("Move '" + song.title + "' to the trash? It is kept there 30 days; its takes stay.")) post("/api/song/" + song.index + "/remove", "");
+      });
+      item.appendChild(remove);
+    }
     list.appendChild(item);
   }
 }
 
 $("tag-filter").addEventListener("change", showSongs);
+$("song-search").addEventListener("input", showSongs);
 
 $("upload-form").addEventListener("submit", async (event) => {
   event.preventDefault();

@@ -112,6 +112,7 @@ public enum Box {
         do { try Folders.make(options.dataDirectory + "/projects") } catch { throw ProjectError(description: error.description) }
         let dataLock = try OwnerLock.acquire(options.dataDirectory, owner: "acapella run")
         defer { dataLock.release() }
+        for emptied in SongTrash.purge(dataDirectory: options.dataDirectory) { log("library: \(emptied) emptied from the trash (kept \(SongTrash.keptDays) days)") }
         let hub = ControlHub(config: controls)
         for line in hub.news() { log(line, .warning) }
         for input in hub.inputs { log("control: \(input)") }

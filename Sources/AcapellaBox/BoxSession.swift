@@ -434,6 +434,16 @@ public struct BoxSession: Sendable {
         if titles.count == context.songCount { context.songTitles = titles }
     }
 
+    /// Song `removed` left the library (never the one open): the songs
+    /// after it move up one.
+    public mutating func libraryLost(_ removed: Int, tags: [[String]], titles: [String]) {
+        guard removed != context.songIndex, context.songCount > 1 else { return }
+        context.songCount -= 1
+        if context.songIndex > removed { context.songIndex -= 1 }
+        context.songTags = tags.count == context.songCount ? tags : []
+        context.songTitles = titles.count == context.songCount ? titles : []
+    }
+
     // MARK: Handling
 
     /// A keyboard's key as a tone outside the song: at the song's
@@ -658,6 +668,7 @@ public struct BoxSession: Sendable {
         case .discard(let id): return [.edit(.discard(take: id))]
         case .nudge(let id, let milliseconds): return [.edit(.nudge(take: id, milliseconds: milliseconds))]
         case .removeReference: return [.edit(.removeReference)]
+        case .removeSong: return [.answer(.failure(WebFailure(500, "the library's songs are removed by the box's loop")))]
         case .fader(let part, let control, let value):
             // A page fader is a fader: the live mixer's own path.
             let fader = MIDIFader(controller: 0, control: control == .level ? .level : .pan, target: part.map { .part($0 + 1) } ?? .reference)

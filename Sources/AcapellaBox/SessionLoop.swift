@@ -288,6 +288,30 @@ final class SessionLoop {
         io.web?.publishLibrary(options.songs, current: options.songIndex)
     }
 
+    /// One of the singer's songs to the trash (kept 30 days; its projects
+    /// stay): never a shipped one, nor the one open now.
+    func removeSong(_ song: Int) -> Result<String, WebFailure> {
+        guard song < options.songs.count else { return .failure(WebFailure(404, "no song \(song + 1): the library has \(options.songs.count)")) }
+        let path = options.songs[song]
+        let title = SongHeader.read(path).title
+        guard SongTrash.isUsers(path, dataDirectory: options.dataDirectory) else {
+            return .failure(WebFailure(403, "'\(title)' came with the box: only songs you added can be removed"))
+        }
+        guard song != options.songIndex else { return .failure(WebFailure(409, "'\(title)' is open now: choose another song first")) }
+        do {
+            let trash = try SongTrash.move(path, dataDirectory: options.dataDirectory)
+            log("library: '\(title)' moved to the trash (\(trash), kept \(SongTrash.keptDays) days); its projects stay")
+        } catch {
+            return .failure(WebFailure(500, "\(error)"))
+        }
+        options.songs.remove(at: song)
+        if options.songIndex > song { options.songIndex -= 1 }
+        let headers = options.songs.map { SongHeader.read($0) }
+        session.libraryLost(song, tags: headers.map(\.tags), titles: headers.map(\.title))
+        io.web?.publishLibrary(options.songs, current: options.songIndex)
+        return .success("'\(title)' moved to the trash for \(SongTrash.keptDays) days; its takes stay")
+    }
+
     /// The page: songs uploaded, changes (each answered with its effect's
     /// result), pairing events (wrong codes logged at most every 10 s — a
     /// guesser sends thousands; a replaced code at once).
@@ -295,6 +319,10 @@ final class SessionLoop {
         guard let web = io.web else { return }
         if let songs = web.songs(ifMoreThan: options.songs.count) { libraryGrew(to: songs) }
         for (change, reply) in web.takeChanges() {
+            if case .removeSong(let song) = change {
+                reply.answer(removeSong(song))
+                continue
+            }
             // What needs the disk is checked here: the chosen song's parts.
             if case .choose(let song, let part?) = change, song < options.songs.count, let refusal = Self.partRefusal(options.songs[song], song: song, part: part) {
                 reply.answer(.failure(refusal))

@@ -114,3 +114,61 @@ public enum SongLibrary {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
+
+/// Songs removed from the library go to the data folder's trash
+/// (`trash/songs/YYYYMMDD-HHMMSS-NAME/`, the song with the files beside it
+/// of the same name — the MusicXML it was imported from, its report) and
+/// are kept there 30 days, never straight to nothing; the box empties what
+/// is older at start. A song's projects (its takes) are never touched.
+public enum SongTrash {
+    public static func folder(_ dataDirectory: String) -> String { dataDirectory + "/trash/songs" }
+    public static let keptDays = 30
+
+    /// Whether `path` is one of the user's songs (uploaded or dropped into
+    /// songs/), which may be removed; a shipped song may not.
+    public static func isUsers(_ path: String, dataDirectory: String) -> Bool {
+        [SongLibrary.userFolder(dataDirectory), SongLibrary.uploadFolder(dataDirectory)].contains((path as NSString).deletingLastPathComponent)
+    }
+
+    /// Moves `song` and its files of the same name into a new folder of the
+    /// trash; returns that folder.
+    static func move(_ song: String, dataDirectory: String, now: Date = Date()) throws -> String {
+        let folder = (song as NSString).deletingLastPathComponent
+        let stem = ((song as NSString).lastPathComponent as NSString).deletingPathExtension
+        guard FileManager.default.fileExists(atPath: song) else { throw ProjectError(description: "\(song): no such song") }
+        let stamp = stampFormat.string(from: now)
+        let target = Self.folder(dataDirectory) + "/\(stamp)-\(stem)"
+        try Folders.make(target)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let sources = Set(["acasong", "musicxml", "xml", "mxl"].map { "\(stem).\($0)" })
+        let beside = names.filter { sources.contains($0) || ($0.hasPrefix(stem + ".") && ($0.hasSuffix(".import.txt") || $0.hasSuffix(".error.txt"))) }
+        // The song first: once it is gone the library no longer lists it.
+        for name in [(song as NSString).lastPathComponent] + beside.filter({ $0 != (song as NSString).lastPathComponent }).sorted() {
+            guard rename(folder + "/" + name, target + "/" + name) == 0 else {
+                throw ProjectError(description: "\(folder)/\(name): cannot be moved to the trash (\(String(cString: strerror(errno))))")
+            }
+        }
+        return target
+    }
+
+    /// Empties what was put in the trash more than `keptDays` ago; returns
+    /// the folders removed.
+    @discardableResult
+    static func purge(dataDirectory: String, now: Date = Date()) -> [String] {
+        let trash = folder(dataDirectory)
+        var removed: [String] = []
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: trash)) ?? []).sorted() {
+            guard let put = stampFormat.date(from: String(name.prefix(15))), now.timeIntervalSince(put) > Double(keptDays) * 86_400 else { continue }
+            if (try? FileManager.default.removeItem(atPath: trash + "/" + name)) != nil { removed.append(name) }
+        }
+        return removed
+    }
+
+    static var stampFormat: DateFormatter {
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = TimeZone(identifier: "UTC")
+        format.dateFormat = "yyyyMMdd-HHmmss"
+        return format
+    }
+}

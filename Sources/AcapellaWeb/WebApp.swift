@@ -489,6 +489,13 @@ public final class WebApp: Sendable {
                 part = number
             }
             change = .choose(song: song, part: part)
+        case _ where request.path.hasPrefix("/api/song/"):
+            // /api/song/3/remove: one of the singer's songs to the trash.
+            let pieces = request.path.split(separator: "/")
+            guard pieces.count == 4, pieces[3] == "remove", let song = Self.number(pieces[2], in: Self.songIndexes) else {
+                return .response(.error(404, "expects /api/song/N/remove"))
+            }
+            change = .removeSong(song)
         case _ where request.path.hasPrefix("/api/mix/"):
             // /api/mix/2/level (a part's index, or "reference"), body 0…127 as
             // a MIDI fader's value; /api/mix/2/mute or /solo, body on or off.

@@ -89,6 +89,8 @@ public enum WebChange: Hashable, Sendable {
     /// The live mixer: a part's (nil: the reference's) mute or solo
     /// switched on or off.
     case mixSwitch(part: Int?, WebMixSwitch, on: Bool)
+    /// A song of the singer's own (its index in the library) to the trash.
+    case removeSong(Int)
 }
 
 /// What a strip's buttons switch.

@@ -138,6 +138,52 @@ import Testing
         #expect(try box.run { $0.ended == .quit })
     }
 
+    /// A song the singer added leaves the library for the trash (with the
+    /// MusicXML it came from and its report), the songs after it move up;
+    /// a shipped song and the song open now stay.
+    @Test func aSongOfYoursGoesToTheTrash() throws {
+        let songs = try library(["simple-harmony", "row-row-row-your-boat"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs)
+        let folder = SongLibrary.userFolder(box.data)
+        try FileManager.default.copyItem(atPath: WebHubTests.shared + "/bach_bwv26.6.mxl", toPath: folder + "/.copying")
+        try FileManager.default.moveItem(atPath: folder + "/.copying", toPath: folder + "/chorale.mxl")
+        try FileManager.default.copyItem(atPath: songs[1], toPath: folder + "/row.acasong")
+        #expect(try box.run { $0.web.library().count == 4 }, "\(box.lines.suffix(3))")
+        let chorale = try #require(box.web.library().firstIndex { $0.title.contains("26") || $0.index == box.options.songs.firstIndex(of: folder + "/chorale.acasong") })
+        #expect(box.options.songs[chorale] == folder + "/chorale.acasong")
+        guard case .success(let said) = try box.change(.removeSong(chorale)) else {
+            Issue.record("the chorale was not removed: \(box.lines.suffix(3))")
+            return
+        }
+        #expect(said.hasSuffix("moved to the trash for 30 days; its takes stay"), "\(said)")
+        #expect(box.options.songs == songs + [folder + "/row.acasong"] && box.web.library().count == 3)
+        #expect(box.session?.context.songCount == 3 && box.session?.context.songIndex == 0)
+        let trashed = try FileManager.default.contentsOfDirectory(atPath: SongTrash.folder(box.data))
+        #expect(trashed.count == 1 && trashed[0].hasSuffix("-chorale"))
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: SongTrash.folder(box.data) + "/" + trashed[0])) == ["chorale.acasong", "chorale.mxl", "chorale.import.txt"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["row.acasong"])
+        // Refused: a shipped song, a song not there, the song open now
+        // (the library still moves from song to song: back from the first
+        // is the last, the user's).
+        guard case .failure(let shipped) = try box.change(.removeSong(1)), case .failure(let missing) = try box.change(.removeSong(7)) else {
+            Issue.record("a removal that should be refused was done")
+            return
+        }
+        #expect(shipped.status == 403 && shipped.description.contains("came with the box"))
+        #expect(missing.status == 404)
+        box.press("{")
+        #expect(try box.run { $0.sessionsOpened == 2 && $0.session?.context.songIndex == 2 }, "\(box.lines.suffix(3))")
+        guard case .failure(let open) = try box.change(.removeSong(2)) else {
+            Issue.record("the song open now was removed")
+            return
+        }
+        #expect(open.status == 409 && open.description.contains("is open now"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/row.acasong"))
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+    }
+
     /// The rehearsal (tempo, key, count-in, metronome, verse) is one value
     /// handed whole from the settings to the session, from song to song,
     /// and saved with each song's project: a song sung again resumes its own.

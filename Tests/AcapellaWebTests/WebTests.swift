@@ -350,10 +350,14 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(post("/api/mix/3/mute", "yes") == 400)
         #expect(post("/api/mix/3/solo", "") == 400)
         #expect(post("/api/mix/99999/solo", "on") == 404)
+        // A song of the singer's to the trash.
+        #expect(post("/api/song/4/remove", "") == 200)
+        #expect(post("/api/song/4/delete", "") == 404)
+        #expect(post("/api/song/x/remove", "") == 404)
         #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3),
                                                 .fader(part: 1, control: .level, value: 80), .fader(part: nil, control: .pan, value: 0),
-                                                .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false)])
+                                                .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false), .removeSong(4)])
         // Changes need the token; an upload goes to the box with its name.
         #expect(response(app.handle(testRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
         #expect(post("/api/upload", "<score-partwise/>", headers: ["x-file-name": "hymn.musicxml"]) == 200)

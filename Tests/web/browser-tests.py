@@ -32,8 +32,9 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.webkitgtk.options import Options as WebKitOptions
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.by import By
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data/musicxml")
 
@@ -61,7 +62,7 @@ def wait_for(condition, seconds):
     while time.time() < deadline:
         try:
             value = condition()
-        except (StaleElementReferenceException, NoSuchElementException):
+        except (StaleElementReferenceException, NoSuchElementException, NoAlertPresentException):
             value = None  # the page redrew the element between finding and reading it: ask again
         if value:
             return value
@@ -370,6 +371,27 @@ def upload_song(driver, shots, data):
                       and len(driver.find_elements(By.CSS_SELECTOR, "#songs li")) == before + 1, 5)
     check("the uploaded song is in the library", listed, len(driver.find_elements(By.CSS_SELECTOR, "#songs li")))
     check("stored in the library folder", os.listdir(os.path.join(data, "library")) == ["aloha-oe.acasong"], os.listdir(os.path.join(data, "library")))
+    # Found by typing, any case and accents.
+    search = driver.find_element(By.ID, "song-search")
+    search.send_keys("ALOHÁ")
+    titles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .title")]
+    check("the library is searched as a singer types", titles == ["Aloha Oe"] and driver.find_element(By.ID, "song-count").text == f"1 of {before + 1} songs",
+          (titles, driver.find_element(By.ID, "song-count").text))
+    search.clear()
+    search.send_keys(" ")
+    check("and shows every song again when cleared", len(driver.find_elements(By.CSS_SELECTOR, "#songs li")) == before + 1)
+    # Removed again (the singer's own song), after saying yes: to the trash.
+    check("a shipped song has no remove button", not driver.find_elements(By.CSS_SELECTOR, "#songs li:first-child button.remove"))
+    driver.find_element(By.CSS_SELECTOR, 'button.remove[aria-label="Remove Aloha Oe"]').click()
+    alert = wait_for(lambda: driver.switch_to.alert, 5)
+    check("removing asks first", alert and "kept there 30 days" in alert.text, alert and alert.text)
+    if alert:
+        alert.accept()
+    gone = wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#songs li")) == before, 5)
+    check("the song leaves the library", gone, [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .title")])
+    trash = os.path.join(data, "trash", "songs")
+    kept = [os.listdir(os.path.join(trash, f)) for f in os.listdir(trash)] if os.path.isdir(trash) else []
+    check("and is kept in the trash", kept == [["aloha-oe.acasong"]], kept)
     driver.save_screenshot(os.path.join(shots, "7-library.png"))
 
 
@@ -428,6 +450,75 @@ def sizes(driver, shots):
         tab(driver, "rehearse")
 
 
+ACCESSIBILITY = """
+// Every control shown: named for a screen reader, reachable from the
+// keyboard, its words readable (WCAG AA: contrast 4.5:1, 3:1 for bold
+// text of 14pt and larger).
+const problems = [];
+const rgb = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+const luminance = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); })
+  .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+const background = (element) => {
+  for (let e = element; e; e = e.parentElement) {
+    const c = rgb(getComputedStyle(e).backgroundColor);
+    if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c.slice(0, 3);
+  }
+  return [255, 255, 255];
+};
+const nameOf = (e) => (e.getAttribute('aria-label') || (e.labels && e.labels.length ? e.labels[0].textContent : '') ||
+  e.textContent || e.getAttribute('title') || e.getAttribute('alt') || '').trim();
+let checked = 0;
+const shown = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden'; };
+const controls = new Set(document.querySelectorAll('button, input, select, a[href], audio[controls], [role=button], [tabindex]'));
+// Words outside the score (the score is black on white, drawn by the engraver).
+const worded = [...document.querySelectorAll('body *:not(svg):not(svg *)')].filter((e) =>
+  [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()) && !e.closest('#score'));
+for (const e of new Set([...controls, ...worded])) {
+  if (!shown(e)) continue;
+  checked += 1;
+  const what = e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ')[0] : '') + ' "' + nameOf(e).slice(0, 20) + '"';
+  if (controls.has(e)) {
+    if (!nameOf(e) && e.tagName !== 'AUDIO') problems.push(what + ': no accessible name');
+    // (An audio element's controls are the browser's own: WebKit reaches them inside it.)
+    if (e.tabIndex < 0 && !e.disabled && e.tagName !== 'AUDIO') problems.push(what + ': not reachable from the keyboard');
+  }
+  if (e.tagName === 'INPUT' && ['range', 'file', 'checkbox'].includes(e.type) || e.tagName === 'AUDIO') continue;
+  const style = getComputedStyle(e);
+  const fore = rgb(style.color).slice(0, 3), back = background(e);
+  const [a, b] = [luminance(fore), luminance(back)].sort((x, y) => y - x);
+  const ratio = (a + 0.05) / (b + 0.05);
+  const large = parseFloat(style.fontSize) >= 18.66 && Number(style.fontWeight) >= 700 || parseFloat(style.fontSize) >= 24;
+  if (ratio < (large ? 3 : 4.5)) problems.push(what + ': contrast ' + ratio.toFixed(2) + ':1 (' + style.color + ' on rgb(' + back + '))');
+}
+const svg = document.querySelector('#score svg');
+if (svg && svg.getBoundingClientRect().width > 0 && !(svg.getAttribute('aria-label') || svg.querySelector('title')))
+  problems.push('the score has no name for a screen reader');
+if (checked === 0) problems.push('no control shown');
+return problems;
+"""
+
+
+def accessibility(driver, shots):
+    """Every page's controls named, reachable from the keyboard and readable."""
+    driver.set_window_size(1180, 820)
+    for page in ("rehearse", "takes", "library", "export"):
+        tab(driver, page)
+        time.sleep(0.2)
+        problems = driver.execute_script(ACCESSIBILITY)
+        check(f"{page}: every control named, reachable from the keyboard, its words readable", not problems, "; ".join(problems[:12]))
+    tab(driver, "rehearse")
+    # The keyboard alone: Tab reaches Play and Enter presses it.
+    driver.execute_script("document.activeElement && document.activeElement.blur()")
+    play = driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="play-pause"]')
+    reached = False
+    for _ in range(40):
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        if driver.switch_to.active_element == play:
+            reached = True
+            break
+    check("Tab reaches Play", reached, driver.switch_to.active_element.get_attribute("outerHTML")[:80])
+
+
 def sign_out(driver, shots):
     """This phone signed out from the settings: the page asks for the code again."""
     driver.set_window_size(1180, 820)
@@ -484,6 +575,8 @@ def main():
             check("the page asks for the code", driver.find_element(By.ID, "pair").is_displayed())
             shown = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#tabs button, #controls button, #takes button") if e.is_displayed()]
             check("an unpaired visitor sees no tabs or buttons that would do nothing", shown == [], shown)
+            problems = driver.execute_script(ACCESSIBILITY.replace("if (checked === 0) problems.push('no control shown');", ""))
+            check("the pairing form: named, reachable from the keyboard, readable", not problems, "; ".join(problems[:8]))
             field = driver.find_element(By.ID, "code")
             field.send_keys("000000" if code != "000000" else "111111")
             driver.find_element(By.CSS_SELECTOR, "#pair-form button").click()
@@ -532,6 +625,7 @@ def main():
             if not webkit:  # WebKitWebDriver opens no second tab; the origin check is the server's, browser-independent
                 refusals(driver, port, data)
             sizes(driver, shots)
+            accessibility(driver, shots)
             sign_out(driver, shots)
         finally:
             driver.quit()
