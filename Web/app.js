@@ -312,8 +312,9 @@ function showMixer() {
       slider.type = "range"; slider.min = "0"; slider.max = "127"; slider.step = "1";
       slider.setAttribute("aria-label", strip.name + " level");
       const shown = document.createElement("output");
-      const path = "/api/mix/" + (strip.reference ? "reference" : index) + "/";
-      const switches = ["mute", "solo"].map((which) => {
+      const path = "/api/mix/" + (strip.metronome ? "metronome" : strip.reference ? "reference" : index) + "/";
+      // The metronome's strip: its level (on and off is the Metronome button).
+      const switches = (strip.metronome ? [] : ["mute", "solo"]).map((which) => {
         const button = document.createElement("button");
         button.type = "button";
         button.className = "switch " + which;
@@ -343,8 +344,10 @@ function showMixer() {
     const value = strip.levelDB === null ? 0 : Math.round(Math.min(127, 100 * Math.pow(10, strip.levelDB / 40)));
     if (document.activeElement !== slider) slider.value = String(value);
     shown.textContent = strip.levelDB === null ? "silent" : (strip.levelDB >= 0 ? "+" : "−") + Math.abs(strip.levelDB).toFixed(1) + " dB";
-    row.querySelector(".mute").setAttribute("aria-pressed", String(strip.muted));
-    row.querySelector(".solo").setAttribute("aria-pressed", String(strip.soloed));
+    if (!strip.metronome) {
+      row.querySelector(".mute").setAttribute("aria-pressed", String(strip.muted));
+      row.querySelector(".solo").setAttribute("aria-pressed", String(strip.soloed));
+    }
     row.classList.toggle("muted", strip.muted);
   });
 }

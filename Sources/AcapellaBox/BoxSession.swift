@@ -351,6 +351,11 @@ public struct BoxSession: Sendable {
     /// when it was, and the loop (on again when it was on).
     public mutating func restore(_ state: SessionState, score: Score) -> [Effect] {
         var commands: [EngineCommand] = []
+        if state.metronomeVolumeDB != 0 {
+            metronomeVolumeDB = state.metronomeVolumeDB
+            dispatcher.metronomeGain = state.metronomeVolumeDB <= -60 ? 0 : Self.metronomeDefaultGain * Float(pow(10, state.metronomeVolumeDB / 20))
+            if dispatcher.metronomeOn { commands.append(.metronome(dispatcher.metronomeGain)) }
+        }
         let mixes = state.partMixes(for: score)
         for (index, part) in score.parts.enumerated() where index != context.partIndex {
             if let saved = state.parts[part.name] {
@@ -403,6 +408,7 @@ public struct BoxSession: Sendable {
         state.parts[context.partName] = own == SessionState.Part() ? nil : own
         // Faders, once they rest (a sweep is not a file write per step).
         if now >= lastFaderMove + Self.faderRestMilliseconds {
+            if metronomeMoved { state.metronomeVolumeDB = metronomeVolumeDB }
             for (name, setting) in faderSettings {
                 var part = state.parts[name] ?? SessionState.Part()
                 // Level and pan only: a fader never mutes or unmutes.
@@ -669,6 +675,9 @@ public struct BoxSession: Sendable {
         case .nudge(let id, let milliseconds): return [.edit(.nudge(take: id, milliseconds: milliseconds))]
         case .removeReference: return [.edit(.removeReference)]
         case .removeSong: return [.answer(.failure(WebFailure(500, "the library's songs are removed by the box's loop")))]
+        case .metronomeLevel(let value):
+            let effects = setMetronome(level: value)
+            return effects + [.answer(.success(message?.text ?? "done"))]
         case .fader(let part, let control, let value):
             // A page fader is a fader: the live mixer's own path.
             let fader = MIDIFader(controller: 0, control: control == .level ? .level : .pan, target: part.map { .part($0 + 1) } ?? .reference)
@@ -862,8 +871,27 @@ public struct BoxSession: Sendable {
         }
     }
 
+    /// The metronome's level against its default (the dispatcher's gain
+    /// 0.4), dB; saved with the session once it rests like a fader.
+    public private(set) var metronomeVolumeDB: Double = 0
+    var metronomeMoved = false
+    static let metronomeDefaultGain: Float = 0.4
+
+    /// The metronome's level set on a fader's scale (the page's slider):
+    /// heard at once when it is on, kept for when it is turned on.
+    mutating func setMetronome(level value: Int) -> [Effect] {
+        let decibels = MIDIFader.decibels(value)
+        metronomeVolumeDB = decibels ?? -60
+        metronomeMoved = true
+        dispatcher.metronomeGain = decibels.map { Self.metronomeDefaultGain * Float(pow(10, $0 / 20)) } ?? 0
+        lastFaderMove = now
+        message = (decibels.map { String(format: "metronome level %+.1f dB", $0) } ?? "metronome silent", now + Self.messageMilliseconds)
+        return dispatcher.metronomeOn ? [.engine([.metronome(dispatcher.metronomeGain)])] : []
+    }
+
     /// The live mixer as the page shows it: each part's level against its
-    /// default, its pan, mute and solo, the reference recording's last.
+    /// default, its pan, mute and solo, the reference recording's, then
+    /// the metronome's.
     var mixer: [WebMixerStrip] {
         let defaults = PartMix.spread(count: context.partNames.count)
         func decibels(_ gain: Float, _ base: Float) -> Double? { gain > 0 && base > 0 ? 20 * log10(Double(gain / base)) : nil }
@@ -877,6 +905,9 @@ public struct BoxSession: Sendable {
             strips.append(WebMixerStrip(name: reference.name, levelDB: decibels(reference.mix.gain, PartMix.trackGain), pan: Double(reference.mix.pan), reference: true,
                                         muted: referenceMuted, soloed: soloedParts.contains(reference.part)))
         }
+        var click = WebMixerStrip(name: "Metronome", levelDB: dispatcher.metronomeGain > 0 ? metronomeVolumeDB : nil, pan: 0, muted: !dispatcher.metronomeOn)
+        click.metronome = true
+        strips.append(click)
         return strips
     }
 

@@ -46,6 +46,8 @@ struct CheckingBox: WebBox {
             if let part { precondition((0..<ScoreLimits.maximumParts).contains(part), "switch part \(part)"); _ = part + 1 }
         case .removeSong(let song):
             precondition((0...99_999).contains(song), "song \(song)"); _ = song + 1
+        case .metronomeLevel(let value):
+            precondition((0...127).contains(value), "metronome value \(value)")
         case .undo, .removeReference: break
         }
         return .success("done")

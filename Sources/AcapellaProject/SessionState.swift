@@ -44,6 +44,8 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var countIn = 1
     public var metronome = false
     public var verse = 1
+    /// The metronome's level against its default, dB (−60…+12).
+    public var metronomeVolumeDB: Double = 0
     /// The grid a line played on the keyboard is written on, for this song
     /// (nil: 16th notes).
     public var lineGrid: KeyboardLine.Grid?
@@ -79,6 +81,7 @@ public struct SessionState: Codable, Hashable, Sendable {
         if loop != nil && loopMeasures == nil { return "loop: expected [FIRST, LAST] measures" }
         if !(0...4).contains(countIn) { return "countIn: \(countIn) is outside 0…4" }
         if verse < 1 || verse > 100 { return "verse: \(verse) is outside 1…100" }
+        if !Self.volumes.contains(metronomeVolumeDB) { return "metronomeVolumeDB: \(metronomeVolumeDB) is outside −60…+12" }
         for (name, part) in parts.sorted(by: { $0.key < $1.key }) {
             // The reference recording's mix is kept while it is away.
             if !names.contains(name) && name != ReferenceRecord.trackName { return "parts.\(name.oneLine): the song has no such part (its parts: \(names.joined(separator: ", ")))" }
@@ -114,6 +117,7 @@ public struct SessionState: Codable, Hashable, Sendable {
         var words: [String] = []
         if tempoPercent != 100 { words.append("tempo \(tempoPercent) %") }
         if transpose != 0 { words.append("transposed \(transpose > 0 ? "+" : "")\(transpose)") }
+        if metronomeVolumeDB != 0 { words.append(String(format: "metronome %+.1f dB", metronomeVolumeDB)) }
         for name in partNames {
             guard let mix = parts[name] else { continue }
             var about: [String] = []
@@ -178,7 +182,7 @@ extension SessionState.Part {
 }
 
 extension SessionState {
-    enum CodingKeys: String, CodingKey { case format, version, parts, tempoPercent, transpose, loop, looping, countIn, metronome, verse, lineGrid }
+    enum CodingKeys: String, CodingKey { case format, version, parts, tempoPercent, transpose, loop, looping, countIn, metronome, verse, metronomeVolumeDB, lineGrid }
 
     /// Every key optional but the format; what is missing is the default.
     public init(from decoder: any Decoder) throws {
@@ -193,6 +197,7 @@ extension SessionState {
         countIn = try container.decodeIfPresent(Int.self, forKey: .countIn) ?? 1
         metronome = try container.decodeIfPresent(Bool.self, forKey: .metronome) ?? false
         verse = try container.decodeIfPresent(Int.self, forKey: .verse) ?? 1
+        metronomeVolumeDB = try container.decodeIfPresent(Double.self, forKey: .metronomeVolumeDB) ?? 0
         if let grid = try container.decodeIfPresent(String.self, forKey: .lineGrid) {
             guard let chosen = KeyboardLine.Grid(rawValue: grid) else {
                 throw DecodingError.dataCorruptedError(forKey: .lineGrid, in: container, debugDescription: "expected 8, 16, 8t or 16t, not '\(grid.oneLine)'")

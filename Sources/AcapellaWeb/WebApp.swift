@@ -154,7 +154,7 @@ public struct WebLiveState: Sendable, Hashable {
         object["reviewSeconds"] = reviewSeconds
         object["rawCents"] = rawCents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["mixer"] = mixer.map { strip -> [String: Any] in
-            ["name": strip.name, "reference": strip.reference, "pan": strip.pan.isFinite ? strip.pan : 0, "muted": strip.muted, "soloed": strip.soloed,
+            ["name": strip.name, "reference": strip.reference, "pan": strip.pan.isFinite ? strip.pan : 0, "muted": strip.muted, "soloed": strip.soloed, "metronome": strip.metronome,
              "levelDB": strip.levelDB.flatMap { $0.isFinite ? ($0 * 10).rounded() / 10 : nil } ?? NSNull()]
         }
         object["loop"] = loop ?? NSNull()
@@ -502,6 +502,13 @@ public final class WebApp: Sendable {
             let pieces = request.path.split(separator: "/")
             let usage = "expects /api/mix/PART/level or /pan with a value from 0 to 127, or /mute or /solo with on or off"
             guard pieces.count == 4 else { return .response(.error(400, usage)) }
+            if pieces[2] == "metronome" {
+                guard pieces[3] == "level", let value = Self.number(Substring(text), in: 0...127) else {
+                    return .response(.error(400, "expects /api/mix/metronome/level with a value from 0 to 127"))
+                }
+                change = .metronomeLevel(value)
+                break
+            }
             var part: Int?
             if pieces[2] != "reference" {
                 guard let number = Self.number(pieces[2], in: Self.partIndexes) else { return .response(.error(404, "no such part")) }

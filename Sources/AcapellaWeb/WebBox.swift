@@ -91,6 +91,8 @@ public enum WebChange: Hashable, Sendable {
     case mixSwitch(part: Int?, WebMixSwitch, on: Bool)
     /// A song of the singer's own (its index in the library) to the trash.
     case removeSong(Int)
+    /// The metronome's level moved to `value` (0…127, as a fader's).
+    case metronomeLevel(Int)
 }
 
 /// What a strip's buttons switch.
@@ -116,6 +118,8 @@ public struct WebMixerStrip: Hashable, Sendable {
     public var muted: Bool
     /// Heard alone (with every other soloed strip).
     public var soloed: Bool
+    /// The metronome's strip (its level only; `muted`: the metronome off).
+    public var metronome = false
 
     public init(name: String, levelDB: Double?, pan: Double, reference: Bool = false, muted: Bool = false, soloed: Bool = false) {
         self.name = name

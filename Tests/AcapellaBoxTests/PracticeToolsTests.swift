@@ -58,7 +58,7 @@ import Testing
     /// readout's words, and shows each part's level as the page draws it.
     @Test func thePagesMixerIsTheLiveMixer() throws {
         var session = BoxSession(BoxSessionTests.context())
-        #expect(session.mixer.map(\.name) == ["Soprano", "Alto", "Tenor", "Bass"] && session.mixer.allSatisfy { $0.levelDB.map { abs($0) < 1e-9 } == true })
+        #expect(session.mixer.map(\.name) == ["Soprano", "Alto", "Tenor", "Bass", "Metronome"] && session.mixer.allSatisfy { $0.levelDB.map { abs($0) < 1e-9 } == true })
         var effects = session.handle(.web(.fader(part: 3, control: .level, value: 50)), snapshot: BoxSessionTests.snapshot())
         let sent = Self.mixes(effects)
         #expect(sent.count == 1 && sent[0].part == 3 && abs(sent[0].mix.gain - 0.3 * 0.25) < 1e-6)
@@ -72,10 +72,11 @@ import Testing
         effects = session.handle(.web(.fader(part: 8, control: .level, value: 100)), snapshot: BoxSessionTests.snapshot())
         #expect(Self.mixes(effects).isEmpty && Self.answers(effects) == [.failure(WebFailure(404, "no part 9 for that fader: the song has 4"))])
         effects = session.handle(.web(.fader(part: nil, control: .level, value: 100)), snapshot: BoxSessionTests.snapshot())
-        #expect(Self.mixes(effects).isEmpty && session.mixer.count == 4)
+        #expect(Self.mixes(effects).isEmpty && session.mixer.count == 5)
         // With a reference recording, its strip comes last.
         let withReference = BoxSession(ReferenceTests.context(lyrics: nil))
-        #expect(withReference.mixer.last?.reference == true && withReference.mixer.last?.levelDB.map { abs($0) < 1e-9 } == true)
+        #expect(withReference.mixer.dropLast().last?.reference == true && withReference.mixer.dropLast().last?.levelDB.map { abs($0) < 1e-9 } == true)
+        #expect(withReference.mixer.last?.metronome == true)
     }
 
     /// The page's Mute and Solo: another part's sent to the engine, shown
@@ -128,10 +129,36 @@ import Testing
         // The reference: its mute is the reference key's.
         var withReference = BoxSession(ReferenceTests.context(lyrics: nil))
         effects = withReference.handle(.web(.mixSwitch(part: nil, .mute, on: true)), snapshot: BoxSessionTests.snapshot())
-        #expect(withReference.referenceMuted && withReference.mixer.last?.muted == true && Self.mixes(effects).first?.mix.muted == true)
+        #expect(withReference.referenceMuted && withReference.mixer.dropLast().last?.muted == true && Self.mixes(effects).first?.mix.muted == true)
         effects = withReference.handle(.web(.mixSwitch(part: nil, .solo, on: true)), snapshot: BoxSessionTests.snapshot())
-        #expect(withReference.mixer.last?.soloed == true)
+        #expect(withReference.mixer.dropLast().last?.soloed == true)
         #expect(withReference.rehearsal(over: SessionState(), looping: false).parts[ReferenceRecord.trackName] == SessionState.Part(mute: true, solo: true))
+    }
+
+    /// The metronome's level from the page: kept while it is off (its strip
+    /// shows it off), heard at once when on, saved once it rests, restored.
+    @Test func theMetronomesLevel() throws {
+        var session = BoxSession(BoxSessionTests.context())
+        _ = session.handle(.tick(milliseconds: 10_000), snapshot: BoxSessionTests.snapshot())
+        var effects = session.handle(.web(.metronomeLevel(50)), snapshot: BoxSessionTests.snapshot())
+        #expect(BoxSessionTests.commands(effects).isEmpty && Self.answers(effects) == [.success("metronome level -12.0 dB")])
+        #expect(session.mixer.last.map { $0.metronome && $0.muted && abs(($0.levelDB ?? 0) + 12.04) < 0.01 } == true)
+        effects = session.handle(.action(.metronome), snapshot: BoxSessionTests.snapshot())
+        #expect(BoxSessionTests.commands(effects).contains { if case .metronome(let gain) = $0 { abs(gain - 0.1) < 1e-6 } else { false } })
+        effects = session.handle(.web(.metronomeLevel(100)), snapshot: BoxSessionTests.snapshot())
+        #expect(BoxSessionTests.commands(effects).contains { if case .metronome(let gain) = $0 { abs(gain - 0.4) < 1e-6 } else { false } })
+        _ = session.handle(.web(.metronomeLevel(0)), snapshot: BoxSessionTests.snapshot())
+        #expect(session.mixer.last?.levelDB == nil)
+        #expect(session.rehearsal(over: SessionState(), looping: false).metronomeVolumeDB == 0, "not saved while moving")
+        _ = session.handle(.tick(milliseconds: 11_100), snapshot: BoxSessionTests.snapshot())
+        var saved = session.rehearsal(over: SessionState(), looping: false)
+        #expect(saved.metronomeVolumeDB == -60 && saved.problem(parts: ["Soprano", "Alto", "Tenor", "Bass"]) == nil)
+        saved.metronomeVolumeDB = -6
+        var next = BoxSession(BoxSessionTests.context())
+        _ = next.restore(saved, score: BoxSessionTests.score)
+        #expect(next.mixer.last.map { abs(($0.levelDB ?? 0) + 6) < 1e-9 } == true)
+        saved.metronomeVolumeDB = 40
+        #expect(saved.problem(parts: []) == "metronomeVolumeDB: 40.0 is outside −60…+12")
     }
 
     /// The reference's fader moves the reference, muted or not.
