@@ -494,6 +494,8 @@ function sungStaff(index) {
 
 // The singer scrolls by hand: the page stops following until asked.
 function follow(on) {
+  // A turn still gliding when the singer takes over stops where it is.
+  if (!on && following) window.scrollTo({ top: window.scrollY, behavior: "instant" });
   following = on;
   $("follow").hidden = on;
   if (on) turnedTo = null;
