@@ -242,7 +242,7 @@ amidi -p hw:VirMIDI,0 -S 'F0 7F 7F 06 01 F7'
 for _ in $(seq 100); do grep -q "line written into the song\|line was not written" "$service_log" && break; sleep 0.1; done
 line="$(grep -m1 'line written into the song' "$service_log")"
 written="$(grep -h -c '^part Keyboard' "$work"/service/projects/*.acaproj/score.acasong 2>/dev/null | head -n 1)"
-[[ -n "$line" && "$written" == 1 ]] && pass "a line played in on the keyboard, written into the song as a part: ${line#*: line written into the song: }" \
+[[ "$line" == *"Keyboard: 20 notes"* && "$written" == 1 ]] && pass "a line played in on the keyboard, written into the song as a part: ${line#*: line written into the song: }" \
   || fail "the keyboard line: '$line', parts named Keyboard: '$written'; $(grep -m2 'line' "$service_log" | tail -2)"
 for _ in $(seq 100); do (($(grep -c "ready:" "$service_log") >= 2)) && break; sleep 0.1; done
 (($(grep -c "ready:" "$service_log") >= 2)) && pass "the box started the song again with the new part" || fail "not ready again: $(tail -2 "$service_log")"
@@ -252,7 +252,10 @@ latency="$(sed -n 's/.*input to engine: \(.*\)/\1/p' "$service_log" | head -n 1)
 [[ -n "$latency" ]] && pass "input to engine (gpio-sim edge timestamp to the period applying it, emulated CPU): $latency" || fail "no latency figures: $(tail -3 "$service_log")"
 keys="$(sed -n 's/.*keyboard to sound: \(.*\)/\1/p' "$service_log" | head -n 1)"
 count="${keys%% keys,*}"
-[[ "$count" =~ ^[0-9]+$ ]] && ((count >= 30)) && pass "keyboard to sound (the box reading the note to the period its tone starts in, emulated CPU): $keys" || fail "keyboard to sound: '$keys' $(tail -3 "$service_log")"
+# A key is measured only when no later command was sent before the period applying it was seen
+# (one pending figure at a time): on an emulated CPU under load some of the 40 go unmeasured
+# (25 once, 40 alone); every one of them sounds all the same (the line written checks that).
+[[ "$count" =~ ^[0-9]+$ ]] && ((count >= 20)) && pass "keyboard to sound (the box reading the note to the period its tone starts in, emulated CPU): $keys" || fail "keyboard to sound: '$keys' $(tail -3 "$service_log")"
 fi
 
 if want 7; then
