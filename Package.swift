@@ -71,6 +71,10 @@ let package = Package(
         .systemLibrary(
             name: "CNettle", pkgConfig: "nettle",
             providers: [.apt(["nettle-dev"])]),
+        // FFmpeg: AAC in MP4 (.m4a), what phones keep; the module map links all three.
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
@@ -90,10 +94,10 @@ let package = Package(
         // MARK: Hand-edited JSON (settings, manifests): one-line errors naming the key.
         .target(name: "AcapellaJSON", swiftSettings: strictSwift),
 
-        // MARK: Files: audio files (libsndfile), loudness (libebur128), mixdown.
+        // MARK: Files: audio files (libsndfile; .m4a through FFmpeg), loudness (libebur128), mixdown.
         .target(
             name: "AcapellaProject",
-            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "AcapellaLock", "CSndFile", "CEBUR128", "CZip", "CSoxr"],
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "AcapellaLock", "CSndFile", "CEBUR128", "CZip", "CSoxr", "CFFmpeg"],
             swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.

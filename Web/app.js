@@ -655,7 +655,7 @@ async function loadTakes() {
   list.parts.forEach((part, index) => {
     const item = document.createElement("li");
     item.textContent = part + ": ";
-    for (const format of ["wav", "flac", "mp3"]) {
+    for (const format of ["wav", "flac", "mp3", "m4a"]) {
       const link = document.createElement("a");
       link.href = "/download/practice-" + index + "." + format;
       link.download = "";

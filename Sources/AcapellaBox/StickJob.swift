@@ -133,7 +133,8 @@ public enum StickJob {
                 return nil
             }
         defer { for project in projects { project.close() } }
-        let steps = incoming.count + projects.reduce(0) { $0 + 3 + $1.score.parts.count } + 1
+        // Each song in; per project the mix (FLAC, MP3, M4A), a practice track a part, the bundle; the flush.
+        let steps = incoming.count + projects.reduce(0) { $0 + 4 + $1.score.parts.count } + 1
         var step = 0
         /// The stick went away (during `what`, when known): said so, whatever error it caused.
         func removed(_ what: String? = nil) -> Failure {
@@ -213,6 +214,10 @@ public enum StickJob {
             try place("mix.mp3") {
                 try AudioFile.transcode(folder + "/mix.flac", to: $0, tags: .export(of: project.score, album: stem, holding: "mix"))
             }
+            // AAC in MP4, what a phone's music app keeps: mixed as the page's download is (the
+            // loudness and true peak measured as it decodes), byte for byte the same file.
+            try next("\(title): mix.m4a")
+            try place("mix.m4a") { try render(project, ProjectMixRequest(), to: $0, scratch: scratch, outcome: &outcome) }
             for part in project.score.parts.map(\.name) {
                 try next("\(title): practice \(part)")
                 try place("practice-\(Project.slug(part)).mp3") {

@@ -560,7 +560,7 @@ public final class WebHub: WebBox {
             unlink(path)
             return .failure(WebFailure(500, "\(arguments[0]): " + failure))
         }
-        let types = ["wav": "audio/wav", "flac": "audio/flac", "mp3": "audio/mpeg", "zip": "application/zip"]
+        let types = ["wav": "audio/wav", "flac": "audio/flac", "mp3": "audio/mpeg", "m4a": "audio/mp4", "zip": "application/zip"]
         return .success(WebFile(path: path, contentType: types[(path as NSString).pathExtension] ?? "application/octet-stream", downloadName: name, temporary: true))
     }
 }

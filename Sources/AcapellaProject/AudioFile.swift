@@ -10,14 +10,18 @@ public struct AudioFileError: Error, Hashable, Sendable, CustomStringConvertible
 
 /// Output formats, chosen by the file extension.
 public enum AudioFileFormat: String, Sendable, CaseIterable {
-    case wav, flac, ogg, opus, mp3
+    case wav, flac, ogg, opus, mp3, m4a
+
+    /// The extensions, as an error message lists them.
+    public static let listed = ".wav, .flac, .ogg, .opus, .mp3 or .m4a"
 
     /// The format for a path's extension, if supported.
     public init?(path: String) {
         self.init(rawValue: (path as NSString).pathExtension.lowercased())
     }
 
-    func sndfileFormat(bits: Int) -> Int32 {
+    /// libsndfile's format code; nil for `.m4a` (written through FFmpeg).
+    func sndfileFormat(bits: Int) -> Int32? {
         let pcm = bits == 24 ? SF_FORMAT_PCM_24 : SF_FORMAT_PCM_16
         switch self {
         case .wav: return Int32(SF_FORMAT_WAV | pcm)
@@ -25,12 +29,14 @@ public enum AudioFileFormat: String, Sendable, CaseIterable {
         case .ogg: return Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS)
         case .opus: return Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS)
         case .mp3: return Int32(SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III)
+        case .m4a: return nil
         }
     }
 }
 
 /// What an exported file says it is, written as its format's tags (WAV
-/// LIST/INFO, FLAC and Ogg comments, MP3 ID3) through libsndfile.
+/// LIST/INFO, FLAC and Ogg comments, MP3 ID3) through libsndfile; M4A's
+/// iTunes-style atoms through FFmpeg.
 public struct AudioTags: Hashable, Sendable {
     public var title: String?
     /// From the composer and the arranger.
@@ -115,13 +121,7 @@ public enum AudioFile {
             guard failure == nil else { return }
             do throws(AudioFileError) {
                 if writer == nil { writer = try AudioFileWriter(path: path, sampleRate: sampleRate, bits: bits, tags: tags) }
-                left.removeAll(keepingCapacity: true)
-                right.removeAll(keepingCapacity: true)
-                for frame in 0..<frames {
-                    let at = chunk.startIndex + frame * channels
-                    left.append(chunk[at])
-                    right.append(chunk[at + min(1, channels - 1)])
-                }
+                split(chunk, frames: frames, channels: channels, into: &left, &right)
                 try writer!.write(left: left, right: right, frames: frames)
             } catch { failure = error }
         }
@@ -153,11 +153,14 @@ public enum AudioFile {
 
     /// Opens `path` and hands its interleaved audio to `body` a chunk at a
     /// time (chunk, frames in it, channels, the header's frame count);
-    /// returns channels and rate. The corresponding C functions are
-    /// `sf_open`, `sf_readf_float` and `sf_close`.
+    /// returns channels and rate. An `.m4a`/`.mp4`/`.aac` (a phone's
+    /// recording, the box's own share) is read through FFmpeg, the rest
+    /// through libsndfile. The corresponding C functions are `sf_open`,
+    /// `sf_readf_float` and `sf_close`.
     private static func decode(
         _ path: String, _ body: (ArraySlice<Float>, Int, Int, Int) -> Void
     ) throws(AudioFileError) -> (channels: Int, sampleRate: Int) {
+        if readThroughFFmpeg(path) { return try FFmpegDecoder.decode(path, body) }
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
@@ -208,6 +211,44 @@ public enum AudioFile {
 }
 
 extension AudioFile {
+    /// A file's loudness and true peak as a player decodes it (a lossy
+    /// encoding moves both), read a chunk at a time in bounded memory.
+    /// `frames` and `sampleRate`: what was encoded.
+    static func decodedLoudness(_ path: String, frames: Int, sampleRate: Int, truePeakFloorDBTP: Double) throws(AudioFileError) -> LoudnessMeasurement {
+        let meter: LoudnessMeter
+        do { meter = try LoudnessMeter(sampleRate: sampleRate, frames: frames, truePeakFloorDBTP: truePeakFloorDBTP) } catch {
+            throw AudioFileError(description: "\(path): \(error.description)")
+        }
+        var left: [Float] = [], right: [Float] = []
+        var failure: String?
+        let (_, rate) = try decode(path) { chunk, count, channels, _ in
+            guard failure == nil else { return }
+            split(chunk, frames: count, channels: channels, into: &left, &right)
+            do throws(LoudnessError) { try meter.add(left: left, right: right, count: count) } catch { failure = error.description }
+        }
+        if let failure { throw AudioFileError(description: "\(path): \(failure)") }
+        guard rate == sampleRate else { throw AudioFileError(description: "\(path): decodes at \(rate) Hz, written at \(sampleRate) Hz") }
+        do { return try meter.result() } catch { throw AudioFileError(description: "\(path): \(error.description)") }
+    }
+
+    /// Interleaved frames as left and right (mono as both; past two
+    /// channels, the first two).
+    private static func split(_ chunk: ArraySlice<Float>, frames: Int, channels: Int, into left: inout [Float], _ right: inout [Float]) {
+        left.removeAll(keepingCapacity: true)
+        right.removeAll(keepingCapacity: true)
+        for frame in 0..<frames {
+            let at = chunk.startIndex + frame * channels
+            left.append(chunk[at])
+            right.append(chunk[at + min(1, channels - 1)])
+        }
+    }
+
+    /// Whether `path` is read through FFmpeg (AAC in MP4: `.m4a`, `.mp4`,
+    /// `.aac`), not libsndfile.
+    static func readThroughFFmpeg(_ path: String) -> Bool {
+        ["m4a", "mp4", "aac"].contains((path as NSString).pathExtension.lowercased())
+    }
+
     /// Why the file at `path` cannot play as a take of `channels` channels
     /// at `sampleRate`, or nil when it can: missing, empty, not audio, or
     /// of another rate or channel count. Reads only the header. The
@@ -226,12 +267,14 @@ extension AudioFile {
     }
 }
 
-/// A stereo audio file written a piece at a time through libsndfile: it
-/// appears under its name only when `finish` succeeds (written beside it,
-/// then renamed); dropped unfinished, the partial file is removed. The
-/// corresponding C functions are `sf_open`, `sf_writef_float`, `sf_close`.
+/// A stereo audio file written a piece at a time through libsndfile (or
+/// FFmpeg for `.m4a`): it appears under its name only when `finish`
+/// succeeds (written beside it, then renamed); dropped unfinished, the
+/// partial file is removed. The corresponding C functions are `sf_open`,
+/// `sf_writef_float`, `sf_close`.
 public final class AudioFileWriter {
     private var file: OpaquePointer?
+    private var aac: AACEncoder?
     private let path: String
     private let temporary: String
     private var interleaved: [Float]
@@ -239,18 +282,26 @@ public final class AudioFileWriter {
     /// Opens `path` (format from its extension) for writing, with `tags`.
     public init(path: String, sampleRate: Int, bits: Int = 16, tags: AudioTags = AudioTags()) throws(AudioFileError) {
         guard let format = AudioFileFormat(path: path) else {
-            throw AudioFileError(description: "\(path): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
-        }
-        var info = SF_INFO()
-        info.samplerate = Int32(sampleRate)
-        info.channels = 2
-        info.format = format.sndfileFormat(bits: bits)
-        guard sf_format_check(&info) != 0 else {
-            throw AudioFileError(description: "\(path): libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz")
+            throw AudioFileError(description: "\(path): unknown audio format; use \(AudioFileFormat.listed)")
         }
         let directory = (path as NSString).deletingLastPathComponent
         self.path = path
         temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).partial"
+        guard let code = format.sndfileFormat(bits: bits) else {
+            interleaved = []
+            do { aac = try AACEncoder(writing: temporary, named: path, sampleRate: sampleRate, tags: tags) } catch {
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw error
+            }
+            return
+        }
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRate)
+        info.channels = 2
+        info.format = code
+        guard sf_format_check(&info) != 0 else {
+            throw AudioFileError(description: "\(path): libsndfile cannot write \(format.rawValue) at \(sampleRate) Hz")
+        }
         interleaved = [Float](repeating: 0, count: 2 * 65_536)
         guard let file = sf_open(temporary, Int32(SFM_WRITE), &info) else {
             throw AudioFileError(description: "\(path): cannot write: \(String(cString: sf_strerror(nil)))")
@@ -267,10 +318,15 @@ public final class AudioFileWriter {
             sf_close(file)
             try? FileManager.default.removeItem(atPath: temporary)
         }
+        if aac != nil {
+            aac = nil
+            try? FileManager.default.removeItem(atPath: temporary)
+        }
     }
 
     /// Appends `frames` stereo frames, interleaving a chunk at a time.
     public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, frames: Int) throws(AudioFileError) {
+        if let aac { return try aac.write(left: left, right: right, frames: frames) }
         guard let file else { throw AudioFileError(description: "\(path): already finished") }
         let chunkFrames = interleaved.count / 2
         var start = 0
@@ -288,12 +344,20 @@ public final class AudioFileWriter {
 
     /// Closes the file and moves it into place.
     public func finish() throws(AudioFileError) {
-        guard let file else { return }
-        self.file = nil
-        let closed = sf_close(file)
-        guard closed == 0 else {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw AudioFileError(description: "\(path): write failed while closing (code \(closed))")
+        if let aac {
+            self.aac = nil
+            do { try aac.finish() } catch {
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw error
+            }
+        } else {
+            guard let file else { return }
+            self.file = nil
+            let closed = sf_close(file)
+            guard closed == 0 else {
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw AudioFileError(description: "\(path): write failed while closing (code \(closed))")
+            }
         }
         if rename(temporary, path) != 0 {
             let reason = String(cString: strerror(errno))

@@ -204,19 +204,33 @@ extension Mixdown {
         // Pass 2: gain, limiter, measure and encode; again if the target is missed.
         var gainDB = options.targetLUFS - measured.integratedLUFS
         var ceilingDB = options.truePeakCeiling - 0.5  // sample-peak ceiling, below the true-peak one
+        // A lossy file (MP3, Vorbis, Opus, AAC) is measured as a player decodes it: the encoding
+        // moves the loudness a little and the true peak more; the pass runs again for either.
+        let lossy = AudioFileFormat(path: path).map { $0 != .wav && $0 != .flac } ?? false
+        var decoded: LoudnessMeasurement?
         for _ in 0..<8 {
             let result = try limitAndWrite(rawFile, blocks: rawBlocks, limited: hidden + ".limited", frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)),
                                            ceiling: Float(pow(10, ceilingDB / 20)),
                                            ceilingDBTP: options.truePeakCeiling, to: path, bits: bits, tags: tags, progress: progress)
-            let loudnessOK = abs(result.measurement.integratedLUFS - options.targetLUFS) <= 0.05
-            let peakOK = result.measurement.truePeakDBTP <= options.truePeakCeiling
+            var measurement = result.measurement
+            var loudnessOK = abs(measurement.integratedLUFS - options.targetLUFS) <= 0.05
+            var peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
             if loudnessOK && peakOK {
                 do { try result.writer.finish() } catch { throw MixdownError(description: error.description) }
-                return (total, result.measurement)
+                guard lossy else { return (total, measurement) }
+                do { measurement = try AudioFile.decodedLoudness(path, frames: total, sampleRate: rate, truePeakFloorDBTP: options.truePeakCeiling) } catch {
+                    throw MixdownError(description: error.description)
+                }
+                decoded = measurement
+                loudnessOK = abs(measurement.integratedLUFS - options.targetLUFS) <= 0.1
+                peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
+                if loudnessOK && peakOK { return (total, measurement) }
             }
-            gainDB += options.targetLUFS - result.measurement.integratedLUFS
-            if !peakOK { ceilingDB -= result.measurement.truePeakDBTP - options.truePeakCeiling + 0.05 }
+            gainDB += options.targetLUFS - measurement.integratedLUFS
+            if !peakOK { ceilingDB -= measurement.truePeakDBTP - options.truePeakCeiling + 0.05 }
         }
+        // The file written last stands, said as it decodes.
+        if let decoded { return (total, decoded) }
         throw MixdownError(description: "could not reach \(options.targetLUFS) LUFS under \(options.truePeakCeiling) dBTP; the material is too dense for that target")
     }
 

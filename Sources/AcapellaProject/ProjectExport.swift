@@ -133,7 +133,7 @@ public enum ProjectExport {
     /// verses, the words for the file beside it and the tags follow the request.
     public static func mix(_ project: Project, _ request: ProjectMixRequest = ProjectMixRequest(), to path: String, scratch: String? = nil,
                            progress: ((Double) -> Void)? = nil) throws(MixdownError) -> ProjectMixResult {
-        guard AudioFileFormat(path: path) != nil else { throw MixdownError(description: "\(path): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3") }
+        guard AudioFileFormat(path: path) != nil else { throw MixdownError(description: "\(path): unknown audio format; use \(AudioFileFormat.listed)") }
         if request.includeReference && request.verse != nil {
             throw MixdownError(description: "--reference include plays the recording once, as it is; it cannot go with --verse")
         }

@@ -84,8 +84,9 @@ public struct ReferenceRecord: Codable, Hashable, Sendable {
     }
 }
 
-/// Reading a recording for a reference: any file libsndfile reads, the
-/// channels averaged, converted to the project rate by libsoxr.
+/// Reading a recording for a reference: any file libsndfile reads (or
+/// FFmpeg, for a phone's `.m4a`), the channels averaged, converted to the
+/// project rate by libsoxr.
 public enum ReferenceAudio {
     /// The recording at `path` as one channel at `sampleRate`, with the
     /// source's rate and channels.
@@ -96,12 +97,13 @@ public enum ReferenceAudio {
         // libsndfile's MP3 decoder (mpg123) writes notes about a damaged
         // stream to stderr: the command says what matters in one line.
         let (opened, channels) = quietly { () -> (Bool, Int32) in
+            if AudioFile.readThroughFFmpeg(path) { return FFmpegDecoder.channels(path).map { (true, Int32($0)) } ?? (false, 0) }
             var info = SF_INFO()
             guard let file = sf_open(path, Int32(SFM_READ), &info) else { return (false, 0) }
             sf_close(file)
             return (true, info.channels)
         }
-        guard opened else { throw ProjectError(description: "\(path): not audio libsndfile can read (an unknown format, or damaged)") }
+        guard opened else { throw ProjectError(description: "\(path): not audio libsndfile or FFmpeg can read (an unknown format, or damaged)") }
         let decoded: (samples: [Float], sampleRate: Int)
         do { decoded = try quietly { () throws(AudioFileError) in try AudioFile.readMono(path) } } catch { throw ProjectError(description: error.description) }
         guard !decoded.samples.isEmpty else { throw ProjectError(description: "\(path): holds no audio") }

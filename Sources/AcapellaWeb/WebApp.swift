@@ -405,7 +405,8 @@ public final class WebApp: Sendable {
 
     /// The downloads' addresses: `/download/take-7.wav`,
     /// `/download/take-7-with-others.wav`, `/download/mix.flac`,
-    /// `/download/practice-2.mp3`, `/download/project.zip`.
+    /// `/download/practice-2.mp3`, `/download/mix.m4a` (AAC: what a phone
+    /// keeps), `/download/project.zip`.
     static func download(_ path: String) -> WebDownload? {
         guard path.hasPrefix("/download/") else { return nil }
         let name = path.dropFirst("/download/".count)
@@ -413,7 +414,7 @@ public final class WebApp: Sendable {
         let stem = name[..<dot]
         let format = String(name[name.index(after: dot)...])
         if stem == "project" { return format == "zip" ? .project : nil }
-        guard ["wav", "flac", "mp3"].contains(format) else { return nil }
+        guard ["wav", "flac", "mp3", "m4a"].contains(format) else { return nil }
         if stem == "mix" { return .mix(format: format) }
         if stem.hasPrefix("practice-"), let part = number(stem.dropFirst("practice-".count), in: partIndexes) { return .practice(part: part, format: format) }
         guard stem.hasPrefix("take-"), format == "wav" else { return nil }

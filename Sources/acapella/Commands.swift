@@ -166,7 +166,7 @@ let commands: [Subcommand] = [
         name: "usb", summary: "what the box does with a USB stick: songs in from acapella/songs/, results out to acapella/export/",
         positionals: "STICK", positionalCount: 1...1,
         options: [OptionSpec(names: ["--data"], valueName: "DIR", help: "the data directory (default $ACAPELLA_DATA_DIR, else ~/.local/share/acapella)")],
-        details: "STICK is where the stick is mounted; it needs an acapella/ folder. Songs in acapella/songs/ join\nyour library (DATA/songs/, MusicXML imported). Every project with takes goes to\nacapella/export/SONG/: mix.flac and mix.mp3 (as last rehearsed), practice-PART.mp3 for each part,\nand SONG.acaproj.zip. Each file is flushed under a hidden name before it is named; the stick is\nflushed at the end. The running box does the same by itself when a stick is mounted.",
+        details: "STICK is where the stick is mounted; it needs an acapella/ folder. Songs in acapella/songs/ join\nyour library (DATA/songs/, MusicXML imported). Every project with takes goes to\nacapella/export/SONG/: mix.flac, mix.mp3 and mix.m4a (as last rehearsed), practice-PART.mp3 for each part,\nand SONG.acaproj.zip. Each file is flushed under a hidden name before it is named; the stick is\nflushed at the end. The running box does the same by itself when a stick is mounted.",
         run: runUSB),
     Subcommand(
         name: "web", summary: "the web page's pairing: 'forget' signs out every phone the box remembers",
@@ -206,7 +206,7 @@ let commands: [Subcommand] = [
         name: "mix", summary: "render a song or project to a loudness-normalized audio file",
         positionals: "SONG_OR_PROJECT", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus or .mp3", required: true, writes: true),
+            OptionSpec(names: ["-o", "--output"], valueName: "OUT", help: "the audio file: .wav, .flac, .ogg, .opus, .mp3 or .m4a", required: true, writes: true),
             OptionSpec(names: ["--lufs"], valueName: "LUFS", help: "integrated loudness target (default -16)"),
             OptionSpec(names: ["--tones"], valueName: "include|omit", help: "guide tones of parts without takes (default include)"),
             OptionSpec(names: ["--practice"], valueName: "PART", help: "practice track: PART forward, the others 9 dB quieter"),
@@ -402,9 +402,9 @@ func runVersion(_ arguments: ParsedArguments) throws -> Int32 {
 }
 
 func runMix(_ arguments: ParsedArguments) throws -> Int32 {
-    guard let output = arguments.value("--output") else { throw CLIError("mix needs -o OUT (.wav, .flac, .ogg, .opus or .mp3)") }
+    guard let output = arguments.value("--output") else { throw CLIError("mix needs -o OUT (.wav, .flac, .ogg, .opus, .mp3 or .m4a)") }
     guard AudioFileFormat(path: output) != nil else {
-        throw CLIError("\(output): unknown audio format; use .wav, .flac, .ogg, .opus or .mp3")
+        throw CLIError("\(output): unknown audio format; use \(AudioFileFormat.listed)")
     }
     let request = try MixCommandOptions.parse(arguments)
     let source = arguments.positionals[0]

@@ -55,9 +55,21 @@ import Testing
         let stick = data + "/stick"
         try FileManager.default.createDirectory(atPath: stick + "/acapella", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: project.path, toPath: data + "/projects/" + stem + ".acaproj")
-        let outcome = try StickJob.run(stick: stick, dataDirectory: data, stillThere: { true }, progress: { _ in })
+        var steps: [(Int, Int)] = []
+        let outcome = try StickJob.run(stick: stick, dataDirectory: data, stillThere: { true }, progress: { steps.append(($0.step, $0.steps)) })
+        // Every step counted: 1 of N up to N of N (the readout's "USB 3/9"), the parts' practice tracks and the three mixes among them.
+        #expect(steps.map(\.0) == Array(1...steps.count) && steps.allSatisfy { $0.1 == steps.count } && steps.count == 5 + project.score.parts.count,
+                "\(steps)")
         #expect(outcome.exported.contains("acapella/export/\(stem)/mix.flac"))
         #expect(try bytes(stick + "/acapella/export/\(stem)/mix.flac") == bytes(direct))
+        // The phone's file (AAC in MP4) the same on the stick and from the page.
+        guard case .success(let m4a) = hub.download(.mix(format: "m4a")) else {
+            Issue.record("the page's mix downloads as .m4a")
+            return
+        }
+        #expect(outcome.exported.contains("acapella/export/\(stem)/mix.m4a"))
+        #expect(try bytes(stick + "/acapella/export/\(stem)/mix.m4a") == bytes(m4a.path))
+        #expect(try bytes(m4a.path).count > 1_000)
         // Its temporary files stayed on the box's disk, and went.
         #expect(try FileManager.default.contentsOfDirectory(atPath: stick + "/acapella/export/\(stem)").allSatisfy { !$0.hasPrefix(".") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/exports").allSatisfy { !$0.hasSuffix(".raw") && !$0.hasSuffix(".limited") })

@@ -290,6 +290,95 @@ func burstySignal(frames: Int, seed: UInt64, peak: Float) -> ([Float], [Float]) 
     }
 }
 
+/// Mixes shared to a phone: AAC in MP4 (`.m4a`) through FFmpeg.
+@Suite struct PhoneShareTests {
+    /// The mix as a phone decodes it: aligned from its first sample (the
+    /// encoder's priming samples in the edit list), close to the mix
+    /// itself, its reported loudness the decoded file's — on target, the
+    /// true peak under the ceiling — tagged as iTunes reads tags, and read
+    /// back by the box's own reader (a reference recording from a phone).
+    @Test func anM4AIsTheMixAsAPhoneDecodesIt() throws {
+        let score = try song("amazing-grace.acasong")
+        let options = MixdownOptions()
+        let (memory, _) = try Mixdown.mix(score, options: options)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-m4a-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/mix.m4a"
+        let tags = AudioTags(title: "Amazing Grace", artist: "John Newton", album: "carry", comment: "mix", date: "2026-12-05", software: "Acapella box")
+        let (frames, reported) = try Mixdown.mix(score, options: options, to: path, tags: tags)
+        let decoded = try AudioFile.read(path)
+        #expect(decoded.channels == 2 && decoded.sampleRate == 48_000)
+        let decodedFrames = decoded.samples.count / 2
+        #expect(decodedFrames >= frames && decodedFrames < frames + 1_024, "\(decodedFrames) decoded of \(frames)")
+        // Aligned: at lag 0 the decoded file is the mix to within the codec's noise; a file
+        // that kept the encoder's 1024 priming samples would be nowhere near it.
+        func snr(lag: Int) -> Double {
+            var signal = 0.0, noise = 0.0
+            for index in 2_048..<(min(frames, decodedFrames) - 2_048) {
+                let reference = Double(memory.left[index])
+                let difference = Double(decoded.samples[2 * (index + lag)]) - reference
+                signal += reference * reference
+                noise += difference * difference
+            }
+            return 10 * log10(signal / noise)
+        }
+        #expect(snr(lag: 0) > 25, "\(snr(lag: 0)) dB")
+        #expect(snr(lag: 1_024) < 10, "\(snr(lag: 1_024)) dB")
+        let measured = try Loudness.measure(interleaved: decoded.samples, channels: 2, sampleRate: 48_000)
+        #expect(abs(reported.integratedLUFS - measured.integratedLUFS) < 0.01, "reported \(reported), decoded \(measured)")
+        #expect(abs(measured.integratedLUFS - options.targetLUFS) <= 0.1 && measured.truePeakDBTP <= options.truePeakCeiling, "\(measured)")
+        // Tagged as iTunes reads it: the M4A brand, ©nam, ©ART, ©alb, ©cmt, ©day, ©too.
+        let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+        func holds(_ atom: String, _ value: String) -> Bool {
+            let wanted = Array(atom.unicodeScalars.map { UInt8($0.value) }) + [0, 0, 0, UInt8(16 + value.utf8.count)] + Array("data".utf8) + [0, 0, 0, 1, 0, 0, 0, 0] + Array(value.utf8)
+            return bytes.indices.dropLast(wanted.count).contains { bytes[$0..<($0 + wanted.count)].elementsEqual(wanted) }
+        }
+        #expect(bytes.count > 8 && Array(bytes[4..<12]) == Array("ftypM4A ".utf8))
+        #expect(holds("\u{a9}nam", "Amazing Grace") && holds("\u{a9}ART", "John Newton") && holds("\u{a9}alb", "carry"))
+        #expect(holds("\u{a9}cmt", "mix") && holds("\u{a9}day", "2026-12-05") && holds("\u{a9}too", "Acapella box"))
+        // Nothing left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["mix.m4a"])
+    }
+
+    /// The same song mixed twice is the same file: the page's download and
+    /// the stick's are one (`OneMixPathTests`).
+    @Test func anM4AIsTheSameFileEveryTime() throws {
+        let score = try song("row-row-row-your-boat.acasong")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-m4a-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try Mixdown.mix(score, options: MixdownOptions(), to: folder + "/a.m4a")
+        _ = try Mixdown.mix(score, options: MixdownOptions(), to: folder + "/b.m4a")
+        let first = FileManager.default.contents(atPath: folder + "/a.m4a")
+        #expect(first != nil && first == FileManager.default.contents(atPath: folder + "/b.m4a"))
+    }
+
+    /// What is not an M4A, named as one: one line naming the file, and the
+    /// reader's reason; a writer dropped unfinished leaves nothing.
+    @Test func aBrokenM4AIsOneLine() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-m4a-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for (name, content) in [("text.m4a", Array("not audio at all\n".utf8)), ("empty.m4a", []), ("half.m4a", Array(repeating: UInt8(0x41), count: 5_000))] {
+            let path = folder + "/" + name
+            _ = FileManager.default.createFile(atPath: path, contents: Data(content))
+            do {
+                _ = try AudioFile.read(path)
+                Issue.record("\(name) was read")
+            } catch {
+                #expect(error.description.hasPrefix(path + ": ") && !error.description.contains("\n"), "\(error)")
+            }
+        }
+        do {
+            let writer = try AudioFileWriter(path: folder + "/dropped.m4a", sampleRate: 48_000)
+            let silence = [Float](repeating: 0, count: 5_000)
+            try writer.write(left: silence, right: silence, frames: silence.count)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["empty.m4a", "half.m4a", "text.m4a"])
+    }
+}
+
 extension Array where Element == Int {
     /// The sizes over and over, until they add up to at least `total`.
     func cycled(until total: Int) -> [Int] {

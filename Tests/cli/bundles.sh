@@ -48,14 +48,24 @@ head -c 3000 "$work/carry.acaproj.zip" >"$work/truncated.zip"
 expect "a truncated bundle" 1 "$acapella" import-project "$work/truncated.zip" --into "$work/hostile" &&
   check "truncated: not a bundle" contains "$err" "not a project bundle (zip)" && check "truncated: nothing written" equals "$(ls -A "$work/hostile" | wc -l)" "0"
 # Exported audio says what it is: title, artist (composer; arr. arranger), album (the project), what it holds, in every format.
-for format in wav flac ogg mp3; do
+for format in wav flac ogg mp3 m4a; do
   expect "a tagged $format mix" 0 "$acapella" mix "$work/carry.acaproj" -o "$work/tagged.$format" &&
     check "$format tags: title, artist, album, what it holds" python3 -c "
 d=open('$work/tagged.$format','rb').read()
-title={'wav':b'INAM\x0e\x00\x00\x00Amazing Grace','flac':b'title=Amazing Grace','ogg':b'TITLE=Amazing Grace','mp3':b'TIT2\x00\x00\x00\x0e\x00\x00\x00Amazing Grace'}['$format']
+title={'wav':b'INAM\x0e\x00\x00\x00Amazing Grace','flac':b'title=Amazing Grace','ogg':b'TITLE=Amazing Grace','mp3':b'TIT2\x00\x00\x00\x0e\x00\x00\x00Amazing Grace',
+       'm4a':b'\xa9nam\x00\x00\x00\x1ddata\x00\x00\x00\x01\x00\x00\x00\x00Amazing Grace'}['$format']
 assert title in d, d[:300]
 assert b'words John Newton, 1779 (verses 1 and 2); arr. Acapella box authors' in d
 assert b'carry' in d and b'mix' in d and b'Acapella box' in d"
 done
+# The phone's file read by another program (FFmpeg's own command line): AAC in an M4A, its tags,
+# its loudness as that decoder gives it (measured here, not by the box) on the -16 LUFS target.
+probe="$(ffprobe -v error -show_entries stream=codec_name,sample_rate,channels:format=format_name:format_tags=title,album,comment,encoder -of compact "$work/tagged.m4a" 2>&1)"
+for want in "codec_name=aac" "sample_rate=48000" "channels=2" "format_name=mov,mp4,m4a" "tag:title=Amazing Grace" "tag:album=carry" "tag:comment=mix" "tag:encoder=Acapella box"; do
+  check "ffprobe reads the .m4a: $want" contains "$probe" "$want"
+done
+ffmpeg -v error -y -i "$work/tagged.m4a" -c:a pcm_s16le "$work/tagged-decoded.wav"
+lufs="$(python3 Tests/web/loudness.py "$work/tagged-decoded.wav")"
+check "decoded by ffmpeg, its loudness on target (measured by Tests/web/loudness.py): $lufs" awk -v l="$lufs" 'BEGIN { exit !(l + 16 <= 0.2 && l + 16 >= -0.2) }'
 
 finish

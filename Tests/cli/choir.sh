@@ -58,7 +58,7 @@ cp -a "$work/choir.acaproj" "$work/stickdata/projects/choir.acaproj" && rm -f "$
 [[ -d "$mx" ]] && cp "$mx/bach_bwv304.mxl" "$work/plainstick/acapella/songs/"
 expect "a stick without acapella/" 1 "$acapella" usb "$work/nostick" --data "$work/stickdata" && check "stick message" contains "$err" "no acapella/ folder on it"
 expect "a stick's songs in, results out" 0 "$acapella" usb "$work/plainstick" --data "$work/stickdata" &&
-  check "the files out" equals "$(cd "$work/plainstick/acapella/export" && find . -type f | sort | tr '\n' ' ')" "./choir/choir.acaproj.zip ./choir/mix.flac ./choir/mix.mp3 ./choir/practice-alto.mp3 ./choir/practice-bass.mp3 ./choir/practice-soprano.mp3 ./choir/practice-tenor.mp3 " &&
+  check "the files out" equals "$(cd "$work/plainstick/acapella/export" && find . -type f | sort | tr '\n' ' ')" "./choir/choir.acaproj.zip ./choir/mix.flac ./choir/mix.m4a ./choir/mix.mp3 ./choir/practice-alto.mp3 ./choir/practice-bass.mp3 ./choir/practice-soprano.mp3 ./choir/practice-tenor.mp3 " &&
   check "safe to remove, at the end" contains "$out" "safe to remove" &&
   check "nothing hidden left behind" equals "$(find "$work/plainstick" -name '.*' | wc -l)" "0" &&
   check "the bundle is the project" bash -c "'$acapella' import-project '$work/plainstick/acapella/export/choir/choir.acaproj.zip' --into '$work/nostick' >/dev/null 2>&1 && cmp '$work/nostick/choir.acaproj/takes/alto-boxb-1.wav' '$work/choir.acaproj/takes/alto-boxb-1.wav'"
@@ -86,7 +86,8 @@ if [[ "$(id -u)" == 0 ]]; then
   kill -TERM $usbbox
   wait $usbbox
   check "the box sees the stick" contains "$(cat "$work/usbbox.err")" "USB stick $work/media/stick: songs in, results out; leave it in until it says safe to remove"
-  check "says each step" contains "$(cat "$work/usbbox.err")" "USB 7/8: Amazing Grace: the project bundle"
+  check "says each step" contains "$(cat "$work/usbbox.err")" "USB 8/9: Amazing Grace: the project bundle"
+  check "the last step is the last of them" contains "$(cat "$work/usbbox.err")" "USB 9/9: flushing the stick"
   check "and safe to remove" contains "$(cat "$work/usbbox.err")" "files out — safe to remove"
   check "the export is on the stick" test -s "$work/media/stick/acapella/export/choir/mix.flac"
   check "the stick is seen past 200 other mounts" test "$(grep -n " $work/media/stick " /proc/self/mountinfo | cut -d: -f1)" -gt 200

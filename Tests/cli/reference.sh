@@ -29,6 +29,13 @@ expect "a reference recording aligned" 0 "$acapella" reference add "$work/ref.ac
   check "found 2.5 s in, within 5 ms" matches "$err" "aligned: the song starts 2\.(49[5-9]|50[0-5]) s into it; confidence 0\.[0-9]+" &&
   check "its lyrics come with it" contains "$err" "director.lrc: 3 lines of lyrics in time come with it" &&
   check "what was added" matches "$out" "reference: director.wav: the song starts 2\.[0-9]+ s into it \(aligned, confidence 0\.[0-9]+\), with lyrics, 38\.[0-9] s"
+# A phone's recording: the director's as AAC in M4A (made by FFmpeg's own command line, as a phone's
+# voice memo is), read through FFmpeg, aligned to the same 2.5 s (the encoder's priming undone).
+ffmpeg -v error -y -i "$work/director.wav" -c:a aac -b:a 128k "$work/director-phone.m4a"
+"$acapella" new "$work/phone.acaproj" --song Songs/amazing-grace.acasong >/dev/null
+expect "a phone's .m4a as the reference" 0 "$acapella" reference add "$work/phone.acaproj" "$work/director-phone.m4a" --align &&
+  check "converted with libsoxr" contains "$err" "converted from 44100 Hz to 48000 Hz (libsoxr)" &&
+  check "found 2.5 s in, within 5 ms" matches "$err" "aligned: the song starts 2\.(49[5-9]|50[0-5]) s into it; confidence 0\.[0-9]+"
 expect "the reference shown" 0 "$acapella" reference show "$work/ref.acaproj" && check "shown with lyrics" contains "$out" "with lyrics"
 expect "the reference listed with the takes" 0 "$acapella" takes "$work/ref.acaproj" && check "listed, with how to remove it" contains "$out" "reference: director.wav"
 expect "the reference in a mix" 0 "$acapella" mix "$work/ref.acaproj" --reference include -o "$work/withref.wav" &&
@@ -47,7 +54,7 @@ expect "a recording at another tempo is refused" 1 "$acapella" reference add "$w
   expect "the reference before it stays" 0 "$acapella" reference show "$work/ref.acaproj" && check "still the director's" contains "$out" "director.wav"
 printf 'not audio' > "$work/noise.mp3"
 expect "a file that is not audio" 1 "$acapella" reference add "$work/ref.acaproj" "$work/noise.mp3" &&
-  check "one line, naming it" matches "$err" "^acapella reference: error: .*noise.mp3: not audio libsndfile can read" && check "one line" equals "$(wc -l <<<"$err")" "1"
+  check "one line, naming it" matches "$err" "^acapella reference: error: .*noise.mp3: not audio libsndfile or FFmpeg can read" && check "one line" equals "$(wc -l <<<"$err")" "1"
 expect "--offset and --align" 2 "$acapella" reference add "$work/ref.acaproj" "$work/guide.wav" --offset 1 --align
 mkdir -p "$work/imported"
 expect "a bundle carries the reference" 0 "$acapella" export "$work/ref.acaproj" -o "$work/refb.acaproj.zip" &&
