@@ -290,9 +290,10 @@ function showSettings() {
 }
 
 // The live mixer: a level slider per part (and the reference recording),
-// moved as a MIDI fader moves it (0…127, 100 the part's own level), and
-// its Mute and Solo; the box's state shown unless the singer's finger is
-// on the slider.
+// moved as a MIDI fader moves it (0…127, 100 the part's own level), its
+// place (pan, 64 the middle), its Mute and Solo, and a part's Takes switch
+// (off: its guide tones sing instead, the takes kept); the box's state
+// shown unless the singer's finger is on a slider.
 function showMixer() {
   const holder = $("mixer");
   const strips = live.mixer || [];
@@ -308,46 +309,60 @@ function showMixer() {
       const name = document.createElement("span");
       name.className = "name";
       name.textContent = strip.name;
-      const slider = document.createElement("input");
-      slider.type = "range"; slider.min = "0"; slider.max = "127"; slider.step = "1";
-      slider.setAttribute("aria-label", strip.name + " level");
-      const shown = document.createElement("output");
       const path = "/api/mix/" + (strip.metronome ? "metronome" : strip.reference ? "reference" : index) + "/";
+      const fader = (control, label) => {
+        const slider = document.createElement("input");
+        slider.type = "range"; slider.min = "0"; slider.max = "127"; slider.step = "1";
+        slider.className = control;
+        slider.setAttribute("aria-label", label);
+        let sent = null, timer = null;
+        const send = () => {
+          timer = null;
+          if (sent === slider.value) return;
+          sent = slider.value;
+          post(path + control, slider.value);
+        };
+        // At most ten moves a second while dragging; the last always sent.
+        slider.addEventListener("input", () => { if (timer === null) timer = setTimeout(send, 100); });
+        slider.addEventListener("change", send);
+        return slider;
+      };
+      const shown = document.createElement("output");
       // The metronome's strip: its level (on and off is the Metronome button).
-      const switches = (strip.metronome ? [] : ["mute", "solo"]).map((which) => {
+      const names = { mute: ["M", "Mute "], solo: ["S", "Solo "], takes: ["T", "Takes of "] };
+      const switches = (strip.metronome ? [] : strip.takes === null ? ["mute", "solo"] : ["mute", "solo", "takes"]).map((which) => {
         const button = document.createElement("button");
         button.type = "button";
         button.className = "switch " + which;
-        button.textContent = which === "mute" ? "M" : "S";
-        button.title = which === "mute" ? "Mute " + strip.name : "Solo " + strip.name;
-        button.setAttribute("aria-label", button.title);
+        button.textContent = names[which][0];
+        button.title = names[which][1] + strip.name + (which === "takes" ? " (off: its guide tones sing)" : "");
+        button.setAttribute("aria-label", names[which][1] + strip.name);
         button.addEventListener("click", () => post(path + which, button.getAttribute("aria-pressed") === "true" ? "off" : "on"));
         return button;
       });
-      row.append(name, slider, shown, ...switches);
+      const controls = [fader("level", strip.name + " level")];
+      if (!strip.metronome) {
+        controls.push(fader("pan", strip.name + " pan (left to right)"));
+        controls[1].title = "Where " + strip.name + " is heard: left to right";
+        row.classList.add("placed");
+      }
+      row.append(name, ...controls, shown, ...switches);
       holder.appendChild(row);
-      let sent = null, timer = null;
-      const send = () => {
-        timer = null;
-        if (sent === slider.value) return;
-        sent = slider.value;
-        post(path + "level", slider.value);
-      };
-      // At most ten moves a second while dragging; the last always sent.
-      slider.addEventListener("input", () => { if (timer === null) timer = setTimeout(send, 100); });
-      slider.addEventListener("change", send);
     });
   }
   strips.forEach((strip, index) => {
     const row = holder.children[index];
-    const slider = row.querySelector("input"), shown = row.querySelector("output");
+    const slider = row.querySelector("input.level"), pan = row.querySelector("input.pan"), shown = row.querySelector("output");
     const value = strip.levelDB === null ? 0 : Math.round(Math.min(127, 100 * Math.pow(10, strip.levelDB / 40)));
     if (document.activeElement !== slider) slider.value = String(value);
+    if (pan && document.activeElement !== pan) pan.value = String(Math.round(64 + 63 * strip.pan));
     shown.textContent = strip.levelDB === null ? "silent" : (strip.levelDB >= 0 ? "+" : "−") + Math.abs(strip.levelDB).toFixed(1) + " dB";
     if (!strip.metronome) {
       row.querySelector(".mute").setAttribute("aria-pressed", String(strip.muted));
       row.querySelector(".solo").setAttribute("aria-pressed", String(strip.soloed));
     }
+    const takes = row.querySelector(".takes");
+    if (takes) takes.setAttribute("aria-pressed", String(strip.takes));
     row.classList.toggle("muted", strip.muted);
   });
 }

@@ -52,6 +52,9 @@ public struct BoxSession: Sendable {
         /// Every part's mix as the session starts (the saved session's),
         /// the reference's after the parts: what a fader moves from.
         public var mixes: [PartMix]
+        /// The parts that sing their guide tones, their takes left out (the
+        /// page's Takes switch; saved with the session).
+        public var tones: Set<Int> = []
         /// Tempo, percent of written (kept across songs and parts).
         public var tempoPercent = 100
         /// Count-in measures before a take.
@@ -422,6 +425,12 @@ public struct BoxSession: Sendable {
             var part = state.parts[name] ?? SessionState.Part()
             part.mute = context.mixes[index].muted
             part.solo = soloedParts.contains(index)
+            state.parts[name] = part == SessionState.Part() ? nil : part
+        }
+        // Takes or tones, every part as the session has it (it started from the saved ones).
+        for (index, name) in context.partNames.enumerated() {
+            var part = state.parts[name] ?? SessionState.Part()
+            part.takes = !context.tones.contains(index)
             state.parts[name] = part == SessionState.Part() ? nil : part
         }
         if let live = context.reference {
@@ -863,6 +872,13 @@ public struct BoxSession: Sendable {
         case .solo where index == context.partIndex:
             guard on != soloed else { return .success([say(on ? "\(name) already alone" : "\(name) not soloed")]) }
             return .success(act(.soloPart, snapshot: snapshot))
+        case .takes:
+            guard !isReference else { return .failure(WebFailure(409, "the reference recording is a recording, not takes: mute it instead")) }
+            guard on == context.tones.contains(index) else { return .success([say("\(name) already on its \(on ? "takes" : "tones")")]) }
+            if on { context.tones.remove(index) } else { context.tones.insert(index) }
+            let asWritten = context.tempoPercent == 100 && context.schedule.options.transpose == 0
+            return .success([.reloadAllTakes,
+                             say(!on ? "\(name): its tones (its takes kept, left out)" : asWritten ? "\(name): its takes" : "\(name): its takes sung at this tempo and key")])
         case .solo:
             if on { soloedParts.insert(index) } else { soloedParts.remove(index) }
             switchedParts.insert(isReference ? ReferenceRecord.trackName : name)
@@ -898,8 +914,10 @@ public struct BoxSession: Sendable {
         var strips = context.partNames.indices.map { part -> WebMixerStrip in
             let own = part == context.partIndex
             let mix = own ? context.ownMix : context.mixes[part]
-            return WebMixerStrip(name: context.partNames[part], levelDB: decibels(mix.gain, defaults[part].gain), pan: Double(mix.pan),
-                                 muted: own ? guideMuted : mix.muted, soloed: own ? soloed : soloedParts.contains(part))
+            var strip = WebMixerStrip(name: context.partNames[part], levelDB: decibels(mix.gain, defaults[part].gain), pan: Double(mix.pan),
+                                      muted: own ? guideMuted : mix.muted, soloed: own ? soloed : soloedParts.contains(part))
+            strip.takes = !context.tones.contains(part)
+            return strip
         }
         if let reference = context.reference {
             strips.append(WebMixerStrip(name: reference.name, levelDB: decibels(reference.mix.gain, PartMix.trackGain), pan: Double(reference.mix.pan), reference: true,

@@ -66,6 +66,7 @@ final class SessionLoop {
         do {
             (saved, resuming) = try Self.resume(project, options: &options, firstSession: firstSession, log: log)
             var rigOptions = Self.rigOptions(options)
+            rigOptions.tones = saved.tonesParts(for: project.score)
             rigOptions.wakeOwner = { [wake = io.wake] in wake.wake() }
             rig = try SessionRig(project: project, device: device, reopen: reopen, options: rigOptions)
             for take in rig.leftOut { log(take.description, .warning) }
@@ -141,6 +142,7 @@ final class SessionLoop {
         context.tag = options.tagFilter
         context.ownMix = saved.partMixes(for: score)[options.partIndex]
         context.mixes = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)
+        context.tones = rig.tones
         return context
     }
 
@@ -448,9 +450,11 @@ final class SessionLoop {
                 try rig.control.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn, transpose: retime.transpose)
             })
         case .reloadTakes:
+            rig.tones = session.context.tones
             rig.reloadTakes()
             takesChanged = true
         case .reloadAllTakes:
+            rig.tones = session.context.tones
             rig.reloadAllTakes()
             takesChanged = true
         case .writeLine(let played, let grid):

@@ -32,6 +32,8 @@ public struct RigOptions: Sendable {
     /// How takes are played: streamed from their files (the box's way) or
     /// decoded into memory.
     public var takeLoading = TakeLoading.streamed()
+    /// The parts that sing their guide tones, their takes left out.
+    public var tones: Set<Int> = []
     /// Wakes the thread that owns the project when the recorder's writer
     /// asks it something (it serves the writer in `Recorder.serve`).
     public var wakeOwner: @Sendable () -> Void = {}
@@ -99,7 +101,8 @@ public final class SessionRig {
         var mixes = PartMix.defaults(parts: score.parts.count, tracks: scheduleOptions.audioTracks.count)
         mixes[options.partIndex].muted = !options.ownGuide
         self.mixes = mixes
-        let (takes, leftOut) = project.activeTakes(for: scheduleOptions, loading: options.takeLoading)
+        tones = options.tones
+        let (takes, leftOut) = project.activeTakes(for: scheduleOptions, loading: options.takeLoading, tones: options.tones)
         self.leftOut = leftOut
         takeLoading = options.takeLoading
         sentTakes = takes
@@ -179,8 +182,12 @@ public final class SessionRig {
         send(takes: takes, parts: Array(takes.indices))
     }
 
+    /// The parts that sing their guide tones, their takes left out (the
+    /// next reload sends them).
+    public var tones: Set<Int>
+
     private func loadTakes() -> [PartTakes] {
-        project.activeTakes(for: control.options, loading: takeLoading).takes
+        project.activeTakes(for: control.options, loading: takeLoading, tones: tones).takes
     }
 
     /// Sends `parts` of `takes` to the engine. Their streams get their

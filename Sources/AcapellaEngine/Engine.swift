@@ -720,7 +720,7 @@ public final class EngineControl {
         guard scale.numerator > 0 else { throw EngineControlError(description: "tempo: the multiplier must be above 0") }
         if scale != options.tempoScale, let why = heardTakes("tempo") { throw EngineControlError(description: why) }
         guard !audibleTakes.prefix(score.parts.count).contains(true) || scale == options.tempoScale else {
-            throw EngineControlError(description: "tempo: takes are playing at the recorded tempo; mute or clear them first (no time-stretching)")
+            throw EngineControlError(description: "tempo: takes are playing at the recorded tempo; put their parts on tones first (the Takes switch on the page's mixer; no time-stretching)")
         }
         try recompile { $0.tempoScale = scale }
     }
@@ -730,7 +730,7 @@ public final class EngineControl {
         guard (-24...24).contains(semitones) else { throw EngineControlError(description: "transpose: \(semitones) semitones is outside −24…+24") }
         if semitones != options.transpose, let why = heardTakes("transpose") { throw EngineControlError(description: why) }
         guard !audibleTakes.prefix(score.parts.count).contains(true) || semitones == options.transpose else {
-            throw EngineControlError(description: "transpose: takes are playing in the recorded key; mute or clear them first")
+            throw EngineControlError(description: "transpose: takes are playing in the recorded key; put their parts on tones first (the Takes switch on the page's mixer)")
         }
         try recompile { $0.transpose = semitones }
     }

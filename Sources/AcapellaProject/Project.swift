@@ -739,7 +739,9 @@ public final class Project {
     /// the project rate. Takes that cannot play — recorded at another tempo
     /// or key than `options`, flagged when the project was opened, or whose
     /// audio fails to decode now — are left out and named in `leftOut`.
-    public func activeTakes(for options: ScheduleOptions, loading: TakeLoading = .memory) -> (takes: [PartTakes], leftOut: [LeftOutTake]) {
+    /// The parts in `tones` sing their guide tones: their takes are not
+    /// loaded (a choice, not a loss: not named).
+    public func activeTakes(for options: ScheduleOptions, loading: TakeLoading = .memory, tones: Set<Int> = []) -> (takes: [PartTakes], leftOut: [LeftOutTake]) {
         var result = score.parts.map { _ in PartTakes.none }
         var leftOut: [LeftOutTake] = []
         let playing = manifest.takes.filter { $0.active && $0.state.isUsable }
@@ -751,7 +753,7 @@ public final class Project {
         for take in playing where !score.parts.contains(where: { $0.name == take.part }) {
             leftOut.append(LeftOutTake(take: take, reason: conditions[take.id]?.description ?? "the song has no part '\(take.part)'"))
         }
-        for part in score.parts.indices {
+        for part in score.parts.indices where !tones.contains(part) {
             let name = score.parts[part].name
             // The full take first, punch-ins over it oldest first; a punch-in
             // older than the full take is hidden by it (the most recent take

@@ -97,9 +97,11 @@ public enum ProjectExport {
                 notes.append("the reference recording \(reference.describe(sampleRate: project.manifest.sampleRate)) is in the mix")
             }
         }
+        var tones: Set<Int> = []
         if request.session == .use {
             // The mix as the project was last rehearsed, unless asked otherwise.
             let (state, problem) = project.sessionState()
+            tones = state.tonesParts(for: project.score)
             if let problem { notes.append(problem) }
             options.rehearse(state, score: project.score)
             let said = state.describe(partNames: project.score.parts.map(\.name) + options.audioTracks)
@@ -116,7 +118,7 @@ public enum ProjectExport {
         if request.includeReference && (options.tempoScale != Rational(1) || options.transpose != 0) {
             throw MixdownError(description: "the reference recording plays only at the written tempo and key (this mix: tempo \(options.tempoScale), transposed \(options.transpose)); add --tempo 1 --transpose 0")
         }
-        var (takes, leftOut) = project.activeTakes(for: options.scheduleOptions, loading: .streamed())
+        var (takes, leftOut) = project.activeTakes(for: options.scheduleOptions, loading: .streamed(), tones: tones)
         if let record, let part = project.score.parts.firstIndex(where: { $0.name == record.part }) {
             switch project.layer(record, sampleRate: options.sampleRate, loading: .streamed()) {
             case .success(let layer): takes[part] = PartTakes([layer])

@@ -19,12 +19,16 @@ public struct SessionState: Codable, Hashable, Sendable {
         public var pan: Double?
         public var mute = false
         public var solo = false
+        /// Whether its takes play (false: its guide tones sing instead, the
+        /// takes kept; with every part on tones the tempo and key can change).
+        public var takes = true
 
-        public init(volumeDB: Double = 0, pan: Double? = nil, mute: Bool = false, solo: Bool = false) {
+        public init(volumeDB: Double = 0, pan: Double? = nil, mute: Bool = false, solo: Bool = false, takes: Bool = true) {
             self.volumeDB = volumeDB
             self.pan = pan
             self.mute = mute
             self.solo = solo
+            self.takes = takes
         }
     }
 
@@ -125,9 +129,16 @@ public struct SessionState: Codable, Hashable, Sendable {
             if let pan = mix.pan { about.append(String(format: "pan %+.2f", pan)) }
             if mix.mute { about.append("muted") }
             if mix.solo { about.append("solo") }
+            if !mix.takes { about.append("on its tones (takes left out)") }
             if !about.isEmpty { words.append("\(name) " + about.joined(separator: " ")) }
         }
         return words.joined(separator: ", ")
+    }
+
+    /// The parts (indexes in `score`) whose takes are left out for their
+    /// guide tones.
+    public func tonesParts(for score: Score) -> Set<Int> {
+        Set(score.parts.indices.filter { parts[score.parts[$0].name]?.takes == false })
     }
 
     /// The tempo as a multiplier of the written one.
@@ -169,7 +180,7 @@ extension Project {
 }
 
 extension SessionState.Part {
-    enum CodingKeys: String, CodingKey { case volumeDB, pan, mute, solo }
+    enum CodingKeys: String, CodingKey { case volumeDB, pan, mute, solo, takes }
 
     /// Every key optional.
     public init(from decoder: any Decoder) throws {
@@ -178,6 +189,17 @@ extension SessionState.Part {
         pan = try container.decodeIfPresent(Double.self, forKey: .pan)
         mute = try container.decodeIfPresent(Bool.self, forKey: .mute) ?? false
         solo = try container.decodeIfPresent(Bool.self, forKey: .solo) ?? false
+        takes = try container.decodeIfPresent(Bool.self, forKey: .takes) ?? true
+    }
+
+    /// `takes` only when they are off: a session from before reads the same.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(volumeDB, forKey: .volumeDB)
+        try container.encodeIfPresent(pan, forKey: .pan)
+        try container.encode(mute, forKey: .mute)
+        try container.encode(solo, forKey: .solo)
+        if !takes { try container.encode(false, forKey: .takes) }
     }
 }
 

@@ -155,6 +155,7 @@ public struct WebLiveState: Sendable, Hashable {
         object["rawCents"] = rawCents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["mixer"] = mixer.map { strip -> [String: Any] in
             ["name": strip.name, "reference": strip.reference, "pan": strip.pan.isFinite ? strip.pan : 0, "muted": strip.muted, "soloed": strip.soloed, "metronome": strip.metronome,
+             "takes": strip.takes ?? NSNull(),
              "levelDB": strip.levelDB.flatMap { $0.isFinite ? ($0 * 10).rounded() / 10 : nil } ?? NSNull()]
         }
         object["loop"] = loop ?? NSNull()
@@ -499,9 +500,9 @@ public final class WebApp: Sendable {
             change = .removeSong(song)
         case _ where request.path.hasPrefix("/api/mix/"):
             // /api/mix/2/level (a part's index, or "reference"), body 0…127 as
-            // a MIDI fader's value; /api/mix/2/mute or /solo, body on or off.
+            // a MIDI fader's value; /api/mix/2/mute, /solo or /takes, body on or off.
             let pieces = request.path.split(separator: "/")
-            let usage = "expects /api/mix/PART/level or /pan with a value from 0 to 127, or /mute or /solo with on or off"
+            let usage = "expects /api/mix/PART/level or /pan with a value from 0 to 127, or /mute, /solo or /takes with on or off"
             guard pieces.count == 4 else { return .response(.error(400, usage)) }
             if pieces[2] == "metronome" {
                 guard pieces[3] == "level", let value = Self.number(Substring(text), in: 0...127) else {

@@ -97,7 +97,8 @@ public enum WebChange: Hashable, Sendable {
 
 /// What a strip's buttons switch.
 public enum WebMixSwitch: String, Hashable, Sendable {
-    case mute, solo
+    /// `takes` on: the part's takes play; off: its guide tones sing instead.
+    case mute, solo, takes
 }
 
 /// What a page fader moves.
@@ -120,6 +121,9 @@ public struct WebMixerStrip: Hashable, Sendable {
     public var soloed: Bool
     /// The metronome's strip (its level only; `muted`: the metronome off).
     public var metronome = false
+    /// A part's: whether its takes play (false: its guide tones instead);
+    /// nil for the reference and the metronome.
+    public var takes: Bool?
 
     public init(name: String, levelDB: Double?, pan: Double, reference: Bool = false, muted: Bool = false, soloed: Bool = false) {
         self.name = name

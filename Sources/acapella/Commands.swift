@@ -187,11 +187,12 @@ let commands: [Subcommand] = [
         name: "session", summary: "show or change a project's mix and settings as last rehearsed (what the box resumes and mix uses)",
         positionals: "PROJECT", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part --volume, --pan, --mute and --solo change"),
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part --volume, --pan, --mute, --solo and --takes change"),
             OptionSpec(names: ["--volume"], valueName: "DB", help: "the part's level against the default, -60 to +12 dB"),
             OptionSpec(names: ["--pan"], valueName: "X", help: "the part's place, -1 (left) to 1 (right)"),
             OptionSpec(names: ["--mute"], valueName: "on|off", help: "the part silent"),
             OptionSpec(names: ["--solo"], valueName: "on|off", help: "the part soloed (with any soloed, the others are silent)"),
+            OptionSpec(names: ["--takes"], valueName: "on|off", help: "the part's takes play (off: its guide tones sing, the takes kept)"),
             OptionSpec(names: ["--tempo"], valueName: "PERCENT", help: "tempo, 50 to 150 % of written"),
             OptionSpec(names: ["--transpose"], valueName: "N", help: "semitones, -12 to 12"),
             OptionSpec(names: ["--loop"], valueName: "A-B|off", help: "the loop's measures, or off"),

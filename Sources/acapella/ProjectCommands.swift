@@ -303,7 +303,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
 /// options, changes them (a writer, refused while the box has the project).
 func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
-    let changing = ["--part", "--volume", "--pan", "--mute", "--solo", "--tempo", "--transpose", "--loop", "--count-in", "--metronome", "--line-grid", "--reset"]
+    let changing = ["--part", "--volume", "--pan", "--mute", "--solo", "--takes", "--tempo", "--transpose", "--loop", "--count-in", "--metronome", "--line-grid", "--reset"]
         .contains { arguments.value($0) != nil || arguments.flags.contains($0) }
     func onOff(_ name: String) throws -> Bool? { try arguments.choice(name, as: OnOff.self)?.isOn }
     // The words are checked before the project is touched.
@@ -315,9 +315,9 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
         guard let value = Double(text), (-1...1).contains(value) else { throw CLIError("--pan expects -1 (left) to 1 (right), not '\(text)'") }
         return value
     }
-    let mute = try onOff("--mute"), solo = try onOff("--solo"), metronome = try onOff("--metronome")
-    if (volume != nil || pan != nil || mute != nil || solo != nil) && arguments.value("--part") == nil {
-        throw CLIError("--volume, --pan, --mute and --solo need --part NAME")
+    let mute = try onOff("--mute"), solo = try onOff("--solo"), metronome = try onOff("--metronome"), takes = try onOff("--takes")
+    if (volume != nil || pan != nil || mute != nil || solo != nil || takes != nil) && arguments.value("--part") == nil {
+        throw CLIError("--volume, --pan, --mute, --solo and --takes need --part NAME")
     }
     let tempo = arguments.value("--tempo") == nil ? nil : try arguments.int("--tempo", default: 100, range: SessionState.tempoPercents)
     let transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: SessionState.transpositions)
@@ -344,6 +344,12 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
             if let pan { mix.pan = pan }
             if let mute { mix.mute = mute }
             if let solo { mix.solo = solo }
+            if let takes {
+                guard project.score.parts.contains(where: { $0.name == part }) else {
+                    throw CLIError("--takes: the \(part.lowercased()) recording is not takes; --mute it instead", exitCode: 1)
+                }
+                mix.takes = takes
+            }
             state.parts[part] = mix == SessionState.Part() ? nil : mix
         }
         if let tempo { state.tempoPercent = tempo }

@@ -43,9 +43,10 @@ final class EmbeddedBox {
     private(set) var sessionsOpened = 0
 
     /// A box on `songs` (paths), part `part`, with its data in a fresh
-    /// folder; USB sticks looked for under `usbRoot` (nil: not looked for).
-    init(songs: [String], part: Int = 0, usbRoot: String? = nil) throws {
-        data = NSTemporaryDirectory() + "embedded-box-\(UUID().uuidString)"
+    /// folder (or `data`: a box started again on another's); USB sticks
+    /// looked for under `usbRoot` (nil: not looked for).
+    init(songs: [String], part: Int = 0, usbRoot: String? = nil, data again: String? = nil) throws {
+        data = again ?? NSTemporaryDirectory() + "embedded-box-\(UUID().uuidString)"
         try Folders.make(data + "/projects")
         var options = BoxOptions(songs: songs, dataDirectory: data)
         options.partIndex = part

@@ -135,6 +135,36 @@ import Testing
         #expect(withReference.rehearsal(over: SessionState(), looping: false).parts[ReferenceRecord.trackName] == SessionState.Part(mute: true, solo: true))
     }
 
+    /// The page's Takes switch: a part on its guide tones (its takes kept,
+    /// left out of what plays), shown on its strip, saved with the session
+    /// (only while off: a session from before reads the same) and restored;
+    /// the reference recording has none to switch.
+    @Test func aPartOnItsTones() throws {
+        var session = BoxSession(BoxSessionTests.context())
+        #expect(session.mixer.prefix(4).allSatisfy { $0.takes == true } && session.mixer.last?.takes == nil)
+        var effects = session.handle(.web(.mixSwitch(part: 3, .takes, on: false)), snapshot: BoxSessionTests.snapshot())
+        #expect(effects.contains(.reloadAllTakes) && Self.answers(effects) == [.success("Bass: its tones (its takes kept, left out)")])
+        #expect(session.context.tones == [3] && session.mixer[3].takes == false && session.mixer[2].takes == true)
+        effects = session.handle(.web(.mixSwitch(part: 3, .takes, on: false)), snapshot: BoxSessionTests.snapshot())
+        #expect(!effects.contains(.reloadAllTakes) && Self.answers(effects) == [.success("Bass already on its tones")])
+        let saved = session.rehearsal(over: SessionState(), looping: false)
+        #expect(saved.parts["Bass"] == SessionState.Part(takes: false) && saved.parts["Tenor"] == nil)
+        #expect(saved.tonesParts(for: BoxSessionTests.score) == [3])
+        #expect(saved.describe(partNames: ["Soprano", "Alto", "Tenor", "Bass"]) == "Bass on its tones (takes left out)")
+        // As the file has it: "takes" written only when off, read back the same.
+        let bytes = try JSONEncoder().encode(saved)
+        #expect(String(decoding: bytes, as: UTF8.self).components(separatedBy: "\"takes\"").count == 2)
+        #expect(try JSONDecoder().decode(SessionState.self, from: bytes) == saved)
+        // Back on: its takes again, and nothing left to save.
+        effects = session.handle(.web(.mixSwitch(part: 3, .takes, on: true)), snapshot: BoxSessionTests.snapshot())
+        #expect(effects.contains(.reloadAllTakes) && Self.answers(effects) == [.success("Bass: its takes")] && session.context.tones.isEmpty)
+        #expect(session.rehearsal(over: saved, looping: false).parts["Bass"] == nil)
+        // The reference recording is not takes.
+        var withReference = BoxSession(ReferenceTests.context(lyrics: nil))
+        effects = withReference.handle(.web(.mixSwitch(part: nil, .takes, on: false)), snapshot: BoxSessionTests.snapshot())
+        #expect(Self.answers(effects) == [.failure(WebFailure(409, "the reference recording is a recording, not takes: mute it instead"))])
+    }
+
     /// The metronome's level from the page: kept while it is off (its strip
     /// shows it off), heard at once when on, saved once it rests, restored.
     @Test func theMetronomesLevel() throws {

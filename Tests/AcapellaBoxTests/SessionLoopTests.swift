@@ -208,4 +208,45 @@ import Testing
         #expect(try box.run { $0.ended == .quit })
         #expect(box.options.rehearsal == Rehearsal(tempoPercent: 95, transpose: -1, metronome: true), "what the box hands on")
     }
+
+    /// A part put on its tones from the page, in a whole box: its take is
+    /// kept and still active, the engine is sent none for it, so the tempo
+    /// the take refused changes; the session file says so, the box started
+    /// again resumes it, and the mix as last rehearsed sings that part's
+    /// tones (a choice: not listed as a take left out).
+    @Test func aPartOnItsTonesLetsTheTempoChange() throws {
+        let songs = try library(["simple-harmony"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs, part: 1)
+        box.press("r")
+        #expect(try box.run { $0.session?.review != nil })
+        let take = try #require(box.session?.review)
+        box.press("k")
+        #expect(try box.run { $0.session?.review == nil })
+        box.press("+")
+        #expect(try box.run { $0.said("tempo: takes are playing at the recorded tempo; put their parts on tones first") }, "\(box.lines.suffix(3))")
+        #expect(box.session?.rehearsal.tempoPercent == 100)
+        let part = take.part
+        #expect(try box.change(.mixSwitch(part: 1, .takes, on: false)) == .success("\(part): its tones (its takes kept, left out)"))
+        box.press("+")
+        #expect(try box.run { $0.session?.rehearsal.tempoPercent == 105 }, "\(box.lines.suffix(3))")
+        #expect(box.project?.manifest.takes.first { $0.id == take.id }.map { $0.active && $0.state == .kept } == true)
+        let project = box.project!.path
+        #expect(try box.run { _ in (try? SessionState.read(project: project, parts: ["Soprano", part, "Tenor", "Bass"]).get())??.parts[part]?.takes == false })
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+        // Started again (the first box's folder: it is removed when that box goes, after this one):
+        // resumed on its tones, the tempo as left.
+        let again = try EmbeddedBox(songs: songs, part: 1, data: box.data)
+        #expect(again.session?.context.tones == [1] && again.session?.mixer[1].takes == false && again.session?.rehearsal.tempoPercent == 105)
+        again.press("q")
+        #expect(try again.run { $0.ended == .quit })
+        // The mix as last rehearsed: every part's tones at 105 %, the take not named as left out.
+        let opened = try Project.open(project, for: .read).project
+        defer { opened.close() }
+        let out = box.data + "/tones.wav"
+        let result = try ProjectExport.mix(opened, ProjectMixRequest(), to: out)
+        #expect(!result.hadTakes && result.notes.contains { $0.contains("\(part) on its tones (takes left out)") } && !result.notes.contains { $0.contains("not played") },
+                "\(result.notes)")
+    }
 }

@@ -44,6 +44,14 @@ expect "mix as last rehearsed" 0 "$acapella" mix "$work/choir.acaproj" -o "$work
   check "mix says it used the session" contains "$err" "mixed as last rehearsed (session.json): Tenor muted, Bass -4.0 dB pan +0.80; --session ignore mixes without it"
 expect "mix without the session" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/plain.wav" --session ignore &&
   check "not said" bash -c "! grep -q 'last rehearsed' '$work/err'" && check "the mixes differ" bash -c "! cmp -s '$work/rehearsed.wav' '$work/plain.wav'"
+# A part on its tones: its takes kept but left out of the mix (and of what the box plays).
+expect "the alto on its tones" 0 "$acapella" session "$work/choir.acaproj" --part alto --takes off &&
+  check "said" contains "$out" "Alto on its tones (takes left out)"
+expect "mix with the alto on its tones" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/alto-tones.wav" &&
+  check "the mix says so" contains "$err" "Alto on its tones (takes left out)" && check "and differs" bash -c "! cmp -s '$work/rehearsed.wav' '$work/alto-tones.wav'"
+expect "its takes again" 0 "$acapella" session "$work/choir.acaproj" --part Alto --takes on
+expect "the same mix as before" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/rehearsed-again.wav" &&
+  check "byte for byte" cmp -s "$work/rehearsed.wav" "$work/rehearsed-again.wav"
 expect "a volume out of range" 2 "$acapella" session "$work/choir.acaproj" --part Alto --volume 40 && check "volume message" contains "$err" "--volume expects dB from -60 to +12"
 expect "a pan without a part" 2 "$acapella" session "$work/choir.acaproj" --pan 0.5 && check "part message" contains "$err" "need --part NAME"
 expect "a loop outside the song" 1 "$acapella" session "$work/choir.acaproj" --loop 90-99 && check "loop message" contains "$err" "measures 90-99 are not in the song"

@@ -210,23 +210,25 @@ def geometry(driver, shots, moment, selector, with_cursor, settings=False):
 def mixer_from_page(driver):
     """The Bass's slider in the settings' mixer moved to 50: the box sets
     its level to −12 dB (a MIDI fader's scale) and says so."""
-    strips = wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#mixer input")) == 5, 5)
-    check("the mixer has a slider per part and the metronome's", strips, len(driver.find_elements(By.CSS_SELECTOR, "#mixer input")))
+    strips = wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#mixer input.level")) == 5, 5)
+    check("the mixer has a level slider per part and the metronome's", strips, len(driver.find_elements(By.CSS_SELECTOR, "#mixer input.level")))
+    check("and a pan slider per part, none for the metronome", len(driver.find_elements(By.CSS_SELECTOR, "#mixer input.pan")) == 4,
+          len(driver.find_elements(By.CSS_SELECTOR, "#mixer input.pan")))
     if not strips:
         return
-    driver.execute_script("const s = document.querySelectorAll('#mixer input')[3]; s.value = '50'; s.dispatchEvent(new Event('change'))")
+    driver.execute_script("const s = document.querySelectorAll('#mixer input.level')[3]; s.value = '50'; s.dispatchEvent(new Event('change'))")
     level = wait_for(lambda: (lambda d: d is not None and abs(d + 12.04) < 0.1)(driver.execute_script("return live.mixer[3].levelDB")), 5)
     check("the Bass moved to -12 dB from the page's mixer", level, driver.execute_script("return live.mixer"))
     check("shown beside its slider", "−12.0 dB" in driver.find_elements(By.CSS_SELECTOR, "#mixer output")[3].get_attribute("textContent"),
           driver.find_elements(By.CSS_SELECTOR, "#mixer output")[3].get_attribute("textContent"))
-    driver.execute_script("const s = document.querySelectorAll('#mixer input')[3]; s.value = '100'; s.dispatchEvent(new Event('change'))")
+    driver.execute_script("const s = document.querySelectorAll('#mixer input.level')[3]; s.value = '100'; s.dispatchEvent(new Event('change'))")
     check("and back to its own level", wait_for(lambda: (lambda d: d is not None and abs(d) < 0.05)(driver.execute_script("return live.mixer[3].levelDB")), 5),
           driver.execute_script("return live.mixer"))
     # The metronome's level: −12 dB, said; back.
-    driver.execute_script("const s = document.querySelectorAll('#mixer input')[4]; s.value = '50'; s.dispatchEvent(new Event('change'))")
+    driver.execute_script("const s = document.querySelectorAll('#mixer input.level')[4]; s.value = '50'; s.dispatchEvent(new Event('change'))")
     click = wait_for(lambda: (lambda d: d is not None and abs(d + 12.04) < 0.1)(driver.execute_script("return live.mixer[4].levelDB")), 5)
     check("the metronome's level from its slider", click and driver.execute_script("return live.mixer[4].name") == "Metronome", driver.execute_script("return live.mixer[4]"))
-    driver.execute_script("const s = document.querySelectorAll('#mixer input')[4]; s.value = '100'; s.dispatchEvent(new Event('change'))")
+    driver.execute_script("const s = document.querySelectorAll('#mixer input.level')[4]; s.value = '100'; s.dispatchEvent(new Event('change'))")
     # Its Mute: the Bass silent, the button pressed; again and heard.
     mute = driver.find_elements(By.CSS_SELECTOR, "#mixer .mute")[3]
     check("each strip has a Mute named for its part", mute.get_attribute("aria-label") == "Mute Bass", mute.get_attribute("aria-label"))
@@ -236,6 +238,24 @@ def mixer_from_page(driver):
     driver.execute_script("arguments[0].click()", mute)
     check("and heard again", wait_for(lambda: driver.execute_script("return live.mixer[3].muted") is False and mute.get_attribute("aria-pressed") == "false", 5),
           driver.execute_script("return live.mixer[3]"))
+    # Its place: the Bass's pan slider to the far right, the box's pan +1; back to the middle.
+    driver.execute_script("const s = document.querySelectorAll('#mixer input.pan')[3]; s.value = '127'; s.dispatchEvent(new Event('change'))")
+    check("the Bass placed right from its pan slider", wait_for(lambda: abs(driver.execute_script("return live.mixer[3].pan") - 1) < 0.01, 5),
+          driver.execute_script("return live.mixer[3]"))
+    driver.execute_script("const s = document.querySelectorAll('#mixer input.pan')[3]; s.value = '64'; s.dispatchEvent(new Event('change'))")
+    check("and back in the middle", wait_for(lambda: abs(driver.execute_script("return live.mixer[3].pan")) < 0.01, 5), driver.execute_script("return live.mixer[3]"))
+    # Its Takes switch: pressed while its takes play; off, the part sings its tones (said), on again.
+    takes = driver.find_elements(By.CSS_SELECTOR, "#mixer .takes")
+    check("a Takes switch for each part, named for it, pressed", len(takes) == 4 and takes[3].get_attribute("aria-label") == "Takes of Bass"
+          and takes[3].get_attribute("aria-pressed") == "true", [(t.get_attribute("aria-label"), t.get_attribute("aria-pressed")) for t in takes])
+    if len(takes) == 4:
+        driver.execute_script("arguments[0].click()", takes[3])
+        check("the Bass on its tones from its strip (shown unpressed, said)",
+              wait_for(lambda: driver.execute_script("return live.mixer[3].takes") is False and takes[3].get_attribute("aria-pressed") == "false", 5)
+              and wait_for(lambda: "Bass: its tones" in (driver.execute_script("return live.message") or ""), 5),
+              [driver.execute_script("return live.mixer[3]"), driver.execute_script("return live.message")])
+        driver.execute_script("arguments[0].click()", takes[3])
+        check("and its takes again", wait_for(lambda: driver.execute_script("return live.mixer[3].takes") is True, 5), driver.execute_script("return live.mixer[3]"))
 
 
 def hand_scrolling(driver, shots):
