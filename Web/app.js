@@ -25,6 +25,7 @@ async function start() {
   const state = await response.json();
   csrf = state.csrf || null;
   shownScore = state.scoreVersion;
+  startVersions = state.scoreVersions || {};
   await begin(state.song);
 }
 
@@ -49,6 +50,7 @@ $("pair-form").addEventListener("submit", async (event) => {
   $("pair").hidden = true;
   const state = await (await fetch("/api/state")).json();
   shownScore = state.scoreVersion;
+  startVersions = state.scoreVersions || {};
   await begin(state.song);
 });
 
@@ -132,22 +134,78 @@ $("clear-ranges").addEventListener("click", async () => {
 });
 
 // A narrow score (a phone upright, a tablet upright beside the controls)
-// reads the narrow engraving (fewer, larger measures a line).
+// reads the narrow engraving (fewer, larger measures a line). Smaller and
+// Larger step through the sizes the box engraves (a narrower engraving,
+// scaled to the same screen, reads larger), kept in this browser; the
+// cursor carries on in the new one. A size not engraved yet keeps the
+// one shown until the box says it is ready.
 const isNarrow = () => $("score").clientWidth < 700;
-let narrow = isNarrow();
+const sizes = ["wide", "medium", "narrow", "large"];
+let zoom = Number(localStorage.getItem("acapella-zoom")) || 0;
+const scoreSize = () => sizes[Math.max(0, Math.min(sizes.length - 1, (isNarrow() ? 2 : 0) + zoom))];
+let size = scoreSize();
 window.addEventListener("resize", () => {
   measureChrome();
   turnedTo = null;  // turn to the cursor again on the new screen
-  if (isNarrow() !== narrow) { narrow = !narrow; loadScore(); }
+  if (scoreSize() !== size) loadScore();
+});
+function zoomBy(step) {
+  const base = isNarrow() ? 2 : 0;
+  zoom = Math.max(-base, Math.min(sizes.length - 1 - base, zoom + step));
+  localStorage.setItem("acapella-zoom", String(zoom));
+  $("zoom-value").textContent = zoom === 0 ? "fits the screen" : Math.abs(zoom) + (zoom > 0 ? " larger" : " smaller");
+  $("zoom-in").disabled = base + zoom >= sizes.length - 1;
+  $("zoom-out").disabled = base + zoom <= 0;
+  if (step !== 0 && scoreSize() !== size) loadScore();
+}
+$("zoom-in").addEventListener("click", () => zoomBy(1));
+$("zoom-out").addEventListener("click", () => zoomBy(-1));
+zoomBy(0);
+// Two fingers on the score: spread a third apart, a step larger; pinched
+// a third together, a step smaller (the page itself never zooms: the
+// controls stay where a thumb finds them).
+let pinch = null;
+const spread = (touches) => Math.hypot(touches[0].clientX - touches[1].clientX, touches[0].clientY - touches[1].clientY);
+$("score").addEventListener("touchstart", (event) => { if (event.touches.length === 2) pinch = { from: spread(event.touches), to: spread(event.touches) }; },
+  { passive: true });
+$("score").addEventListener("touchmove", (event) => { if (pinch && event.touches.length === 2) pinch.to = spread(event.touches); }, { passive: true });
+$("score").addEventListener("touchend", () => {
+  if (!pinch) return;
+  const ratio = pinch.to / Math.max(1, pinch.from);
+  pinch = null;
+  if (ratio > 1.33) zoomBy(1); else if (ratio < 0.75) zoomBy(-1);
 });
 
+// Page turns (for a music stand): the view holds still and turns at once
+// when the line being sung is the last one wholly in view, that line to
+// the top, instead of scrolling to each line. Kept in this browser.
+let pageTurns = localStorage.getItem("acapella-page-turns") === "1";
+function showPageTurns() { $("page-turns").setAttribute("aria-pressed", String(pageTurns)); }
+$("page-turns").addEventListener("click", () => {
+  pageTurns = !pageTurns;
+  localStorage.setItem("acapella-page-turns", pageTurns ? "1" : "0");
+  showPageTurns();
+  turnedTo = null;
+});
+showPageTurns();
+
+// The version of the score shown (its size's, from the live state, or the
+// state the page started from before any live one came).
+let loadedVersion = null;
+let startVersions = {};
 async function loadScore() {
-  const suffix = narrow ? "-narrow" : "";
+  const wanted = scoreSize();
+  const version = ((live ? live.scoreVersions : startVersions) || {})[wanted];
+  const suffix = wanted === "wide" ? "" : "-" + wanted;
   const [svg, map] = await Promise.all([fetch("/score" + suffix + ".svg"), fetch("/timemap" + suffix + ".json")]);
-  if (!svg.ok) return;
+  if (!svg.ok || !map.ok) return;
+  size = wanted;
+  loadedVersion = version;
   const holder = $("score");
   holder.innerHTML = await svg.text();
+  holder.dataset.size = wanted;
   timeMap = await map.json();
+  turnedTo = null;
   // Named for a screen reader: the song and the part sung.
   const drawn = holder.querySelector("svg");
   if (drawn) {
@@ -234,7 +292,11 @@ function listen() {
     // (at review the sheet says it, in words for buttons, not keys).
     if (live.message && !live.review && live.message !== saidText && performance.now() - saidAt > 3000) say(live.message, false);
     if (live.song !== shownSong) { shownSong = live.song; shownScore = live.scoreVersion; loadScore(); if (csrf !== null) loadTakes(); }
-    else if (live.scoreVersion !== shownScore) { shownScore = live.scoreVersion; loadScore(); }
+    else if (live.scoreVersion !== shownScore) {
+      // Another size engraved: reloaded only when it is the one this screen shows.
+      shownScore = live.scoreVersion;
+      if ((live.scoreVersions || {})[scoreSize()] !== loadedVersion) loadScore();
+    }
   };
   if (csrf !== null) {
     events.addEventListener("takes", () => loadTakes());
@@ -478,6 +540,14 @@ function keepInView(system, scale, index) {
     const staff = sungStaff(index);
     if (staff) { top = Math.max(top, staff.top - 12); end = Math.min(end, staff.bottom + 4); }
   }
+  if (pageTurns) {
+    // Turned when the line after this one is not wholly in view: this line to the top, at once.
+    const after = timeMap.systems[index + 1];
+    const afterShown = !after || holder.top + after.bottom * scale <= bottom - 4;
+    if (top >= header + 4 && end <= bottom - 4 && afterShown) return;
+    window.scrollTo({ top: Math.max(0, window.scrollY + top - header - 8), behavior: "instant" });
+    return;
+  }
   if (top >= header + 4 && end <= bottom - 4) return;
   window.scrollTo({ top: Math.max(0, window.scrollY + top - header - 8), behavior: "smooth" });
 }
@@ -517,6 +587,7 @@ function follow(on) {
 }
 for (const kind of ["wheel", "touchmove"]) {
   window.addEventListener(kind, (event) => {
+    if (event.touches && event.touches.length > 1) return;  // a pinch is a zoom, not a scroll
     if (live && live.state !== "stopped" && !event.target.closest("#controls")) follow(false);
   }, { passive: true });
 }

@@ -23,8 +23,10 @@ public final class WebHub: WebBox {
     struct Shared {
         var live = WebLiveState()
         var score: WebScore?
-        var narrowScore: WebScore?
+        /// The score at the page's other sizes, as each is engraved.
+        var sizedScores: [WebScoreSize: WebScore] = [:]
         var scoreVersion = 0
+        var scoreVersions: [String: Int] = [:]
         /// Why the current song's score could not be engraved.
         var scoreProblem: String?
         /// Actions from the page, with when they arrived, for the control loop.
@@ -152,7 +154,7 @@ public final class WebHub: WebBox {
 
     public func live() -> WebLiveState { shared.withLock { $0.live } }
 
-    public func score(narrow: Bool) -> WebScore? { shared.withLock { narrow ? $0.narrowScore : $0.score } }
+    public func score(_ size: WebScoreSize) -> WebScore? { shared.withLock { size == .wide ? $0.score : $0.sizedScores[size] } }
 
     public func scoreProblem() -> String? { shared.withLock { $0.scoreProblem } }
 
@@ -219,6 +221,7 @@ public final class WebHub: WebBox {
             live.libraryVersion = shared.libraryVersion
             live.analysisVersion = shared.analysisVersion
             live.scoreVersion = shared.scoreVersion
+            live.scoreVersions = shared.scoreVersions
             live.publishedNanoseconds = MonotonicClock.nanoseconds()
             shared.live = live
         }
@@ -310,19 +313,22 @@ public final class WebHub: WebBox {
     }
 
     /// A new song: its score for the page, the part highlighted, wide (a
-    /// tablet, a computer) and narrow (a phone held upright). Engraved by
+    /// tablet, a computer) and narrow (a phone held upright), then at the
+    /// page's two zoom steps (medium, large). Engraved by
     /// `acapella page-score` in a process of its own at a lower priority,
     /// one after the other, into files the page is served from: the box
     /// never holds a score (32 parts × 12 minutes engrave to hundreds of
     /// megabytes while laid out), and its threads never wait for one. Kept
     /// in the data directory's `cache/page` by the song's text, part and
-    /// width (8 kept besides), so a song sung again is not engraved again. The
+    /// width (16 kept besides: four songs), so a song sung again is not engraved again. The
     /// page learns of each from `scoreVersion`.
     func show(_ score: Score, part: String, log: BoxLog) {
         let request = scoreRequest.add(1, ordering: .relaxed).newValue
         shared.withLock {
             $0.score = nil
-            $0.narrowScore = nil
+            $0.sizedScores = [:]
+            $0.scoreVersions = [:]
+            $0.live.scoreVersions = [:]
             $0.scoreProblem = nil
             // Another song: the last take's analysis no longer applies.
             $0.analysis = nil
@@ -337,19 +343,20 @@ public final class WebHub: WebBox {
             // The song's text made here, off the control loop (a long score takes a while).
             let text = Acasong.serialize(score)
             // Room first (the old entries beyond 8, a killed engraving's leftovers).
-            Self.pruneCache(folder, keep: 8)
-            for narrow in [false, true] {
+            Self.pruneCache(folder, keep: 16)
+            // The two the page opens with first; the zoom steps after them.
+            for size in [WebScoreSize.wide, .narrow, .medium, .large] {
                 guard scoreRequest.load(ordering: .relaxed) == request else { return }
-                let widthMM = narrow ? 100 : nil as Int?
+                let widthMM = size.widthMM
                 let entry = folder + "/" + Self.cacheKey(text, part: part, widthMM: widthMM, program: stamp)
                 var engraved = WebScore(folder: entry)
                 if engraved == nil {
                     switch Self.engraveInProcess(text, part: part, widthMM: widthMM, into: entry, engraver: engraver) {
                     case .success(let said):
                         engraved = WebScore(folder: entry)
-                        log("web: the score\(narrow ? " for phones" : "") \(said)")
+                        log("web: the score\(size.said) \(said)")
                     case .failure(let problem):
-                        log("web: the score\(narrow ? " for phones" : "") could not be engraved: \(problem)", .warning)
+                        log("web: the score\(size.said) could not be engraved: \(problem)", .warning)
                         if scoreRequest.load(ordering: .relaxed) == request { shared.withLock { $0.scoreProblem = problem.description } }
                     }
                 } else {
@@ -358,9 +365,11 @@ public final class WebHub: WebBox {
                 }
                 guard let engraved, scoreRequest.load(ordering: .relaxed) == request else { continue }
                 shared.withLock {
-                    if narrow { $0.narrowScore = engraved } else { $0.score = engraved }
+                    if size == .wide { $0.score = engraved } else { $0.sizedScores[size] = engraved }
                     $0.scoreVersion += 1
+                    $0.scoreVersions[size.rawValue] = $0.scoreVersion
                     $0.live.scoreVersion = $0.scoreVersion
+                    $0.live.scoreVersions = $0.scoreVersions
                 }
             }
         }
@@ -373,7 +382,7 @@ public final class WebHub: WebBox {
         for byte in (text + "\u{0}" + part + "\u{0}" + (widthMM.map(String.init) ?? "wide") + "\u{0}" + program).utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
-        return String(hash, radix: 16) + (widthMM == nil ? "-wide" : "-narrow")
+        return String(hash, radix: 16) + "-" + (widthMM.map { "\($0)mm" } ?? "wide")
     }
 
     /// Runs `acapella page-score` on the song's text (written beside the

@@ -22,7 +22,7 @@ public func fuzzWeb(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 /// A box that checks what the router hands it.
 struct CheckingBox: WebBox {
     func live() -> WebLiveState { WebLiveState() }
-    func score(narrow: Bool) -> WebScore? { nil }
+    func score(_ size: WebScoreSize) -> WebScore? { nil }
     func act(_ name: String) -> Bool { name == "play-pause" }
     func takes() -> WebTakes { WebTakes() }
     func library() -> [WebSong] { [] }

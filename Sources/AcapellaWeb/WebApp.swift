@@ -124,6 +124,9 @@ public struct WebLiveState: Sendable, Hashable {
     /// Counts up when the song's score for the page is ready (engraved
     /// after the song is loaded; the page loads it then).
     public var scoreVersion = 0
+    /// Each size's `scoreVersion` when it was stored (by `WebScoreSize`
+    /// name): the page reloads only when the size it shows changed.
+    public var scoreVersions: [String: Int] = [:]
     /// The voice's spectrum for the panel beside the needle: band levels
     /// and the envelope in whole dB (0 = the loudest band; nil: no
     /// envelope there), bands spaced evenly in log frequency from
@@ -144,7 +147,7 @@ public struct WebLiveState: Sendable, Hashable {
         var object: [String: Any] = ["serial": serial, "state": state, "sample": sample, "measure": measure, "beat": beat,
                                      "song": song, "part": part, "level": level.isFinite ? level : -120, "review": review, "verse": verse,
                                      "takesVersion": takesVersion, "libraryVersion": libraryVersion, "analysisVersion": analysisVersion,
-                                     "scoreVersion": scoreVersion,
+                                     "scoreVersion": scoreVersion, "scoreVersions": scoreVersions,
                                      "tempo": tempo.isFinite ? (tempo * 10).rounded() / 10 : 0, "tempoPercent": tempoPercent, "countIn": countIn,
                                      "metronome": metronome, "transpose": transpose, "soloed": soloed, "guideMuted": guideMuted,
                                      "published": publishedNanoseconds]
@@ -349,8 +352,8 @@ public final class WebApp: Sendable {
             object["paired"] = paired != nil
             if let paired { object["csrf"] = paired.csrf }
             return .response(.json(object))
-        case "/score.svg", "/timemap.json", "/score-narrow.svg", "/timemap-narrow.json":
-            guard let score = box.score(narrow: request.path.contains("-narrow")) else {
+        case _ where WebScoreSize(scorePath: request.path) != nil:
+            guard let score = box.score(WebScoreSize(scorePath: request.path)!) else {
                 if let problem = box.scoreProblem() { return .response(.error(500, "the score could not be engraved: \(problem)")) }
                 return .response(.error(404, box.live().song.isEmpty ? "no song is loaded" : "the score is being engraved; the page loads it when it is ready"))
             }

@@ -9,9 +9,8 @@ public protocol WebBox: Sendable {
     /// `generation` (or `timeout` has passed), and its generation: the
     /// event streams wait here instead of polling.
     func nextLive(after generation: Int, timeout: Duration) -> (state: WebLiveState, generation: Int)
-    /// The current song engraved, and its time map (JSON): for a page
-    /// (a tablet, a computer), or `narrow` for a phone held upright.
-    func score(narrow: Bool) -> WebScore?
+    /// The current song engraved at `size`, and its time map (JSON).
+    func score(_ size: WebScoreSize) -> WebScore?
     /// Why the current song's score could not be engraved (nil: it was,
     /// or is being engraved).
     func scoreProblem() -> String?
@@ -93,6 +92,47 @@ public enum WebChange: Hashable, Sendable {
     case removeSong(Int)
     /// The metronome's level moved to `value` (0…127, as a fader's).
     case metronomeLevel(Int)
+}
+
+/// The widths the score is engraved at for the page: the page scales the
+/// engraving to the screen's width, so a narrower engraving reads larger
+/// (fewer measures a line). `wide` for a tablet or a computer, `narrow`
+/// for a phone held upright; `medium` and `large` are the page's zoom
+/// steps between and past them.
+public enum WebScoreSize: String, Hashable, Sendable, CaseIterable {
+    case wide, medium, narrow, large
+
+    /// The engraving's width, millimetres (nil: the engraver's page width).
+    public var widthMM: Int? {
+        switch self {
+        case .wide: return nil
+        case .medium: return 130
+        case .narrow: return 100
+        case .large: return 75
+        }
+    }
+
+    /// How the log names it after "the score".
+    public var said: String {
+        switch self {
+        case .wide: return ""
+        case .narrow: return " for phones"
+        case .medium, .large: return " at the \(rawValue) zoom step"
+        }
+    }
+
+    /// Its addresses' suffix: `/score-medium.svg`, `/timemap-medium.json`
+    /// (the wide one has none: `/score.svg`).
+    public var suffix: String { self == .wide ? "" : "-" + rawValue }
+
+    /// The size a path asks for (`/score-large.svg` → large), or nil.
+    public init?(scorePath path: String) {
+        for size in Self.allCases where path == "/score\(size.suffix).svg" || path == "/timemap\(size.suffix).json" {
+            self = size
+            return
+        }
+        return nil
+    }
 }
 
 /// What a strip's buttons switch.

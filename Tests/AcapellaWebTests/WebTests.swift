@@ -158,7 +158,9 @@ final class FakeBox: WebBox {
 
     init(engraveProblem: String? = nil) { self.engraveProblem = engraveProblem }
 
-    func score(narrow: Bool) -> WebScore? { engraveProblem != nil ? nil : narrow ? FakeBox.narrowScore : FakeBox.wideScore }
+    func score(_ size: WebScoreSize) -> WebScore? {
+        engraveProblem != nil ? nil : size == .narrow ? FakeBox.narrowScore : size == .wide ? FakeBox.wideScore : nil
+    }
 
     func scoreProblem() -> String? { engraveProblem }
 
@@ -389,6 +391,12 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         while let piece = reader.next() { inflated += piece }
         #expect(inflated == Array("<svg n/>".utf8))
         #expect(response(app.handle(testRequest(method: "GET", path: "/timemap-narrow.json"))).body == Array("[1]".utf8))
+        // The zoom steps, asked for by name: one not engraved yet is a 404 (the page keeps the one it shows); no other size exists.
+        #expect(response(app.handle(testRequest(method: "GET", path: "/score-large.svg"))).status == 404)
+        #expect(response(app.handle(testRequest(method: "GET", path: "/score-huge.svg"))).status != 200)
+        #expect(WebScoreSize(scorePath: "/timemap-medium.json") == .medium && WebScoreSize(scorePath: "/score.svg") == .wide)
+        #expect(WebScoreSize(scorePath: "/score-huge.svg") == nil && WebScoreSize(scorePath: "/score-large.json") == nil)
+        #expect(WebScoreSize.allCases.map(\.widthMM) == [nil, 130, 100, 75])
         // zlib's own reader gives the SVG back whole.
         let gunzip = Process()
         gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")

@@ -19,10 +19,13 @@ check "a wrong code is refused" equals "$(curl -s -o /dev/null -w '%{http_code}'
 check "the right code pairs" equals "$(curl -s -c "$work/cookies" -o /dev/null -w '%{http_code}' -X POST --data "$code" "$web/api/pair")" "200"
 check "the session cookie is HttpOnly and SameSite=Strict" contains "$(curl -s -D - -o /dev/null -X POST --data "$code" "$web/api/pair")" "HttpOnly; SameSite=Strict"
 check "the live state names the song" contains "$(curl -s -b "$work/cookies" "$web/api/state")" '"song":"Amazing Grace"'
-# The score is engraved in a process of its own after the song loads, wide then narrow.
-for _ in $(seq 100); do grep -q "web: the score for phones engraved" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
+# The score is engraved in a process of its own after the song loads, wide then narrow, then the page's zoom steps.
+for _ in $(seq 150); do grep -q "web: the score at the large zoom step engraved" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
 check "the box engraves the page's score in a process of its own and says its peak" contains "$(cat "$work/web.err")" "web: the score engraved: 2 systems, 33 onsets; peak "
-check "kept in the cache, wide and narrow (nothing else)" equals "$(ls "$work/webbox/cache/page" | sed 's/^[0-9a-f]*-//' | sort | tr '\n' ' ')" "narrow wide "
+check "kept in the cache, wide, narrow and the two zoom steps (nothing else)" equals "$(ls "$work/webbox/cache/page" | sed 's/^[0-9a-f]*-//' | sort | tr '\n' ' ')" "100mm 130mm 75mm wide "
+widths="$(for size in "" -medium -narrow -large; do curl -s -b "$work/cookies" "$web/timemap$size.json" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["width"]))'; done | tr '\n' ' ')"
+check "each size served, narrower as it zooms in (time-map widths $widths)" python3 -c "w = [int(x) for x in '$widths'.split()]; assert len(w) == 4 and w[0] > w[1] > w[2] > w[3], w"
+check "a size that is not one of them: 404" equals "$(curl -s -o /dev/null -w '%{http_code}' -b "$work/cookies" "$web/score-huge.svg")" "404"
 check "the score for the page" contains "$(curl -s -b "$work/cookies" "$web/score.svg" | head -c 400)" "<svg"
 check "the score compressed for a browser" contains "$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip' -b "$work/cookies" "$web/score.svg")" "Content-Encoding: gzip"
 check "and whole once decompressed" contains "$(curl -s --compressed -b "$work/cookies" "$web/score.svg" | tail -c 100)" "</svg>"
