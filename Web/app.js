@@ -36,6 +36,7 @@ async function begin(song) {
   $("controls").hidden = csrf === null;
   document.body.classList.toggle("paired", csrf !== null);
   measureChrome();
+  showZoom();  // the score's column is narrower once the controls show
   await loadScore();
   listen();
   if (csrf !== null) { loadTakes(); loadLibrary(); }
@@ -139,28 +140,38 @@ $("clear-ranges").addEventListener("click", async () => {
 // scaled to the same screen, reads larger), kept in this browser; the
 // cursor carries on in the new one. A size not engraved yet keeps the
 // one shown until the box says it is ready.
+// The browser's storage, when it allows it (else kept for this visit only).
+const stored = (key) => { try { return localStorage.getItem(key); } catch (error) { return null; } };
+const store = (key, value) => { try { localStorage.setItem(key, value); } catch (error) { /* this visit only */ } };
 const isNarrow = () => $("score").clientWidth < 700;
 const sizes = ["wide", "medium", "narrow", "large"];
-let zoom = Number(localStorage.getItem("acapella-zoom")) || 0;
-const scoreSize = () => sizes[Math.max(0, Math.min(sizes.length - 1, (isNarrow() ? 2 : 0) + zoom))];
+// Steps from the size that fits this screen (kept as asked; the screen may change).
+let zoom = Number(stored("acapella-zoom")) || 0;
+const baseSize = () => (isNarrow() ? 2 : 0);
+const shownIndex = () => Math.max(0, Math.min(sizes.length - 1, baseSize() + zoom));
+const scoreSize = () => sizes[shownIndex()];
 let size = scoreSize();
+function showZoom() {
+  const steps = shownIndex() - baseSize();
+  $("zoom-value").textContent = steps === 0 ? "fits the screen" : Math.abs(steps) + (steps > 0 ? " larger" : " smaller");
+  $("zoom-in").disabled = shownIndex() >= sizes.length - 1;
+  $("zoom-out").disabled = shownIndex() <= 0;
+}
 window.addEventListener("resize", () => {
   measureChrome();
   turnedTo = null;  // turn to the cursor again on the new screen
+  showZoom();
   if (scoreSize() !== size) loadScore();
 });
 function zoomBy(step) {
-  const base = isNarrow() ? 2 : 0;
-  zoom = Math.max(-base, Math.min(sizes.length - 1 - base, zoom + step));
-  localStorage.setItem("acapella-zoom", String(zoom));
-  $("zoom-value").textContent = zoom === 0 ? "fits the screen" : Math.abs(zoom) + (zoom > 0 ? " larger" : " smaller");
-  $("zoom-in").disabled = base + zoom >= sizes.length - 1;
-  $("zoom-out").disabled = base + zoom <= 0;
-  if (step !== 0 && scoreSize() !== size) loadScore();
+  zoom = Math.max(0, Math.min(sizes.length - 1, shownIndex() + step)) - baseSize();
+  store("acapella-zoom", String(zoom));
+  showZoom();
+  if (scoreSize() !== size) loadScore();
 }
 $("zoom-in").addEventListener("click", () => zoomBy(1));
 $("zoom-out").addEventListener("click", () => zoomBy(-1));
-zoomBy(0);
+showZoom();
 // Two fingers on the score: spread a third apart, a step larger; pinched
 // a third together, a step smaller (the page itself never zooms: the
 // controls stay where a thumb finds them).
@@ -175,15 +186,16 @@ $("score").addEventListener("touchend", () => {
   pinch = null;
   if (ratio > 1.33) zoomBy(1); else if (ratio < 0.75) zoomBy(-1);
 });
+$("score").addEventListener("touchcancel", () => { pinch = null; });
 
 // Page turns (for a music stand): the view holds still and turns at once
 // when the line being sung is the last one wholly in view, that line to
 // the top, instead of scrolling to each line. Kept in this browser.
-let pageTurns = localStorage.getItem("acapella-page-turns") === "1";
+let pageTurns = stored("acapella-page-turns") === "1";
 function showPageTurns() { $("page-turns").setAttribute("aria-pressed", String(pageTurns)); }
 $("page-turns").addEventListener("click", () => {
   pageTurns = !pageTurns;
-  localStorage.setItem("acapella-page-turns", pageTurns ? "1" : "0");
+  store("acapella-page-turns", pageTurns ? "1" : "0");
   showPageTurns();
   turnedTo = null;
 });
@@ -191,20 +203,31 @@ showPageTurns();
 
 // The version of the score shown (its size's, from the live state, or the
 // state the page started from before any live one came).
+// Only the latest call shows what it fetched (taps, a pinch, a new
+// engraving may start several); a size not engraved yet is asked again
+// only once the box has a new version of it.
 let loadedVersion = null;
 let startVersions = {};
+let loadTicket = 0;
+let missing = null;
 async function loadScore() {
   const wanted = scoreSize();
   const version = ((live ? live.scoreVersions : startVersions) || {})[wanted];
+  if (missing && missing.size === wanted && missing.version === version && missing.song === shownSong) return;
+  const ticket = ++loadTicket;
   const suffix = wanted === "wide" ? "" : "-" + wanted;
   const [svg, map] = await Promise.all([fetch("/score" + suffix + ".svg"), fetch("/timemap" + suffix + ".json")]);
-  if (!svg.ok || !map.ok) return;
+  if (ticket !== loadTicket) return;
+  if (!svg.ok || !map.ok) { missing = { size: wanted, version: version, song: shownSong }; return; }
+  const [text, times] = await Promise.all([svg.text(), map.json()]);
+  if (ticket !== loadTicket) return;
+  missing = null;
   size = wanted;
   loadedVersion = version;
   const holder = $("score");
-  holder.innerHTML = await svg.text();
+  holder.innerHTML = text;
   holder.dataset.size = wanted;
-  timeMap = await map.json();
+  timeMap = times;
   turnedTo = null;
   // Named for a screen reader: the song and the part sung.
   const drawn = holder.querySelector("svg");

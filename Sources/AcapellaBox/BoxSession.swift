@@ -596,8 +596,9 @@ public struct BoxSession: Sendable {
             context.schedule = schedule
             context.tempoPercent = retime.tempoPercent
             context.countIn = retime.countIn
-            // The reference is loaded only at the written tempo and key: again now.
-            if (tempoChanged || keyChanged) && context.reference != nil { effects.append(.reloadAllTakes) }
+            // Takes (and the reference) are loaded only at the tempo and key they were recorded in: again now
+            // (a part whose Takes came on at another tempo sings its takes once the tempo is theirs again).
+            if tempoChanged || keyChanged { effects.append(.reloadAllTakes) }
             if tempoChanged {
                 effects.append(say("tempo \(retime.tempoPercent) % (\(Int((context.writtenTempo * Double(retime.tempoPercent) / 100).rounded())) bpm) from the next barline"))
             }
@@ -654,6 +655,8 @@ public struct BoxSession: Sendable {
         if let take = waitingForReview, snapshot.state == .stopped, ended == nil {
             waitingForReview = nil
             review = take
+            // A take sung on a part left on its tones is heard: the part's takes come on again.
+            if context.tones.remove(context.partIndex) != nil { effects.append(say("\(context.partName): its takes again, with the new one")) }
             effects.append(.reloadTakes)
             effects += setGuide(muted: false)
             effects.append(say(String(format: "take %d recorded (%.1f s): space hears it with the others, k keeps, d discards", take.id,

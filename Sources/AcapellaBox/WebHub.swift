@@ -363,8 +363,10 @@ public final class WebHub: WebBox {
                     // Used again: the newest in the cache.
                     utime(entry, nil)
                 }
-                guard let engraved, scoreRequest.load(ordering: .relaxed) == request else { continue }
+                guard let engraved else { continue }
                 shared.withLock {
+                    // Checked under the lock `show` clears them under: another song's never stored over the next one's.
+                    guard scoreRequest.load(ordering: .relaxed) == request else { return }
                     if size == .wide { $0.score = engraved } else { $0.sizedScores[size] = engraved }
                     $0.scoreVersion += 1
                     $0.scoreVersions[size.rawValue] = $0.scoreVersion

@@ -20,8 +20,10 @@ final class AACEncoder {
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var packet: UnsafeMutablePointer<AVPacket>?
-    private let stream: UnsafeMutablePointer<AVStream>
-    private let frameSize: Int
+    // Every stored property has a value before anything can throw: `deinit`
+    // then frees what an initializer that failed midway had made.
+    private var stream: UnsafeMutablePointer<AVStream>?
+    private var frameSize = 1024
     private var filled = 0
     private var pts: Int64 = 0
     private var finished = false
@@ -39,7 +41,7 @@ final class AACEncoder {
         format = context
         guard let encoder = avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw failed("FFmpeg has no AAC encoder") }
         guard let stream = avformat_new_stream(context, nil) else { throw failed("FFmpeg could not add a stream") }
-        self.stream = stream
+        self.stream = stream  // freed with the format context
         guard let codec = avcodec_alloc_context3(encoder) else { throw failed("FFmpeg could not make an encoder") }
         self.codec = codec
         codec.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
@@ -123,7 +125,7 @@ final class AACEncoder {
 
     /// One frame (or nil: the end) into the encoder, its packets to the file.
     private func send(_ frame: UnsafeMutablePointer<AVFrame>?) throws(AudioFileError) {
-        guard let codec, let packet, let format else { return }
+        guard let codec, let packet, let format, let stream else { return }
         if let frame {
             frame.pointee.pts = pts
             pts += Int64(frame.pointee.nb_samples)
@@ -200,9 +202,14 @@ enum FFmpegDecoder {
         let channels = Int(codec.pointee.ch_layout.nb_channels)
         let sampleRate = Int(codec.pointee.sample_rate)
         guard channels > 0, sampleRate > 0 else { throw AudioFileError(description: "\(path): its audio names no channels or rate") }
-        let duration = format.pointee.streams[Int(index)]!.pointee.duration
-        let timeBase = format.pointee.streams[Int(index)]!.pointee.time_base
-        let frameHint = duration > 0 && timeBase.den > 0 ? Int(duration * Int64(timeBase.num) * Int64(sampleRate) / Int64(timeBase.den)) : 0
+        // The header's length, a hint only (a hostile file may claim anything): rescaled by FFmpeg
+        // (no overflow), and no more than the file's bytes could hold at a generous 1 bit a frame.
+        let stream = format.pointee.streams[Int(index)]!.pointee
+        var size = stat()
+        let bytes = stat(path, &size) == 0 ? Int64(size.st_size) : 0
+        let claimed = stream.duration > 0 && stream.time_base.den > 0 && stream.time_base.num > 0
+            ? av_rescale_q(stream.duration, stream.time_base, AVRational(num: 1, den: Int32(sampleRate))) : 0
+        let frameHint = Int(max(0, min(claimed, bytes * 8, 1 << 26)))
         var packet = av_packet_alloc()
         var frame = av_frame_alloc()
         defer { av_packet_free(&packet); av_frame_free(&frame) }
@@ -217,18 +224,32 @@ enum FFmpegDecoder {
                 guard Int(frame.pointee.ch_layout.nb_channels) == channels else {
                     throw AudioFileError(description: "\(path): its channel count changes midway")
                 }
+                // (HE-AAC's implicit SBR decodes at twice the rate its header gives: not read as the wrong rate.)
+                guard Int(frame.pointee.sample_rate) == sampleRate else {
+                    throw AudioFileError(description: "\(path): decodes at \(frame.pointee.sample_rate) Hz, its header says \(sampleRate) Hz")
+                }
                 try interleave(frame, frames: frames, channels: channels, into: &chunk, path: path)
                 body(chunk[0..<(frames * channels)], frames, channels, frameHint)
                 av_frame_unref(frame)
             }
         }
-        while av_read_frame(format, packet) >= 0 {
+        var read: Int32 = 0
+        while true {
+            read = av_read_frame(format, packet)
+            guard read >= 0 else { break }
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == index else { continue }
             status = avcodec_send_packet(codec, packet)
-            guard status >= 0 || status == acapella_averror_eagain() else { throw failed("damaged audio", status) }
+            if status == acapella_averror_eagain() {
+                // The decoder is full: what it holds taken out, the packet sent again.
+                try drain()
+                status = avcodec_send_packet(codec, packet)
+            }
+            guard status >= 0 else { throw failed("damaged audio", status) }
             try drain()
         }
+        // The end of the file, or a file cut short or damaged: said, not taken as a shorter recording.
+        guard read == acapella_averror_eof() else { throw failed("damaged or cut short", read) }
         _ = avcodec_send_packet(codec, nil)
         try drain()
         return (channels, sampleRate)

@@ -208,25 +208,32 @@ extension Mixdown {
         // moves the loudness a little and the true peak more; the pass runs again for either.
         let lossy = AudioFileFormat(path: path).map { $0 != .wav && $0 != .flac } ?? false
         var decoded: LoudnessMeasurement?
+        // How far the encoding moved the loudness, last time it was decoded (the next pass aims past it).
+        var encodingShift = 0.0
         for _ in 0..<8 {
             let result = try limitAndWrite(rawFile, blocks: rawBlocks, limited: hidden + ".limited", frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)),
                                            ceiling: Float(pow(10, ceilingDB / 20)),
                                            ceilingDBTP: options.truePeakCeiling, to: path, bits: bits, tags: tags, progress: progress)
             var measurement = result.measurement
-            var loudnessOK = abs(measurement.integratedLUFS - options.targetLUFS) <= 0.05
+            let expected = measurement.integratedLUFS + encodingShift
+            var loudnessOK = abs(expected - options.targetLUFS) <= 0.05
             var peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
             if loudnessOK && peakOK {
                 do { try result.writer.finish() } catch { throw MixdownError(description: error.description) }
                 guard lossy else { return (total, measurement) }
+                let encoded = measurement.integratedLUFS
                 do { measurement = try AudioFile.decodedLoudness(path, frames: total, sampleRate: rate, truePeakFloorDBTP: options.truePeakCeiling) } catch {
                     throw MixdownError(description: error.description)
                 }
                 decoded = measurement
+                encodingShift = measurement.integratedLUFS - encoded
                 loudnessOK = abs(measurement.integratedLUFS - options.targetLUFS) <= 0.1
                 peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
                 if loudnessOK && peakOK { return (total, measurement) }
+                gainDB += options.targetLUFS - measurement.integratedLUFS
+            } else {
+                gainDB += options.targetLUFS - expected
             }
-            gainDB += options.targetLUFS - measurement.integratedLUFS
             if !peakOK { ceilingDB -= measurement.truePeakDBTP - options.truePeakCeiling + 0.05 }
         }
         // The file written last stands, said as it decodes.

@@ -58,7 +58,7 @@ import Testing
         var steps: [(Int, Int)] = []
         let outcome = try StickJob.run(stick: stick, dataDirectory: data, stillThere: { true }, progress: { steps.append(($0.step, $0.steps)) })
         // Every step counted: 1 of N up to N of N (the readout's "USB 3/9"), the parts' practice tracks and the three mixes among them.
-        #expect(steps.map(\.0) == Array(1...steps.count) && steps.allSatisfy { $0.1 == steps.count } && steps.count == 5 + project.score.parts.count,
+        #expect(!steps.isEmpty && steps.map(\.0) == steps.indices.map { $0 + 1 } && steps.allSatisfy { $0.1 == steps.count } && steps.count == 5 + project.score.parts.count,
                 "\(steps)")
         #expect(outcome.exported.contains("acapella/export/\(stem)/mix.flac"))
         #expect(try bytes(stick + "/acapella/export/\(stem)/mix.flac") == bytes(direct))

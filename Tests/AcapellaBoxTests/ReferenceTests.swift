@@ -192,8 +192,12 @@ import Testing
         let slower = try Schedule(score: BoxSessionTests.score, options: ScheduleOptions(tempoScale: Rational(9, 10), countInMeasures: 1, audioTracks: ["Reference"]))
         var moving = BoxSession(Self.context(lyrics: nil))
         #expect(moving.handle(.retimed(.success(slower)), snapshot: BoxSessionTests.snapshot()).contains(.reloadAllTakes))
-        var unchanged = BoxSession(BoxSessionTests.context())
-        #expect(!unchanged.handle(.retimed(.success(slower)), snapshot: BoxSessionTests.snapshot()).contains(.reloadAllTakes))
+        // Without a reference too: the parts' takes of the new tempo (a part whose Takes came on at another).
+        var plain0 = BoxSession(BoxSessionTests.context())
+        #expect(plain0.handle(.retimed(.success(slower)), snapshot: BoxSessionTests.snapshot()).contains(.reloadAllTakes))
+        // A count-in change alone loads nothing again.
+        let counted = try Schedule(score: BoxSessionTests.score, options: ScheduleOptions(tempoScale: Rational(9, 10), countInMeasures: 2))
+        #expect(!plain0.handle(.retimed(.success(counted)), snapshot: BoxSessionTests.snapshot()).contains(.reloadAllTakes))
         // Without a reference, the action says how to get one.
         var plain = BoxSession(BoxSessionTests.context())
         #expect(BoxSessionTests.said(plain.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())).first?.contains("reference add") == true)

@@ -239,14 +239,24 @@ import Testing
         // resumed on its tones, the tempo as left.
         let again = try EmbeddedBox(songs: songs, part: 1, data: box.data)
         #expect(again.session?.context.tones == [1] && again.session?.mixer[1].takes == false && again.session?.rehearsal.tempoPercent == 105)
+        // The mix as last rehearsed (read beside the box): every part's tones at 105 %, the take not named as left out.
+        do {
+            let opened = try Project.open(project, for: .read).project
+            defer { opened.close() }
+            let result = try ProjectExport.mix(opened, ProjectMixRequest(), to: box.data + "/tones.wav")
+            #expect(!result.hadTakes && result.notes.contains { $0.contains("\(part) on its tones (takes left out)") } && !result.notes.contains { $0.contains("not played") },
+                    "\(result.notes)")
+        }
+        // A take sung on the part left on its tones is heard at its review: the part's takes on again.
+        again.press("r")
+        #expect(try again.run { $0.session?.review != nil })
+        #expect(again.session?.context.tones.isEmpty == true && again.said("\(part): its takes again, with the new one"), "\(again.lines.suffix(4))")
+        // It plays: sung at 105 %, the tempo now holds under it (a second refusal in the log both boxes write).
+        let refusals = { (box: EmbeddedBox) in box.lines.filter { $0.contains("tempo: takes are playing at the recorded tempo") }.count }
+        let before = refusals(again)
+        again.press("k-")
+        #expect(try again.run { refusals($0) > before }, "\(again.lines.suffix(3))")
         again.press("q")
         #expect(try again.run { $0.ended == .quit })
-        // The mix as last rehearsed: every part's tones at 105 %, the take not named as left out.
-        let opened = try Project.open(project, for: .read).project
-        defer { opened.close() }
-        let out = box.data + "/tones.wav"
-        let result = try ProjectExport.mix(opened, ProjectMixRequest(), to: out)
-        #expect(!result.hadTakes && result.notes.contains { $0.contains("\(part) on its tones (takes left out)") } && !result.notes.contains { $0.contains("not played") },
-                "\(result.notes)")
     }
 }
