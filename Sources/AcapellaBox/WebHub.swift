@@ -22,9 +22,8 @@ import AcapellaLock
 public final class WebHub: WebBox {
     struct Shared {
         var live = WebLiveState()
-        var score: WebScore?
-        /// The score at the page's other sizes, as each is engraved.
-        var sizedScores: [WebScoreSize: WebScore] = [:]
+        /// The score at each of the page's sizes, as each is engraved.
+        var scores: [WebScoreSize: WebScore] = [:]
         var scoreVersion = 0
         var scoreVersions: [String: Int] = [:]
         /// Why the current song's score could not be engraved.
@@ -154,7 +153,7 @@ public final class WebHub: WebBox {
 
     public func live() -> WebLiveState { shared.withLock { $0.live } }
 
-    public func score(_ size: WebScoreSize) -> WebScore? { shared.withLock { size == .wide ? $0.score : $0.sizedScores[size] } }
+    public func score(_ size: WebScoreSize) -> WebScore? { shared.withLock { $0.scores[size] } }
 
     public func scoreProblem() -> String? { shared.withLock { $0.scoreProblem } }
 
@@ -325,8 +324,7 @@ public final class WebHub: WebBox {
     func show(_ score: Score, part: String, log: BoxLog) {
         let request = scoreRequest.add(1, ordering: .relaxed).newValue
         shared.withLock {
-            $0.score = nil
-            $0.sizedScores = [:]
+            $0.scores = [:]
             $0.scoreVersions = [:]
             $0.live.scoreVersions = [:]
             $0.scoreProblem = nil
@@ -367,7 +365,7 @@ public final class WebHub: WebBox {
                 shared.withLock {
                     // Checked under the lock `show` clears them under: another song's never stored over the next one's.
                     guard scoreRequest.load(ordering: .relaxed) == request else { return }
-                    if size == .wide { $0.score = engraved } else { $0.sizedScores[size] = engraved }
+                    $0.scores[size] = engraved
                     $0.scoreVersion += 1
                     $0.scoreVersions[size.rawValue] = $0.scoreVersion
                     $0.live.scoreVersion = $0.scoreVersion

@@ -167,31 +167,43 @@ enum FFmpegDecoder {
     /// The channels of the file's audio, or nil when FFmpeg cannot open it
     /// or it holds no audio.
     static func channels(_ path: String) -> Int? {
-        AACEncoder.quiet()
-        var format: UnsafeMutablePointer<AVFormatContext>?
-        guard avformat_open_input(&format, path, nil, nil) >= 0, let opened = format else { return nil }
-        defer { avformat_close_input(&format) }
-        guard avformat_find_stream_info(opened, nil) >= 0 else { return nil }
-        let index = av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
-        guard index >= 0 else { return nil }
-        let channels = Int(opened.pointee.streams[Int(index)]!.pointee.codecpar.pointee.ch_layout.nb_channels)
+        guard let (format, index, _) = try? openAudio(path) else { return nil }
+        defer { close(format) }
+        let channels = Int(format.pointee.streams[Int(index)]!.pointee.codecpar.pointee.ch_layout.nb_channels)
         return channels > 0 ? channels : nil
     }
 
-    static func decode(_ path: String, _ body: (ArraySlice<Float>, Int, Int, Int) -> Void) throws(AudioFileError) -> (channels: Int, sampleRate: Int) {
-        func failed(_ what: String, _ code: Int32) -> AudioFileError {
-            AudioFileError(description: "\(path): \(what): \(AACEncoder.message(code))")
-        }
+    /// `path` opened (FFmpeg's log silenced) and its audio stream found,
+    /// with the decoder for it; the caller closes it (`close`).
+    private static func openAudio(_ path: String) throws(AudioFileError) -> (UnsafeMutablePointer<AVFormatContext>, Int32, UnsafePointer<AVCodec>) {
         AACEncoder.quiet()
         var format: UnsafeMutablePointer<AVFormatContext>?
         var status = avformat_open_input(&format, path, nil, nil)
-        guard status >= 0, let format else { throw failed("cannot read", status) }
-        defer { var closing: UnsafeMutablePointer<AVFormatContext>? = format; avformat_close_input(&closing) }
-        status = avformat_find_stream_info(format, nil)
-        guard status >= 0 else { throw failed("not audio FFmpeg can read", status) }
+        guard status >= 0, let opened = format else { throw failed(path, "cannot read", status) }
+        status = avformat_find_stream_info(opened, nil)
         var decoder: UnsafePointer<AVCodec>?
-        let index = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
-        guard index >= 0, let decoder else { throw failed("no audio in it", index) }
+        let index = status >= 0 ? av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0) : status
+        guard index >= 0, let decoder else {
+            close(opened)
+            throw status < 0 ? failed(path, "not audio FFmpeg can read", status) : failed(path, "no audio in it", index)
+        }
+        return (opened, index, decoder)
+    }
+
+    private static func close(_ format: UnsafeMutablePointer<AVFormatContext>) {
+        var closing: UnsafeMutablePointer<AVFormatContext>? = format
+        avformat_close_input(&closing)
+    }
+
+    private static func failed(_ path: String, _ what: String, _ code: Int32) -> AudioFileError {
+        AudioFileError(description: "\(path): \(what): \(AACEncoder.message(code))")
+    }
+
+    static func decode(_ path: String, _ body: (ArraySlice<Float>, Int, Int, Int) -> Void) throws(AudioFileError) -> (channels: Int, sampleRate: Int) {
+        func failed(_ what: String, _ code: Int32) -> AudioFileError { Self.failed(path, what, code) }
+        let (format, index, decoder) = try openAudio(path)
+        defer { close(format) }
+        var status: Int32
         var codec = avcodec_alloc_context3(decoder)
         defer { avcodec_free_context(&codec) }
         guard let codec else { throw AudioFileError(description: "\(path): out of memory") }
