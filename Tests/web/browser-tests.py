@@ -388,19 +388,23 @@ def record_and_keep(driver, shots):
     drag_measures(driver, 1, 2)
     said = wait_for(lambda: "punch 1-2" in driver.find_element(By.ID, "said").text and driver.find_element(By.ID, "said").text, 5)
     check("dragging measures 1-2 sets the punch range", said, driver.find_element(By.ID, "said").text)
-    check("the range is shaded on the score", driver.execute_script("return document.getElementById('selection').dataset.range") == "1-2")
+    # Shaded as the box has it: with the next live state after the answer.
+    shaded = wait_for(lambda: driver.execute_script("return document.getElementById('selection').dataset.range") == "1-2", 5)
+    check("the range is shaded on the score", shaded, driver.execute_script("return document.getElementById('selection').dataset.range"))
     driver.find_element(By.CSS_SELECTOR, "#select-mode option[value='']").click()
     driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="record"]').click()
     recording = wait_for(lambda: driver.find_element(By.ID, "transport").text == "recording", 10)
     check("recording from the page's record button", recording, driver.find_element(By.ID, "transport").text)
-    # The singer's voice beside the needle: formants listed, the panel drawn.
-    formants = wait_for(lambda: re.match(r"F1 \d+ · F2 \d+", driver.find_element(By.ID, "formants").get_attribute("textContent")) and
-                        driver.find_element(By.ID, "formants").get_attribute("textContent"), 5)
-    check("the spectrum panel lists the voice's formants while singing", formants, driver.find_element(By.ID, "formants").get_attribute("textContent"))
-    painted = driver.execute_script(
-        "const c = document.getElementById('spectrum'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
-        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n / (c.width * c.height);")
-    check(f"the spectrum panel is drawn ({painted:.0%} of it painted)", 0.05 < painted < 0.95, painted)
+    # The singer's voice beside the needle: formants listed, the panel drawn,
+    # both read in one go (the panel is cleared the moment the punch ends).
+    def voice():
+        return driver.execute_script(
+            "const c = document.getElementById('spectrum'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+            "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;"
+            "return [document.getElementById('formants').textContent, n / (c.width * c.height)];")
+    seen = wait_for(lambda: (lambda v: re.match(r"F1 \d+ · F2 \d+", v[0]) and 0.05 < v[1] < 0.95 and v)(voice()), 8) or voice()
+    check("the spectrum panel lists the voice's formants while singing", re.match(r"F1 \d+ · F2 \d+", seen[0]), seen[0])
+    check(f"the spectrum panel is drawn with them ({seen[1]:.0%} of it painted)", 0.05 < seen[1] < 0.95, seen)
     driver.save_screenshot(os.path.join(shots, "4-recording.png"))
     review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 20)
     check("the take is under review when the punch ends", review, driver.find_element(By.ID, "transport").text)
