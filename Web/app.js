@@ -700,6 +700,10 @@ async function loadTakes() {
   const response = await fetch("/api/takes");
   if (!response.ok) return;
   const list = await response.json();
+  // Another song or project: its takes, so nothing of the last one stays in the player.
+  const of = list.song + "/" + ((list.projects || []).find((project) => project.current) || {}).name;
+  if (takesOf !== null && of !== takesOf) forgetPlayer();
+  takesOf = of;
   const holder = $("takes-list");
   holder.innerHTML = "";
   list.parts.forEach((part, index) => {
@@ -759,6 +763,7 @@ async function loadTakes() {
   });
   $("reference-take").hidden = !list.reference;
   $("reference-about").textContent = list.reference || "";
+  showProjects(list.projects || []);
   const practice = $("practice");
   practice.innerHTML = "";
   list.parts.forEach((part, index) => {
@@ -775,6 +780,59 @@ async function loadTakes() {
     }
     practice.appendChild(item);
   });
+}
+
+// The song's projects: the open one said at the top of Takes; each other
+// one opened, or moved to the trash after a yes (kept 30 days, its takes with it).
+function showProjects(projects) {
+  const open = projects.find((project) => project.current);
+  $("project-now").textContent = open ? "Project: " + open.name + " (" + open.takes + (open.takes === 1 ? " take)" : " takes)") : "";
+  const list = $("project-list");
+  list.innerHTML = "";
+  for (const project of projects) {
+    const item = child(list, "li", project.current ? "current" : "");
+    item.dataset.project = project.name;
+    child(item, "span", "name", project.name + (project.current ? " (open)" : ""));
+    child(item, "span", "count", project.takes + (project.takes === 1 ? " take" : " takes"));
+    if (project.current) continue;
+    const choose = child(item, "button", "", "open");
+    choose.setAttribute("aria-label", "Open project " + project.name);
+    choose.addEventListener("click", () => post("/api/project/open", project.name));
+    const remove = child(item, "button", "remove", "delete");
+    remove.setAttribute("aria-label", "Delete project " + project.name);
+    remove.addEventListener("click", () => {
+      const what = project.takes === 0 ? "" : " and its " + project.takes + (project.takes === 1 ? " take" : " takes");
+      if (confirm("Move project '" + project.name + "'" + what + " to the trash? It is kept there 30 days.")) post("/api/project/remove", project.name);
+    });
+  }
+}
+
+// A new element at the end of `parent`: its tag, class and words.
+function child(parent, tag, className, text) {
+  const element = document.createElement(tag);
+  if (className) element.className = className;
+  if (text !== undefined) element.textContent = text;
+  parent.appendChild(element);
+  return element;
+}
+
+$("project-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const name = $("project-name").value.trim();
+  if (!name) return;
+  const done = await post("/api/project/new", name);
+  if (done.ok) $("project-name").value = "";
+});
+
+let takesOf = null;
+function forgetPlayer() {
+  const player = $("player");
+  player.pause();
+  player.removeAttribute("src");
+  player.load();
+  $("now-playing").textContent = "Choose a take to hear it.";
+  compared = [];
+  showCompared();
 }
 
 // The player at the top of Takes: what plays, said; "with the others"
@@ -849,44 +907,39 @@ async function loadLibrary() {
 // Words compared as a singer types them: any case, any accents.
 const plain = (text) => text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
 
+// "Soprano, Alto, Tenor, Bass · 12 measures, 0:48 · 3 verses".
+function songAbout(song) {
+  if (!song.parts || song.parts.length === 0) return "";
+  const length = song.measures + (song.measures === 1 ? " measure, " : " measures, ") +
+    Math.floor(song.seconds / 60) + ":" + String(song.seconds % 60).padStart(2, "0");
+  const verses = song.verses > 1 ? " · " + song.verses + " verses" : "";
+  return song.parts.join(", ") + " · " + length + verses;
+}
+
 function showSongs() {
   const tag = $("tag-filter").value;
   const words = plain($("song-search").value).split(/\s+/).filter((word) => word);
   const list = $("songs");
   list.innerHTML = "";
   const found = songs.filter((song) => (!tag || song.tags.includes(tag)) &&
-    words.every((word) => plain(song.title + " " + song.tags.join(" ")).includes(word)));
+    words.every((word) => plain(song.title + " " + song.tags.join(" ") + " " + (song.parts || []).join(" ")).includes(word)));
   $("song-count").textContent = found.length === songs.length ? songs.length + " songs" : found.length + " of " + songs.length + " songs";
   for (const song of found) {
-    const item = document.createElement("li");
+    const item = child(list, "li", song.current ? "current" : "");
     item.dataset.song = song.index;
-    item.className = song.current ? "current" : "";
-    const title = document.createElement("span");
-    title.className = "title";
-    title.textContent = song.title;
-    item.appendChild(title);
-    const tags = document.createElement("span");
-    tags.className = "tags";
-    tags.textContent = song.tags.join(", ") + (song.uploaded ? (song.tags.length ? ", " : "") + "added here" : "");
-    item.appendChild(tags);
-    if (!song.current) {
-      const choose = document.createElement("button");
-      choose.textContent = "sing this";
-      choose.addEventListener("click", () => post("/api/choose", String(song.index)));
-      item.appendChild(choose);
-    }
+    child(item, "span", "title", song.title);
+    child(item, "span", "tags", song.tags.join(", ") + (song.uploaded ? (song.tags.length ? ", " : "") + "added here" : ""));
+    // What the song is before choosing it: its parts, length and verses.
+    child(item, "span", "about", songAbout(song));
+    if (!song.current) child(item, "button", "", "sing this").addEventListener("click", () => post("/api/choose", String(song.index)));
     // A song the singer added: to the trash (kept 30 days; its takes stay).
     if (song.uploaded && !song.current) {
-      const remove = document.createElement("button");
-      remove.textContent = "remove";
-      remove.className = "remove";
+      const remove = child(item, "button", "remove", "remove");
       remove.setAttribute("aria-label", "Remove " + song.title);
       remove.addEventListener("click", () => {
         if (confirm("Move '" + song.title + "' to the trash? It is kept there 30 days; its takes stay.")) post("/api/song/" + song.index + "/remove", "");
       });
-      item.appendChild(remove);
     }
-    list.appendChild(item);
   }
 }
 

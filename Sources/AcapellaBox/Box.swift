@@ -112,7 +112,7 @@ public enum Box {
         do { try Folders.make(options.dataDirectory + "/projects") } catch { throw ProjectError(description: error.description) }
         let dataLock = try OwnerLock.acquire(options.dataDirectory, owner: "acapella run")
         defer { dataLock.release() }
-        for emptied in SongTrash.purge(dataDirectory: options.dataDirectory) { log("library: \(emptied) emptied from the trash (kept \(SongTrash.keptDays) days)") }
+        for emptied in Trash.purge(dataDirectory: options.dataDirectory) { log("trash: \(emptied) emptied (kept \(Trash.keptDays) days)") }
         let hub = ControlHub(config: controls)
         for line in hub.news() { log(line, .warning) }
         for input in hub.inputs { log("control: \(input)") }
@@ -413,8 +413,7 @@ public enum Box {
     /// Opens the song's project: for writing when it can, else for reading
     /// (and says why nothing can be recorded); created on first use.
     static func openProject(song path: String, options: BoxOptions, sampleRate: Int, log: BoxLog) throws -> (project: Project, refused: String?) {
-        let stem = Project.name(forSong: ((path as NSString).lastPathComponent as NSString).deletingPathExtension)
-        let projectPath = options.projectPaths[path] ?? options.dataDirectory + "/projects/\(stem).acaproj"
+        let projectPath = options.projectPaths[path] ?? SongProjects.path(song: path, name: nil, dataDirectory: options.dataDirectory)
         if !FileManager.default.fileExists(atPath: projectPath) {
             // .acasong as it is; MusicXML imported (run --song Hymn.mxl).
             let text = try SongLibrary.songText(path)

@@ -49,6 +49,8 @@ final class SessionLoop {
     var lastTakesCount = 0
     var wrongCodes: (count: Int, groups: Set<String>, loggedAt: Int64) = (0, [], 0)
     var end = SessionEnd.quit
+    /// The song's other projects' takes, as read once this session.
+    var otherProjects: [String: Int] = [:]
     /// The page's change being carried out: its answer goes here.
     var reply: WebHub.Answer?
 
@@ -296,13 +298,13 @@ final class SessionLoop {
         guard song < options.songs.count else { return .failure(WebFailure(404, "no song \(song + 1): the library has \(options.songs.count)")) }
         let path = options.songs[song]
         let title = SongHeader.read(path).title
-        guard SongTrash.isUsers(path, dataDirectory: options.dataDirectory) else {
+        guard Trash.isUsers(path, dataDirectory: options.dataDirectory) else {
             return .failure(WebFailure(403, "'\(title)' came with the box: only songs you added can be removed"))
         }
         guard song != options.songIndex else { return .failure(WebFailure(409, "'\(title)' is open now: choose another song first")) }
         do {
-            let trash = try SongTrash.move(path, dataDirectory: options.dataDirectory)
-            log("library: '\(title)' moved to the trash (\(trash), kept \(SongTrash.keptDays) days); its projects stay")
+            let trash = try Trash.move(song: path, dataDirectory: options.dataDirectory)
+            log("library: '\(title)' moved to the trash (\(trash), kept \(Trash.keptDays) days); its projects stay")
         } catch {
             return .failure(WebFailure(500, "\(error)"))
         }
@@ -311,7 +313,88 @@ final class SessionLoop {
         let headers = options.songs.map { SongHeader.read($0) }
         session.libraryLost(song, tags: headers.map(\.tags), titles: headers.map(\.title))
         io.web?.publishLibrary(options.songs, current: options.songIndex)
-        return .success("'\(title)' moved to the trash for \(SongTrash.keptDays) days; its takes stay")
+        return .success("'\(title)' moved to the trash for \(Trash.keptDays) days; its takes stay")
+    }
+
+    // MARK: The song's projects
+
+    /// The song open now (its path in the library).
+    var songPath: String { options.songs[options.songIndex] }
+
+    /// Whether the box was started on one project (`--project`): it keeps to it.
+    var startedOnProject: Bool { options.projectPaths[songPath].map { $0 + "/score.acasong" == songPath } ?? false }
+
+    /// The song's projects for the page, each with its takes (the open
+    /// one's from its manifest as it is now, the others' as last read).
+    func songProjects() -> [WebProject] {
+        if startedOnProject { return [WebProject(name: (project.path as NSString).lastPathComponent, current: true, takes: Self.takesKept(project))] }
+        let current = SongProjects.name(of: project.path, song: songPath, dataDirectory: options.dataDirectory)
+        return SongProjects.names(song: songPath, dataDirectory: options.dataDirectory, library: options.songs).map { name in
+            if name == current { return WebProject(name: name, current: true, takes: Self.takesKept(project)) }
+            if let known = otherProjects[name] { return WebProject(name: name, current: false, takes: known) }
+            let path = SongProjects.path(song: songPath, name: name, dataDirectory: options.dataDirectory)
+            let takes = FileManager.default.fileExists(atPath: path) ? ((try? Project.open(path, for: .read)).map { Self.takesKept($0.project) } ?? 0) : 0
+            otherProjects[name] = takes
+            return WebProject(name: name, current: false, takes: takes)
+        }
+    }
+
+    /// A project's takes as the page counts them: those not set aside.
+    static func takesKept(_ project: Project) -> Int { project.manifest.takes.filter { $0.state != .discarded }.count }
+
+    /// A change to the song's projects: made or checked here (the disk is
+    /// the loop's), answered here (nil: an opened project, which the
+    /// session answers as it ends). Never while a take is being recorded.
+    func projectChange(_ change: WebProjectChange) -> Result<String, WebFailure>? {
+        if startedOnProject { return .failure(WebFailure(409, "the box was started on one project (--project): start it without, to keep several")) }
+        if [.recording, .countIn].contains(rig.link.snapshot().state) { return .failure(WebFailure(409, "a take is being recorded: stop first")) }
+        let data = options.dataDirectory, song = songPath
+        let names = SongProjects.names(song: song, dataDirectory: data, library: options.songs)
+        let current = SongProjects.name(of: project.path, song: song, dataDirectory: data)
+        let title = session.context.songTitle
+        switch change {
+        case .create(let name):
+            if let problem = SongProjects.nameProblem(name, taken: names) { return .failure(WebFailure(422, problem)) }
+            let path = SongProjects.path(song: song, name: name, dataDirectory: data)
+            do {
+                try Project.create(at: path, songText: try SongLibrary.songText(song), sampleRate: project.manifest.sampleRate, owner: "acapella run").close()
+            } catch {
+                return .failure(WebFailure(409, "\(error)"))
+            }
+            log("projects: '\(name)' made for \(title) (\(path))")
+            options.projectPaths[song] = path
+            return nil
+        case .select(let asked):
+            guard let name = names.first(where: { $0.caseInsensitiveCompare(asked) == .orderedSame }) else {
+                return .failure(WebFailure(404, "\(title) has no project called '\(asked)' (it has \(names.joined(separator: ", ")))"))
+            }
+            if name == current { return .failure(WebFailure(409, "'\(name)' is the project open now")) }
+            options.projectPaths[song] = name == SongProjects.firstName ? nil : SongProjects.path(song: song, name: name, dataDirectory: data)
+            return nil
+        case .remove(let asked):
+            guard let name = names.first(where: { $0.caseInsensitiveCompare(asked) == .orderedSame }) else {
+                return .failure(WebFailure(404, "\(title) has no project called '\(asked)'"))
+            }
+            if name == current { return .failure(WebFailure(409, "'\(name)' is open now: open another project first")) }
+            let path = SongProjects.path(song: song, name: name, dataDirectory: data)
+            guard FileManager.default.fileExists(atPath: path) else { return .failure(WebFailure(404, "'\(name)' has nothing in it yet")) }
+            // Held for writing while it moves: nobody else is recording into it.
+            let held: Project
+            do { held = try Project.open(path, for: .write(owner: "acapella run (moving it to the trash)")).project } catch {
+                return .failure(WebFailure(409, "'\(name)' is in use: \(error.description)"))
+            }
+            defer { held.close() }
+            let takes = Self.takesKept(held)
+            do {
+                let trash = try Trash.move(project: path, dataDirectory: data)
+                log("projects: '\(name)' of \(title) moved to the trash with its \(takes) take\(takes == 1 ? "" : "s") (\(trash), kept \(Trash.keptDays) days)")
+            } catch {
+                return .failure(WebFailure(500, "\(error)"))
+            }
+            otherProjects[name] = nil
+            takesChanged = true
+            return .success("project '\(name)' moved to the trash with its \(takes) take\(takes == 1 ? "" : "s"), kept \(Trash.keptDays) days")
+        }
     }
 
     /// The page: songs uploaded, changes (each answered with its effect's
@@ -323,6 +406,11 @@ final class SessionLoop {
         for (change, reply) in web.takeChanges() {
             if case .removeSong(let song) = change {
                 reply.answer(removeSong(song))
+                continue
+            }
+            // A project made, found or moved to the trash here; an opened one is the session's end.
+            if case .project(let asked) = change, let answer = projectChange(asked) {
+                reply.answer(answer)
                 continue
             }
             // What needs the disk is checked here: the chosen song's parts.
@@ -543,7 +631,7 @@ final class SessionLoop {
         scores.keepOnly(records, project: project.path)
         web.publishTakes(records, project: project.path, song: session.context.songTitle, parts: session.context.partNames, currentPart: options.partIndex,
                          sampleRate: rate, reference: reference, scores: records.map { scores.score(of: $0, project: project.path) },
-                         heardFrom: records.map { Self.heardFrom($0, schedule: schedule) }) { schedule.measure(at: $0) }
+                         heardFrom: records.map { Self.heardFrom($0, schedule: schedule) }, projects: songProjects()) { schedule.measure(at: $0) }
         scoreNextTake()
     }
 

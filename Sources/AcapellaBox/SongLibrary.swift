@@ -115,13 +115,15 @@ public enum SongLibrary {
     }
 }
 
-/// Songs removed from the library go to the data folder's trash
-/// (`trash/songs/YYYYMMDD-HHMMSS-NAME/`, the song with the files beside it
-/// of the same name — the MusicXML it was imported from, its report) and
-/// are kept there 30 days, never straight to nothing; the box empties what
-/// is older at start. A song's projects (its takes) are never touched.
-public enum SongTrash {
-    public static func folder(_ dataDirectory: String) -> String { dataDirectory + "/trash/songs" }
+/// What the singer removes goes to the data folder's trash, kept there 30
+/// days, never straight to nothing; the box empties what is older at
+/// start. A song (`trash/songs/YYYYMMDD-HHMMSS-NAME/`) goes with the files
+/// beside it of the same name — the MusicXML it was imported from, its
+/// report — and its projects (its takes) stay; a project goes whole, takes
+/// and all (`trash/projects/YYYYMMDD-HHMMSS-NAME.acaproj`).
+public enum Trash {
+    public static func songsFolder(_ dataDirectory: String) -> String { dataDirectory + "/trash/songs" }
+    public static func projectsFolder(_ dataDirectory: String) -> String { dataDirectory + "/trash/projects" }
     public static let keptDays = 30
 
     /// Whether `path` is one of the user's songs (uploaded or dropped into
@@ -132,34 +134,49 @@ public enum SongTrash {
 
     /// Moves `song` and its files of the same name into a new folder of the
     /// trash; returns that folder.
-    static func move(_ song: String, dataDirectory: String, now: Date = Date()) throws -> String {
+    static func move(song: String, dataDirectory: String, now: Date = Date()) throws -> String {
         let folder = (song as NSString).deletingLastPathComponent
         let stem = ((song as NSString).lastPathComponent as NSString).deletingPathExtension
         guard FileManager.default.fileExists(atPath: song) else { throw ProjectError(description: "\(song): no such song") }
-        let stamp = stampFormat.string(from: now)
-        let target = Self.folder(dataDirectory) + "/\(stamp)-\(stem)"
+        let target = songsFolder(dataDirectory) + "/\(stampFormat.string(from: now))-\(stem)"
         try Folders.make(target)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let sources = Set(["acasong", "musicxml", "xml", "mxl"].map { "\(stem).\($0)" })
         let beside = names.filter { sources.contains($0) || ($0.hasPrefix(stem + ".") && ($0.hasSuffix(".import.txt") || $0.hasSuffix(".error.txt"))) }
         // The song first: once it is gone the library no longer lists it.
         for name in [(song as NSString).lastPathComponent] + beside.filter({ $0 != (song as NSString).lastPathComponent }).sorted() {
-            guard rename(folder + "/" + name, target + "/" + name) == 0 else {
-                throw ProjectError(description: "\(folder)/\(name): cannot be moved to the trash (\(String(cString: strerror(errno))))")
-            }
+            try moveInto(folder + "/" + name, target + "/" + name)
         }
         return target
     }
 
+    /// Moves a project, whole, into the trash (one rename: it is in the
+    /// projects folder or in the trash, never half in each); returns where.
+    /// The caller holds it for writing, so nobody is recording into it.
+    static func move(project: String, dataDirectory: String, now: Date = Date()) throws -> String {
+        let folder = projectsFolder(dataDirectory)
+        try Folders.make(folder)
+        let target = folder + "/\(stampFormat.string(from: now))-\((project as NSString).lastPathComponent)"
+        try moveInto(project, target)
+        return target
+    }
+
+    static func moveInto(_ from: String, _ to: String) throws {
+        guard rename(from, to) == 0 else {
+            throw ProjectError(description: "\(from): cannot be moved to the trash (\(String(cString: strerror(errno))))")
+        }
+    }
+
     /// Empties what was put in the trash more than `keptDays` ago; returns
-    /// the folders removed.
+    /// what was removed ("songs/NAME", "projects/NAME").
     @discardableResult
     static func purge(dataDirectory: String, now: Date = Date()) -> [String] {
-        let trash = folder(dataDirectory)
         var removed: [String] = []
-        for name in ((try? FileManager.default.contentsOfDirectory(atPath: trash)) ?? []).sorted() {
-            guard let put = stampFormat.date(from: String(name.prefix(15))), now.timeIntervalSince(put) > Double(keptDays) * 86_400 else { continue }
-            if (try? FileManager.default.removeItem(atPath: trash + "/" + name)) != nil { removed.append(name) }
+        for (kind, trash) in [("songs", songsFolder(dataDirectory)), ("projects", projectsFolder(dataDirectory))] {
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: trash)) ?? []).sorted() {
+                guard let put = stampFormat.date(from: String(name.prefix(15))), now.timeIntervalSince(put) > Double(keptDays) * 86_400 else { continue }
+                if (try? FileManager.default.removeItem(atPath: trash + "/" + name)) != nil { removed.append(kind + "/" + name) }
+            }
         }
         return removed
     }
@@ -170,5 +187,62 @@ public enum SongTrash {
         format.timeZone = TimeZone(identifier: "UTC")
         format.dateFormat = "yyyyMMdd-HHmmss"
         return format
+    }
+}
+
+/// A song's projects: the one every song has (`projects/STEM.acaproj`,
+/// called Main) and those the singer names beside it
+/// (`projects/STEM (Choir).acaproj`) — a singer's own, the choir's, a
+/// second try. Each is a whole project: its own takes and session.
+public enum SongProjects {
+    /// What the page and the log call the song's first project.
+    public static let firstName = "Main"
+    /// Names are short words: letters, digits, spaces and - _ ' . , &.
+    public static let longestName = 40
+
+    static func stem(_ song: String) -> String {
+        Project.name(forSong: ((song as NSString).lastPathComponent as NSString).deletingPathExtension)
+    }
+
+    /// Where the song's project called `name` is (nil or Main: the first).
+    public static func path(song: String, name: String?, dataDirectory: String) -> String {
+        let named = name.flatMap { $0.caseInsensitiveCompare(firstName) == .orderedSame ? nil : " (\($0))" } ?? ""
+        return dataDirectory + "/projects/\(stem(song))\(named).acaproj"
+    }
+
+    /// The name of the song's project at `path` (Main for the first; nil:
+    /// not one of the song's).
+    public static func name(of path: String, song: String, dataDirectory: String) -> String? {
+        if path == self.path(song: song, name: nil, dataDirectory: dataDirectory) { return firstName }
+        let file = (path as NSString).lastPathComponent
+        let prefix = stem(song) + " (", suffix = ").acaproj"
+        guard (path as NSString).deletingLastPathComponent == dataDirectory + "/projects", file.hasPrefix(prefix), file.hasSuffix(suffix),
+              file.count > prefix.count + suffix.count else { return nil }
+        let name = String(file.dropFirst(prefix.count).dropLast(suffix.count))
+        return nameProblem(name, taken: []) == nil ? name : nil
+    }
+
+    /// The song's projects by name: Main first (whether or not it exists
+    /// yet: it is made when first opened), then the named ones as found.
+    /// A project that is another song's first (a song called "Hymn (Choir)")
+    /// is that song's, not this one's.
+    public static func names(song: String, dataDirectory: String, library: [String]) -> [String] {
+        let others = Set(library.filter { $0 != song }.map { path(song: $0, name: nil, dataDirectory: dataDirectory) })
+        let folder = dataDirectory + "/projects"
+        let found = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            .map { folder + "/" + $0 }.filter { !others.contains($0) }
+            .compactMap { name(of: $0, song: song, dataDirectory: dataDirectory) }.filter { $0 != firstName }
+        return [firstName] + found.sorted { $0.localizedStandardCompare($1) == .orderedAscending }
+    }
+
+    /// Why `name` cannot name a new project (nil: it can).
+    public static func nameProblem(_ name: String, taken: [String]) -> String? {
+        if name.isEmpty || name.trimmingCharacters(in: .whitespaces) != name { return "a project's name is a word or a few, without spaces around them" }
+        if name.count > longestName { return "a project's name is \(longestName) characters at most" }
+        if name.hasPrefix(".") { return "a project's name may not start with a dot" }
+        let allowed = CharacterSet.letters.union(.decimalDigits).union(CharacterSet(charactersIn: " -_'.,&"))
+        if !name.unicodeScalars.allSatisfy({ allowed.contains($0) }) { return "a project's name is letters, digits, spaces and - _ ' . , & only" }
+        if let same = taken.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return "this song already has a project called '\(same)'" }
+        return nil
     }
 }

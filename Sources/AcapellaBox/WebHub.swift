@@ -37,8 +37,8 @@ public final class WebHub: WebBox {
         var takeFiles: [Int: String] = [:]
         /// The current song's project.
         var project: String?
-        /// The library: every song's path, title and tags, and which is sung.
-        var songs: [(path: String, title: String, tags: [String])] = []
+        /// The library: every song's path and summary, and which is sung.
+        var songs: [(path: String, summary: SongSummary)] = []
         var currentSong = 0
         var takesVersion = 0
         var libraryVersion = 0
@@ -162,8 +162,9 @@ public final class WebHub: WebBox {
     public func library() -> [WebSong] {
         shared.withLock { shared in
             shared.songs.enumerated().map { index, song in
-                WebSong(index: index, title: song.title, tags: song.tags, current: index == shared.currentSong,
-                        uploaded: song.path.hasPrefix(libraryFolder + "/") || song.path.hasPrefix(songsFolder + "/"))
+                WebSong(index: index, title: song.summary.title, tags: song.summary.tags, current: index == shared.currentSong,
+                        uploaded: song.path.hasPrefix(libraryFolder + "/") || song.path.hasPrefix(songsFolder + "/"),
+                        parts: song.summary.parts, measures: song.summary.measures, seconds: song.summary.seconds, verses: song.summary.verses)
             }
         }
     }
@@ -245,7 +246,7 @@ public final class WebHub: WebBox {
     /// `scores`: each take's analysis score when known; `heardFrom`: the
     /// song sample each is heard from with the others.
     func publishTakes(_ records: [TakeRecord], project: String, song: String, parts: [String], currentPart: Int, sampleRate: Int, reference: String? = nil,
-                      scores: [Int?] = [], heardFrom: [Int64] = [], measure: (Int64) -> Int) {
+                      scores: [Int?] = [], heardFrom: [Int64] = [], projects: [WebProject] = [], measure: (Int64) -> Int) {
         let takes = records.enumerated().map { index, record in
             let file = project + "/" + record.file
             let modified = (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate]) as? Date
@@ -260,7 +261,7 @@ public final class WebHub: WebBox {
         }
         let files = Dictionary(records.filter { $0.state != .recording }.map { ($0.id, project + "/" + $0.file) }) { first, _ in first }
         shared.withLock { shared in
-            let changed = WebTakes(song: song, parts: parts, currentPart: currentPart, takes: takes, reference: reference)
+            let changed = WebTakes(song: song, parts: parts, currentPart: currentPart, takes: takes, reference: reference, projects: projects)
             guard changed != shared.takes || shared.project != project else { return }
             shared.takes = changed
             shared.takeFiles = files
@@ -283,18 +284,11 @@ public final class WebHub: WebBox {
 
     /// The library: each song's title and tags, which one is sung.
     func publishLibrary(_ paths: [String], current: Int) {
+        // A song new to the list is read outside the lock (the web threads wait on it).
+        let known = shared.withLock { shared in Dictionary(shared.songs.map { ($0.path, $0.summary) }) { first, _ in first } }
+        let songs = paths.map { path in (path, known[path] ?? SongSummary.read(path)) }
         shared.withLock { shared in
             if shared.songs.map(\.path) != paths {
-                let known = Dictionary(shared.songs.map { ($0.path, $0) }) { first, _ in first }
-                var songs: [(path: String, title: String, tags: [String])] = []
-                for path in paths {
-                    if let song = known[path] {
-                        songs.append(song)
-                    } else {
-                        let header = SongHeader.read(path)
-                        songs.append((path, header.title, header.tags))
-                    }
-                }
                 shared.songs = songs
                 shared.libraryVersion += 1
             }
@@ -513,7 +507,7 @@ public final class WebHub: WebBox {
             }
             if !text.hasSuffix("\n") { text += "\n" }
             do { try AtomicFile.write(Array(text.utf8), to: path) } catch { return .failure(WebFailure(507, "cannot store the song: \(error)")) }
-            shared.songs.append((path, title, score.tags))
+            shared.songs.append((path, SongSummary(score, title: title)))
             shared.libraryVersion += 1
             shared.live.libraryVersion = shared.libraryVersion
             return .success(WebUpload(title: title, index: shared.songs.count - 1, report: report))
@@ -587,6 +581,40 @@ public enum SongHeader {
             if line.hasPrefix("tags:") { tags = line.dropFirst(5).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
         }
         return (title, tags)
+    }
+}
+
+/// What the library lists of a song: its title and tags, its parts, how
+/// many measures and seconds (at its written tempo, as sung: repeats
+/// unfolded) and how many verses. A song that cannot be read keeps its
+/// header's title and tags and says nothing more.
+public struct SongSummary: Hashable, Sendable {
+    public var title: String
+    public var tags: [String]
+    public var parts: [String] = []
+    public var measures = 0
+    public var seconds = 0
+    public var verses = 0
+
+    public init(_ score: Score, title: String) {
+        self.title = title
+        tags = score.tags
+        parts = score.parts.map(\.name)
+        measures = score.measureNumbers.map { $0.count } ?? 0
+        if let map = try? TimeMap(tempos: score.tempos, sampleRate: 48_000) {
+            seconds = Int((Double(map.sample(atTick: score.endTick)) / 48_000).rounded())
+        }
+        verses = score.verseCount
+    }
+
+    public static func read(_ path: String) -> SongSummary {
+        let header = SongHeader.read(path)
+        guard let text = try? SongLibrary.songText(path), let score = try? Acasong.parse(text) else {
+            var summary = SongSummary(Score(), title: header.title)
+            summary.tags = header.tags
+            return summary
+        }
+        return SongSummary(score, title: header.title)
     }
 }
 

@@ -48,6 +48,8 @@ struct CheckingBox: WebBox {
             precondition((0...99_999).contains(song), "song \(song)"); _ = song + 1
         case .metronomeLevel(let value):
             precondition((0...127).contains(value), "metronome value \(value)")
+        case .project(.create(let name)), .project(.select(let name)), .project(.remove(let name)):
+            precondition(!name.isEmpty && name.count <= 80 && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }, "project \(name)")
         case .undo, .removeReference: break
         }
         return .success("done")

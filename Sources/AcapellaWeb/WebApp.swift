@@ -494,6 +494,16 @@ public final class WebApp: Sendable {
                 part = number
             }
             change = .choose(song: song, part: part)
+        case "/api/project/new", "/api/project/open", "/api/project/remove":
+            // The project's name in the body, as the page lists it (the box checks it).
+            guard !text.isEmpty, text.count <= 80, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                return .response(.error(400, "expects a project's name"))
+            }
+            switch request.path {
+            case "/api/project/new": change = .project(.create(text))
+            case "/api/project/open": change = .project(.select(text))
+            default: change = .project(.remove(text))
+            }
         case _ where request.path.hasPrefix("/api/song/"):
             // /api/song/3/remove: one of the singer's songs to the trash.
             let pieces = request.path.split(separator: "/")

@@ -92,6 +92,34 @@ public enum WebChange: Hashable, Sendable {
     case removeSong(Int)
     /// The metronome's level moved to `value` (0…127, as a fader's).
     case metronomeLevel(Int)
+    /// The song's projects: a new one, another opened, one to the trash.
+    case project(WebProjectChange)
+}
+
+/// A change to the current song's projects, each named as the page lists it.
+public enum WebProjectChange: Hashable, Sendable {
+    /// A new, empty project of the song under this name, opened.
+    case create(String)
+    /// Another of the song's projects opened (its takes, its session).
+    case select(String)
+    /// One of the song's projects to the trash (kept 30 days); never the one open.
+    case remove(String)
+}
+
+/// One of the current song's projects, as the page lists it.
+public struct WebProject: Hashable, Sendable {
+    public var name: String
+    public var current: Bool
+    /// Its takes (0 for a project not made yet).
+    public var takes: Int
+
+    public init(name: String, current: Bool, takes: Int) {
+        self.name = name
+        self.current = current
+        self.takes = takes
+    }
+
+    var json: [String: Any] { ["name": name, "current": current, "takes": takes] }
 }
 
 /// The widths the score is engraved at for the page: the page scales the
@@ -279,17 +307,21 @@ public struct WebTakes: Hashable, Sendable {
     public var takes: [WebTake]
     /// The reference recording, in words, when the project has one.
     public var reference: String?
+    /// The song's projects, the open one among them.
+    public var projects: [WebProject]
 
-    public init(song: String = "", parts: [String] = [], currentPart: Int = 0, takes: [WebTake] = [], reference: String? = nil) {
+    public init(song: String = "", parts: [String] = [], currentPart: Int = 0, takes: [WebTake] = [], reference: String? = nil, projects: [WebProject] = []) {
         self.song = song
         self.parts = parts
         self.currentPart = currentPart
         self.takes = takes
         self.reference = reference
+        self.projects = projects
     }
 
     var json: [String: Any] {
-        ["song": song, "parts": parts, "currentPart": currentPart, "takes": takes.map(\.json), "reference": reference ?? NSNull()]
+        ["song": song, "parts": parts, "currentPart": currentPart, "takes": takes.map(\.json), "reference": reference ?? NSNull(),
+         "projects": projects.map(\.json)]
     }
 }
 
@@ -301,16 +333,30 @@ public struct WebSong: Hashable, Sendable {
     public var current: Bool
     /// Added from the page (stored in the library folder).
     public var uploaded: Bool
+    /// Its parts' names, its length in measures and in seconds at its
+    /// written tempo, its verses (0 when the song could not be read).
+    public var parts: [String]
+    public var measures: Int
+    public var seconds: Int
+    public var verses: Int
 
-    public init(index: Int, title: String, tags: [String], current: Bool, uploaded: Bool) {
+    public init(index: Int, title: String, tags: [String], current: Bool, uploaded: Bool,
+                parts: [String] = [], measures: Int = 0, seconds: Int = 0, verses: Int = 0) {
         self.index = index
         self.title = title
         self.tags = tags
         self.current = current
         self.uploaded = uploaded
+        self.parts = parts
+        self.measures = measures
+        self.seconds = seconds
+        self.verses = verses
     }
 
-    var json: [String: Any] { ["index": index, "title": title, "tags": tags, "current": current, "uploaded": uploaded] }
+    var json: [String: Any] {
+        ["index": index, "title": title, "tags": tags, "current": current, "uploaded": uploaded,
+         "parts": parts, "measures": measures, "seconds": seconds, "verses": verses]
+    }
 }
 
 /// What an upload became: the song's title and index, and the importer's report.

@@ -159,9 +159,9 @@ import Testing
         #expect(said.hasSuffix("moved to the trash for 30 days; its takes stay"), "\(said)")
         #expect(box.options.songs == songs + [folder + "/row.acasong"] && box.web.library().count == 3)
         #expect(box.session?.context.songCount == 3 && box.session?.context.songIndex == 0)
-        let trashed = try FileManager.default.contentsOfDirectory(atPath: SongTrash.folder(box.data))
+        let trashed = try FileManager.default.contentsOfDirectory(atPath: Trash.songsFolder(box.data))
         #expect(trashed.count == 1 && trashed[0].hasSuffix("-chorale"))
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: SongTrash.folder(box.data) + "/" + trashed[0])) == ["chorale.acasong", "chorale.mxl", "chorale.import.txt"])
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: Trash.songsFolder(box.data) + "/" + trashed[0])) == ["chorale.acasong", "chorale.mxl", "chorale.import.txt"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["row.acasong"])
         // Refused: a shipped song, a song not there, the song open now
         // (the library still moves from song to song: back from the first
@@ -180,6 +180,65 @@ import Testing
         }
         #expect(open.status == 409 && open.description.contains("is open now"))
         #expect(FileManager.default.fileExists(atPath: folder + "/row.acasong"))
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+    }
+
+    /// A song's projects from the page: a new one named and opened (its
+    /// own takes), back to the first, the other to the trash with its
+    /// takes; what cannot be done refused with why.
+    @Test func aSongKeepsSeveralProjects() throws {
+        let songs = try library(["simple-harmony", "row-row-row-your-boat"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs, part: 1)
+        #expect(try box.run { $0.web.takes().projects == [WebProject(name: "Main", current: true, takes: 0)] }, "\(box.web.takes().projects)")
+        let made = try box.change(.project(.create("Choir")))
+        #expect(made == .success("project 'Choir' of Simple Harmony Test"), "\(made)")
+        #expect(try box.run { $0.sessionsOpened == 2 }, "\(box.lines.suffix(3))")
+        let choir = box.data + "/projects/simple-harmony (Choir).acaproj"
+        #expect(box.project?.path == choir && box.session?.context.songIndex == 0 && box.session?.context.partIndex == 1)
+        // A take sung into it.
+        box.press("r")
+        #expect(try box.run { $0.session?.review != nil }, "\(box.lines.suffix(3))")
+        box.press("k")
+        #expect(try box.run { $0.web.takes().projects == [WebProject(name: "Main", current: false, takes: 0), WebProject(name: "Choir", current: true, takes: 1)] },
+                "\(box.web.takes().projects)")
+        // Refused: a name taken or not a name, one not there, the open one, while recording.
+        guard case .failure(let taken) = try box.change(.project(.create("main"))), case .failure(let slash) = try box.change(.project(.create("a/b"))),
+              case .failure(let missing) = try box.change(.project(.select("Tenors"))), case .failure(let open) = try box.change(.project(.remove("Choir"))) else {
+            Issue.record("a project change that should be refused was done: \(box.lines.suffix(3))")
+            return
+        }
+        #expect(taken.status == 422 && taken.description.contains("already has a project called 'Main'"))
+        #expect(slash.status == 422 && missing.status == 404 && missing.description.contains("it has Main, Choir"))
+        #expect(open.status == 409 && open.description.contains("open now"))
+        // Back to Main: its own takes (none), the session carries on in it.
+        let opened = try box.change(.project(.select("Main")))
+        #expect(opened == .success("project 'Main' of Simple Harmony Test"), "\(opened)")
+        #expect(try box.run { $0.sessionsOpened == 3 })
+        #expect(box.project?.path == box.data + "/projects/simple-harmony.acaproj" && box.project?.manifest.takes.isEmpty == true)
+        #expect(try box.run { $0.web.takes().projects == [WebProject(name: "Main", current: true, takes: 0), WebProject(name: "Choir", current: false, takes: 1)] })
+        box.press("r")
+        #expect(try box.run { $0.snapshot?.state == .recording })
+        guard case .failure(let recording) = try box.change(.project(.remove("Choir"))) else {
+            Issue.record("a project was removed while a take was being recorded")
+            return
+        }
+        #expect(recording.status == 409 && recording.description.contains("stop first"))
+        box.press(" ")
+        #expect(try box.run { $0.snapshot?.state == .stopped })
+        // Choir to the trash, whole: its take with it.
+        guard case .success(let said) = try box.change(.project(.remove("Choir"))) else {
+            Issue.record("Choir was not moved to the trash: \(box.lines.suffix(3))")
+            return
+        }
+        #expect(said == "project 'Choir' moved to the trash with its 1 take, kept 30 days")
+        #expect(!FileManager.default.fileExists(atPath: choir))
+        let trashed = try FileManager.default.contentsOfDirectory(atPath: Trash.projectsFolder(box.data))
+        #expect(trashed.count == 1 && trashed[0].hasSuffix("-simple-harmony (Choir).acaproj"))
+        let takes = try FileManager.default.contentsOfDirectory(atPath: Trash.projectsFolder(box.data) + "/" + trashed[0] + "/takes")
+        #expect(takes.filter { $0.hasSuffix(".wav") }.count == 1, "\(takes)")
+        #expect(try box.run { $0.web.takes().projects.map(\.name) == ["Main"] })
         box.press("q")
         #expect(try box.run { $0.ended == .quit })
     }

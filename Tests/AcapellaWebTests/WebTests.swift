@@ -356,10 +356,19 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(post("/api/song/4/remove", "") == 200)
         #expect(post("/api/song/4/delete", "") == 404)
         #expect(post("/api/song/x/remove", "") == 404)
+        // The song's projects, by name (the box checks the name).
+        #expect(post("/api/project/new", "Choir") == 200)
+        #expect(post("/api/project/open", " Main\n") == 200)
+        #expect(post("/api/project/remove", "Choir") == 200)
+        #expect(post("/api/project/new", "") == 400)
+        #expect(post("/api/project/new", "a\u{7}b") == 400)
+        #expect(post("/api/project/new", String(repeating: "x", count: 81)) == 400)
+        #expect(post("/api/project/rename", "Choir") == 404)
         #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3),
                                                 .fader(part: 1, control: .level, value: 80), .fader(part: nil, control: .pan, value: 0),
-                                                .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false), .removeSong(4)])
+                                                .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false), .removeSong(4),
+                                                .project(.create("Choir")), .project(.select("Main")), .project(.remove("Choir"))])
         // Changes need the token; an upload goes to the box with its name.
         #expect(response(app.handle(testRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
         #expect(post("/api/upload", "<score-partwise/>", headers: ["x-file-name": "hymn.musicxml"]) == 200)

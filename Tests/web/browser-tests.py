@@ -53,6 +53,9 @@ def check(name, condition, detail=""):
 
 
 def tab(driver, name):
+    # The tabs are at the top of the page, under the sticky header: scrolled
+    # to, as a singer would (scrolled into view they sit under the header).
+    driver.execute_script("window.scrollTo(0, 0)")
     driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-tab="{name}"]').click()
     time.sleep(0.3)
 
@@ -470,6 +473,42 @@ def compare_takes(driver, shots):
     driver.execute_script("document.getElementById('player').pause()")
 
 
+def projects(driver, shots, data):
+    """A second project of the song, named from Takes: opened empty, the
+    first opened again with its takes, the second to the trash after a yes."""
+    tab(driver, "takes")
+    now = lambda: driver.find_element(By.ID, "project-now").text
+    check("Takes names the project open", wait_for(lambda: now() == "Project: Main (1 take)", 5), now())
+    field = driver.find_element(By.ID, "project-name")
+    field.send_keys("a/b")
+    driver.find_element(By.CSS_SELECTOR, "#project-form button").click()
+    refused = wait_for(lambda: "letters, digits" in driver.find_element(By.ID, "said").text, 5)
+    check("a name that cannot be a project's is refused, said", refused, driver.find_element(By.ID, "said").text)
+    field.clear()
+    field.send_keys("Choir")
+    driver.find_element(By.CSS_SELECTOR, "#project-form button").click()
+    check("a new project made and opened, empty", wait_for(lambda: now() == "Project: Choir (0 takes)", 15)
+          and not driver.find_elements(By.CSS_SELECTOR, "#takes-list tr.take"), now())
+    check("nothing of the other project's takes stays in the player", driver.find_element(By.ID, "now-playing").text == "Choose a take to hear it."
+          and not driver.execute_script("return document.getElementById('player').getAttribute('src')"), driver.find_element(By.ID, "now-playing").text)
+    made = [name for name in os.listdir(os.path.join(data, "projects")) if name.endswith(" (Choir).acaproj")]
+    check("beside the song's first project", len(made) == 1, os.listdir(os.path.join(data, "projects")))
+    driver.save_screenshot(os.path.join(shots, "6-projects.png"))
+    driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Open project Main"]').click()
+    check("the first opened again, its takes back", wait_for(lambda: now() == "Project: Main (1 take)" and
+          driver.find_elements(By.CSS_SELECTOR, '#takes-list tr.take[data-take="1"]'), 15), now())
+    driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Delete project Choir"]').click()
+    alert = wait_for(lambda: driver.switch_to.alert, 5)
+    check("deleting a project asks first", alert and "kept there 30 days" in alert.text, alert and alert.text)
+    if alert:
+        alert.accept()
+    gone = wait_for(lambda: [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#project-list li .name")] == ["Main (open)"], 10)
+    check("the project leaves the list", gone, [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#project-list li .name")])
+    trash = os.path.join(data, "trash", "projects")
+    kept = os.listdir(trash) if os.path.isdir(trash) else []
+    check("and is kept in the trash", len(kept) == 1 and kept[0].endswith(made[0] if made else "?"), kept)
+
+
 def download_mix(driver, shots, downloads):
     """The mixdown from Export, measured here."""
     tab(driver, "export")
@@ -517,6 +556,10 @@ def upload_song(driver, shots, data):
     trash = os.path.join(data, "trash", "songs")
     kept = [os.listdir(os.path.join(trash, f)) for f in os.listdir(trash)] if os.path.isdir(trash) else []
     check("and is kept in the trash", kept == [["aloha-oe.acasong"]], kept)
+    # Each song's parts, length and verses in the list.
+    about = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .about")]
+    check("each song says its parts, length and verses", len(about) == before and
+          "Soprano, Alto, Tenor, Bass · 15 measures, 0:36 · 2 verses" in about, about[:3])
     driver.save_screenshot(os.path.join(shots, "7-library.png"))
 
 
@@ -762,6 +805,7 @@ def main():
             compare_takes(driver, shots)
             if not webkit:  # WebKitWebDriver has no download folder to set
                 download_mix(driver, shots, downloads)
+            projects(driver, shots, data)
             upload_song(driver, shots, data)
             if not webkit:  # WebKitWebDriver opens no second tab; the origin check is the server's, browser-independent
                 refusals(driver, port, data)
