@@ -723,7 +723,7 @@ async function loadTakes() {
       row.className = "take " + take.state + (take.active ? " active" : "");
       row.dataset.take = take.id;
       const recorded = take.recorded ? new Date(take.recorded).toLocaleString() : "";
-      const cells = ["take " + take.id, take.state + (take.active ? ", plays" : ""), take.seconds.toFixed(1) + " s",
+      const cells = ["take " + take.id + (take.name ? " “" + take.name + "”" : ""), take.state + (take.active ? ", plays" : ""), take.seconds.toFixed(1) + " s",
         take.measures ? "mm. " + take.measures : "whole song", recorded,
         (take.nudgeMilliseconds ? (take.nudgeMilliseconds > 0 ? "+" : "") + take.nudgeMilliseconds.toFixed(1) + " ms" : "") + (take.note ? " " + take.note : "")];
       for (const text of cells) row.insertCell().textContent = text;
@@ -751,6 +751,11 @@ async function loadTakes() {
       ab.setAttribute("aria-pressed", String(compared.some((t) => t.id === take.id)));
       if (!take.active) button("activate", () => post("/api/take/" + take.id + "/activate", ""));
       if (take.state !== "discarded") button("discard", () => post("/api/take/" + take.id + "/discard", ""));
+      // Named as the singer knows it ("the good one"); nothing clears it.
+      button("name…", () => {
+        const name = prompt("A name for take " + take.id + " (nothing takes its name away):", take.name || "");
+        if (name !== null) post("/api/take/" + take.id + "/name", name.trim());
+      }).setAttribute("aria-label", "Name take " + take.id);
       button("−10 ms", () => post("/api/take/" + take.id + "/nudge", "-10"));
       button("+10 ms", () => post("/api/take/" + take.id + "/nudge", "10"));
       const link = document.createElement("a");

@@ -158,6 +158,8 @@ public enum Box {
         var first = true
         /// The last song and part whose session opened.
         var working: (song: Int, part: Int)?
+        /// The projects chosen when it did.
+        var workingProjects = options.projectPaths
         loop: while !StopSignals.received {
             switch next {
             case .quit, .shutdown:
@@ -177,12 +179,18 @@ public enum Box {
             }
             if first, device is SimulatedRoom { log("no sound card: running on the \(device.name), a synthetic singer singing the part") }
             let io = sessionIO(shared, options: options, web: web)
-            let (lastSong, lastPart) = (options.songIndex, options.partIndex)
+            let (lastSong, lastPart, lastProjects) = (options.songIndex, options.partIndex, options.projectPaths)
             do {
                 next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
                 working = (options.songIndex, options.partIndex)
+                workingProjects = lastProjects
             } catch let error as ProjectError where !first && working != nil && working! != (lastSong, lastPart) {
                 next = leaveOut(lastSong, error, options: &options, backTo: working!, log: log)
+            } catch let error as ProjectError where !first && working != nil && lastProjects != workingProjects {
+                // Another project of the song that would not open (damaged since it was chosen): back to the last one.
+                log("\(error.description); back to the project that was open", .warning)
+                options.projectPaths = workingProjects
+                next = .switchTo(song: working!.song, part: working!.part)
             }
             web?.hub.refuseChanges("the box is changing songs; try again")
             first = false

@@ -229,6 +229,7 @@ public struct BoxSession: Sendable {
         case activate(take: Int)
         case discard(take: Int)
         case nudge(take: Int, milliseconds: Int)
+        case name(take: Int, String?)
         case removeReference
     }
 
@@ -683,6 +684,7 @@ public struct BoxSession: Sendable {
     mutating func web(_ change: WebChange, snapshot: EngineSnapshot) -> [Effect] {
         switch change {
         case .activate(let id): return [.edit(.activate(take: id))]
+        case .name(let id, let name): return [.edit(.name(take: id, name))]
         case .discard(let id): return [.edit(.discard(take: id))]
         case .nudge(let id, let milliseconds): return [.edit(.nudge(take: id, milliseconds: milliseconds))]
         case .removeReference: return [.edit(.removeReference)]

@@ -328,7 +328,7 @@ final class SessionLoop {
     /// one's from its manifest as it is now, the others' as last read).
     func songProjects() -> [WebProject] {
         if startedOnProject { return [WebProject(name: (project.path as NSString).lastPathComponent, current: true, takes: Self.takesKept(project))] }
-        let current = SongProjects.name(of: project.path, song: songPath, dataDirectory: options.dataDirectory)
+        let current = currentProjectName
         return SongProjects.names(song: songPath, dataDirectory: options.dataDirectory, library: options.songs).map { name in
             if name == current { return WebProject(name: name, current: true, takes: Self.takesKept(project)) }
             if let known = otherProjects[name] { return WebProject(name: name, current: false, takes: known) }
@@ -340,7 +340,9 @@ final class SessionLoop {
     }
 
     /// A project's takes as the page counts them: those not set aside.
-    static func takesKept(_ project: Project) -> Int { project.manifest.takes.filter { $0.state != .discarded }.count }
+    static func takesKept(_ project: Project) -> Int {
+        project.manifest.takes.filter { $0.state != .discarded }.count
+    }
 
     /// A change to the song's projects: made or checked here (the disk is
     /// the loop's), answered here (nil: an opened project, which the
@@ -348,53 +350,79 @@ final class SessionLoop {
     func projectChange(_ change: WebProjectChange) -> Result<String, WebFailure>? {
         if startedOnProject { return .failure(WebFailure(409, "the box was started on one project (--project): start it without, to keep several")) }
         if [.recording, .countIn].contains(rig.link.snapshot().state) { return .failure(WebFailure(409, "a take is being recorded: stop first")) }
-        let data = options.dataDirectory, song = songPath
-        let names = SongProjects.names(song: song, dataDirectory: data, library: options.songs)
-        let current = SongProjects.name(of: project.path, song: song, dataDirectory: data)
-        let title = session.context.songTitle
+        let names = SongProjects.names(song: songPath, dataDirectory: options.dataDirectory, library: options.songs)
         switch change {
-        case .create(let name):
-            if let problem = SongProjects.nameProblem(name, taken: names) { return .failure(WebFailure(422, problem)) }
-            let path = SongProjects.path(song: song, name: name, dataDirectory: data)
-            do {
-                try Project.create(at: path, songText: try SongLibrary.songText(song), sampleRate: project.manifest.sampleRate, owner: "acapella run").close()
-            } catch {
-                return .failure(WebFailure(409, "\(error)"))
-            }
-            log("projects: '\(name)' made for \(title) (\(path))")
-            options.projectPaths[song] = path
-            return nil
+        case .create(let asked): return createProject(asked.precomposedStringWithCanonicalMapping, names: names)
         case .select(let asked):
             guard let name = names.first(where: { $0.caseInsensitiveCompare(asked) == .orderedSame }) else {
-                return .failure(WebFailure(404, "\(title) has no project called '\(asked)' (it has \(names.joined(separator: ", ")))"))
+                return .failure(WebFailure(404, "\(session.context.songTitle) has no project called '\(SafeText.printable(asked))' (it has \(names.joined(separator: ", ")))"))
             }
-            if name == current { return .failure(WebFailure(409, "'\(name)' is the project open now")) }
-            options.projectPaths[song] = name == SongProjects.firstName ? nil : SongProjects.path(song: song, name: name, dataDirectory: data)
-            return nil
+            return selectProject(name)
         case .remove(let asked):
             guard let name = names.first(where: { $0.caseInsensitiveCompare(asked) == .orderedSame }) else {
-                return .failure(WebFailure(404, "\(title) has no project called '\(asked)'"))
+                return .failure(WebFailure(404, "\(session.context.songTitle) has no project called '\(SafeText.printable(asked))'"))
             }
-            if name == current { return .failure(WebFailure(409, "'\(name)' is open now: open another project first")) }
-            let path = SongProjects.path(song: song, name: name, dataDirectory: data)
-            guard FileManager.default.fileExists(atPath: path) else { return .failure(WebFailure(404, "'\(name)' has nothing in it yet")) }
-            // Held for writing while it moves: nobody else is recording into it.
-            let held: Project
-            do { held = try Project.open(path, for: .write(owner: "acapella run (moving it to the trash)")).project } catch {
-                return .failure(WebFailure(409, "'\(name)' is in use: \(error.description)"))
-            }
-            defer { held.close() }
-            let takes = Self.takesKept(held)
-            do {
-                let trash = try Trash.move(project: path, dataDirectory: data)
-                log("projects: '\(name)' of \(title) moved to the trash with its \(takes) take\(takes == 1 ? "" : "s") (\(trash), kept \(Trash.keptDays) days)")
-            } catch {
-                return .failure(WebFailure(500, "\(error)"))
-            }
-            otherProjects[name] = nil
-            takesChanged = true
-            return .success("project '\(name)' moved to the trash with its \(takes) take\(takes == 1 ? "" : "s"), kept \(Trash.keptDays) days")
+            return removeProject(name)
         }
+    }
+
+    /// The name of the song's project open now (nil: not one of its own).
+    var currentProjectName: String? { SongProjects.name(of: project.path, song: songPath, dataDirectory: options.dataDirectory) }
+
+    /// A new project of the song, empty, to be opened (nil), or why not.
+    func createProject(_ name: String, names: [String]) -> Result<String, WebFailure>? {
+        let data = options.dataDirectory, song = songPath, title = session.context.songTitle
+        if let problem = SongProjects.nameProblem(name, taken: names) { return .failure(WebFailure(422, problem)) }
+        if names.count >= SongProjects.most { return .failure(WebFailure(507, "\(title) has \(names.count) projects, the most a song keeps: delete one first")) }
+        let path = SongProjects.path(song: song, name: name, dataDirectory: data)
+        if options.songs.contains(where: { SongProjects.path(song: $0, name: nil, dataDirectory: data) == path }) {
+            return .failure(WebFailure(409, "'\(name)' would be the project of the song \((path as NSString).lastPathComponent): choose another name"))
+        }
+        do {
+            try Project.create(at: path, songText: try SongLibrary.songText(song), sampleRate: project.manifest.sampleRate, owner: "acapella run").close()
+        } catch {
+            return .failure(WebFailure(409, "\(error)"))
+        }
+        log("projects: '\(name)' made for \(title) (\(path))")
+        options.projectPaths[song] = path
+        return nil
+    }
+
+    /// Another of the song's projects, to be opened (nil), or why not.
+    func selectProject(_ name: String) -> Result<String, WebFailure>? {
+        if name == currentProjectName { return .failure(WebFailure(409, "'\(name)' is the project open now")) }
+        let path = SongProjects.path(song: songPath, name: name, dataDirectory: options.dataDirectory)
+        // Looked at first: one that cannot be opened is said here, and this song stays open.
+        if FileManager.default.fileExists(atPath: path) {
+            do { try Project.open(path, for: .read).project.close() } catch {
+                return .failure(WebFailure(409, "'\(name)' cannot be opened: \(error.description)"))
+            }
+        }
+        options.projectPaths[songPath] = name == SongProjects.firstName ? nil : path
+        return nil
+    }
+
+    /// One of the song's projects, not the one open, to the trash.
+    func removeProject(_ name: String) -> Result<String, WebFailure> {
+        if name == currentProjectName { return .failure(WebFailure(409, "'\(name)' is open now: open another project first")) }
+        let path = SongProjects.path(song: songPath, name: name, dataDirectory: options.dataDirectory)
+        guard FileManager.default.fileExists(atPath: path) else { return .failure(WebFailure(404, "'\(name)' has nothing in it yet")) }
+        // Held for writing while it moves: nobody else is recording into it.
+        let held: Project
+        do { held = try Project.open(path, for: .write(owner: "acapella run (moving it to the trash)")).project } catch {
+            return .failure(WebFailure(409, "'\(name)' cannot be moved: \(error.description)"))
+        }
+        defer { held.close() }
+        let takes = Self.takesKept(held)
+        do {
+            let trash = try Trash.move(project: path, dataDirectory: options.dataDirectory)
+            log("projects: '\(name)' of \(session.context.songTitle) moved to the trash with its \(takes) take\(takes == 1 ? "" : "s") (\(trash), kept \(Trash.keptDays) days)")
+        } catch {
+            return .failure(WebFailure(500, "\(error)"))
+        }
+        otherProjects[name] = nil
+        takesChanged = true
+        return .success("project '\(name)' moved to the trash with its \(takes) take\(takes == 1 ? "" : "s"), kept \(Trash.keptDays) days")
     }
 
     /// The page: songs uploaded, changes (each answered with its effect's
@@ -592,6 +620,9 @@ final class SessionLoop {
         case .nudge(let id, let milliseconds):
             let now = try project.nudge(id, by: Int64(milliseconds) * Int64(project.manifest.sampleRate) / 1_000)
             return String(format: "take %d nudged to %+.1f ms", id, Double(now) * 1_000 / Double(project.manifest.sampleRate))
+        case .name(let id, let name):
+            try project.name(id, name)
+            return name.map { "take \(id) named '\($0)'" } ?? "take \(id) has no name now"
         case .removeReference:
             let record = try project.removeReference()
             return "the reference recording \(record.source) removed"

@@ -138,7 +138,7 @@ public enum Trash {
         let folder = (song as NSString).deletingLastPathComponent
         let stem = ((song as NSString).lastPathComponent as NSString).deletingPathExtension
         guard FileManager.default.fileExists(atPath: song) else { throw ProjectError(description: "\(song): no such song") }
-        let target = songsFolder(dataDirectory) + "/\(stampFormat.string(from: now))-\(stem)"
+        let target = unused(songsFolder(dataDirectory) + "/\(stampFormat.string(from: now))-\(stem)")
         try Folders.make(target)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let sources = Set(["acasong", "musicxml", "xml", "mxl"].map { "\(stem).\($0)" })
@@ -156,9 +156,20 @@ public enum Trash {
     static func move(project: String, dataDirectory: String, now: Date = Date()) throws -> String {
         let folder = projectsFolder(dataDirectory)
         try Folders.make(folder)
-        let target = folder + "/\(stampFormat.string(from: now))-\((project as NSString).lastPathComponent)"
+        let target = unused(folder + "/\(stampFormat.string(from: now))-\((project as NSString).lastPathComponent)")
         try moveInto(project, target)
         return target
+    }
+
+    /// `path`, or `path-2`, `path-3`… the first that is not there (two
+    /// removed in the same second never land in one place).
+    static func unused(_ path: String) -> String {
+        var candidate = path, number = 2
+        while FileManager.default.fileExists(atPath: candidate) {
+            candidate = path + "-\(number)"
+            number += 1
+        }
+        return candidate
     }
 
     static func moveInto(_ from: String, _ to: String) throws {
@@ -214,34 +225,43 @@ public enum SongProjects {
     /// not one of the song's).
     public static func name(of path: String, song: String, dataDirectory: String) -> String? {
         if path == self.path(song: song, name: nil, dataDirectory: dataDirectory) { return firstName }
-        let file = (path as NSString).lastPathComponent
-        let prefix = stem(song) + " (", suffix = ").acaproj"
-        guard (path as NSString).deletingLastPathComponent == dataDirectory + "/projects", file.hasPrefix(prefix), file.hasSuffix(suffix),
-              file.count > prefix.count + suffix.count else { return nil }
-        let name = String(file.dropFirst(prefix.count).dropLast(suffix.count))
+        // By bytes, not by characters: a name's first mark never merges with the "(" before it.
+        let file = Array((path as NSString).lastPathComponent.utf8)
+        let prefix = Array((stem(song) + " (").utf8), suffix = Array(").acaproj".utf8)
+        guard (path as NSString).deletingLastPathComponent == dataDirectory + "/projects", file.starts(with: prefix),
+              file.reversed().starts(with: suffix.reversed()), file.count > prefix.count + suffix.count else { return nil }
+        let name = String(decoding: file[prefix.count..<(file.count - suffix.count)], as: UTF8.self)
         return nameProblem(name, taken: []) == nil ? name : nil
     }
 
     /// The song's projects by name: Main first (whether or not it exists
-    /// yet: it is made when first opened), then the named ones as found.
-    /// A project that is another song's first (a song called "Hymn (Choir)")
-    /// is that song's, not this one's.
+    /// yet: it is made when first opened), then the named ones as found —
+    /// only those made from this song (the same title): a project that is
+    /// another song's first (a song called "Hymn (Choir)", in the library
+    /// or removed from it) is that song's, not this one's.
     public static func names(song: String, dataDirectory: String, library: [String]) -> [String] {
         let others = Set(library.filter { $0 != song }.map { path(song: $0, name: nil, dataDirectory: dataDirectory) })
+        let title = SongHeader.read(song).title
         let folder = dataDirectory + "/projects"
         let found = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             .map { folder + "/" + $0 }.filter { !others.contains($0) }
-            .compactMap { name(of: $0, song: song, dataDirectory: dataDirectory) }.filter { $0 != firstName }
+            .compactMap { project in name(of: project, song: song, dataDirectory: dataDirectory).map { (project, $0) } }
+            .filter { $0.1 != firstName && SongHeader.read($0.0 + "/score.acasong").title == title }.map(\.1)
         return [firstName] + found.sorted { $0.localizedStandardCompare($1) == .orderedAscending }
     }
+
+    /// Projects one song may have.
+    public static let most = 50
 
     /// Why `name` cannot name a new project (nil: it can).
     public static func nameProblem(_ name: String, taken: [String]) -> String? {
         if name.isEmpty || name.trimmingCharacters(in: .whitespaces) != name { return "a project's name is a word or a few, without spaces around them" }
         if name.count > longestName { return "a project's name is \(longestName) characters at most" }
-        if name.hasPrefix(".") { return "a project's name may not start with a dot" }
         let allowed = CharacterSet.letters.union(.decimalDigits).union(CharacterSet(charactersIn: " -_'.,&"))
         if !name.unicodeScalars.allSatisfy({ allowed.contains($0) }) { return "a project's name is letters, digits, spaces and - _ ' . , & only" }
+        if let first = name.unicodeScalars.first, !CharacterSet.alphanumerics.subtracting(.nonBaseCharacters).contains(first) {
+            return "a project's name starts with a letter or a digit"
+        }
         if let same = taken.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return "this song already has a project called '\(same)'" }
         return nil
     }

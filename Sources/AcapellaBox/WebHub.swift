@@ -257,7 +257,7 @@ public final class WebHub: WebBox {
                            note: record.note, score: index < scores.count ? scores[index] : nil,
                            heardFromSeconds: index < heardFrom.count ? Double(heardFrom[index]) / Double(max(1, sampleRate)) : 0,
                            heardFromMeasure: record.range != nil && index < heardFrom.count ? measure(heardFrom[index]) : nil,
-                           fileStartSeconds: -Double(record.alignmentOffsetSamples + record.nudgeSamples) / Double(max(1, sampleRate)))
+                           fileStartSeconds: -Double(record.alignmentOffsetSamples + record.nudgeSamples) / Double(max(1, sampleRate)), name: record.name)
         }
         let files = Dictionary(records.filter { $0.state != .recording }.map { ($0.id, project + "/" + $0.file) }) { first, _ in first }
         shared.withLock { shared in
@@ -288,8 +288,10 @@ public final class WebHub: WebBox {
         let known = shared.withLock { shared in Dictionary(shared.songs.map { ($0.path, $0.summary) }) { first, _ in first } }
         let songs = paths.map { path in (path, known[path] ?? SongSummary.read(path)) }
         shared.withLock { shared in
-            if shared.songs.map(\.path) != paths {
-                shared.songs = songs
+            // A song uploaded meanwhile stays (the loop learns of it next turn).
+            let uploaded = shared.songs.filter { known[$0.path] == nil && !paths.contains($0.path) }
+            if shared.songs.map(\.path) != paths + uploaded.map(\.path) {
+                shared.songs = songs + uploaded
                 shared.libraryVersion += 1
             }
             if shared.currentSong != current {

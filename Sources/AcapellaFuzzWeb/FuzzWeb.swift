@@ -30,6 +30,8 @@ struct CheckingBox: WebBox {
     func perform(_ change: WebChange) -> Result<String, WebFailure> {
         switch change {
         case .activate(let id), .discard(let id): precondition(id >= 1 && id <= Int(Int32.max), "take id \(id)")
+        case .name(let id, let name):
+            precondition(id >= 1 && id <= Int(Int32.max) && name.map { !$0.isEmpty && $0.count <= 80 } != false, "take \(id) name \(String(describing: name))")
         case .nudge(let id, let milliseconds):
             precondition(id >= 1 && id <= Int(Int32.max) && (-1_000...1_000).contains(milliseconds), "nudge \(id) \(milliseconds)")
             _ = Int64(milliseconds) * 192_000 / 1_000
@@ -49,7 +51,7 @@ struct CheckingBox: WebBox {
         case .metronomeLevel(let value):
             precondition((0...127).contains(value), "metronome value \(value)")
         case .project(.create(let name)), .project(.select(let name)), .project(.remove(let name)):
-            precondition(!name.isEmpty && name.count <= 80 && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }, "project \(name)")
+            precondition(!name.isEmpty && name.count <= 80 && !name.unicodeScalars.contains(where: SafeText.isControl), "project \(name)")
         case .undo, .removeReference: break
         }
         return .success("done")

@@ -105,6 +105,8 @@ public struct TakeRecord: Codable, Hashable, Sendable {
     public var changed: String?
     /// Its level in playback and mixes, dB (0 when absent).
     public var gainDB: Double?
+    /// What the singer calls it ("the good one"), when they named it.
+    public var name: String?
 
     /// A punch-in (it has a range) rather than a full take.
     public var isPunch: Bool { range != nil }
@@ -223,9 +225,19 @@ extension TakeRecord {
         if TakeRecord.tempoScaleIsValid(tempoScale) == false { return "tempoScale: '\(tempoScale)' is not a multiplier from 1/4 to 4" }
         if let box, !BoxIdentity.isValid(box) { return "box: '\(box)' is not a box id (1 to 16 lowercase letters and digits)" }
         if let singer, let problem = TakeOrigin.singerProblem(singer) { return "singer: \(problem)" }
+        if let name, let problem = TakeRecord.nameProblem(name) { return "name: \(problem)" }
         if let recorded, !RecordStamp.isValid(recorded) { return "recorded: '\(recorded)' is not a time" }
         if let changed, !RecordStamp.isValid(changed) { return "changed: '\(changed)' is not a time" }
         if let gainDB, !TakeRecord.gains.contains(gainDB) { return "gainDB: \(gainDB) is outside \(Int(TakeRecord.gains.lowerBound))…+\(Int(TakeRecord.gains.upperBound)) dB" }
+        return nil
+    }
+
+    /// Why `name` cannot name a take (nil: it can): one line, 1 to 60 characters.
+    public static func nameProblem(_ name: String) -> String? {
+        if name.isEmpty || name.count > 60 || name.trimmingCharacters(in: .whitespaces) != name {
+            return "'\(name.oneLine)' is not a take's name (1 to 60 characters, no spaces around them)"
+        }
+        if name.unicodeScalars.contains(where: SafeText.isControl) { return "a take's name is one line of text" }
         return nil
     }
 

@@ -133,6 +133,17 @@ public final class Project {
             if errno == EEXIST { throw ProjectError(description: "\(path): already exists") }
             throw ProjectError(description: "\(path): cannot create the project: \(String(cString: strerror(errno)))")
         }
+        do {
+            return try fill(path, score: score, songText: songText, sampleRate: sampleRate, owner: owner)
+        } catch {
+            // Made here a moment ago and nothing recorded in it: a half-made project is not left behind.
+            try? FileManager.default.removeItem(atPath: path)
+            throw error
+        }
+    }
+
+    /// The new, empty folder `path` made a project.
+    private static func fill(_ path: String, score: Score, songText: String, sampleRate: Int, owner: String) throws(ProjectError) -> Project {
         guard mkdir(path + "/takes", 0o755) == 0 else {
             throw ProjectError(description: "\(path)/takes: cannot create: \(String(cString: strerror(errno)))")
         }
@@ -722,6 +733,12 @@ public final class Project {
             throw ProjectError(description: "a take's gain is from \(Int(TakeRecord.gains.lowerBound)) to +\(Int(TakeRecord.gains.upperBound)) dB, not \(decibels)")
         }
         try update(id) { $0.gainDB = decibels == 0 ? nil : decibels }
+    }
+
+    /// Names a take (nil: its name taken away).
+    public func name(_ id: Int, _ name: String?) throws(ProjectError) {
+        if let name, let problem = TakeRecord.nameProblem(name) { throw ProjectError(description: problem) }
+        try update(id) { $0.name = name }
     }
 
     /// Changes a take's field and stores it.

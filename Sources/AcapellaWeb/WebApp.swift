@@ -496,7 +496,7 @@ public final class WebApp: Sendable {
             change = .choose(song: song, part: part)
         case "/api/project/new", "/api/project/open", "/api/project/remove":
             // The project's name in the body, as the page lists it (the box checks it).
-            guard !text.isEmpty, text.count <= 80, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard !text.isEmpty, text.count <= 80, !text.unicodeScalars.contains(where: SafeText.isControl) else {
                 return .response(.error(400, "expects a project's name"))
             }
             switch request.path {
@@ -544,7 +544,7 @@ public final class WebApp: Sendable {
             }
             change = request.path == "/api/loop" ? .loop(range) : .punch(range)
         default:
-            // /api/take/7/activate, /api/take/7/discard, /api/take/7/nudge (body: ±milliseconds)
+            // /api/take/7/activate, /api/take/7/discard, /api/take/7/nudge (body: ±milliseconds), /api/take/7/name (body: the name)
             let pieces = request.path.split(separator: "/")
             guard pieces.count == 4, pieces[0] == "api", pieces[1] == "take", let id = Self.number(pieces[2], in: Self.takeIDs) else {
                 return .response(.error(404, "no such action"))
@@ -552,6 +552,12 @@ public final class WebApp: Sendable {
             switch pieces[3] {
             case "activate": change = .activate(take: id)
             case "discard": change = .discard(take: id)
+            case "name":
+                // The body is the name (empty: none); the box checks it.
+                guard text.count <= 80, !text.unicodeScalars.contains(where: SafeText.isControl) else {
+                    return .response(.error(400, "a take's name is one line of at most 60 characters"))
+                }
+                change = .name(take: id, text.isEmpty ? nil : text)
             case "nudge":
                 guard let milliseconds = Self.number(Substring(text), in: Self.nudgeMilliseconds) else {
                     return .response(.error(400, "nudge expects milliseconds from -1000 to 1000"))

@@ -73,6 +73,8 @@ public enum WebChange: Hashable, Sendable {
     case activate(take: Int)
     case discard(take: Int)
     case nudge(take: Int, milliseconds: Int)
+    /// A take named (nil: its name taken away).
+    case name(take: Int, String?)
     case undo
     /// Another song (its index in the library), and part when given.
     case choose(song: Int, part: Int?)
@@ -273,9 +275,12 @@ public struct WebTake: Hashable, Sendable {
     /// The song time of its file's first sample, seconds (its alignment
     /// and nudge): two takes' files played in time (A/B) are offset by it.
     public var fileStartSeconds: Double
+    /// What the singer named it, when they did.
+    public var name: String?
 
     public init(id: Int, part: String, state: String, active: Bool, seconds: Double, recorded: String? = nil, measures: String? = nil,
-                nudgeMilliseconds: Double = 0, note: String? = nil, score: Int? = nil, heardFromSeconds: Double = 0, heardFromMeasure: Int? = nil, fileStartSeconds: Double = 0) {
+                nudgeMilliseconds: Double = 0, note: String? = nil, score: Int? = nil, heardFromSeconds: Double = 0, heardFromMeasure: Int? = nil, fileStartSeconds: Double = 0,
+                name: String? = nil) {
         self.id = id
         self.part = part
         self.state = state
@@ -289,10 +294,11 @@ public struct WebTake: Hashable, Sendable {
         self.heardFromSeconds = heardFromSeconds
         self.heardFromMeasure = heardFromMeasure
         self.fileStartSeconds = fileStartSeconds
+        self.name = name
     }
 
     var json: [String: Any] {
-        ["id": id, "part": part, "state": state, "active": active, "seconds": seconds, "recorded": recorded ?? NSNull(),
+        ["id": id, "name": name ?? NSNull(), "part": part, "state": state, "active": active, "seconds": seconds, "recorded": recorded ?? NSNull(),
          "measures": measures ?? NSNull(), "nudgeMilliseconds": nudgeMilliseconds, "note": note ?? NSNull(), "score": score ?? NSNull(),
          "heardFromSeconds": heardFromSeconds.isFinite ? (heardFromSeconds * 1000).rounded() / 1000 : 0,
          "heardFromMeasure": heardFromMeasure ?? NSNull(), "fileStartSeconds": fileStartSeconds.isFinite ? (fileStartSeconds * 1000).rounded() / 1000 : 0]

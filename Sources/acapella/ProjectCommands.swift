@@ -89,6 +89,7 @@ func describe(_ take: TakeRecord, rate: Int, condition: TakeCondition? = nil, fr
     let seconds = Double(frames) / Double(rate)
     let state = condition?.word ?? take.state.rawValue
     var text = String(format: "take %d  %@  %@%@  %.2f s", take.id, take.part, state, take.active ? ", active" : "", seconds)
+    if let name = take.name { text += "  '\(name.oneLine)'" }
     if let range = take.range { text += "  punch \(range.start)..<\(range.end)" } else { text += "  full" }
     text += "  offset \(take.alignmentOffsetSamples)"
     if take.nudgeSamples != 0 { text += " nudge \(take.nudgeSamples)" }
@@ -148,8 +149,14 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
             throw CLIError("takes gain needs ID and ±DB (from -60 to +12), e.g. 'gain 3 -2.5'")
         }
         _ = try id(2)
+    case "name":
+        guard (3...4).contains(arguments.positionals.count) else { throw CLIError("takes name needs ID and a name ('' or none takes it away), e.g. name 3 'the good one'") }
+        _ = try id(2)
+        if arguments.positionals.count == 4, !arguments.positionals[3].isEmpty, let problem = TakeRecord.nameProblem(arguments.positionals[3]) {
+            throw CLIError("takes name: \(problem)")
+        }
     default:
-        throw CLIError("unknown takes action '\(action)'; use list, activate, nudge, gain, delete, undo or recover")
+        throw CLIError("unknown takes action '\(action)'; use list, activate, nudge, gain, name, delete, undo or recover")
     }
     // Listing only reads (it never repairs, and works while another
     // program records); every other action writes, and waits for no one.
@@ -171,6 +178,9 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
             try project.nudge(try id(2), by: Int64(arguments.positionals[3]) ?? 0)
         case "gain":
             try project.setGain(try id(2), decibels: Double(arguments.positionals[3]) ?? 0)
+        case "name":
+            let name = arguments.positionals.count == 4 ? arguments.positionals[3] : ""
+            try project.name(try id(2), name.isEmpty ? nil : name)
         default:
             break
         }

@@ -130,6 +130,32 @@ import Glibc
         #expect(sidecar.gainDB == -6.0206 && sidecar.recorded != nil && sidecar.changed != nil)
     }
 
+    /// A take named as the singer knows it: in the manifest and its
+    /// sidecar (so it travels with a merge), taken away again; a name that
+    /// is not one line refused, and a manifest carrying one refused as damaged.
+    @Test func aTakeIsNamed() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let project = try Project.create(at: folder + "/n.acaproj", songText: Self.song, sampleRate: 8_000)
+        let options = ScheduleOptions(sampleRate: 8_000)
+        _ = try ChoirMerge.record([Float](repeating: 0.4, count: 9_000), part: "Bass", into: project, options: options, offset: 0)
+        try project.name(1, "the good one")
+        #expect(throws: ProjectError.self) { try project.name(1, "two\nlines") }
+        #expect(throws: ProjectError.self) { try project.name(1, String(repeating: "x", count: 61)) }
+        #expect(throws: ProjectError.self) { try project.name(7, "no such take") }
+        let sidecar = try JSONDecoder().decode(TakeRecord.self, from: Data(contentsOf: URL(fileURLWithPath: project.path + "/takes/bass-1.json")))
+        #expect(sidecar.name == "the good one" && sidecar.changed != nil)
+        project.close()
+        let (reopened, _) = try Project.open(folder + "/n.acaproj", for: .write(owner: "test"))
+        #expect(reopened.manifest.takes.first?.name == "the good one")
+        try reopened.name(1, nil)
+        #expect(reopened.manifest.takes.first?.name == nil)
+        var bad = reopened.manifest.takes[0]
+        bad.name = "a\u{7}b"
+        #expect(bad.problem(rate: 8_000, parts: ["Soprano", "Alto", "Tenor", "Bass"])?.hasPrefix("name: ") == true)
+        reopened.close()
+    }
+
     @Test func aBoxIDIsMadeOnceAndKept() throws {
         guard ProcessInfo.processInfo.environment["ACAPELLA_BOX_ID"] == nil else { return }
         let folder = try Self.folder()

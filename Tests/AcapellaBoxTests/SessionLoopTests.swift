@@ -203,6 +203,15 @@ import Testing
         box.press("k")
         #expect(try box.run { $0.web.takes().projects == [WebProject(name: "Main", current: false, takes: 0), WebProject(name: "Choir", current: true, takes: 1)] },
                 "\(box.web.takes().projects)")
+        // The take named from the page, listed by it.
+        let take = try #require(box.project?.manifest.takes.first?.id)
+        #expect(try box.change(.name(take: take, "first try")) == .success("take \(take) named 'first try'"))
+        #expect(try box.run { $0.web.takes().takes.first?.name == "first try" })
+        guard case .failure(let twoLines) = try box.change(.name(take: take, "a\tb")) else {
+            Issue.record("a name of two lines was taken")
+            return
+        }
+        #expect(twoLines.status == 409 && twoLines.description.contains("one line"))
         // Refused: a name taken or not a name, one not there, the open one, while recording.
         guard case .failure(let taken) = try box.change(.project(.create("main"))), case .failure(let slash) = try box.change(.project(.create("a/b"))),
               case .failure(let missing) = try box.change(.project(.select("Tenors"))), case .failure(let open) = try box.change(.project(.remove("Choir"))) else {
@@ -212,6 +221,17 @@ import Testing
         #expect(taken.status == 422 && taken.description.contains("already has a project called 'Main'"))
         #expect(slash.status == 422 && missing.status == 404 && missing.description.contains("it has Main, Choir"))
         #expect(open.status == 409 && open.description.contains("open now"))
+        // One that cannot be opened (its song damaged since): said, and this one stays open.
+        let broken = box.data + "/projects/simple-harmony (Broken).acaproj"
+        try FileManager.default.createDirectory(atPath: broken + "/takes", withIntermediateDirectories: true)
+        try Data("acasong 1\ntitle: Simple Harmony Test\npart X [treble]\nH9 4 |\n".utf8).write(to: URL(fileURLWithPath: broken + "/score.acasong"))
+        guard case .failure(let damaged) = try box.change(.project(.select("Broken"))) else {
+            Issue.record("a project that cannot be opened was chosen")
+            return
+        }
+        #expect(damaged.status == 409 && damaged.description.contains("'Broken' cannot be opened"), "\(damaged)")
+        #expect(box.project?.path == choir && box.sessionsOpened == 2)
+        try FileManager.default.removeItem(atPath: broken)
         // Back to Main: its own takes (none), the session carries on in it.
         let opened = try box.change(.project(.select("Main")))
         #expect(opened == .success("project 'Main' of Simple Harmony Test"), "\(opened)")

@@ -56,24 +56,33 @@ import Testing
     @Test func namedProjectsBesideTheFirst() throws {
         let data = NSTemporaryDirectory() + "projects-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let hymn = "/songs/hymn.acasong", choirSong = "/songs/hymn (Choir).acasong", other = "/songs/hymnal.acasong"
+        let songs = data + "/songs"
+        try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
+        let hymn = songs + "/hymn.acasong", choirSong = songs + "/hymn (Choir).acasong", other = songs + "/hymnal.acasong"
+        for (song, title) in [(hymn, "Hymn"), (choirSong, "The Choir's Hymn"), (other, "Hymnal")] {
+            try Data("acasong 1\ntitle: \(title)\n".utf8).write(to: URL(fileURLWithPath: song))
+        }
         #expect(SongProjects.path(song: hymn, name: nil, dataDirectory: data) == data + "/projects/hymn.acaproj")
         #expect(SongProjects.path(song: hymn, name: "main", dataDirectory: data) == data + "/projects/hymn.acaproj")
         #expect(SongProjects.path(song: hymn, name: "Choir", dataDirectory: data) == data + "/projects/hymn (Choir).acaproj")
         #expect(SongProjects.names(song: hymn, dataDirectory: data, library: [hymn]) == ["Main"], "Main before it exists")
-        for name in ["hymn.acaproj", "hymn (Choir).acaproj", "hymn (anna 2).acaproj", "hymnal.acaproj", "hymnal (Choir).acaproj", "hymn (a(b)).acaproj"] {
-            try FileManager.default.createDirectory(atPath: data + "/projects/" + name, withIntermediateDirectories: true)
+        // Each project holds the song it was made from (its title tells whose it is).
+        for (name, title) in [("hymn", "Hymn"), ("hymn (Choir)", "The Choir's Hymn"), ("hymn (anna 2)", "Hymn"), ("hymnal", "Hymnal"),
+                              ("hymnal (Choir)", "Hymnal"), ("hymn (a(b))", "Hymn"), ("hymn (Old)", "A Song Removed Since"), ("hymn (\u{301}x)", "Hymn")] {
+            try FileManager.default.createDirectory(atPath: data + "/projects/\(name).acaproj", withIntermediateDirectories: true)
+            try Data("acasong 1\ntitle: \(title)\n".utf8).write(to: URL(fileURLWithPath: data + "/projects/\(name).acaproj/score.acasong"))
         }
-        #expect(SongProjects.names(song: hymn, dataDirectory: data, library: [hymn, other]) == ["Main", "anna 2", "Choir"])
+        #expect(SongProjects.names(song: hymn, dataDirectory: data, library: [hymn, other]) == ["Main", "anna 2"],
+                "not the other song's (in the library or not), not a name that is not one")
         #expect(SongProjects.names(song: other, dataDirectory: data, library: [hymn, other]) == ["Main", "Choir"])
-        // A song called "hymn (Choir)": that project is its own.
         #expect(SongProjects.names(song: hymn, dataDirectory: data, library: [hymn, choirSong]) == ["Main", "anna 2"])
         #expect(SongProjects.name(of: data + "/projects/hymn (Choir).acaproj", song: hymn, dataDirectory: data) == "Choir")
         #expect(SongProjects.name(of: data + "/projects/hymn.acaproj", song: hymn, dataDirectory: data) == "Main")
+        #expect(SongProjects.name(of: data + "/projects/hymn (\u{301}x).acaproj", song: hymn, dataDirectory: data) == nil)
         #expect(SongProjects.name(of: "/elsewhere/hymn (Choir).acaproj", song: hymn, dataDirectory: data) == nil)
         #expect(SongProjects.nameProblem("Choir 2", taken: ["Main"]) == nil)
         #expect(SongProjects.nameProblem("Chœur d'Anna", taken: ["Main"]) == nil)
-        for bad in ["", " Choir", "a/b", "a(b)", ".hidden", String(repeating: "x", count: 41), "tab\there"] {
+        for bad in ["", " Choir", "a/b", "a(b)", ".hidden", "-x", "\u{301}ab", "a\u{202E}b", String(repeating: "x", count: 41), "tab\there"] {
             #expect(SongProjects.nameProblem(bad, taken: []) != nil, "\(bad)")
         }
         #expect(SongProjects.nameProblem("main", taken: ["Main"])?.contains("already has a project called 'Main'") == true)

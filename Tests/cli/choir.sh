@@ -21,6 +21,9 @@ expect "merge the same again" 0 "$acapella" merge "$work/choir.acaproj" "$work/a
   check "still three takes" equals "$(ls "$work/choir.acaproj/takes" | grep -c 'wav$')" "3"
 expect "choose Ben's alto" 0 "$acapella" takes "$work/choir.acaproj" activate 2 && check "Ben's alto plays" contains "$out" "take 2  Alto  kept, active"
 expect "a take's gain" 0 "$acapella" takes "$work/choir.acaproj" gain 2 -3.5 && check "the gain is listed" contains "$out" "gain -3.5 dB"
+expect "a take named" 0 "$acapella" takes "$work/choir.acaproj" name 2 "Ben's best" && check "listed by its name" contains "$out" "take 2  Alto  kept, active  40.00 s  'Ben's best'"
+expect "a name of two lines" 2 "$acapella" takes "$work/choir.acaproj" name 2 "$(printf 'a\nb')" && check "name message" contains "$err" "takes name: a take's name is one line of text"
+expect "the name taken away" 0 "$acapella" takes "$work/choir.acaproj" name 2 && check "no name listed" lacks "$out" "Ben's best"
 expect "a gain out of range" 2 "$acapella" takes "$work/choir.acaproj" gain 2 40 && check "gain message" contains "$err" "takes gain needs ID and ±DB (from -60 to +12)"
 expect "the whole choir mixed" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/choir.wav"
 "$acapella" new "$work/other-song.acaproj" --song Songs/silent-night.acasong >/dev/null

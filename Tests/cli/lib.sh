@@ -42,6 +42,7 @@ check() {
 contains() { [[ "$1" == *"$2"* ]]; }
 equals() { [[ "$1" == "$2" ]]; }
 matches() { [[ "$1" =~ $2 ]]; }
+lacks() { [[ "$1" != *"$2"* ]]; }
 
 
 # Calibrations, box ids and other box data go to the section's scratch folder.

@@ -464,6 +464,15 @@ def compare_takes(driver, shots):
     after = driver.execute_script("return document.getElementById('player').currentTime")
     check(f"B heard from the same moment of the song ({after:.2f} s into take 2 for {before:.2f} s into take 1)",
           switched and abs(after - expected) < 0.05, (before, after, starts))
+    # Named as the singer knows it.
+    driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Name take 1"]').click()
+    asked = wait_for(lambda: driver.switch_to.alert, 5)
+    check("naming a take asks for the name", asked and "A name for take 1" in asked.text, asked and asked.text)
+    if asked:
+        asked.send_keys("the good one")
+        asked.accept()
+    named = wait_for(lambda: "take 1 “the good one”" in driver.find_element(By.CSS_SELECTOR, '#takes-list tr[data-take="1"]').text, 5)
+    check("the take is listed by its name", named, driver.find_element(By.CSS_SELECTOR, '#takes-list tr[data-take="1"]').text)
     driver.save_screenshot(os.path.join(shots, "5-compare.png"))
     driver.find_element(By.ID, "ab-clear").click()
     # With the others: a punch-in heard from a measure before its own.
