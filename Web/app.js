@@ -64,6 +64,8 @@ async function post(path, body, headers) {
   try { reply = await response.json(); } catch (error) { reply = { error: response.statusText }; }
   // An action's own answer is what the box then says (its message line).
   if (path !== "/api/action" || !response.ok) say(response.ok ? (reply.done || "") : reply.error, !response.ok);
+  // A take chosen from another project's list: the list of the one open now.
+  if (response.status === 409 && path.startsWith("/api/take/")) loadTakes();
   return { ok: response.ok, reply: reply };
 }
 
@@ -749,15 +751,15 @@ async function loadTakes() {
       ab.className = "ab-choose";
       ab.setAttribute("aria-label", "Compare take " + take.id);
       ab.setAttribute("aria-pressed", String(compared.some((t) => t.id === take.id)));
-      if (!take.active) button("activate", () => post("/api/take/" + take.id + "/activate", ""));
-      if (take.state !== "discarded") button("discard", () => post("/api/take/" + take.id + "/discard", ""));
+      if (!take.active) button("activate", () => post("/api/take/" + take.id + "/activate", "", { "X-Takes": list.key }));
+      if (take.state !== "discarded") button("discard", () => post("/api/take/" + take.id + "/discard", "", { "X-Takes": list.key }));
       // Named as the singer knows it ("the good one"); nothing clears it.
       button("name…", () => {
         const name = prompt("A name for take " + take.id + " (nothing takes its name away):", take.name || "");
-        if (name !== null) post("/api/take/" + take.id + "/name", name.trim());
+        if (name !== null) post("/api/take/" + take.id + "/name", name.trim(), { "X-Takes": list.key });
       }).setAttribute("aria-label", "Name take " + take.id);
-      button("−10 ms", () => post("/api/take/" + take.id + "/nudge", "-10"));
-      button("+10 ms", () => post("/api/take/" + take.id + "/nudge", "10"));
+      button("−10 ms", () => post("/api/take/" + take.id + "/nudge", "-10", { "X-Takes": list.key }));
+      button("+10 ms", () => post("/api/take/" + take.id + "/nudge", "10", { "X-Takes": list.key }));
       const link = document.createElement("a");
       link.href = "/download/take-" + take.id + ".wav";
       link.download = "";
@@ -937,7 +939,21 @@ function showSongs() {
     // What the song is before choosing it: its parts, length and verses.
     child(item, "span", "about", songAbout(song));
     if (!song.current) child(item, "button", "", "sing this").addEventListener("click", () => post("/api/choose", String(song.index)));
-    // A song the singer added: to the trash (kept 30 days; its takes stay).
+    // A song the singer added: renamed, tagged, or (not the one open) to the trash (kept 30 days; its takes stay).
+    if (song.uploaded) {
+      const rename = child(item, "button", "", "rename…");
+      rename.setAttribute("aria-label", "Rename " + song.title);
+      rename.addEventListener("click", () => {
+        const title = prompt("A new title for '" + song.title + "':", song.title);
+        if (title !== null && title.trim() && title.trim() !== song.title) post("/api/song/" + song.index + "/title", title.trim());
+      });
+      const retag = child(item, "button", "", "tags…");
+      retag.setAttribute("aria-label", "Tags of " + song.title);
+      retag.addEventListener("click", () => {
+        const tags = prompt("Tags for '" + song.title + "', commas between:", song.tags.join(", "));
+        if (tags !== null) post("/api/song/" + song.index + "/tags", tags);
+      });
+    }
     if (song.uploaded && !song.current) {
       const remove = child(item, "button", "remove", "remove");
       remove.setAttribute("aria-label", "Remove " + song.title);

@@ -688,7 +688,7 @@ public struct BoxSession: Sendable {
         case .discard(let id): return [.edit(.discard(take: id))]
         case .nudge(let id, let milliseconds): return [.edit(.nudge(take: id, milliseconds: milliseconds))]
         case .removeReference: return [.edit(.removeReference)]
-        case .removeSong: return [.answer(.failure(WebFailure(500, "the library's songs are removed by the box's loop")))]
+        case .removeSong, .describeSong: return [.answer(.failure(WebFailure(500, "the library's songs are changed by the box's loop")))]
         case .project(.create(let name)), .project(.select(let name)):
             // The box's loop made it or found it; the song opens again in it.
             return [.answer(.success("project '\(name)' of \(context.songTitle)")), .end(.switchTo(song: context.songIndex, part: context.partIndex))]

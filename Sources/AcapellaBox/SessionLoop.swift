@@ -379,7 +379,9 @@ final class SessionLoop {
             return .failure(WebFailure(409, "'\(name)' would be the project of the song \((path as NSString).lastPathComponent): choose another name"))
         }
         do {
-            try Project.create(at: path, songText: try SongLibrary.songText(song), sampleRate: project.manifest.sampleRate, owner: "acapella run").close()
+            let made = try Project.create(at: path, songText: try SongLibrary.songText(song), sampleRate: project.manifest.sampleRate, owner: "acapella run")
+            defer { made.close() }
+            try SongProjects.mark(path, song: song)
         } catch {
             return .failure(WebFailure(409, "\(error)"))
         }
@@ -425,6 +427,33 @@ final class SessionLoop {
         return .success("project '\(name)' moved to the trash with its \(takes) take\(takes == 1 ? "" : "s"), kept \(Trash.keptDays) days")
     }
 
+    /// One of the singer's songs given another title or tags: its file's
+    /// header lines rewritten (whole, atomically; the file keeps its name,
+    /// so its projects stay its own). Projects made before keep the song
+    /// as they were made with it.
+    func describeSong(_ song: Int, title: String?, tags: [String]?) -> Result<String, WebFailure> {
+        guard song < options.songs.count else { return .failure(WebFailure(404, "no song \(song + 1): the library has \(options.songs.count)")) }
+        let path = options.songs[song]
+        let before = SongHeader.read(path).title
+        guard Trash.isUsers(path, dataDirectory: options.dataDirectory) else {
+            return .failure(WebFailure(403, "'\(before)' came with the box: only songs you added can be renamed or tagged"))
+        }
+        do {
+            let text = try SongLibrary.songText(path)
+            let changed = SongHeader.rewrite(text, title: title, tags: tags)
+            do { _ = try Acasong.parse(changed) } catch { return .failure(WebFailure(422, "'\(before)': \(error.description)")) }
+            try AtomicFile.write(Array(changed.utf8), to: path)
+        } catch {
+            return .failure(WebFailure(500, "\(error)"))
+        }
+        let headers = options.songs.map { SongHeader.read($0) }
+        session.libraryGrew(to: options.songs.count, tags: headers.map(\.tags), titles: headers.map(\.title))
+        io.web?.publishLibrary(options.songs, current: options.songIndex, reread: [path])
+        let said = title.map { "'\(before)' is now called '\($0)'" } ?? "'\(before)' tagged \(tags?.joined(separator: ", ") ?? "")"
+        log("library: \(said)")
+        return .success(said)
+    }
+
     /// The page: songs uploaded, changes (each answered with its effect's
     /// result), pairing events (wrong codes logged at most every 10 s — a
     /// guesser sends thousands; a replaced code at once).
@@ -434,6 +463,10 @@ final class SessionLoop {
         for (change, reply) in web.takeChanges() {
             if case .removeSong(let song) = change {
                 reply.answer(removeSong(song))
+                continue
+            }
+            if case .describeSong(let song, let title, let tags) = change {
+                reply.answer(describeSong(song, title: title, tags: tags))
                 continue
             }
             // A project made, found or moved to the trash here; an opened one is the session's end.

@@ -236,18 +236,31 @@ public enum SongProjects {
 
     /// The song's projects by name: Main first (whether or not it exists
     /// yet: it is made when first opened), then the named ones as found —
-    /// only those made from this song (the same title): a project that is
-    /// another song's first (a song called "Hymn (Choir)", in the library
-    /// or removed from it) is that song's, not this one's.
+    /// only those made from this song (their mark names its file): a
+    /// project that is another song's first (a song called "Hymn (Choir)",
+    /// in the library or removed from it) is that song's, not this one's.
     public static func names(song: String, dataDirectory: String, library: [String]) -> [String] {
         let others = Set(library.filter { $0 != song }.map { path(song: $0, name: nil, dataDirectory: dataDirectory) })
-        let title = SongHeader.read(song).title
         let folder = dataDirectory + "/projects"
         let found = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             .map { folder + "/" + $0 }.filter { !others.contains($0) }
             .compactMap { project in name(of: project, song: song, dataDirectory: dataDirectory).map { (project, $0) } }
-            .filter { $0.1 != firstName && SongHeader.read($0.0 + "/score.acasong").title == title }.map(\.1)
+            .filter { $0.1 != firstName && madeFrom($0.0) == (song as NSString).lastPathComponent }.map(\.1)
         return [firstName] + found.sorted { $0.localizedStandardCompare($1) == .orderedAscending }
+    }
+
+    /// The file a named project says it was made from (`song.txt`).
+    public static let markName = "song.txt"
+
+    /// Marks a named project as made from `song` (its file's name).
+    public static func mark(_ project: String, song: String) throws {
+        try AtomicFile.write(Array(((song as NSString).lastPathComponent + "\n").utf8), to: project + "/" + markName)
+    }
+
+    static func madeFrom(_ project: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: project + "/" + markName), let head = try? handle.read(upToCount: 1_024) else { return nil }
+        try? handle.close()
+        return String(decoding: head, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Projects one song may have.

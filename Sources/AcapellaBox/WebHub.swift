@@ -261,7 +261,8 @@ public final class WebHub: WebBox {
         }
         let files = Dictionary(records.filter { $0.state != .recording }.map { ($0.id, project + "/" + $0.file) }) { first, _ in first }
         shared.withLock { shared in
-            let changed = WebTakes(song: song, parts: parts, currentPart: currentPart, takes: takes, reference: reference, projects: projects)
+            let changed = WebTakes(song: song, parts: parts, currentPart: currentPart, takes: takes, reference: reference, projects: projects,
+                                   key: WebTakes.key(ofProject: project))
             guard changed != shared.takes || shared.project != project else { return }
             shared.takes = changed
             shared.takeFiles = files
@@ -283,14 +284,14 @@ public final class WebHub: WebBox {
     public func analysis() -> [UInt8]? { shared.withLock { $0.analysis } }
 
     /// The library: each song's title and tags, which one is sung.
-    func publishLibrary(_ paths: [String], current: Int) {
-        // A song new to the list is read outside the lock (the web threads wait on it).
+    func publishLibrary(_ paths: [String], current: Int, reread: Set<String> = []) {
+        // A song new to the list (or changed) is read outside the lock (the web threads wait on it).
         let known = shared.withLock { shared in Dictionary(shared.songs.map { ($0.path, $0.summary) }) { first, _ in first } }
-        let songs = paths.map { path in (path, known[path] ?? SongSummary.read(path)) }
+        let songs = paths.map { path in (path, reread.contains(path) ? SongSummary.read(path) : known[path] ?? SongSummary.read(path)) }
         shared.withLock { shared in
             // A song uploaded meanwhile stays (the loop learns of it next turn).
             let uploaded = shared.songs.filter { known[$0.path] == nil && !paths.contains($0.path) }
-            if shared.songs.map(\.path) != paths + uploaded.map(\.path) {
+            if shared.songs.map(\.path) != paths + uploaded.map(\.path) || !reread.isEmpty {
                 shared.songs = songs + uploaded
                 shared.libraryVersion += 1
             }
@@ -583,6 +584,25 @@ public enum SongHeader {
             if line.hasPrefix("tags:") { tags = line.dropFirst(5).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
         }
         return (title, tags)
+    }
+}
+
+extension SongHeader {
+    /// `text` with its `title:` and `tags:` lines (the header's, before the
+    /// first part) replaced by these (nil: as they are), or added after
+    /// the first line when it has none.
+    public static func rewrite(_ text: String, title: String?, tags: [String]?) -> String {
+        var lines = text.components(separatedBy: "\n")
+        let header = lines.firstIndex { $0.hasPrefix("part ") } ?? lines.count
+        for (key, value) in [("title:", title), ("tags:", tags?.joined(separator: ", "))] {
+            guard let value else { continue }
+            if let index = lines[..<header].firstIndex(where: { $0.hasPrefix(key) }) {
+                lines[index] = value.isEmpty ? "" : "\(key) \(value)"
+            } else if !value.isEmpty {
+                lines.insert("\(key) \(value)", at: min(1, lines.count))
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 }
 

@@ -46,6 +46,8 @@ struct CheckingBox: WebBox {
             precondition((0...127).contains(value), "fader value \(value)")
         case .mixSwitch(let part, _, _):
             if let part { precondition((0..<ScoreLimits.maximumParts).contains(part), "switch part \(part)"); _ = part + 1 }
+        case .describeSong(let song, let title, let tags):
+            precondition((0...99_999).contains(song) && (title?.count ?? 1) <= 120 && (tags?.count ?? 0) <= 12, "song \(song)")
         case .removeSong(let song):
             precondition((0...99_999).contains(song), "song \(song)"); _ = song + 1
         case .metronomeLevel(let value):

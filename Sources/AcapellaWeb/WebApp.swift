@@ -505,12 +505,24 @@ public final class WebApp: Sendable {
             default: change = .project(.remove(text))
             }
         case _ where request.path.hasPrefix("/api/song/"):
-            // /api/song/3/remove: one of the singer's songs to the trash.
+            // /api/song/3/remove: one of the singer's songs to the trash;
+            // /api/song/3/title (body: the title), /api/song/3/tags (body: tags, commas between).
             let pieces = request.path.split(separator: "/")
-            guard pieces.count == 4, pieces[3] == "remove", let song = Self.number(pieces[2], in: Self.songIndexes) else {
-                return .response(.error(404, "expects /api/song/N/remove"))
+            guard pieces.count == 4, ["remove", "title", "tags"].contains(pieces[3]), let song = Self.number(pieces[2], in: Self.songIndexes) else {
+                return .response(.error(404, "expects /api/song/N/remove, /title or /tags"))
             }
-            change = .removeSong(song)
+            guard !text.unicodeScalars.contains(where: SafeText.isControl) else { return .response(.error(400, "one line of text, please")) }
+            switch pieces[3] {
+            case "title":
+                guard (1...120).contains(text.count) else { return .response(.error(400, "a title is 1 to 120 characters")) }
+                change = .describeSong(song, title: text, tags: nil)
+            case "tags":
+                let tags = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                guard tags.count <= 12, tags.allSatisfy({ $0.count <= 30 }) else { return .response(.error(400, "at most 12 tags of at most 30 characters, commas between")) }
+                change = .describeSong(song, title: nil, tags: tags)
+            default:
+                change = .removeSong(song)
+            }
         case _ where request.path.hasPrefix("/api/mix/"):
             // /api/mix/2/level (a part's index, or "reference"), body 0…127 as
             // a MIDI fader's value; /api/mix/2/mute, /solo or /takes, body on or off.
@@ -548,6 +560,11 @@ public final class WebApp: Sendable {
             let pieces = request.path.split(separator: "/")
             guard pieces.count == 4, pieces[0] == "api", pieces[1] == "take", let id = Self.number(pieces[2], in: Self.takeIDs) else {
                 return .response(.error(404, "no such action"))
+            }
+            // Chosen from a list of another project's takes (another song's, or
+            // the song's other project): take 3 there is not take 3 here.
+            if let shown = request.headers["x-takes"], shown != box.takes().key {
+                return .response(.error(409, "the takes shown were another project's: here is the list of the one open now"))
             }
             switch pieces[3] {
             case "activate": change = .activate(take: id)

@@ -92,6 +92,8 @@ public enum WebChange: Hashable, Sendable {
     case mixSwitch(part: Int?, WebMixSwitch, on: Bool)
     /// A song of the singer's own (its index in the library) to the trash.
     case removeSong(Int)
+    /// A song of the singer's own given another title, or other tags (nil: as it is).
+    case describeSong(Int, title: String?, tags: [String]?)
     /// The metronome's level moved to `value` (0…127, as a fader's).
     case metronomeLevel(Int)
     /// The song's projects: a new one, another opened, one to the trash.
@@ -315,19 +317,34 @@ public struct WebTakes: Hashable, Sendable {
     public var reference: String?
     /// The song's projects, the open one among them.
     public var projects: [WebProject]
+    /// Which project these takes are of (a short word made from its
+    /// folder): the page sends it with a change to a take, and a change
+    /// made from a list of another project's takes (the ids count from 1
+    /// in every project) is refused.
+    public var key: String
 
-    public init(song: String = "", parts: [String] = [], currentPart: Int = 0, takes: [WebTake] = [], reference: String? = nil, projects: [WebProject] = []) {
+    public init(song: String = "", parts: [String] = [], currentPart: Int = 0, takes: [WebTake] = [], reference: String? = nil, projects: [WebProject] = [],
+                key: String = "") {
         self.song = song
         self.parts = parts
         self.currentPart = currentPart
         self.takes = takes
         self.reference = reference
         self.projects = projects
+        self.key = key
+    }
+
+    /// The key of the project at `path`: FNV-1a of its path, 16 hex digits.
+    public static func key(ofProject path: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     var json: [String: Any] {
         ["song": song, "parts": parts, "currentPart": currentPart, "takes": takes.map(\.json), "reference": reference ?? NSNull(),
-         "projects": projects.map(\.json)]
+         "projects": projects.map(\.json), "key": key]
     }
 }
 

@@ -152,6 +152,20 @@ import Testing
         #expect(try box.run { $0.web.library().count == 4 }, "\(box.lines.suffix(3))")
         let chorale = try #require(box.web.library().firstIndex { $0.title.contains("26") || $0.index == box.options.songs.firstIndex(of: folder + "/chorale.acasong") })
         #expect(box.options.songs[chorale] == folder + "/chorale.acasong")
+        // Renamed and tagged first: its file's header, the library's list.
+        let imported = box.web.library()[chorale].title
+        let renamed = try box.change(.describeSong(chorale, title: "Ach wie flüchtig (ours)", tags: nil))
+        #expect(renamed == .success("'\(imported)' is now called 'Ach wie flüchtig (ours)'"), "\(renamed)")
+        #expect(box.web.library()[chorale].title == "Ach wie flüchtig (ours)" && box.session?.context.songTitles[chorale] == "Ach wie flüchtig (ours)")
+        #expect(try box.change(.describeSong(chorale, title: nil, tags: ["bach", "lent"])) == .success("'Ach wie flüchtig (ours)' tagged bach, lent"))
+        #expect(box.web.library()[chorale].tags == ["bach", "lent"] && box.web.library()[chorale].parts.count == 4)
+        let header = try String(contentsOfFile: folder + "/chorale.acasong", encoding: .utf8)
+        #expect(header.contains("\ntitle: Ach wie flüchtig (ours)\n") && header.contains("\ntags: bach, lent\n"))
+        guard case .failure(let shippedName) = try box.change(.describeSong(0, title: "Mine", tags: nil)) else {
+            Issue.record("a shipped song was renamed")
+            return
+        }
+        #expect(shippedName.status == 403)
         guard case .success(let said) = try box.change(.removeSong(chorale)) else {
             Issue.record("the chorale was not removed: \(box.lines.suffix(3))")
             return
@@ -203,6 +217,8 @@ import Testing
         box.press("k")
         #expect(try box.run { $0.web.takes().projects == [WebProject(name: "Main", current: false, takes: 0), WebProject(name: "Choir", current: true, takes: 1)] },
                 "\(box.web.takes().projects)")
+        let choirKey = box.web.takes().key
+        #expect(choirKey == WebTakes.key(ofProject: choir) && choirKey.count == 16)
         // The take named from the page, listed by it.
         let take = try #require(box.project?.manifest.takes.first?.id)
         #expect(try box.change(.name(take: take, "first try")) == .success("take \(take) named 'first try'"))
@@ -225,6 +241,7 @@ import Testing
         let broken = box.data + "/projects/simple-harmony (Broken).acaproj"
         try FileManager.default.createDirectory(atPath: broken + "/takes", withIntermediateDirectories: true)
         try Data("acasong 1\ntitle: Simple Harmony Test\npart X [treble]\nH9 4 |\n".utf8).write(to: URL(fileURLWithPath: broken + "/score.acasong"))
+        try SongProjects.mark(broken, song: songs[0])
         guard case .failure(let damaged) = try box.change(.project(.select("Broken"))) else {
             Issue.record("a project that cannot be opened was chosen")
             return
@@ -238,6 +255,7 @@ import Testing
         #expect(try box.run { $0.sessionsOpened == 3 })
         #expect(box.project?.path == box.data + "/projects/simple-harmony.acaproj" && box.project?.manifest.takes.isEmpty == true)
         #expect(try box.run { $0.web.takes().projects == [WebProject(name: "Main", current: true, takes: 0), WebProject(name: "Choir", current: false, takes: 1)] })
+        #expect(box.web.takes().key != choirKey, "a list of Choir's takes is known for another project's")
         box.press("r")
         #expect(try box.run { $0.snapshot?.state == .recording })
         guard case .failure(let recording) = try box.change(.project(.remove("Choir"))) else {

@@ -66,11 +66,12 @@ import Testing
         #expect(SongProjects.path(song: hymn, name: "main", dataDirectory: data) == data + "/projects/hymn.acaproj")
         #expect(SongProjects.path(song: hymn, name: "Choir", dataDirectory: data) == data + "/projects/hymn (Choir).acaproj")
         #expect(SongProjects.names(song: hymn, dataDirectory: data, library: [hymn]) == ["Main"], "Main before it exists")
-        // Each project holds the song it was made from (its title tells whose it is).
-        for (name, title) in [("hymn", "Hymn"), ("hymn (Choir)", "The Choir's Hymn"), ("hymn (anna 2)", "Hymn"), ("hymnal", "Hymnal"),
-                              ("hymnal (Choir)", "Hymnal"), ("hymn (a(b))", "Hymn"), ("hymn (Old)", "A Song Removed Since"), ("hymn (\u{301}x)", "Hymn")] {
-            try FileManager.default.createDirectory(atPath: data + "/projects/\(name).acaproj", withIntermediateDirectories: true)
-            try Data("acasong 1\ntitle: \(title)\n".utf8).write(to: URL(fileURLWithPath: data + "/projects/\(name).acaproj/score.acasong"))
+        // A named project is marked with the song it was made from; a song's first is not.
+        for (name, from) in [("hymn", nil), ("hymn (Choir)", nil), ("hymn (anna 2)", hymn), ("hymnal", nil), ("hymnal (Choir)", other),
+                             ("hymn (a(b))", hymn), ("hymn (Old)", nil), ("hymn (Else)", songs + "/hymn-else.acasong"), ("hymn (\u{301}x)", hymn)] {
+            let project = data + "/projects/\(name).acaproj"
+            try FileManager.default.createDirectory(atPath: project, withIntermediateDirectories: true)
+            if let from { try SongProjects.mark(project, song: from) }
         }
         #expect(SongProjects.names(song: hymn, dataDirectory: data, library: [hymn, other]) == ["Main", "anna 2"],
                 "not the other song's (in the library or not), not a name that is not one")

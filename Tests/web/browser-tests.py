@@ -553,9 +553,27 @@ def upload_song(driver, shots, data):
     search.clear()
     search.send_keys(" ")
     check("and shows every song again when cleared", len(driver.find_elements(By.CSS_SELECTOR, "#songs li")) == before + 1)
+    # Renamed and tagged (the singer's own song; a shipped one cannot be).
+    check("a shipped song cannot be renamed", not driver.find_elements(By.CSS_SELECTOR, '#songs li:first-child button[aria-label^="Rename"]'))
+    driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Rename Aloha Oe"]').click()
+    asked = wait_for(lambda: driver.switch_to.alert, 5)
+    if asked:
+        asked.send_keys("Aloha Oe (ours)")
+        asked.accept()
+    renamed = wait_for(lambda: "Aloha Oe (ours)" in [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .title")], 5)
+    check("renamed from the page", renamed, [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#songs li .title")])
+    stored = open(os.path.join(data, "library", "aloha-oe.acasong"), encoding="utf-8").read()
+    check("in the song's file, under the same name", "\ntitle: Aloha Oe (ours)\n" in stored, stored[:120])
+    driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Tags of Aloha Oe (ours)"]').click()
+    asked = wait_for(lambda: driver.switch_to.alert, 5)
+    if asked:
+        asked.send_keys("hawaii, farewell")
+        asked.accept()
+    tagged = wait_for(lambda: "hawaii" in [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#tag-filter option")], 5)
+    check("tagged from the page: the tag is in the filter", tagged, [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#tag-filter option")])
     # Removed again (the singer's own song), after saying yes: to the trash.
     check("a shipped song has no remove button", not driver.find_elements(By.CSS_SELECTOR, "#songs li:first-child button.remove"))
-    driver.find_element(By.CSS_SELECTOR, 'button.remove[aria-label="Remove Aloha Oe"]').click()
+    driver.find_element(By.CSS_SELECTOR, 'button.remove[aria-label="Remove Aloha Oe (ours)"]').click()
     alert = wait_for(lambda: driver.switch_to.alert, 5)
     check("removing asks first", alert and "kept there 30 days" in alert.text, alert and alert.text)
     if alert:
