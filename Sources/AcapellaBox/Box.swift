@@ -421,7 +421,8 @@ public enum Box {
     /// Opens the song's project: for writing when it can, else for reading
     /// (and says why nothing can be recorded); created on first use.
     static func openProject(song path: String, options: BoxOptions, sampleRate: Int, log: BoxLog) throws -> (project: Project, refused: String?) {
-        let projectPath = options.projectPaths[path] ?? SongProjects.path(song: path, name: nil, dataDirectory: options.dataDirectory)
+        let projectPath = options.projectPaths[path] ?? SongProjects.chosen(song: path, dataDirectory: options.dataDirectory, library: options.songs)
+            ?? SongProjects.path(song: path, name: nil, dataDirectory: options.dataDirectory)
         if !FileManager.default.fileExists(atPath: projectPath) {
             // .acasong as it is; MusicXML imported (run --song Hymn.mxl).
             let text = try SongLibrary.songText(path)

@@ -344,26 +344,32 @@ final class SessionLoop {
         project.manifest.takes.filter { $0.state != .discarded }.count
     }
 
+    /// What a change to the song's projects comes to: answered here, or
+    /// the project (by its name) the song opens in next.
+    enum ProjectStep {
+        case answer(Result<String, WebFailure>)
+        case open(String)
+    }
+
     /// A change to the song's projects: made or checked here (the disk is
-    /// the loop's), answered here (nil: an opened project, which the
-    /// session answers as it ends). Never while a take is being recorded.
-    func projectChange(_ change: WebProjectChange) -> Result<String, WebFailure>? {
-        if startedOnProject { return .failure(WebFailure(409, "the box was started on one project (--project): start it without, to keep several")) }
-        if [.recording, .countIn].contains(rig.link.snapshot().state) { return .failure(WebFailure(409, "a take is being recorded: stop first")) }
+    /// the loop's), answered here, or a project to open (the session
+    /// answers as it ends). Never while a take is being recorded.
+    func projectChange(_ change: WebProjectChange) -> ProjectStep {
+        if startedOnProject { return .answer(.failure(WebFailure(409, "the box was started on one project (--project): start it without, to keep several"))) }
+        if [.recording, .countIn].contains(rig.link.snapshot().state) { return .answer(.failure(WebFailure(409, "a take is being recorded: stop first"))) }
         let names = SongProjects.names(song: songPath, dataDirectory: options.dataDirectory, library: options.songs)
+        let asked: String
         switch change {
-        case .create(let asked): return createProject(asked.precomposedStringWithCanonicalMapping, names: names)
-        case .select(let asked):
-            guard let name = names.first(where: { $0.caseInsensitiveCompare(asked) == .orderedSame }) else {
-                return .failure(WebFailure(404, "\(session.context.songTitle) has no project called '\(SafeText.printable(asked))' (it has \(names.joined(separator: ", ")))"))
-            }
-            return selectProject(name)
-        case .remove(let asked):
-            guard let name = names.first(where: { $0.caseInsensitiveCompare(asked) == .orderedSame }) else {
-                return .failure(WebFailure(404, "\(session.context.songTitle) has no project called '\(SafeText.printable(asked))'"))
-            }
-            return removeProject(name)
+        case .create(let name):
+            let name = name.precomposedStringWithCanonicalMapping
+            return createProject(name, names: names).map(ProjectStep.answer) ?? .open(name)
+        case .select(let name), .remove(let name): asked = name
         }
+        guard let name = names.first(where: { $0.caseInsensitiveCompare(asked) == .orderedSame }) else {
+            return .answer(.failure(WebFailure(404, "\(session.context.songTitle) has no project called '\(SafeText.printable(asked))' (it has \(names.joined(separator: ", ")))")))
+        }
+        if case .remove = change { return .answer(removeProject(name)) }
+        return selectProject(name).map(ProjectStep.answer) ?? .open(name)
     }
 
     /// The name of the song's project open now (nil: not one of its own).
@@ -387,6 +393,7 @@ final class SessionLoop {
         }
         log("projects: '\(name)' made for \(title) (\(path))")
         options.projectPaths[song] = path
+        rememberProject(name)
         return nil
     }
 
@@ -400,8 +407,17 @@ final class SessionLoop {
                 return .failure(WebFailure(409, "'\(name)' cannot be opened: \(error.description)"))
             }
         }
-        options.projectPaths[songPath] = name == SongProjects.firstName ? nil : path
+        // Main chosen: the song's first, not a project another choice remembered.
+        options.projectPaths[songPath] = path
+        rememberProject(name)
         return nil
+    }
+
+    /// The project the song opens in after a restart.
+    func rememberProject(_ name: String) {
+        do { try SongProjects.remember(song: songPath, name: name, dataDirectory: options.dataDirectory) } catch {
+            log("projects: cannot remember '\(name)' for the next start: \(error)", .warning)
+        }
     }
 
     /// One of the song's projects, not the one open, to the trash.
@@ -470,9 +486,15 @@ final class SessionLoop {
                 continue
             }
             // A project made, found or moved to the trash here; an opened one is the session's end.
-            if case .project(let asked) = change, let answer = projectChange(asked) {
-                reply.answer(answer)
-                continue
+            var change = change
+            if case .project(let asked) = change {
+                switch projectChange(asked) {
+                case .answer(let answer):
+                    reply.answer(answer)
+                    continue
+                case .open(let name):
+                    change = .project(.select(name))
+                }
             }
             // What needs the disk is checked here: the chosen song's parts.
             if case .choose(let song, let part?) = change, song < options.songs.count, let refusal = Self.partRefusal(options.songs[song], song: song, part: part) {

@@ -249,6 +249,32 @@ public enum SongProjects {
         return [firstName] + found.sorted { $0.localizedStandardCompare($1) == .orderedAscending }
     }
 
+    /// Which project each song last opened in on this box
+    /// (`projects-chosen.json` in the data folder, by the song's file
+    /// name; Main is not written): a restart comes back to it.
+    static func chosenFile(_ dataDirectory: String) -> String { dataDirectory + "/projects-chosen.json" }
+
+    static func chosenNames(_ dataDirectory: String) -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: chosenFile(dataDirectory)), data.count < 1 << 20,
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        return object.compactMapValues { $0 as? String }
+    }
+
+    /// The project `song` last opened in, when it is still one of its own (nil: Main).
+    public static func chosen(song: String, dataDirectory: String, library: [String]) -> String? {
+        guard let name = chosenNames(dataDirectory)[(song as NSString).lastPathComponent], name != firstName,
+              names(song: song, dataDirectory: dataDirectory, library: library).contains(name) else { return nil }
+        return path(song: song, name: name, dataDirectory: dataDirectory)
+    }
+
+    /// Remembers that `song` opened in the project `name`.
+    public static func remember(song: String, name: String, dataDirectory: String) throws {
+        var names = chosenNames(dataDirectory)
+        names[(song as NSString).lastPathComponent] = name == firstName ? nil : name
+        let data = try JSONSerialization.data(withJSONObject: names, options: [.sortedKeys, .prettyPrinted])
+        try AtomicFile.write([UInt8](data) + [0x0A], to: chosenFile(dataDirectory))
+    }
+
     /// The file a named project says it was made from (`song.txt`).
     public static let markName = "song.txt"
 

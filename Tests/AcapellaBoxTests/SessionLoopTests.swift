@@ -277,8 +277,20 @@ import Testing
         let takes = try FileManager.default.contentsOfDirectory(atPath: Trash.projectsFolder(box.data) + "/" + trashed[0] + "/takes")
         #expect(takes.filter { $0.hasSuffix(".wav") }.count == 1, "\(takes)")
         #expect(try box.run { $0.web.takes().projects.map(\.name) == ["Main"] })
+        // The project chosen last is the one the song opens in after a restart.
+        #expect(try box.change(.project(.create("Tenors"))) == .success("project 'Tenors' of Simple Harmony Test"))
+        #expect(try box.run { $0.sessionsOpened == 4 })
+        let tenors = box.data + "/projects/simple-harmony (Tenors).acaproj"
+        #expect(SongProjects.chosen(song: songs[0], dataDirectory: box.data, library: songs) == tenors)
         box.press("q")
         #expect(try box.run { $0.ended == .quit })
+        let again = try EmbeddedBox(songs: songs, part: 1, data: box.data)
+        #expect(again.project?.path == tenors, "\(String(describing: again.project?.path))")
+        #expect(try again.change(.project(.select("main"))) == .success("project 'Main' of Simple Harmony Test"))
+        #expect(try again.run { $0.sessionsOpened == 2 })
+        #expect(SongProjects.chosen(song: songs[0], dataDirectory: box.data, library: songs) == nil, "Main is the song's own")
+        again.press("q")
+        #expect(try again.run { $0.ended == .quit })
     }
 
     /// The rehearsal (tempo, key, count-in, metronome, verse) is one value
