@@ -387,7 +387,11 @@ final class SessionLoop {
         do {
             let made = try Project.create(at: path, songText: try SongLibrary.songText(song), sampleRate: project.manifest.sampleRate, owner: "acapella run")
             defer { made.close() }
-            try SongProjects.mark(path, song: song)
+            do { try SongProjects.mark(path, song: song) } catch {
+                // Unmarked it would be nobody's: the empty project made a moment ago goes again.
+                try? FileManager.default.removeItem(atPath: path)
+                throw error
+            }
         } catch {
             return .failure(WebFailure(409, "\(error)"))
         }
