@@ -287,10 +287,9 @@ def hand_scrolling(driver, shots):
     check("the page stays where the singer scrolled while the cursor moves on", moved and abs(after - put) < 2 and put != before,
           f"scrolled {before} -> {put}, now {after}, the cursor's system changed: {bool(moved)}")
     driver.find_element(By.ID, "follow").click()
-    time.sleep(1.5)
+    back = wait_for(lambda: not driver.execute_script(GEOMETRY, "#bar button", True, False) and not driver.find_element(By.ID, "follow").is_displayed(), 8)
     problems = driver.execute_script(GEOMETRY, "#bar button", True, False)
-    check("'Back to the cursor' brings the system being sung back into view", not problems and not driver.find_element(By.ID, "follow").is_displayed(),
-          "; ".join(problems))
+    check("'Back to the cursor' brings the system being sung back into view", back, "; ".join(problems))
     driver.save_screenshot(os.path.join(shots, "9-phone-followed-again.png"))
     unemulate(driver)
 
@@ -331,9 +330,9 @@ def zoom_and_page_turns(driver, shots):
     cursor = driver.execute_script(
         "const c = document.getElementById('cursor').getBoundingClientRect(); return [c.height, document.getElementById('cursor').dataset.sample]")
     check("the cursor carries on in it", cursor[0] > 20 and cursor[1] != moved, cursor)
-    time.sleep(1)
+    in_view = wait_for(lambda: not driver.execute_script(GEOMETRY, "#bar button", True, False), 8)
     problems = driver.execute_script(GEOMETRY, "#bar button", True, False)
-    check("the line being sung in view in the larger score", not problems, "; ".join(problems))
+    check("the line being sung in view in the larger score", in_view, "; ".join(problems))
     driver.save_screenshot(os.path.join(shots, "9-phone-larger.png"))
     settings(lambda: [driver.execute_script("arguments[0].click()", driver.find_element(By.ID, "zoom-out")) for _ in range(2)])
     check("Smaller twice: the medium engraving, wider than the narrow", wait_for(lambda: size() == "medium", 10) and width() > narrow_width, f"{size()}: {width()}")
@@ -781,8 +780,8 @@ def main():
             driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         try:
             driver.get(f"http://127.0.0.1:{port}/")
-            time.sleep(0.5)
-            check("the page asks for the code", driver.find_element(By.ID, "pair").is_displayed())
+            check("the page asks for the code", wait_for(lambda: driver.find_element(By.ID, "pair").is_displayed(), 10))
+            time.sleep(0.3)
             shown = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#tabs button, #controls button, #takes button") if e.is_displayed()]
             check("an unpaired visitor sees no tabs or buttons that would do nothing", shown == [], shown)
             problems = driver.execute_script(ACCESSIBILITY.replace("if (checked === 0) problems.push('no control shown');", ""))
@@ -790,8 +789,7 @@ def main():
             field = driver.find_element(By.ID, "code")
             field.send_keys("000000" if code != "000000" else "111111")
             driver.find_element(By.CSS_SELECTOR, "#pair-form button").click()
-            time.sleep(0.5)
-            check("a wrong code is refused", "wrong code" in driver.find_element(By.ID, "pair-error").text,
+            check("a wrong code is refused", wait_for(lambda: "wrong code" in driver.find_element(By.ID, "pair-error").text, 10),
                   driver.find_element(By.ID, "pair-error").text)
             driver.save_screenshot(os.path.join(shots, "1-pairing.png"))
             field.clear()
