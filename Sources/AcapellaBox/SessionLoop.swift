@@ -284,12 +284,13 @@ final class SessionLoop {
         if !added.isEmpty { libraryGrew(to: options.songs + added) }
     }
 
-    /// The library is now `songs` (songs arrived in the folder or from the page).
-    func libraryGrew(to songs: [String]) {
+    /// The library is now `songs` (songs arrived in the folder or from the
+    /// page); those in `reread` changed where they are (renamed, tagged).
+    func libraryGrew(to songs: [String], reread: Set<String> = []) {
         options.songs = songs
         let headers = songs.map { SongHeader.read($0) }
         session.libraryGrew(to: songs.count, tags: headers.map(\.tags), titles: headers.map(\.title))
-        io.web?.publishLibrary(options.songs, current: options.songIndex)
+        io.web?.publishLibrary(options.songs, current: options.songIndex, reread: reread)
     }
 
     /// One of the singer's songs to the trash (kept 30 days; its projects
@@ -466,9 +467,7 @@ final class SessionLoop {
         } catch {
             return .failure(WebFailure(500, "\(error)"))
         }
-        let headers = options.songs.map { SongHeader.read($0) }
-        session.libraryGrew(to: options.songs.count, tags: headers.map(\.tags), titles: headers.map(\.title))
-        io.web?.publishLibrary(options.songs, current: options.songIndex, reread: [path])
+        libraryGrew(to: options.songs, reread: [path])
         let said = title.map { "'\(before)' is now called '\($0)'" } ?? "'\(before)' tagged \(tags?.joined(separator: ", ") ?? "")"
         log("library: \(said)")
         return .success(said)

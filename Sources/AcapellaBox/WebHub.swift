@@ -287,7 +287,7 @@ public final class WebHub: WebBox {
     func publishLibrary(_ paths: [String], current: Int, reread: Set<String> = []) {
         // A song new to the list (or changed) is read outside the lock (the web threads wait on it).
         let known = shared.withLock { shared in Dictionary(shared.songs.map { ($0.path, $0.summary) }) { first, _ in first } }
-        let songs = paths.map { path in (path, reread.contains(path) ? SongSummary.read(path) : known[path] ?? SongSummary.read(path)) }
+        let songs = paths.map { path in (path, (reread.contains(path) ? nil : known[path]) ?? SongSummary.read(path)) }
         shared.withLock { shared in
             // A song uploaded meanwhile stays (the loop learns of it next turn).
             let uploaded = shared.songs.filter { known[$0.path] == nil && !paths.contains($0.path) }
@@ -630,13 +630,14 @@ public struct SongSummary: Hashable, Sendable {
     }
 
     public static func read(_ path: String) -> SongSummary {
-        let header = SongHeader.read(path)
-        guard let text = try? SongLibrary.songText(path), let score = try? Acasong.parse(text) else {
-            var summary = SongSummary(Score(), title: header.title)
-            summary.tags = header.tags
-            return summary
+        if let text = try? SongLibrary.songText(path), let score = try? Acasong.parse(text) {
+            // Untitled: its file's name, as the header's reading has it.
+            return SongSummary(score, title: score.title ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension)
         }
-        return SongSummary(score, title: header.title)
+        let header = SongHeader.read(path)
+        var summary = SongSummary(Score(), title: header.title)
+        summary.tags = header.tags
+        return summary
     }
 }
 

@@ -437,6 +437,12 @@ public final class WebApp: Sendable {
         return value
     }
 
+    /// Whether a request's text is one line (no control or direction
+    /// character) of at most `most` characters.
+    static func isOneLine(_ text: String, most: Int) -> Bool {
+        text.count <= most && !text.unicodeScalars.contains(where: SafeText.isControl)
+    }
+
     /// What a take id, a song's place in the library, a part's index and a
     /// nudge may be.
     static let takeIDs = 1...Int(Int32.max)
@@ -496,7 +502,7 @@ public final class WebApp: Sendable {
             change = .choose(song: song, part: part)
         case "/api/project/new", "/api/project/open", "/api/project/remove":
             // The project's name in the body, as the page lists it (the box checks it).
-            guard !text.isEmpty, text.count <= 80, !text.unicodeScalars.contains(where: SafeText.isControl) else {
+            guard !text.isEmpty, Self.isOneLine(text, most: 80) else {
                 return .response(.error(400, "expects a project's name"))
             }
             switch request.path {
@@ -511,7 +517,7 @@ public final class WebApp: Sendable {
             guard pieces.count == 4, ["remove", "title", "tags"].contains(pieces[3]), let song = Self.number(pieces[2], in: Self.songIndexes) else {
                 return .response(.error(404, "expects /api/song/N/remove, /title or /tags"))
             }
-            guard !text.unicodeScalars.contains(where: SafeText.isControl) else { return .response(.error(400, "one line of text, please")) }
+            guard Self.isOneLine(text, most: 256) else { return .response(.error(400, "one line of text, please")) }
             switch pieces[3] {
             case "title":
                 guard (1...120).contains(text.count) else { return .response(.error(400, "a title is 1 to 120 characters")) }
@@ -571,7 +577,7 @@ public final class WebApp: Sendable {
             case "discard": change = .discard(take: id)
             case "name":
                 // The body is the name (empty: none); the box checks it.
-                guard text.count <= 80, !text.unicodeScalars.contains(where: SafeText.isControl) else {
+                guard Self.isOneLine(text, most: 80) else {
                     return .response(.error(400, "a take's name is one line of at most 60 characters"))
                 }
                 change = .name(take: id, text.isEmpty ? nil : text)
