@@ -348,7 +348,7 @@ public enum Box {
         -> (server: WebServer, hub: WebHub, banner: WebBanner, mdns: MDNSAnnouncer?)? {
         guard let port = options.webPort else { return nil }
         var assets = WebAssets.load()
-        if let file = ShippedFiles.musicFontFile, let data = FileManager.default.contents(atPath: file) { assets["/bravura.otf"] = ("font/otf", [UInt8](data)) }
+        assets.merge(ShippedFiles.webFonts()) { $1 }
         guard assets["/"] != nil else {
             log("web: the page's files are missing (Web/ beside the program, or share/acapella/web); the box runs on without it", .warning)
             return nil

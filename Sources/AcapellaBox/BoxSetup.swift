@@ -1,7 +1,7 @@
 public import AcapellaControl
 public import AcapellaDevices
 public import AcapellaEngrave
-import AcapellaEngravePDF
+public import AcapellaEngravePDF
 import AcapellaProject
 import Foundation
 
@@ -80,6 +80,40 @@ public enum ShippedFiles {
         }
         let font = try SMuFLFont.load(metadata: folder + "/bravura_metadata.json", glyphNames: folder + "/glyphnames.json")
         return (font, folder + "/Bravura.otf")
+    }
+
+    /// The text font's faces, by style, and the names the page serves them at.
+    public static let textFaces: [(style: TextStyle, file: String)] = [
+        (.normal, "GentiumBookPlus-Regular.ttf"), (.italic, "GentiumBookPlus-Italic.ttf"), (.bold, "GentiumBookPlus-Bold.ttf"),
+    ]
+
+    /// The text font (Gentium Book Plus, SIL's OFL serif for the languages
+    /// choirs sing in: Latin with every diacritic, Greek, Cyrillic) the engraver measures words in and
+    /// the SVG and PDF set them in.
+    public static func textFontFiles() throws(EngraveError) -> TextFontFiles {
+        guard let folder = path("Fonts/gentium", installed: "share/acapella/fonts/gentium") else {
+            throw EngraveError("the text font is missing (Fonts/gentium beside the program, or share/acapella/fonts/gentium)")
+        }
+        return TextFontFiles(family: "Gentium Book Plus", files: Dictionary(uniqueKeysWithValues: textFaces.map { ($0.style, folder + "/" + $0.file) }))
+    }
+
+    /// The fonts the web page's score asks for, by their paths on the page:
+    /// Bravura and the text font's faces.
+    public static func webFonts() -> [String: (type: String, bytes: [UInt8])] {
+        var fonts: [String: (type: String, bytes: [UInt8])] = [:]
+        if let file = musicFontFile, let data = FileManager.default.contents(atPath: file) { fonts["/bravura.otf"] = ("font/otf", [UInt8](data)) }
+        let files = (try? textFontFiles())?.files ?? [:]
+        for face in textFaces {
+            if let path = files[face.style], let data = FileManager.default.contents(atPath: path) { fonts["/" + face.file] = ("font/ttf", [UInt8](data)) }
+        }
+        return fonts
+    }
+
+    /// The engraver with both shipped fonts, and the text font's files.
+    public static func engraver() throws(EngraveError) -> (engraver: Engraver, musicFile: String, textFiles: TextFontFiles) {
+        let (font, file) = try musicFont()
+        let textFiles = try textFontFiles()
+        return (Engraver(font: font, text: try TextFont.load(textFiles)), file, textFiles)
     }
 }
 

@@ -434,14 +434,14 @@ public final class WebHub: WebBox {
     /// as JSON (width of the scroll, every onset: tick, sample, measure,
     /// system, x; every system's top, bottom and first measure). What
     /// `acapella page-score` runs; returns a line saying what it made.
-    public static func engravePage(_ score: Score, part: String, font: SMuFLFont, widthMM: Double?, into folder: String) throws -> String {
+    public static func engravePage(_ score: Score, part: String, engraver: Engraver, widthMM: Double?, into folder: String) throws -> String {
         var options = EngraveOptions()
         options.highlight = part
         if let widthMM {
             options.pageWidthMM = widthMM
             options.marginMM = 4
         }
-        let engraving = try Engraver(font: font).engrave(score, options: options)
+        let engraving = try engraver.engrave(score, options: options)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let onsets: [[String: Any]] = engraving.timeMap.map {
             ["tick": $0.tick, "sample": $0.sample, "measure": $0.measure, "system": $0.system, "x": $0.x]
@@ -451,7 +451,8 @@ public final class WebHub: WebBox {
         try AtomicFile.write([UInt8](try JSONSerialization.data(withJSONObject: map, options: [.sortedKeys])), to: folder + "/" + WebScore.timeMapName)
         let writer = try GzipFileWriter(path: folder + "/" + WebScore.svgName)
         var failure: WebFailure?
-        SVGWriter.write(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: .url("/bravura.otf")) { piece in
+        let text = SVGWriter.TextFontSource(family: engraving.textFamily, faces: ShippedFiles.textFaces.map { ($0.style, .url("/" + $0.file)) })
+        SVGWriter.write(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: .url("/bravura.otf"), text: text) { piece in
             guard failure == nil else { return }
             do { try writer.write(piece) } catch { failure = error as? WebFailure ?? WebFailure(500, "\(error)") }
         }

@@ -29,7 +29,7 @@ public func importMusicXML(_ path: String, options: ImportOptions = ImportOption
 public let importOptionSpecs = [
     OptionSpec(names: ["--split"], valueName: nil, help: "one part per voice in every part, a piano too"),
     OptionSpec(names: ["--no-split"], valueName: nil, help: "one part per MusicXML part: its top staff, top notes"),
-    OptionSpec(names: ["--unfold"], valueName: nil, help: "write repeats, endings and jumps out in singing order (the default)"),
+    OptionSpec(names: ["--unfold"], valueName: nil, help: "write repeats, endings and jumps out in singing order (the default, but engrave prints them as written)"),
     OptionSpec(names: ["--no-unfold"], valueName: nil, help: "keep repeats as written, a single pass, every verse"),
 ]
 

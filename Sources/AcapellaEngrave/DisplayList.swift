@@ -63,29 +63,49 @@ public struct EngravedPage: Hashable, Sendable {
     }
 }
 
-/// Estimated text widths: the writers set text in a serif face the
-/// engraver cannot measure, so it spaces lyrics by a generous average
-/// (half an em per character, wider for capitals and wide letters).
-enum TextMetrics {
-    /// `text` in lines no wider than `width` (broken at spaces; a word
-    /// longer than the width stands alone). Empty text: no lines.
-    static func wrap(_ text: String, size: Double, width: Double) -> [String] {
-        var lines: [String] = []
-        var line = ""
-        for word in text.split(separator: " ") {
-            let candidate = line.isEmpty ? String(word) : line + " " + word
-            if !line.isEmpty && Self.width(candidate, size: size) > width {
-                lines.append(line)
-                line = String(word)
-            } else {
-                line = candidate
-            }
+/// A text font as the engraver measures it: each character's advance, in
+/// ems, for the regular, italic and bold faces, read with FreeType from the
+/// shipped font files (`TextFont.load` in AcapellaEngravePDF); the SVG and
+/// the PDF set text in the same files, so what is measured is what is
+/// drawn. Advances add up without kerning (the font's pairs only narrow a
+/// word), so a measured word is never narrower than the printed one.
+public struct TextFont: Sendable {
+    /// The family name the SVG asks for (`@font-face`).
+    public let family: String
+    /// Advances by style and scalar, in ems.
+    let advances: [TextStyle: [UInt32: Float]]
+    /// For a character the font lacks: its average advance.
+    let fallback: [TextStyle: Double]
+
+    public init(family: String, advances: [TextStyle: [UInt32: Float]]) {
+        self.family = family
+        self.advances = advances
+        var fallback: [TextStyle: Double] = [:]
+        for (style, table) in advances {
+            let letters = table.filter { $0.key >= 0x61 && $0.key <= 0x7A }.map { Double($0.value) }
+            fallback[style] = letters.isEmpty ? 0.55 : letters.reduce(0, +) / Double(letters.count)
         }
-        if !line.isEmpty { lines.append(line) }
-        return lines
+        self.fallback = fallback
     }
 
-    static func width(_ text: String, size: Double) -> Double {
+    /// No font file: widths estimated per character class (a generous
+    /// average of serif faces). For tests of layout only; the commands and
+    /// the box measure the shipped font.
+    public static let estimated = TextFont(family: "serif", advances: [:])
+
+    /// Whether widths are measured from a font file.
+    public var isMeasured: Bool { !advances.isEmpty }
+
+    /// The advance of `text` set at `size` (staff spaces).
+    public func width(_ text: String, size: Double, style: TextStyle = .normal) -> Double {
+        guard let table = advances[style] ?? advances[.normal] else { return Self.estimate(text) * size }
+        let missing = fallback[style] ?? 0.55
+        var ems = 0.0
+        for scalar in text.unicodeScalars { ems += table[scalar.value].map(Double.init) ?? missing }
+        return ems * size
+    }
+
+    static func estimate(_ text: String) -> Double {
         var ems = 0.0
         for character in text {
             switch character {
@@ -95,6 +115,24 @@ enum TextMetrics {
             default: ems += 0.52
             }
         }
-        return ems * size
+        return ems
+    }
+
+    /// `text` in lines no wider than `width` (broken at spaces; a word
+    /// longer than the width stands alone). Empty text: no lines.
+    public func wrap(_ text: String, size: Double, width: Double, style: TextStyle = .normal) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            let candidate = line.isEmpty ? String(word) : line + " " + word
+            if !line.isEmpty && self.width(candidate, size: size, style: style) > width {
+                lines.append(line)
+                line = String(word)
+            } else {
+                line = candidate
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 }

@@ -95,17 +95,24 @@ public struct Engraving: Sendable {
     public var staffSpaceMM: Double
     /// The font's name (for the writers' font face).
     public var fontName: String
+    /// The text font's family (for the writers' font face).
+    public var textFamily: String = "serif"
 }
 
 /// Lays a song out as notation: spacing by duration, systems broken and
 /// justified to the page width, every symbol from the SMuFL font's metrics.
 public struct Engraver: Sendable {
     public let font: SMuFLFont
+    /// The text font words are measured in (and set in by the writers).
+    public let text: TextFont
 
-    public init(font: SMuFLFont) { self.font = font }
+    public init(font: SMuFLFont, text: TextFont = .estimated) {
+        self.font = font
+        self.text = text
+    }
 
     public func engrave(_ score: Score, options: EngraveOptions = EngraveOptions()) throws(EngraveError) -> Engraving {
-        var layout = try Layout(score: score, options: options, font: font)
+        var layout = try Layout(score: score, options: options, font: font, text: text)
         return layout.run()
     }
 }
@@ -116,15 +123,18 @@ public struct Engraver: Sendable {
 enum Metric {
     static let staffHeight = 4.0
     static let lyricSize = 1.9
-    static let lyricRow = 2.5
+    static let lyricRow = 2.25
     static let titleSize = 4.2
     static let subtitleSize = 2.0
     static let nameSize = 1.8
     static let numberSize = 1.3
     static let stemLength = 3.5
-    static let measurePad = 1.2
-    static let staffGap = 4.0
-    static let systemGap = 6.0
+    static let measurePad = 1.0
+    /// Least room between one staff's bottom line and the next's top.
+    static let staffGap = 3.5
+    /// Least room between the ink of one staff (its words) and the next's.
+    static let inkClearance = 1.3
+    static let systemGap = 5.0
 }
 
 struct PartLayout {
@@ -136,6 +146,30 @@ struct PartLayout {
     var byMeasure: [Int: [Int]]
     var accidentals: [Int: String]
     var hasLyrics: Bool
+    /// Slurs (first note, last note) and hairpins (first note, the note
+    /// that ends it, or nil: to the end) of the part, in order.
+    var slurs: [(start: Int, end: Int)] = []
+    /// Notes where some verse starts a word: a verse's extender line stops
+    /// there (another verse's words go on, so this one's word has ended).
+    var wordStarts: Set<Int> = []
+    var hairpins: [(start: Int, end: Int?, crescendo: Bool)] = []
+
+    /// Slurs paired as written (an end closes the latest open start; a
+    /// start never closed is left out), hairpins to the next hairpin mark.
+    mutating func pairSpanners() {
+        var open: [Int] = []
+        var running: (start: Int, crescendo: Bool)?
+        for (index, note) in part.notes.enumerated() {
+            if note.marks.slurEnd, let start = open.popLast(), start < index { slurs.append((start, index)) }
+            if note.marks.slurStart { open.append(index) }
+            if let hairpin = note.marks.hairpin {
+                if let current = running { hairpins.append((current.start, index, current.crescendo)) }
+                running = hairpin == .end ? nil : (index, hairpin == .crescendo)
+            }
+        }
+        if let current = running { hairpins.append((current.start, nil, current.crescendo)) }
+        slurs.sort { $0.start < $1.start }
+    }
 }
 
 struct Column {
@@ -154,7 +188,12 @@ struct MeasureLayout {
     /// Key or meter change drawn at its start (when not a system's first).
     var changeWidth: Double
     var showsMeter: Bool
+    /// C or ¢ instead of figures.
+    var meterSymbol: MeterSymbol?
     var showsKey: Bool
+    /// Repeat barlines at the measure's start (`|:`) and end (`:|`).
+    var repeatStart = false
+    var repeatEnd = false
     /// The key before a change here (its accidentals are cancelled).
     var previousKey: Key?
 
@@ -171,6 +210,7 @@ struct Layout {
     let score: Score
     let options: EngraveOptions
     let font: SMuFLFont
+    let text: TextFont
     let map: MeterMap
     let timeMap: TimeMap
     var parts: [PartLayout] = []
@@ -178,12 +218,13 @@ struct Layout {
     /// Shown parts by staff (one each, or two in closed score).
     var staves: [[Int]] = []
 
-    init(score: Score, options: EngraveOptions, font: SMuFLFont) throws(EngraveError) {
+    init(score: Score, options: EngraveOptions, font: SMuFLFont, text: TextFont) throws(EngraveError) {
         guard score.isValid else { throw EngraveError("the song is not valid; run 'acapella check' on it") }
         guard let numbers = score.measureNumbers else { throw EngraveError("the song has no notes") }
         self.score = score
         self.options = options
         self.font = font
+        self.text = text
         map = score.meterMap
         do {
             timeMap = try TimeMap(tempos: score.tempos, sampleRate: options.sampleRate)
@@ -210,8 +251,15 @@ struct Layout {
             let count = part.verseCount
             let sung = (1...max(1, count)).filter { verse in part.notes.contains { $0.lyric(verse: verse) != nil } }
             let verses = options.verse.map { chosen in sung.contains(chosen) ? [chosen] : [] } ?? sung
-            parts.append(PartLayout(index: index, part: part, clef: part.effectiveClef, verses: verses, byMeasure: byMeasure,
-                                    accidentals: [:], hasLyrics: !verses.isEmpty))
+            var layout = PartLayout(index: index, part: part, clef: part.effectiveClef, verses: verses, byMeasure: byMeasure,
+                                    accidentals: [:], hasLyrics: !verses.isEmpty)
+            layout.pairSpanners()
+            for verse in verses {
+                for (noteIndex, syllabic) in part.syllabics(verse: verse).enumerated() where syllabic == .single || syllabic == .begin {
+                    layout.wordStarts.insert(noteIndex)
+                }
+            }
+            parts.append(layout)
         }
         staves = options.closed ? stride(from: 0, to: parts.count, by: 2).map { Array($0..<min($0 + 2, parts.count)) } : parts.indices.map { [$0] }
         for voices in staves where voices.count == 2 {
@@ -224,18 +272,22 @@ struct Layout {
             let accidentals = Self.accidentals(of: voices.map { parts[$0].part }, score: score, map: map)
             for (voice, shown) in voices.enumerated() { parts[shown].accidentals = accidentals[voice] }
         }
-        var previousMeter: Meter?
         var previousKey: Key?
         for number in numbers {
             let start = map.startTick(ofMeasure: number)
             let end = map.startTick(ofMeasure: number + 1)
             let meter = number == 0 ? map.meter(atMeasure: 1) : map.meter(atMeasure: number)
             let key = score.key(atMeasure: number)
-            var measure = MeasureLayout(number: number, startTick: start, endTick: end, meter: meter, key: key, columns: [], width: 0,
-                                        changeWidth: 0, showsMeter: previousMeter != meter && number != 0 || previousMeter == nil,
+            // A time signature where the score prints one: the first, and
+            // printed changes (a measure the score leaves short has none).
+            let change = score.meters.last { $0.measure <= max(number, 1) }
+            let written = number == numbers.lowerBound || (number > 1 && change?.measure == number && change?.printed == true)
+            let shown = written ? (number == 0 ? score.meters.first : change) : nil
+            var measure = MeasureLayout(number: number, startTick: start, endTick: end, meter: shown?.meter ?? meter, key: key, columns: [], width: 0,
+                                        changeWidth: 0, showsMeter: written, meterSymbol: shown?.symbol,
                                         showsKey: previousKey != key, previousKey: previousKey)
-            if number == 0 { measure.showsMeter = true }
-            previousMeter = meter
+            measure.repeatStart = score.barMarks.contains { $0.measure == number && $0.kind == .repeatStart }
+            measure.repeatEnd = score.barMarks.contains { if case .repeatEnd = $0.kind { $0.measure == number } else { false } }
             previousKey = key
             layOut(&measure)
             measures.append(measure)
@@ -343,7 +395,7 @@ struct Layout {
 
     /// Space after a note by what follows it: a standard engraving rule,
     /// about ×1.5 for each doubling of duration.
-    static func space(ticks: Int) -> Double { max(2.2, 3.6 * pow(Double(ticks) / 960, 0.6)) }
+    static func space(ticks: Int) -> Double { max(2.0, 3.3 * pow(Double(ticks) / 960, 0.6)) }
 
     func glyphWidth(_ name: String) -> Double { font.glyph(name).box.maxX }
 
@@ -387,7 +439,7 @@ struct Layout {
                 dots = max(dots, note.value.dots)
                 for (row, verse) in part.verses.enumerated() {
                     if let lyric = note.lyric(verse: verse) {
-                        let width = TextMetrics.width(lyric.text, size: Metric.lyricSize)
+                        let width = text.width(lyric.text, size: Metric.lyricSize)
                         syllables.append((partIndex * 100 + row, width / 2, lyric.continuesWord))
                     }
                 }
@@ -400,7 +452,7 @@ struct Layout {
             for syllable in syllables {
                 let centre = x + 0.59
                 if let edge = lyricEdge[syllable.key] {
-                    let needed = edge.right + (edge.hyphen ? 1.5 : 0.8) + syllable.half
+                    let needed = edge.right + (edge.hyphen ? 1.3 : 0.7) + syllable.half
                     if centre < needed { x += needed - centre }
                 } else if centre - syllable.half < 0.3 {
                     x += 0.3 - (centre - syllable.half)
@@ -414,11 +466,56 @@ struct Layout {
         width = max(width, previousRight + 0.8)
         for edge in lyricEdge.values { width = max(width, edge.right + (edge.hyphen ? 1.2 : 0.5)) }
         if columns.isEmpty { width = 6 }
+        // Room for repeat barlines: thick, thin and dots.
+        let repeatRoom = Self.repeatBarWidth(font)
+        if measure.repeatStart {
+            for index in columns.indices { columns[index].x += repeatRoom }
+            width += repeatRoom
+        }
+        if measure.repeatEnd { width += repeatRoom }
         measure.columns = columns
         measure.width = width
     }
 
+    /// A repeat barline's width: thick line, gap, thin line, gap, dots, gap.
+    static func repeatBarWidth(_ font: SMuFLFont) -> Double {
+        font.value("thickBarlineThickness", 0.5) + font.value("barlineSeparation", 0.4) + font.value("thinBarlineThickness", 0.16)
+            + font.value("repeatBarlineDotSeparation", 0.16) + font.glyph("repeatDot").box.maxX + 0.5
+    }
+
     // MARK: Systems
+
+    /// Systems of these heights on pages whose music runs from `top`
+    /// (`firstTop` on the first, under the title) to `bottom`: the fewest
+    /// pages they fit on (a system taller than a page stands alone), then
+    /// the smallest fill that still needs no more pages, so the systems
+    /// spread evenly rather than crowding the first pages and leaving the
+    /// last one nearly empty. Each system's page and its top on it.
+    static func paginate(_ heights: [Double], firstTop: Double, top: Double, bottom: Double, gap: Double) -> [(page: Int, offset: Double)] {
+        func pack(fill: Double) -> [(page: Int, offset: Double)] {
+            var placed: [(page: Int, offset: Double)] = []
+            var page = 0
+            var y = firstTop
+            for height in heights {
+                let start = page == 0 ? firstTop : top
+                if y > start && (y + height > bottom || y + height - start > fill) {
+                    page += 1
+                    y = top
+                }
+                placed.append((page, y))
+                y += height + gap
+            }
+            return placed
+        }
+        let fewest = pack(fill: .infinity)
+        guard let pages = fewest.last?.page, pages > 0 else { return fewest }
+        var low = heights.max() ?? 0, high = bottom - min(top, firstTop)
+        for _ in 0..<24 {
+            let middle = (low + high) / 2
+            if (pack(fill: middle).last?.page ?? 0) <= pages { high = middle } else { low = middle }
+        }
+        return pack(fill: high)
+    }
 
     /// Clef, key and time at a system's start (time only when it changes).
     func preambleWidth(_ measure: MeasureLayout, first: Bool, clef: Bool) -> Double {
@@ -426,7 +523,7 @@ struct Layout {
         if clef { width += 1.0 + glyphWidth("gClef") + 0.8 }
         if clef || measure.showsKey { width += keyWidth(measure.key) + (measure.key.fifths == 0 ? 0 : 0.6) }
         if measure.cancelled > 0 { width += Double(measure.cancelled) * (glyphWidth("accidentalNatural") + 0.15) + 0.4 }
-        if measure.showsMeter || first { width += meterWidth(measure.meter) + 0.8 }
+        if measure.showsMeter || first { width += meterWidth(measure.meter, symbol: measure.meterSymbol) + 0.8 }
         return width
     }
 
@@ -434,7 +531,8 @@ struct Layout {
         Double(abs(key.fifths)) * (glyphWidth(key.fifths > 0 ? "accidentalSharp" : "accidentalFlat") + 0.15)
     }
 
-    func meterWidth(_ meter: Meter) -> Double {
+    func meterWidth(_ meter: Meter, symbol: MeterSymbol? = nil) -> Double {
+        if let symbol { return glyphWidth(symbol == .common ? "timeSigCommon" : "timeSigCutCommon") }
         func digits(_ value: Int) -> Double { String(value).reduce(0) { $0 + glyphWidth("timeSig\($1)") } }
         return max(digits(meter.numerator), digits(meter.denominator))
     }
@@ -446,7 +544,7 @@ struct Layout {
 
     func nameWidth(short: Bool) -> Double {
         let names = parts.map { short ? ($0.part.shortName ?? "") : $0.part.name }
-        let widest = names.map { TextMetrics.width($0, size: Metric.nameSize) }.max() ?? 0
+        let widest = names.map { text.width($0, size: Metric.nameSize) }.max() ?? 0
         return widest > 0 ? widest + 2.5 : 1.5
     }
 
@@ -480,13 +578,17 @@ struct Layout {
         // Title block.
         // A line too long for the page (a narrow one: a phone) wraps at words.
         let room = pageWidth - 2 * margin
-        for line in TextMetrics.wrap(score.title ?? "", size: Metric.titleSize * 1.1, width: room) {
+        for line in text.wrap(score.title ?? "", size: Metric.titleSize, width: room, style: .bold) {
             y += Metric.titleSize
             scrollItems.append(.text(line, at: Point(pageWidth / 2, y), size: Metric.titleSize, anchor: .middle, style: .bold))
         }
+        for line in text.wrap(score.subtitle ?? "", size: Metric.subtitleSize * 1.2, width: room) {
+            y += Metric.subtitleSize * 1.6
+            scrollItems.append(.text(line, at: Point(pageWidth / 2, y), size: Metric.subtitleSize * 1.2, anchor: .middle, style: .normal))
+        }
         let credits = [score.composer, score.arranger.map { "arr. " + $0 }].compactMap { $0 }
         for credit in credits {
-            for line in TextMetrics.wrap(credit, size: Metric.subtitleSize, width: room) {
+            for line in text.wrap(credit, size: Metric.subtitleSize, width: room) {
                 y += Metric.subtitleSize * 1.3
                 scrollItems.append(.text(line, at: Point(pageWidth - margin, y), size: Metric.subtitleSize, anchor: .end, style: .normal))
             }
@@ -499,10 +601,9 @@ struct Layout {
             builder.place(system.range, index: index, left: system.left, right: pageWidth - margin)
         }
         builder.placements = placements
-        var pageSystems: [[(items: [DisplayItem], top: Double, height: Double)]] = [[]]
-        var pageY = headerHeight
+        var drawnSystems: [(items: [DisplayItem], above: Double, height: Double)] = []
         for (index, system) in systems.enumerated() {
-            let drawn = builder.draw(system: index, range: system.range, left: system.left, right: pageWidth - margin)
+            let drawn = builder.draw(system: index, range: system.range, left: system.left, right: placements[index].end)
             let top = y + drawn.above
             scrollItems += drawn.items.map { $0.offset(0, top) }
             for var note in drawn.notes {
@@ -514,26 +615,26 @@ struct Layout {
                 entry.system = index
                 entries.append(entry)
             }
-            // Pages: a new page when the system would cross the bottom margin.
             let height = drawn.above + drawn.height + drawn.below
-            if pageY + height > pageHeight - margin && !(pageSystems.last?.isEmpty ?? true) {
-                pageSystems.append([])
-                pageY = margin
-            }
-            pageSystems[pageSystems.count - 1].append((drawn.items, pageY + drawn.above, height))
+            drawnSystems.append((drawn.items, drawn.above, height))
             engraved.append(EngravedSystem(measures: measures[system.range.lowerBound].number...measures[system.range.upperBound].number,
-                                           left: system.left, right: pageWidth - margin, top: top, bottom: top + drawn.height,
-                                           page: pageSystems.count - 1, pageOffset: pageY + drawn.above))
-            pageY += height + Metric.systemGap
+                                           left: system.left, right: placements[index].end, top: top, bottom: top + drawn.height,
+                                           page: 0, pageOffset: 0))
             y += height + Metric.systemGap
         }
-        let header = scrollItems.prefix { item in if case .text = item { true } else { false } }
-        let pages = pageSystems.enumerated().map { number, systems in
-            EngravedPage(width: pageWidth, height: pageHeight,
-                         items: (number == 0 ? Array(header) : []) + systems.flatMap { system in system.items.map { $0.offset(0, system.top) } })
+        // Pages: as few as the systems need, the systems spread evenly over them.
+        let placed = Self.paginate(drawnSystems.map(\.height), firstTop: headerHeight, top: margin, bottom: pageHeight - margin, gap: Metric.systemGap)
+        var pageItems = [[DisplayItem]](repeating: [], count: (placed.last?.page ?? 0) + 1)
+        pageItems[0] = Array(scrollItems.prefix { item in if case .text = item { true } else { false } })
+        for (index, system) in drawnSystems.enumerated() {
+            let top = placed[index].offset + system.above
+            engraved[index].page = placed[index].page
+            engraved[index].pageOffset = top
+            pageItems[placed[index].page] += system.items.map { $0.offset(0, top) }
         }
+        let pages = pageItems.map { EngravedPage(width: pageWidth, height: pageHeight, items: $0) }
         notes.sort { ($0.part, $0.note) < ($1.part, $1.note) }
         return Engraving(scroll: EngravedPage(width: pageWidth, height: y + margin, items: scrollItems), pages: pages, notes: notes,
-                         timeMap: entries, systems: engraved, staffSpaceMM: options.staffSpaceMM, fontName: font.name)
+                         timeMap: entries, systems: engraved, staffSpaceMM: options.staffSpaceMM, fontName: font.name, textFamily: text.family)
     }
 }

@@ -13,19 +13,41 @@ public enum SVGWriter {
         case url(String)
         /// The font file's bytes, embedded as a data URL.
         case embedded([UInt8])
+
+        /// The CSS `src` value.
+        var css: String {
+            switch self {
+            case .url(let url): return "url(\(escape(url)))"
+            case .embedded(let bytes):
+                let type = bytes.starts(with: Array("OTTO".utf8)) ? "font/otf" : "font/ttf"
+                return "url(data:\(type);base64,\(Data(bytes).base64EncodedString()))"
+            }
+        }
     }
 
-    public static func svg(_ page: EngravedPage, staffSpaceMM: Double, fontName: String, font: FontSource) -> String {
+    /// The text font's faces (the ones the engraver measured).
+    public struct TextFontSource: Sendable {
+        public var family: String
+        public var faces: [(style: TextStyle, source: FontSource)]
+
+        public init(family: String, faces: [(style: TextStyle, source: FontSource)]) {
+            self.family = family
+            self.faces = faces
+        }
+    }
+
+    public static func svg(_ page: EngravedPage, staffSpaceMM: Double, fontName: String, font: FontSource, text: TextFontSource? = nil) -> String {
         var whole = ""
         whole.reserveCapacity(page.items.count * 64)
-        write(page, staffSpaceMM: staffSpaceMM, fontName: fontName, font: font) { whole += $0 }
+        write(page, staffSpaceMM: staffSpaceMM, fontName: fontName, font: font, text: text) { whole += $0 }
         return whole
     }
 
     /// The same SVG handed to `emit` a piece at a time (about 64 KB), so a
     /// long score can be compressed or written as it is made instead of
     /// held whole.
-    public static func write(_ page: EngravedPage, staffSpaceMM: Double, fontName: String, font: FontSource, emit: (String) -> Void) {
+    public static func write(_ page: EngravedPage, staffSpaceMM: Double, fontName: String, font: FontSource, text: TextFontSource? = nil,
+                             emit: (String) -> Void) {
         var out = ""
         out.reserveCapacity(66_000)
         func flush() {
@@ -36,14 +58,13 @@ public enum SVGWriter {
         let height = format(page.height * staffSpaceMM)
         out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)mm\" height=\"\(height)mm\" viewBox=\"0 0 \(format(page.width)) \(format(page.height))\">\n"
-        let source: String
-        switch font {
-        case .url(let url): source = "url(\(escape(url)))"
-        case .embedded(let bytes): source = "url(data:font/otf;base64,\(Data(bytes).base64EncodedString()))"
+        out += "<style>@font-face{font-family:'\(fontName)';src:\(font.css);}"
+        for face in text?.faces ?? [] {
+            out += "@font-face{font-family:'\(escape(text!.family))';src:\(face.source.css);"
+                + (face.style == .italic ? "font-style:italic;" : face.style == .bold ? "font-weight:bold;" : "") + "}"
         }
-        out += "<style>@font-face{font-family:'\(fontName)';src:\(source);}"
         out += ".m{font-family:'\(fontName)';font-size:4px;}"
-        out += "text.t{font-family:'Century Schoolbook','TeX Gyre Schola','DejaVu Serif',serif;}"
+        out += "text.t{font-family:" + (text.map { "'\(escape($0.family))'," } ?? "'Century Schoolbook','TeX Gyre Schola','DejaVu Serif',") + "serif;}"
         out += "g.highlight text,g.highlight polygon{fill:#1a5fb4;}"
         out += "line{stroke:#000;stroke-linecap:butt;}g.highlight line{stroke:#1a5fb4;}</style>\n"
         out += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"

@@ -15,8 +15,12 @@ struct StaffDrawing {
     /// Ink extent above the top line (negative) and below the bottom.
     var minY = 0.0
     var maxY = 4.0
+    /// The outline of everything drawn (notes, marks, words).
+    var skyline = Skyline()
     /// Stem ends by note, for ties and lyrics placement.
     var stemUp: [Int: Bool] = [:]
+    /// Where each stem ends (y), beamed or not: what marks keep clear of.
+    var stemTips: [Int: Double] = [:]
     /// Two voices on one staff: this voice's stems all up (the upper
     /// voice) or all down, its rests moved out of the other's way.
     var fixedUp: Bool?
@@ -44,12 +48,14 @@ struct StaffDrawing {
         items.append(.glyph(name: name, codepoint: glyph.codepoint, at: Point(x, y)))
         minY = min(minY, y + glyph.box.minY)
         maxY = max(maxY, y + glyph.box.maxY)
+        skyline.add(minX: x + glyph.box.minX, maxX: x + glyph.box.maxX, minY: y + glyph.box.minY, maxY: y + glyph.box.maxY)
     }
 
     mutating func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, _ thickness: Double) {
         items.append(.line(from: Point(x1, y1), to: Point(x2, y2), thickness: thickness))
         minY = min(minY, min(y1, y2))
         maxY = max(maxY, max(y1, y2))
+        skyline.add(minX: min(x1, x2), maxX: max(x1, x2), minY: min(y1, y2) - thickness / 2, maxY: max(y1, y2) + thickness / 2)
     }
 
     mutating func polygon(_ points: [Point]) {
@@ -57,6 +63,9 @@ struct StaffDrawing {
         for point in points {
             minY = min(minY, point.y)
             maxY = max(maxY, point.y)
+        }
+        for (a, b) in zip(points, points.dropFirst() + points.prefix(1)) {
+            skyline.add(minX: min(a.x, b.x), maxX: max(a.x, b.x), minY: min(a.y, b.y), maxY: max(a.y, b.y))
         }
     }
 
@@ -70,7 +79,7 @@ struct StaffDrawing {
             x += font.glyph("gClef").box.maxX + 0.8
             x = drawCancellation(first, at: x)
             x = drawKey(first.key, at: x)
-            if first.showsMeter || range.lowerBound == 0 { x = drawMeter(first.meter, at: x) }
+            if first.showsMeter || range.lowerBound == 0 { x = drawMeter(first.meter, symbol: first.meterSymbol, at: x) }
         }
         // Measures.
         let barline = font.value("thinBarlineThickness", 0.16)
@@ -80,19 +89,41 @@ struct StaffDrawing {
             if furniture, measureIndex != range.lowerBound, measure.showsKey || measure.showsMeter {
                 var changeX = start - layout.preambleWidth(measure, first: false, clef: false)
                 if measure.showsKey { changeX = drawKey(measure.key, at: drawCancellation(measure, at: changeX + 0.3)) }
-                if measure.showsMeter { _ = drawMeter(measure.meter, at: changeX + 0.2) }
+                if measure.showsMeter { _ = drawMeter(measure.meter, symbol: measure.meterSymbol, at: changeX + 0.2) }
             }
             drawNotes(of: measure, start: start, width: width)
             guard furniture else { continue }
             let end = start + width
-            if measureIndex == layout.measures.count - 1 {
+            if measure.repeatStart { drawRepeat(at: start, start: true) }
+            if measure.repeatEnd {
+                drawRepeat(at: end, start: false)
+            } else if measureIndex == layout.measures.count - 1 {
                 let thick = font.value("thickBarlineThickness", 0.5)
-                line(end - thick - 0.4 - barline / 2, 0, end - thick - 0.4 - barline / 2, 4, barline)
+                let gap = font.value("barlineSeparation", 0.4)
+                line(end - thick - gap - barline / 2, 0, end - thick - gap - barline / 2, 4, barline)
                 line(end - thick / 2, 0, end - thick / 2, 4, thick)
             } else {
                 line(end - barline / 2, 0, end - barline / 2, 4, barline)
             }
         }
+    }
+
+    /// A repeat barline: `|:` from `x` rightwards (thick, thin, dots) or
+    /// `:|` ending at `x` (dots, thin, thick), from the font's thicknesses.
+    mutating func drawRepeat(at x: Double, start: Bool) {
+        let thick = font.value("thickBarlineThickness", 0.5)
+        let thin = font.value("thinBarlineThickness", 0.16)
+        let gap = font.value("barlineSeparation", 0.4)
+        let dotGap = font.value("repeatBarlineDotSeparation", 0.16)
+        let dot = font.glyph("repeatDot").box.maxX
+        let direction: Double = start ? 1 : -1
+        let thickX = x + direction * thick / 2
+        let thinX = x + direction * (thick + gap + thin / 2)
+        let dotsX = start ? x + thick + gap + thin + dotGap : x - (thick + gap + thin + dotGap + dot)
+        line(thickX, 0, thickX, 4, thick)
+        line(thinX, 0, thinX, 4, thin)
+        add("repeatDot", dotsX, 1.5)
+        add("repeatDot", dotsX, 2.5)
     }
 
     var clefGlyph: String {
@@ -149,8 +180,12 @@ struct StaffDrawing {
         return x + 0.6
     }
 
-    mutating func drawMeter(_ meter: Meter, at start: Double) -> Double {
-        let width = layout.meterWidth(meter)
+    mutating func drawMeter(_ meter: Meter, symbol: MeterSymbol?, at start: Double) -> Double {
+        let width = layout.meterWidth(meter, symbol: symbol)
+        if let symbol {
+            add(symbol == .common ? "timeSigCommon" : "timeSigCutCommon", start, 2)
+            return start + width + 0.8
+        }
         for (value, y) in [(meter.numerator, 1.0), (meter.denominator, 3.0)] {
             let digits = String(value).map { "timeSig\($0)" }
             let total = digits.reduce(0) { $0 + font.glyph($1).box.maxX }
@@ -294,6 +329,7 @@ struct StaffDrawing {
                     length = max(length, abs(y - 2))
                     let endY = isUp ? y - length : y + length
                     stemEnds[index] = (stemX, endY)
+                    stemTips[index] = endY
                     if beamed[index] == nil {
                         line(stemX, y + anchor.y, stemX, endY, stemThickness)
                         if flags > 0 {
@@ -320,6 +356,7 @@ struct StaffDrawing {
         }
         for group in groups { drawBeam(group, ends: stemEnds, up: up[group[0]] ?? true) }
         drawTuplets(indices, ends: stemEnds, up: up, beamed: beamed)
+        drawMarks(indices, measureEnd: start + width)
         for index in indices where notesOfPart[index].tieToNext { drawTie(from: index) }
         // A tie coming in from the previous system.
         if let first = indices.first, first > 0, notesOfPart[first - 1].tieToNext, measure.number == layout.measures[range.lowerBound].number,
@@ -433,6 +470,7 @@ struct StaffDrawing {
             let anchor = font.glyph(head).anchors[up ? "stemUpSE" : "stemDownNW"] ?? Point(0, 0)
             let noteY = Layout.y(Layout.position(pitch, clef: part.clef))
             line(stem.1, noteY + anchor.y, stem.1, beamY(stem.1), stemThickness)
+            stemTips[stem.0] = beamY(stem.1)
         }
         // Beam levels: the primary over the group, then each level over the
         // runs of notes that have it (a lone note gets a stub).
@@ -542,9 +580,12 @@ struct StaffDrawing {
     /// word's melisma.
     mutating func drawLyrics() {
         guard !part.verses.isEmpty else { return }
-        let baseline = max(4 + 2.6, maxY + 2.2)
+        let baseline = max(4 + 2.4, maxY + 1.8)
         let xs = placement.noteX[shown] ?? [:]
-        for (row, verse) in part.verses.enumerated() {
+        // Rows for the verses sung in this system, in verse order (a verse
+        // with no words here leaves no empty row).
+        let verses = part.verses.filter { verse in xs.keys.contains { notesOfPart[$0].lyric(verse: verse) != nil } }
+        for (row, verse) in verses.enumerated() {
             let y = baseline + Double(row) * Metric.lyricRow
             let shownNotes = xs.keys.sorted()
             for (position, index) in shownNotes.enumerated() {
@@ -553,11 +594,12 @@ struct StaffDrawing {
                 guard let lyric = notesOfPart[index].lyric(verse: verse),
                       let x = placement.columnX[notesOfPart[index].startTick] ?? xs[index] else { continue }
                 let centre = x + 0.59
-                let width = TextMetrics.width(lyric.text, size: Metric.lyricSize)
+                let width = layout.text.width(lyric.text, size: Metric.lyricSize)
                 // A group the web page lights while the syllable is sung.
                 items.append(.beginGroup(id: nil, className: "syl", data: [DataAttribute("part", part.part.name), DataAttribute("verse", "\(verse)"),
                                                                           DataAttribute("sample", "\(layout.timeMap.sample(atTick: notesOfPart[index].startTick))")]))
                 items.append(.text(lyric.text, at: Point(centre, y), size: Metric.lyricSize, anchor: .middle, style: .normal))
+                skyline.add(minX: centre - width / 2, maxX: centre + width / 2, minY: y - Metric.lyricSize * 0.75, maxY: y + Metric.lyricSize * 0.25)
                 items.append(.endGroup)
                 let right = centre + width / 2
                 // The next syllable of this verse.
@@ -565,7 +607,7 @@ struct StaffDrawing {
                 let nextSyllable = later.first { notesOfPart[$0].lyric(verse: verse) != nil }
                 if lyric.continuesWord {
                     let nextLeft = nextSyllable.flatMap { next in
-                        xs[next].map { $0 + 0.59 - TextMetrics.width(notesOfPart[next].lyric(verse: verse)!.text, size: Metric.lyricSize) / 2 }
+                        xs[next].map { $0 + 0.59 - layout.text.width(notesOfPart[next].lyric(verse: verse)!.text, size: Metric.lyricSize) / 2 }
                     } ?? min(right + 2.0, placement.end)
                     if nextLeft - right > 0.5 {
                         let hyphenX = (right + nextLeft) / 2
@@ -573,7 +615,7 @@ struct StaffDrawing {
                     }
                 } else {
                     // A melisma: the word's last syllable held over more notes.
-                    let held = later.prefix { notesOfPart[$0].lyric(verse: verse) == nil && notesOfPart[$0].pitch != nil }
+                    let held = later.prefix { notesOfPart[$0].lyric(verse: verse) == nil && notesOfPart[$0].pitch != nil && !part.wordStarts.contains($0) }
                     if let last = held.last, let lastX = xs[last], lastX + 1.18 > right + 0.6 {
                         line(right + 0.2, y + 0.1, lastX + 1.18, y + 0.1, font.value("lyricLineThickness", 0.16))
                     }

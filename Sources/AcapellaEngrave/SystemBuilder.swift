@@ -48,7 +48,14 @@ struct SystemBuilder {
                 fixed += layout.preambleWidth(measures[measureIndex], first: false, clef: false)
             }
         }
-        let scale = natural > 0 ? (right - left - fixed) / natural : 1
+        var scale = natural > 0 ? (right - left - fixed) / natural : 1
+        // The last system, when short, keeps its natural spacing (a little
+        // looser) instead of being pulled to the page's width.
+        var right = right
+        if range.upperBound == measures.count - 1 && index > 0 && scale > 1.6 {
+            scale = 1.15
+            right = left + fixed + natural * scale
+        }
         var x = left + preamble
         for measureIndex in range {
             let measure = measures[measureIndex]
@@ -102,6 +109,8 @@ struct SystemBuilder {
         var firstAbove = 0.0
         var staffTops: [Double] = []
         var lastBottom = 0.0
+        // The outline of the staves so far, on the system's y.
+        var outlineAbove = Skyline()
         var wordsShown = Set<[String]>()
         let thickness = font.value("staffLineThickness", 0.13)
         for (staffIndex, voices) in layout.staves.enumerated() {
@@ -113,9 +122,14 @@ struct SystemBuilder {
                 if voices.count > 1 { drawing.fixedUp = voice == 0 }
                 if voices.count == 2 { drawing.otherVoice = (layout.parts[voices[1 - voice]], voices[1 - voice]) }
                 drawing.draw()
+                drawing.drawSlurs()
                 return drawing
             }
             let inkTop = drawings.map(\.minY).min() ?? 0
+            // Dynamics under the staff's notes, once a moment for two voices.
+            let notesBottom = drawings.map(\.maxY).max() ?? 4
+            var printed: Set<Int> = []
+            for voice in drawings.indices { printed.formUnion(drawings[voice].drawDynamics(below: notesBottom, skip: printed)) }
             let inkBottom = drawings.map(\.maxY).max() ?? 4
             drawings[0].maxY = inkBottom
             for voice in drawings.indices {
@@ -131,7 +145,12 @@ struct SystemBuilder {
             if staffIndex == 0 {
                 firstAbove = max(2.5, -inkTop + 1)
             } else {
-                staffTop = lastBottom + Metric.staffGap + max(0, -inkTop)
+                // As close as the outlines allow (ink `inkClearance` apart),
+                // never closer than `staffGap` between the staves' lines.
+                var outline = Skyline()
+                for drawing in drawings { outline.merge(drawing.skyline) }
+                outline.add(minX: left, maxX: right, minY: 0, maxY: 4)
+                staffTop = max((staffTops.last ?? 0) + 4 + Metric.staffGap, outlineAbove.distance(above: outline, clearance: Metric.inkClearance))
             }
             let names = voices.map { layout.parts[$0].part.name }
             items.append(.beginGroup(id: "staff-\(index)-\(staffIndex)", className: "staff", data: [DataAttribute("part", names.joined(separator: ", "))]))
@@ -154,6 +173,8 @@ struct SystemBuilder {
             items.append(.endGroup)
             staffTops.append(staffTop)
             lastBottom = staffTop + max(4, drawings.map(\.maxY).max() ?? 4)
+            for drawing in drawings { outlineAbove.merge(drawing.skyline.offset(staffTop)) }
+            outlineAbove.add(minX: left, maxX: right, minY: staffTop, maxY: staffTop + 4)
             // Part names: full on the first system, short after; two voices
             // one above the other.
             let labels = voices.map { index == 0 ? layout.parts[$0].part.name : (layout.parts[$0].part.shortName ?? "") }
@@ -176,16 +197,10 @@ struct SystemBuilder {
         if index > 0 {
             items.append(.text("\(firstMeasure)", at: Point(left, -firstAbove + 1.0), size: Metric.numberSize, anchor: .start, style: .italic))
         }
-        // Tempo marks above the first staff.
-        for tempo in layout.score.tempos {
-            guard let x = placement.columnX[tempo.tick] ?? (tempo.tick == 0 && index == 0 ? left + 1 : nil) else { continue }
-            let quarter = font.glyph("metNoteQuarterUp")
-            let y = -firstAbove + 0.8
-            items.append(glyph("metNoteQuarterUp", x, y))
-            let bpm = Double(tempo.tempo.milliBPM) / 1000
-            let text = " = " + (bpm == bpm.rounded() ? String(Int(bpm)) : String(format: "%.1f", bpm))
-            items.append(.text(text, at: Point(x + quarter.box.maxX, y), size: Metric.nameSize, anchor: .start, style: .bold))
-        }
+        // Endings, tempo marks, words, signs and rehearsal marks above the first staff.
+        let above = aboveSystem(index: index, range: range, left: left, top: -firstAbove)
+        items += above.items
+        firstAbove += above.height
         // Time map: every onset in the system.
         var entries: [TimeMapEntry] = []
         for measureIndex in range {
@@ -205,5 +220,128 @@ struct SystemBuilder {
             }
         }
         return DrawnSystem(items: items, notes: notes, timeMap: entries, above: firstAbove, height: bottom, below: max(0, lastBottom - bottom) + 1)
+    }
+}
+
+extension SystemBuilder {
+    /// What stands over the system, in rows from the staff up: volta
+    /// brackets; then tempo marks, expression text, segno and coda signs and
+    /// jump instructions on one line (each after the last, never on it);
+    /// then rehearsal marks in boxes. `top` is where the first staff's ink
+    /// (and its clearance) ends; returns the items and the height they add.
+    func aboveSystem(index: Int, range: ClosedRange<Int>, left: Double, top: Double) -> (items: [DisplayItem], height: Double) {
+        let placement = placements[index]
+        let measures = layout.measures
+        let score = layout.score
+        let firstNumber = measures[range.lowerBound].number
+        let lastNumber = measures[range.upperBound].number
+        func measureX(_ number: Int) -> (x: Double, width: Double)? { placement.measureX[number - measures[0].number] }
+        var items: [DisplayItem] = []
+        var y = top
+        // Voltas.
+        var voltaDrawn = false
+        for mark in score.barMarks {
+            guard case .ending(let numbers, let count) = mark.kind else { continue }
+            let end = mark.measure + count - 1
+            guard end >= firstNumber && mark.measure <= lastNumber, let start = measureX(max(mark.measure, firstNumber)),
+                  let finish = measureX(min(end, lastNumber)) else { continue }
+            let lineY = y - 2.0
+            let x1 = start.x + 0.2
+            let x2 = finish.x + finish.width - 0.3
+            let thickness = font.value("repeatEndingLineThickness", 0.16)
+            items.append(.line(from: Point(x1, lineY), to: Point(x2, lineY), thickness: thickness))
+            if mark.measure >= firstNumber {
+                items.append(.line(from: Point(x1, lineY), to: Point(x1, lineY + 1.6), thickness: thickness))
+                items.append(.text(numbers.map { "\($0)." }.joined(separator: " "), at: Point(x1 + 0.5, lineY + 1.5), size: Metric.nameSize, anchor: .start, style: .normal))
+            }
+            let closed = score.barMarks.contains { if case .ending = $0.kind { $0.measure == end + 1 } else { false } }
+            if end <= lastNumber && closed { items.append(.line(from: Point(x2, lineY), to: Point(x2, lineY + 1.6), thickness: thickness)) }
+            voltaDrawn = true
+        }
+        if voltaDrawn { y -= 2.4 }
+        // One line of tempo, words and signs, left to right.
+        var entries: [(x: Double, draw: (Double) -> [DisplayItem], width: Double)] = []
+        for tempo in score.tempos where tempo.printed {
+            guard let x = placement.columnX[tempo.tick] ?? (tempo.tick == 0 && index == 0 ? left + 1 : nil) else { continue }
+            let quarter = font.glyph("metNoteQuarterUp")
+            let bpm = Double(tempo.tempo.milliBPM) / 1000
+            let text = " = " + (bpm == bpm.rounded() ? String(Int(bpm)) : String(format: "%.1f", bpm))
+            let width = quarter.box.maxX + layout.text.width(text, size: Metric.nameSize, style: .bold)
+            entries.append((x, { [self] lineY in
+                [glyph("metNoteQuarterUp", x, lineY), .text(text, at: Point(x + quarter.box.maxX, lineY), size: Metric.nameSize, anchor: .start, style: .bold)]
+            }, width))
+        }
+        for text in score.texts where text.kind == .words {
+            guard let x = column(atOrAfter: text.tick, in: range, placement: placement) else { continue }
+            let width = layout.text.width(text.text, size: Metric.nameSize, style: .italic)
+            entries.append((x, { lineY in [.text(text.text, at: Point(x, lineY), size: Metric.nameSize, anchor: .start, style: .italic)] }, width))
+        }
+        for mark in score.barMarks where mark.measure >= firstNumber && mark.measure <= lastNumber {
+            guard let (x, width) = measureX(mark.measure) else { continue }
+            switch mark.kind {
+            case .segno, .coda:
+                let name = mark.kind == .segno ? "segno" : "coda"
+                let box = font.glyph(name).box
+                entries.append((x + 0.3, { [self] lineY in [glyph(name, x + 0.3, lineY)] }, box.maxX))
+            case .toCoda, .fine, .daCapo, .dalSegno:
+                let words = BarMark.signWords.first { $0.0 == mark.kind }!.1
+                // The score's own words for the jump, if it wrote them, are printed instead.
+                let start = layout.map.startTick(ofMeasure: mark.measure), end = layout.map.startTick(ofMeasure: mark.measure + 1)
+                if score.texts.contains(where: { $0.tick >= start && $0.tick < end && $0.text.lowercased().hasPrefix(words.lowercased().prefix(4)) }) { continue }
+                let textWidth = layout.text.width(words, size: Metric.nameSize, style: .italic)
+                let textX = x + width - textWidth - 0.4
+                entries.append((textX, { lineY in [.text(words, at: Point(textX, lineY), size: Metric.nameSize, anchor: .start, style: .italic)] }, textWidth))
+            default:
+                break
+            }
+        }
+        if !entries.isEmpty {
+            // Left to right on the line; what does not fit before the
+            // system's end goes on a line above.
+            var rows: [Double] = []
+            for entry in entries.sorted(by: { $0.x < $1.x }) {
+                var row = rows.firstIndex { entry.x >= $0 + 1.0 || max(entry.x, $0 + 1.0) + entry.width <= placement.end } ?? rows.count
+                if row == rows.count { rows.append(-Double.infinity) }
+                var x = max(entry.x, rows[row] + 1.0)
+                if x + entry.width > placement.end {
+                    x = max(placement.end - entry.width, rows[row] + 1.0)
+                    if x + entry.width > placement.end && rows[row] > -Double.infinity {
+                        row = rows.count
+                        rows.append(-Double.infinity)
+                        x = max(min(entry.x, placement.end - entry.width), placement.start)
+                    }
+                }
+                items += entry.draw(y - 0.6 - Double(row) * 2.2).map { $0.offset(x - entry.x, 0) }
+                rows[row] = x + entry.width
+            }
+            y -= 0.4 + 2.2 * Double(rows.count)
+        }
+        // Rehearsal marks, boxed.
+        var rehearsal = false
+        for text in score.texts where text.kind == .rehearsal {
+            guard let x = column(atOrAfter: text.tick, in: range, placement: placement) else { continue }
+            let width = layout.text.width(text.text, size: Metric.subtitleSize, style: .bold)
+            let baseline = y - 0.9
+            let box = Box(minX: x - 0.4, minY: baseline - Metric.subtitleSize * 0.85, maxX: x + width + 0.4, maxY: baseline + 0.5)
+            items.append(.text(text.text, at: Point(x, baseline), size: Metric.subtitleSize, anchor: .start, style: .bold))
+            for (a, b) in [(Point(box.minX, box.minY), Point(box.maxX, box.minY)), (Point(box.maxX, box.minY), Point(box.maxX, box.maxY)),
+                           (Point(box.maxX, box.maxY), Point(box.minX, box.maxY)), (Point(box.minX, box.maxY), Point(box.minX, box.minY))] {
+                items.append(.line(from: a, to: b, thickness: 0.12))
+            }
+            rehearsal = true
+        }
+        if rehearsal { y -= 3.2 }
+        return (items, top - y)
+    }
+
+    /// The x of the first column at or after `tick` among the system's
+    /// measures (a text between notes stands over the next one).
+    func column(atOrAfter tick: Int, in range: ClosedRange<Int>, placement: Placement) -> Double? {
+        let measures = layout.measures
+        guard tick >= measures[range.lowerBound].startTick, tick < measures[range.upperBound].endTick else { return nil }
+        for measureIndex in range where measures[measureIndex].endTick > tick {
+            if let column = measures[measureIndex].columns.first(where: { $0.tick >= tick }) { return placement.columnX[column.tick] }
+        }
+        return nil
     }
 }

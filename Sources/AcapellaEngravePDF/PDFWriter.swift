@@ -4,18 +4,31 @@ import Foundation
 
 /// The engraving's pages as a PDF through cairo, ready to print: the music
 /// font loaded with FreeType from its file (so the shipped Bravura is the
-/// one used, whatever fonts the system has), text in the system's serif.
+/// one used, whatever fonts the system has), text in the shipped text
+/// font the engraver measured it in.
 public enum PDFWriter {
     /// Writes `pages` to `path`. Throws `EngraveError` naming the file.
-    public static func write(_ pages: [EngravedPage], staffSpaceMM: Double, fontFile: String, to path: String) throws(EngraveError) {
+    public static func write(_ pages: [EngravedPage], staffSpaceMM: Double, fontFile: String, textFonts: TextFontFiles? = nil,
+                             to path: String) throws(EngraveError) {
         var library: FT_Library?
         guard FT_Init_FreeType(&library) == 0, let library else { throw EngraveError("FreeType could not start") }
         defer { FT_Done_FreeType(library) }
-        var face: FT_Face?
-        guard FT_New_Face(library, fontFile, 0, &face) == 0, let face else { throw EngraveError("\(fontFile): not a font FreeType can read") }
-        defer { FT_Done_Face(face) }
-        guard let musicFont = cairo_ft_font_face_create_for_ft_face(face, 0) else { throw EngraveError("cairo could not use \(fontFile)") }
-        defer { cairo_font_face_destroy(musicFont) }
+        var faces: [FT_Face] = []
+        defer { for face in faces { FT_Done_Face(face) } }
+        var cairoFaces: [OpaquePointer] = []
+        defer { for face in cairoFaces { cairo_font_face_destroy(face) } }
+        func open(_ file: String) throws(EngraveError) -> (FT_Face, OpaquePointer) {
+            var face: FT_Face?
+            guard FT_New_Face(library, file, 0, &face) == 0, let face else { throw EngraveError("\(file): not a font FreeType can read") }
+            faces.append(face)
+            guard let cairoFace = cairo_ft_font_face_create_for_ft_face(face, 0) else { throw EngraveError("cairo could not use \(file)") }
+            cairoFaces.append(cairoFace)
+            return (face, cairoFace)
+        }
+        let (face, musicFont) = try open(fontFile)
+        // Text in the faces it was measured in (the system's serif without them).
+        var textFaces: [TextStyle: OpaquePointer] = [:]
+        for (style, file) in textFonts?.files ?? [:] { textFaces[style] = try open(file).1 }
 
         // Points per staff space.
         let scale = staffSpaceMM * 72 / 25.4
@@ -28,7 +41,7 @@ public enum PDFWriter {
             cairo_pdf_surface_set_size(surface, page.width * scale, page.height * scale)
             cairo_save(context)
             cairo_scale(context, scale, scale)
-            draw(page.items, on: context, musicFont: musicFont, face: face)
+            draw(page.items, on: context, musicFont: musicFont, face: face, textFaces: textFaces)
             cairo_restore(context)
             cairo_show_page(context)
         }
@@ -39,7 +52,7 @@ public enum PDFWriter {
         }
     }
 
-    static func draw(_ items: [DisplayItem], on context: OpaquePointer, musicFont: OpaquePointer, face: FT_Face) {
+    static func draw(_ items: [DisplayItem], on context: OpaquePointer, musicFont: OpaquePointer, face: FT_Face, textFaces: [TextStyle: OpaquePointer]) {
         var highlight = [false]
         func colour() {
             if highlight.last == true { cairo_set_source_rgb(context, 0.10, 0.37, 0.71) } else { cairo_set_source_rgb(context, 0, 0, 0) }
@@ -69,8 +82,12 @@ public enum PDFWriter {
                 cairo_fill(context)
             case .text(let text, let at, let size, let anchor, let style):
                 colour()
-                cairo_select_font_face(context, "serif", style == .italic ? CAIRO_FONT_SLANT_ITALIC : CAIRO_FONT_SLANT_NORMAL,
-                                       style == .bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
+                if let textFace = textFaces[style] ?? textFaces[.normal] {
+                    cairo_set_font_face(context, textFace)
+                } else {
+                    cairo_select_font_face(context, "serif", style == .italic ? CAIRO_FONT_SLANT_ITALIC : CAIRO_FONT_SLANT_NORMAL,
+                                           style == .bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
+                }
                 cairo_set_font_size(context, size)
                 var extents = cairo_text_extents_t()
                 cairo_text_extents(context, text, &extents)

@@ -213,6 +213,10 @@ struct ScoreBuilder {
         for index in 0..<count {
             let measures = parts.map { $0.measures[index] }
             var written = measures.filter { $0.length.numerator != 0 && $0.paddedLength.compare($0.length) == 0 }.map(\.length)
+            // The last measure padded everywhere (the rest of a bar whose
+            // pickup began the piece) ends where its notes do: the padding
+            // is hidden, not a rest to print.
+            if written.isEmpty && index == count - 1 { written = measures.map(\.length).filter { $0.numerator != 0 } }
             if written.isEmpty { written = measures.map(\.paddedLength).filter { $0.numerator != 0 } }
             let nominalTicks = Rational(nominal[index].measureTicks)
             var chosen = nominalTicks
@@ -247,7 +251,17 @@ struct ScoreBuilder {
         var irregular = 0
         for index in (hasPickup ? 1 : 0)..<count {
             var meter = nominal[index]
+            // Printed where the file writes a time signature that the
+            // measure keeps (or at the start).
+            let writtenHere = parts.lazy.map { $0.measures[index] }.first { $0.meter != nil }
+            var printed = writtenHere != nil || meters.isEmpty
+            // The first's symbol may be written in the pickup before it.
+            var symbol = writtenHere?.meterSymbol
+            if symbol == nil && meters.isEmpty {
+                for measure in 0...index where symbol == nil { symbol = parts.lazy.compactMap { $0.measures[measure].meterSymbol }.first }
+            }
             if lengths[index] != meter.measureTicks {
+                printed = false
                 guard let fitted = Meter.fitting(ticks: lengths[index], preferring: meter.denominator) else {
                     throw ImportError("measure \(measureNumber(index)) is \(lengths[index]) ticks long, more than a time signature can hold")
                 }
@@ -255,10 +269,15 @@ struct ScoreBuilder {
                 irregular += 1
                 meter = fitted
             }
-            if meter != previous { meters.append(MeterChange(measure: songMeasure(index), meter: meter)) }
+            if meter != previous {
+                meters.append(MeterChange(measure: songMeasure(index), meter: meter, symbol: meter == nominal[index] ? symbol : nil, printed: printed))
+            }
             previous = meter
         }
-        if meters.isEmpty { meters = [MeterChange(measure: 1, meter: nominal[0])] }
+        if meters.isEmpty { meters = [MeterChange(measure: 1, meter: nominal[0], symbol: parts.first?.measures.first?.meterSymbol)] }
+        // The first time signature is always printed (a pickup's is the first measure's).
+        meters[0].printed = true
+        if meters[0].meter != nominal[0] { meters[0].symbol = nil }
         var starts: [Int] = []
         var tick = 0
         for length in lengths {
@@ -274,6 +293,8 @@ struct ScoreBuilder {
         let numbers = (0..<count).map(measureNumber)
         if numbers != (0..<count).map(songMeasure) { score.writtenMeasures = numbers }
         readMetadata(root, into: &score, sourceName: sourceName)
+        score.texts = texts(starts: starts, endTick: endTick)
+        if written == nil { score.barMarks = barMarks(count: count) }
 
         var usedNames: Set<String> = []
         for raw in parts {
@@ -294,6 +315,7 @@ struct ScoreBuilder {
             }
             let (notes, tieStops) = try notes(of: raw, starts: starts, lengths: lengths)
             part.notes = notes
+            Self.placeDirections(of: raw, starts: starts, on: &part)
             cleanTiesAndLyrics(&part, tieStops: tieStops, meterMap: score.meterMap)
             score.parts.append(part)
         }
@@ -345,25 +367,106 @@ struct ScoreBuilder {
     }
 
     mutating func tempos(starts: [Int], endTick: Int) -> [TempoChange] {
-        var byTick: [Int: Int] = [:]
+        var byTick: [Int: (milliBPM: Int, printed: Bool)] = [:]
         for part in parts {
             for (index, measure) in part.measures.enumerated() {
                 for mark in measure.tempos {
                     let tick = starts[index] + Int(mark.offset.floor)
-                    if tick < endTick && byTick[tick] == nil { byTick[tick] = mark.milliBPM }
+                    guard tick < endTick else { continue }
+                    if byTick[tick] == nil { byTick[tick] = (mark.milliBPM, mark.printed) } else if mark.printed { byTick[tick]!.printed = true }
                 }
             }
         }
         var tempos: [TempoChange] = []
-        for (tick, milliBPM) in byTick.sorted(by: { $0.key < $1.key }) where tempos.last?.tempo.milliBPM != milliBPM {
-            tempos.append(TempoChange(tick: tick, tempo: Tempo(milliBPM: milliBPM)))
+        for (tick, mark) in byTick.sorted(by: { $0.key < $1.key }) where tempos.last?.tempo.milliBPM != mark.milliBPM {
+            tempos.append(TempoChange(tick: tick, tempo: Tempo(milliBPM: mark.milliBPM), printed: mark.printed))
         }
         if tempos.first?.tick != 0 {
-            report.note(tempos.isEmpty ? "no tempo marking: 120 BPM assumed" : "no tempo marking at the start: 120 BPM assumed until the first")
-            tempos.insert(TempoChange(tick: 0, tempo: Tempo(bpm: 120)), at: 0)
+            report.note(tempos.isEmpty ? "no tempo marking: 120 BPM assumed (played, not printed)" : "no tempo marking at the start: 120 BPM assumed until the first (played, not printed)")
+            tempos.insert(TempoChange(tick: 0, tempo: Tempo(bpm: 120), printed: false), at: 0)
             if tempos.count > 1 && tempos[1].tempo.milliBPM == 120_000 { tempos.remove(at: 1) }
         }
         return tempos
+    }
+
+    /// Expression text and rehearsal marks of every part, once each (the
+    /// same words at the same moment in several parts are one text), in
+    /// order. In a song written out, the words of its jumps ("D.C. al
+    /// Fine") are sung out, not printed.
+    func texts(starts: [Int], endTick: Int) -> [ScoreText] {
+        var texts: [ScoreText] = []
+        var seen: Set<String> = []
+        for part in parts {
+            for (index, measure) in part.measures.enumerated() {
+                for direction in measure.directions {
+                    guard case .text(let kind, let text) = direction.kind else { continue }
+                    let tick = min(starts[index] + Int(direction.offset.floor), endTick - 1)
+                    if written != nil && Self.isJumpText(text) { continue }
+                    guard seen.insert("\(tick) \(kind) \(text)").inserted,
+                          !texts.contains(where: { $0.tick == tick && $0.kind == kind }) else { continue }
+                    texts.append(ScoreText(tick: tick, kind: kind, text: text))
+                }
+            }
+        }
+        return texts.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element)
+    }
+
+    /// Words that tell where to go next: D.C., D.S., Fine, To Coda.
+    static func isJumpText(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        return ["d.c.", "d. c.", "da capo", "d.s.", "d. s.", "dal segno", "fine", "to coda"].contains { lower.hasPrefix($0) }
+    }
+
+    /// Repeats, endings and signs as the file writes them (a song kept as
+    /// written), in measure order.
+    func barMarks(count: Int) -> [BarMark] {
+        var marks = [RepeatMarks](repeating: RepeatMarks(), count: count)
+        for part in parts {
+            for (index, measure) in part.measures.enumerated() where index < count { marks[index].merge(measure.marks) }
+        }
+        var result: [BarMark] = []
+        var index = 0
+        while index < count {
+            let mark = marks[index]
+            let measure = songMeasure(index)
+            if mark.segno { result.append(BarMark(measure: measure, kind: .segno)) }
+            if mark.coda { result.append(BarMark(measure: measure, kind: .coda)) }
+            if mark.forward { result.append(BarMark(measure: measure, kind: .repeatStart)) }
+            if let numbers = mark.ending, index == 0 || marks[index - 1].ending != numbers || marks[index - 1].backward != nil {
+                var length = 1
+                while index + length < count && marks[index + length].ending == numbers && marks[index + length - 1].backward == nil { length += 1 }
+                result.append(BarMark(measure: measure, kind: .ending(numbers: numbers, measures: length)))
+            }
+            if let times = mark.backward { result.append(BarMark(measure: measure, kind: .repeatEnd(times: times))) }
+            if mark.toCoda { result.append(BarMark(measure: measure, kind: .toCoda)) }
+            if mark.fine { result.append(BarMark(measure: measure, kind: .fine)) }
+            if mark.daCapo { result.append(BarMark(measure: measure, kind: .daCapo)) }
+            if mark.dalSegno { result.append(BarMark(measure: measure, kind: .dalSegno)) }
+            index += 1
+        }
+        return result.canonicallyOrdered()
+    }
+
+    /// A line's dynamics and hairpins on its notes: each on the note
+    /// sounding where it is written (a note's own dynamic first).
+    static func placeDirections(of raw: RawPart, starts: [Int], on part: inout Part) {
+        guard !part.notes.isEmpty else { return }
+        for (index, measure) in raw.measures.enumerated() where index < starts.count {
+            for direction in measure.directions {
+                let tick = starts[index] + Int(direction.offset.floor)
+                var note = max(0, part.notes.partitionIndex { $0.startTick > tick } - 1)
+                // A hairpin's end belongs to the note it reaches; a start or a
+                // dynamic to the next sung note when it falls on a rest.
+                while part.notes[note].pitch == nil && note + 1 < part.notes.count && !(direction.kind.isHairpinEnd) { note += 1 }
+                switch direction.kind {
+                case .dynamic(let dynamic): if part.notes[note].marks.dynamic == nil { part.notes[note].marks.dynamic = dynamic }
+                case .hairpin(let hairpin):
+                    if hairpin == .end && part.notes[note].marks.hairpin != nil { continue }
+                    part.notes[note].marks.hairpin = hairpin
+                case .text: break
+                }
+            }
+        }
     }
 
     func readMetadata(_ root: XMLNode, into score: inout Score, sourceName: String?) {
@@ -376,6 +479,11 @@ struct ScoreBuilder {
             var cleaned = Self.clean(raw, forbidden: "")
             for suffix in [".mxl", ".musicxml", ".xml"] where cleaned.hasSuffix(suffix) { cleaned.removeLast(suffix.count) }
             if !cleaned.isEmpty { score.title = cleaned }
+        }
+        if let movement = root.string(.movementTitle).map({ Self.clean($0, forbidden: "") }), !movement.isEmpty, movement != score.title,
+           !movement.hasSuffix(".mxl"), !movement.hasSuffix(".xml")
+        {
+            score.subtitle = movement
         }
         let identification = root.child(.identification)
         for creator in identification?.children(.creator) ?? [] {
@@ -485,7 +593,8 @@ struct ScoreBuilder {
                         let isLast = offset == pieces.count - 1
                         let pitch = event.note?.pitch
                         notes.append(Self.noteEvent(startTick: tick, durationTicks: value.writtenTicks, value: value, raw: event.note,
-                                                    tieToNext: pitch != nil && (isLast ? (event.note?.tieStart ?? false) : true), withLyrics: offset == 0))
+                                                    tieToNext: pitch != nil && (isLast ? (event.note?.tieStart ?? false) : true), withLyrics: offset == 0,
+                                                    piece: (offset == 0, isLast)))
                         tieStops.append(offset > 0 || (event.note?.tieStop ?? false))
                         tick += value.writtenTicks
                     }
@@ -499,11 +608,29 @@ struct ScoreBuilder {
         return (notes, tieStops)
     }
 
+    /// A note event from what the file wrote; a note written as several
+    /// tied pieces has its attack's marks (dynamic, articulations, a slur or
+    /// hairpin starting) on the first and its release's (fermata, breath, a
+    /// slur ending) on the last.
     static func noteEvent(startTick: Int, durationTicks: Int, value: NoteValue, raw: RawNote?, tieToNext: Bool, withLyrics: Bool,
-                          tuplet: Tuplet? = nil) -> NoteEvent {
+                          tuplet: Tuplet? = nil, piece: (first: Bool, last: Bool) = (true, true)) -> NoteEvent {
         var note = NoteEvent(startTick: startTick, durationTicks: durationTicks, value: value, pitch: raw?.pitch, tieToNext: tieToNext, tuplet: tuplet)
         if withLyrics, let raw {
             for (verse, lyric) in raw.lyrics { note.setLyric(lyric, verse: verse) }
+        }
+        if let marks = raw?.marks, !marks.isEmpty {
+            if piece.first {
+                note.marks.dynamic = marks.dynamic
+                note.marks.articulations = marks.articulations
+                note.marks.slurStart = marks.slurStart
+                if marks.hairpin != .end { note.marks.hairpin = marks.hairpin }
+            }
+            if piece.last {
+                note.marks.fermata = marks.fermata
+                note.marks.breath = marks.breath
+                note.marks.slurEnd = marks.slurEnd
+                if marks.hairpin == .end { note.marks.hairpin = .end }
+            }
         }
         return note
     }

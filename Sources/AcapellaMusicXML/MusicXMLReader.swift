@@ -18,6 +18,8 @@ struct RawNote {
     var startsTuplet = false
     /// Syllables by verse (1-based, in the score's verse order).
     var lyrics: [(verse: Int, lyric: Lyric)] = []
+    /// Fermata, articulations, breath, slurs and dynamics written on it.
+    var marks = NoteMarks()
 
     func lyric(verse: Int) -> Lyric? { lyrics.first { $0.verse == verse }?.lyric }
 }
@@ -67,9 +69,32 @@ struct RawMeasure {
     var keyOffset = Rational.zero
     /// Clef changes by staff; `nil` for a clef the model cannot write.
     var clefs: [Int: Clef?] = [:]
-    var tempos: [(offset: Rational, milliBPM: Int)] = []
+    var tempos: [(offset: Rational, milliBPM: Int, printed: Bool)] = []
     var marks = RepeatMarks()
     var notes: [RawNote] = []
+    /// The time signature's symbol, when it is drawn as C or ¢.
+    var meterSymbol: MeterSymbol?
+    /// Dynamics and hairpins for the notes of a staff (nil: every staff),
+    /// texts over the music, at their offsets.
+    var directions: [RawDirection] = []
+}
+
+/// A direction of a measure at its offset: a dynamic or a hairpin's end
+/// for the notes of a staff, or text over the music.
+struct RawDirection {
+    enum Kind {
+        case dynamic(Dynamic)
+        case hairpin(HairpinMark)
+        case text(ScoreText.Kind, String)
+    }
+
+    var offset: Rational
+    var staff: Int?
+    var kind: Kind
+}
+
+extension RawDirection.Kind {
+    var isHairpinEnd: Bool { if case .hairpin(.end) = self { true } else { false } }
 }
 
 /// One part as read: names, staves and measures.
@@ -308,6 +333,12 @@ struct MusicXMLReader {
                     }
                     note.duration = duration
                     if note.isChordMember {
+                        if let head = measure.notes.last(where: { !$0.isChordMember }) {
+                            note.marks.fermata = note.marks.fermata || head.marks.fermata
+                            note.marks.articulations.formUnion(head.marks.articulations)
+                            note.marks.breath = note.marks.breath ?? head.marks.breath
+                            note.marks.dynamic = note.marks.dynamic ?? head.marks.dynamic
+                        }
                         note.onset = chordHead.onset
                         note.voice = chordHead.voice
                         note.staff = chordHead.staff
@@ -488,11 +519,26 @@ struct MusicXMLReader {
                 if child.attribute("type", is: "stop") { note.tieStop = true }
             case .tuplet:
                 if child.attribute("type", is: "start") { note.startsTuplet = true }
-            case .slur: report.note("slurs ignored", measureIndex: measureIndex)
-            case .articulations: report.note("articulations ignored", measureIndex: measureIndex)
-            case .fermata: report.note("fermatas ignored", measureIndex: measureIndex)
+            case .slur:
+                if child.attribute("type", is: "start") { note.marks.slurStart = true }
+                if child.attribute("type", is: "stop") { note.marks.slurEnd = true }
+            case .articulations:
+                for articulation in child.elements {
+                    switch articulation.tag {
+                    case .staccato, .staccatissimo: note.marks.articulations.insert(.staccato)
+                    case .tenuto: note.marks.articulations.insert(.tenuto)
+                    case .detachedLegato: note.marks.articulations.formUnion([.staccato, .tenuto])
+                    case .accent: note.marks.articulations.insert(.accent)
+                    case .strongAccent: note.marks.articulations.insert(.marcato)
+                    case .breathMark: note.marks.breath = .breath
+                    case .caesura: note.marks.breath = .caesura
+                    default: report.note("articulations other than staccato, tenuto, accent, marcato, breath and caesura ignored", measureIndex: measureIndex)
+                    }
+                }
+            case .fermata: note.marks.fermata = true
             case .ornaments: report.note("ornaments ignored", measureIndex: measureIndex)
-            case .dynamics: report.note("dynamics ignored", measureIndex: measureIndex)
+            case .dynamics:
+                if let dynamic = Self.dynamic(child, measureIndex: measureIndex, report: &report) { note.marks.dynamic = dynamic }
             default: break
             }
         }
@@ -511,6 +557,7 @@ struct MusicXMLReader {
         }
         let verse = line! + 1
         guard !note.lyrics.contains(where: { $0.verse == verse }) else { return }
+        // Syllables joined by an elision share the note: "‿" between them.
         var text = lyric.children(.text).map(\.text).joined(separator: "‿")
         if text.unicodeScalars.contains(where: { SafeText.isControl($0) && !$0.properties.isWhitespace }) {
             // An escape sequence or a direction override is never a syllable: dropped, and said.
@@ -521,13 +568,13 @@ struct MusicXMLReader {
             text = String(String.UnicodeScalarView(text.unicodeScalars.prefix(ScoreLimits.maximumTextScalars)))
             report.note("lyrics: a syllable longer than \(ScoreLimits.maximumTextScalars) characters cut short", measureIndex: measureIndex)
         }
-        if text.contains(where: \.isWhitespace) {
-            text = text.split(whereSeparator: \.isWhitespace).joined(separator: "‿")
-            report.note("lyrics: spaces inside a syllable written as ‿", measureIndex: measureIndex)
-        }
+        // Words sung on one note keep their space (one, between words).
+        text = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         while text.hasSuffix("-") { text.removeLast() }
         if text.hasPrefix("//") { text = "‿" + text }
-        if text == "_" { text = "‿" }
+        if text.contains("_") {
+            text = String(text.map { $0 == "_" ? "‿" : $0 })
+        }
         let syllabic = lyric.trimmedText(.syllabic)
         let continues = syllabic.map { $0.elementsEqual("begin".utf8) || $0.elementsEqual("middle".utf8) } ?? false
         if !text.isEmpty { note.lyrics.append((verse, Lyric(text, continuesWord: continues))) }
@@ -617,6 +664,8 @@ struct MusicXMLReader {
         if meter.isValid {
             measure.meter = meter
             measure.beatsText = beatsText
+            if node.attribute("symbol", is: "common") && meter == Meter(4, 4) { measure.meterSymbol = .common }
+            if node.attribute("symbol", is: "cut") && meter == Meter(2, 2) { measure.meterSymbol = .cut }
         } else {
             report.note("time signature \(beatsText)/\(beatType) not supported; measures kept at their written length", measureIndex: measureIndex)
         }
@@ -681,6 +730,8 @@ struct MusicXMLReader {
         }
         let sound = node.child(.sound)
         if let sound { readSound(sound, at: at, into: &measure, measureIndex: measureIndex) }
+        let metronome = node.children(.directionType).contains { $0.has(.metronome) }
+        if metronome, let index = measure.tempos.lastIndex(where: { $0.offset.compare(at) == 0 }) { measure.tempos[index].printed = true }
         if sound?.attribute("tempo") == nil {
             for type in node.children(.directionType) {
                 if let metronome = type.child(.metronome), let perMinute = metronome.double(.perMinute),
@@ -688,29 +739,47 @@ struct MusicXMLReader {
                 {
                     let dots = metronome.children(.beatUnitDot).count
                     let quarters = Double(NoteValue(denominator, dots: min(dots, 3)).writtenTicks) / Double(ticksPerQuarter)
-                    addTempo(perMinute * quarters, at: at, into: &measure, measureIndex: measureIndex)
+                    addTempo(perMinute * quarters, at: at, into: &measure, measureIndex: measureIndex, printed: true)
                 }
             }
         }
+        let staff = node.int(.staff).map { max(1, min($0, Self.maximumStaves)) }
+        func add(_ kind: RawDirection.Kind) { measure.directions.append(RawDirection(offset: at, staff: staff, kind: kind)) }
         for type in node.children(.directionType) {
             for child in type.elements {
                 switch child.tag {
-                case .dynamics: report.note("dynamics ignored", measureIndex: measureIndex)
-                case .wedge where !child.attribute("type", is: "stop"): report.note("hairpins ignored", measureIndex: measureIndex)
-                case .words: report.note("text directions ignored", measureIndex: measureIndex)
+                case .dynamics:
+                    if let dynamic = Self.dynamic(child, measureIndex: measureIndex, report: &report) { add(.dynamic(dynamic)) }
+                case .wedge:
+                    if child.attribute("type", is: "crescendo") { add(.hairpin(.crescendo)) }
+                    if child.attribute("type", is: "diminuendo") { add(.hairpin(.diminuendo)) }
+                    if child.attribute("type", is: "stop") { add(.hairpin(.end)) }
+                case .words, .rehearsal:
+                    let text = ScoreBuilder.clean(child.text, forbidden: "")
+                    if !text.isEmpty { add(.text(child.tag == .words ? .words : .rehearsal, text)) }
+                case .segno: measure.marks.segno = true
+                case .coda: measure.marks.coda = true
                 case .pedal: report.note("pedal marks ignored", measureIndex: measureIndex)
-                case .rehearsal: report.note("rehearsal marks ignored", measureIndex: measureIndex)
                 default: break
                 }
             }
         }
     }
 
-    mutating func addTempo(_ bpm: Double, at offset: Rational, into measure: inout RawMeasure, measureIndex: Int) {
+    /// A `<dynamics>` element's level (the first one the model has).
+    static func dynamic(_ node: XMLNode, measureIndex: Int, report: inout PendingReport) -> Dynamic? {
+        for child in node.elements {
+            if let dynamic = Dynamic(rawValue: child.name) { return dynamic }
+        }
+        report.note("dynamics the model does not have ignored", measureIndex: measureIndex)
+        return nil
+    }
+
+    mutating func addTempo(_ bpm: Double, at offset: Rational, into measure: inout RawMeasure, measureIndex: Int, printed: Bool = false) {
         guard bpm.isFinite, bpm >= 1, bpm < 1000 else {
             report.note("tempo markings outside 1–999 BPM ignored", measureIndex: measureIndex)
             return
         }
-        measure.tempos.append((offset, Int((bpm * 1000).rounded())))
+        measure.tempos.append((offset, Int((bpm * 1000).rounded()), printed))
     }
 }

@@ -150,6 +150,11 @@ struct VoiceSplitter {
                     copy.notes = []
                     copy.clefs = [:]
                     if let clef = measure.clefs[staff + 1] { copy.clefs[1] = clef }
+                    // A dynamic belongs to its staff's voices; text to the score.
+                    copy.directions = measure.directions.filter { direction in
+                        if case .text = direction.kind { return true }
+                        return (direction.staff ?? 1) == staff + 1
+                    }
                     return copy
                 }
                 let voices = perStaff[staff][measureIndex]

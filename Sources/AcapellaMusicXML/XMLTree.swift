@@ -84,6 +84,8 @@ enum Tag: String {
     case backup, forward, direction, directionType = "direction-type", sound, offset
     case metronome, perMinute = "per-minute", beatUnit = "beat-unit", beatUnitDot = "beat-unit-dot"
     case wedge, words, pedal, rehearsal, barline, `repeat`, ending, harmony, figuredBass = "figured-bass"
+    case segno, coda, staccato, staccatissimo, tenuto, accent, strongAccent = "strong-accent", breathMark = "breath-mark", caesura
+    case detachedLegato = "detached-legato"
     case work, workTitle = "work-title", movementTitle = "movement-title", identification, creator, rights, encoding, software
     case rootfile
     case other = ""

@@ -143,6 +143,26 @@ extension AcasongParser {
                 state.openTuplet = (a, n, state.part.notes.count, here)
                 continue
             }
+            if byte == UInt8(ascii: "\\") {
+                // A mark on the note before: \fermata, \p, \<, \( …
+                var wordEnd = index + 1
+                if wordEnd < end, [UInt8(ascii: "("), UInt8(ascii: ")")].contains(bytes[wordEnd]) {
+                    wordEnd += 1
+                } else {
+                    while wordEnd < end && !isTokenEndByte(bytes[wordEnd]) { wordEnd += 1 }
+                }
+                let word = text((index + 1)..<wordEnd)
+                index = wordEnd
+                guard !state.part.notes.isEmpty else {
+                    error("a mark follows the note it belongs to; \(quoted(here.offset..<wordEnd)) has none before it", at: here, measure: measure)
+                    continue
+                }
+                if !Self.apply(mark: word, to: &state.part.notes[state.part.notes.count - 1].marks) {
+                    error("unknown mark \(quoted(here.offset..<wordEnd)); marks are \\fermata \\staccato \\tenuto \\accent \\marcato \\breathe \\caesura, "
+                          + "dynamics \\p \\mf \\f…, hairpins \\< \\> \\!, slurs \\( \\)", at: here, measure: measure)
+                }
+                continue
+            }
             if byte == UInt8(ascii: "(") {
                 // One error, then on with the next token (never the same error again).
                 index += 1
@@ -397,7 +417,8 @@ extension AcasongParser {
                 }
                 cursors[cursorKey] = cursor + 1
                 if token.text == "_" { continue }
-                var syllable = token.text
+                // '_' inside a syllable is a space between words sung on one note.
+                var syllable = String(token.text.map { $0 == "_" ? " " : $0 })
                 let continues = syllable.hasSuffix("-")
                 if continues { syllable.removeLast() }
                 if let problem = lyricProblem(syllable) {

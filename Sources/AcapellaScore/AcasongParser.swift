@@ -84,6 +84,7 @@ struct AcasongParser {
         var location: TextLocation
         /// Written with `@MEASURE` (not the song's opening `tempo:`).
         var atMeasure = false
+        var printed = true
     }
 
     struct LyricToken {
@@ -101,6 +102,7 @@ struct AcasongParser {
     var headerLocations: [Subject: TextLocation] = [:]
     var seenHeaders: Set<String> = []
     var pendingTempos: [PendingTempo] = []
+    var pendingTexts: [(measure: Int, offset: Int, text: ScoreText, location: TextLocation)] = []
     var meterMap = MeterMap(meters: [MeterChange(measure: 1, meter: Meter(4, 4))], pickupTicks: 0)
     var headerClosed = false
     var stopped = false
@@ -290,21 +292,21 @@ struct AcasongParser {
             }
             measure = parsedMeasure
             offset = pieces.count == 2 ? boundedInt(pieces[1])! : 0
-            guard ["time", "key", "tempo"].contains(key) else {
-                error("only time, key and tempo can change at a measure; '\(rawKey)' is not a header", at: location)
+            guard Self.positionedKeys.contains(key) else {
+                error("only \(Self.positionedKeys.joined(separator: ", ")) take a position; '\(rawKey)' is not a header", at: location)
                 return
             }
-            if key != "tempo" && pieces.count == 2 {
-                error("\(key) changes at the start of a measure; remove '+\(pieces[1])'", at: location)
+            if !Self.offsetKeys.contains(key) && pieces.count == 2 {
+                error("\(key) \(key == "time" || key == "key" ? "changes" : "stands") at the start of a measure; remove '+\(pieces[1])'", at: location)
                 return
             }
-            if key != "tempo" && parsedMeasure < 1 {
+            if (key == "time" || key == "key") && parsedMeasure < 1 {
                 error("\(key) changes start at measure 1 or later", at: location)
                 return
             }
         }
         let identity = measure.map { "\(key)@\($0)+\(offset)" } ?? key
-        let normalizedIdentity = (measure == 1 && key != "tempo") ? key : identity
+        let normalizedIdentity = (measure == 1 && (key == "time" || key == "key")) ? key : identity
         if !seenHeaders.insert(normalizedIdentity).inserted {
             error("'\(rawKey)' is given twice", at: location)
             return
@@ -313,11 +315,20 @@ struct AcasongParser {
             error("'\(rawKey):' needs a value", at: location)
             return
         }
+        if Self.markKeys.contains(key) {
+            guard let measure else {
+                error("'\(key)' needs a measure: '\(key)@MEASURE: …'", at: location)
+                return
+            }
+            parseMarkHeader(key, measure: measure, offset: offset, value: valueText, location: location, valueLocation: valueLocation)
+            return
+        }
         switch key {
-        case "title", "composer", "arranger", "source", "license":
+        case "title", "subtitle", "composer", "arranger", "source", "license":
             headerLocations[.header(key)] = location
             switch key {
             case "title": score.title = valueText
+            case "subtitle": score.subtitle = valueText
             case "composer": score.composer = valueText
             case "arranger": score.arranger = valueText
             case "source": score.source = valueText
@@ -327,12 +338,24 @@ struct AcasongParser {
             headerLocations[.header(key)] = location
             score.tags = valueText.split(separator: ",").map { String($0).trimmingBlanks() }.filter { !$0.isEmpty }
         case "time":
-            guard let (numerator, denominator) = fraction(valueText), Meter(numerator, denominator).isValid else {
+            let words = valueText.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard let (numerator, denominator) = fraction(String(words[0])), Meter(numerator, denominator).isValid else {
                 error("expected a time signature like 4/4, 3/4 or 6/8, found \(quoted(value))", at: valueLocation)
                 return
             }
+            var change = MeterChange(measure: measure ?? 1, meter: Meter(numerator, denominator))
+            for word in words.dropFirst() {
+                switch word {
+                case "common" where change.meter == Meter(4, 4) && change.symbol == nil: change.symbol = .common
+                case "cut" where change.meter == Meter(2, 2) && change.symbol == nil: change.symbol = .cut
+                case "unprinted" where change.printed: change.printed = false
+                default:
+                    error("after the time signature: 'common' (4/4 as C), 'cut' (2/2 as ¢) or 'unprinted'; found '\(word)'", at: valueLocation)
+                    return
+                }
+            }
             headerLocations[.meter(score.meters.count)] = location
-            score.meters.append(MeterChange(measure: measure ?? 1, meter: Meter(numerator, denominator)))
+            score.meters.append(change)
         case "key":
             guard let parsed = Key(text: valueText) else {
                 error("expected a key like 'G major', 'F# minor' or 'Bb major', found \(quoted(value))", at: valueLocation)
@@ -341,11 +364,14 @@ struct AcasongParser {
             headerLocations[.key(score.keys.count)] = location
             score.keys.append(KeyChange(measure: measure ?? 1, key: parsed))
         case "tempo":
-            guard let milliBPM = Tempo.thousandths(valueText), Tempo(milliBPM: milliBPM).isValid else {
-                error("expected a tempo in quarter notes per minute between 1 and 999.999, found \(quoted(value))", at: valueLocation)
+            let unprinted = valueText.hasSuffix(" unprinted")
+            let number = unprinted ? String(valueText.dropLast(" unprinted".count)).trimmingBlanks() : valueText
+            guard let milliBPM = Tempo.thousandths(number), Tempo(milliBPM: milliBPM).isValid else {
+                error("expected a tempo in quarter notes per minute between 1 and 999.999 (and 'unprinted' if the score does not print it), found \(quoted(value))", at: valueLocation)
                 return
             }
-            pendingTempos.append(PendingTempo(measure: measure ?? 0, offset: offset, tempo: Tempo(milliBPM: milliBPM), location: location, atMeasure: measure != nil))
+            pendingTempos.append(PendingTempo(measure: measure ?? 0, offset: offset, tempo: Tempo(milliBPM: milliBPM), location: location,
+                                              atMeasure: measure != nil, printed: !unprinted))
         case "pickup":
             guard let (numerator, denominator) = fraction(valueText), denominator > 0,
                   (numerator * ticksPerWhole) % denominator == 0, numerator > 0
@@ -363,7 +389,7 @@ struct AcasongParser {
             headerLocations[.header("written")] = location
             score.writtenMeasures = measures
         default:
-            error("unknown header '\(key)'; expected title, composer, arranger, source, license, tags, time, key, tempo, pickup or written", at: location)
+            error("unknown header '\(key)'; expected title, subtitle, composer, arranger, source, license, tags, time, key, tempo, pickup, written, text, rehearsal, repeat, ending or sign", at: location)
         }
     }
 
@@ -410,7 +436,7 @@ struct AcasongParser {
         if !pendingTempos.contains(where: { $0.measure == 0 && $0.offset == 0 }) {
             pendingTempos.insert(PendingTempo(measure: 0, offset: 0, tempo: Tempo(bpm: 120), location: location), at: 0)
         }
-        var placed: [(tick: Int, tempo: Tempo, location: TextLocation)] = []
+        var placed: [(tick: Int, tempo: Tempo, location: TextLocation, printed: Bool)] = []
         for pending in pendingTempos {
             if pending.atMeasure && pending.measure == 0 && pending.offset == 0 && score.pickupTicks == 0 {
                 // As for time@0: measure 0 is a pickup, and there is none.
@@ -434,11 +460,12 @@ struct AcasongParser {
                 error("two tempos at the same point (the other is on line \(clash.location.line))", at: pending.location)
                 continue
             }
-            placed.append((tick, pending.tempo, pending.location))
+            placed.append((tick, pending.tempo, pending.location, pending.printed))
         }
         placed.sort { $0.tick < $1.tick }
-        score.tempos = placed.map { TempoChange(tick: $0.tick, tempo: $0.tempo) }
+        score.tempos = placed.map { TempoChange(tick: $0.tick, tempo: $0.tempo, printed: $0.printed) }
         for (index, entry) in placed.enumerated() { headerLocations[.tempo(index)] = entry.location }
+        placeTexts()
     }
 
     /// Puts map entries in measure order (the file may list them in any

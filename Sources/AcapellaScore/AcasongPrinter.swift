@@ -12,25 +12,27 @@ extension Acasong {
     public static func serialize(_ score: Score) -> String {
         var out = magic + "\n"
         for (key, value) in [
-            ("title", score.title), ("composer", score.composer), ("arranger", score.arranger),
+            ("title", score.title), ("subtitle", score.subtitle), ("composer", score.composer), ("arranger", score.arranger),
             ("source", score.source), ("license", score.license),
         ] {
             if let value { out += "\(key): \(value)\n" }
         }
         if !score.tags.isEmpty { out += "tags: " + score.tags.joined(separator: ", ") + "\n" }
         for change in score.meters {
-            out += (change.measure == 1 ? "time" : "time@\(change.measure)") + ": \(change.meter)\n"
+            out += (change.measure == 1 ? "time" : "time@\(change.measure)") + ": \(change.meter)"
+                + (change.symbol.map { " " + $0.rawValue } ?? "") + (change.printed ? "" : " unprinted") + "\n"
         }
         for change in score.keys {
             out += (change.measure == 1 ? "key" : "key@\(change.measure)") + ": \(change.key)\n"
         }
         let meterMap = score.meterMap
         for change in score.tempos {
+            let suffix = change.printed ? "\n" : " unprinted\n"
             if change.tick == 0 {
-                out += "tempo: \(change.tempo)\n"
+                out += "tempo: \(change.tempo)" + suffix
             } else {
                 let (measure, offset) = meterMap.position(ofTick: change.tick)
-                out += "tempo@\(measure)" + (offset > 0 ? "+\(offset)" : "") + ": \(change.tempo)\n"
+                out += "tempo@\(measure)" + (offset > 0 ? "+\(offset)" : "") + ": \(change.tempo)" + suffix
             }
         }
         if score.pickupTicks > 0 {
@@ -41,6 +43,7 @@ extension Acasong {
         if !score.writtenMeasures.isEmpty {
             out += "written: " + writtenRuns(score.writtenMeasures) + "\n"
         }
+        out += markLines(score, meterMap: meterMap)
         for part in score.parts {
             out += "\n"
             printPart(part, meterMap: meterMap, into: &out)
@@ -76,6 +79,7 @@ extension Acasong {
                 line += tuplet.actual == 3 && tuplet.normal == 2 ? "3(" : "\(tuplet.actual):\(tuplet.normal)("
             }
             line += (note.pitch?.description ?? "R") + " \(note.value)" + (note.tieToNext ? "~" : "")
+            for token in markTokens(note.marks) { line += " " + token }
             previousTupletID = note.tuplet?.id
             if let id = note.tuplet?.id, index + 1 == part.notes.count || part.notes[index + 1].tuplet?.id != id {
                 line += ")"
@@ -83,7 +87,7 @@ extension Acasong {
             if part.isAttack(at: index) {
                 for verse in 0..<verses {
                     if let lyric = note.lyric(verse: verse + 1) {
-                        lyricTokens[verse].append(lyric.text + (lyric.continuesWord ? "-" : ""))
+                        lyricTokens[verse].append(String(lyric.text.map { $0 == " " ? "_" : $0 }) + (lyric.continuesWord ? "-" : ""))
                     } else {
                         lyricTokens[verse].append("_")
                     }

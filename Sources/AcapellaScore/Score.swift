@@ -71,6 +71,8 @@ public struct NoteEvent: Hashable, Sendable {
     /// Syllables of verses 2, 3…, in order; no trailing `nil`s, so a song
     /// with one verse keeps this empty (see `lyric(verse:)`).
     public private(set) var laterVerses: [Lyric?]
+    /// Fermata, articulations, breath, slurs, dynamics written on the note.
+    public var marks = NoteMarks()
 
     /// A note event.
     public init(
@@ -192,11 +194,19 @@ public struct MeterChange: Hashable, Sendable {
     public var measure: Int
     /// The meter.
     public var meter: Meter
+    /// Drawn as C or ¢ rather than figures.
+    public var symbol: MeterSymbol?
+    /// Whether the score prints it: a measure the score leaves short (a
+    /// repeat's half measure, the last measure after a pickup) changes the
+    /// meter without a written time signature.
+    public var printed: Bool
 
     /// A meter change.
-    public init(measure: Int, meter: Meter) {
+    public init(measure: Int, meter: Meter, symbol: MeterSymbol? = nil, printed: Bool = true) {
         self.measure = measure
         self.meter = meter
+        self.symbol = symbol
+        self.printed = printed
     }
 }
 
@@ -220,11 +230,16 @@ public struct TempoChange: Hashable, Sendable {
     public var tick: Int
     /// The tempo.
     public var tempo: Tempo
+    /// Whether the score prints it as a metronome mark: a tempo the score
+    /// only plays (MusicXML's `<sound tempo>`) or one assumed for a score
+    /// that gives none is not printed.
+    public var printed: Bool
 
     /// A tempo change.
-    public init(tick: Int, tempo: Tempo) {
+    public init(tick: Int, tempo: Tempo, printed: Bool = true) {
         self.tick = tick
         self.tempo = tempo
+        self.printed = printed
     }
 }
 
@@ -233,6 +248,8 @@ public struct TempoChange: Hashable, Sendable {
 public struct Score: Hashable, Sendable {
     /// Title.
     public var title: String?
+    /// A movement's or work's second title, printed under the title.
+    public var subtitle: String?
     /// Composer.
     public var composer: String?
     /// Arranger.
@@ -257,6 +274,11 @@ public struct Score: Hashable, Sendable {
     /// measure each measure was, from the song's first measure (the
     /// pickup, 0, when there is one); empty when the song is as written.
     public var writtenMeasures: [Int]
+    /// Expression text and rehearsal marks, in tick order.
+    public var texts: [ScoreText] = []
+    /// Repeat signs, endings and jumps as written, in measure order (a
+    /// song as written; an unfolded song has sung them out).
+    public var barMarks: [BarMark] = []
 
     /// Most verses a song may have.
     public static let maximumVerses = 99

@@ -123,7 +123,56 @@ public enum ScoreGenerator {
             }
             score.writtenMeasures = written
         }
+        addMarks(to: &score, using: SplitMix64(seed: extra.next()))
         return score
+    }
+
+    /// Marks on notes (every kind), texts, symbols, unprinted maps and,
+    /// in a song not written out, repeats, endings and signs: from their
+    /// own generator, so a seed's notes stay what they were.
+    static func addMarks(to score: inout Score, using generator: SplitMix64) {
+        var rng = generator
+        for part in score.parts.indices {
+            for index in score.parts[part].notes.indices where Int.random(in: 0..<4, using: &rng) == 0 {
+                var marks = NoteMarks()
+                marks.fermata = Bool.random(using: &rng)
+                for (articulation, _) in Articulations.named where Int.random(in: 0..<4, using: &rng) == 0 { marks.articulations.insert(articulation) }
+                marks.breath = [nil, .breath, .caesura].randomElement(using: &rng)!
+                marks.slurStart = Int.random(in: 0..<4, using: &rng) == 0
+                marks.slurEnd = Int.random(in: 0..<4, using: &rng) == 0
+                marks.dynamic = Int.random(in: 0..<3, using: &rng) == 0 ? Dynamic.allCases.randomElement(using: &rng) : nil
+                marks.hairpin = [nil, .crescendo, .diminuendo, .end].randomElement(using: &rng)!
+                score.parts[part].notes[index].marks = marks
+            }
+        }
+        for index in score.meters.indices where Int.random(in: 0..<3, using: &rng) == 0 {
+            if score.meters[index].meter == Meter(4, 4) { score.meters[index].symbol = .common }
+            if score.meters[index].meter == Meter(2, 2) { score.meters[index].symbol = .cut }
+            if index > 0 { score.meters[index].printed = Bool.random(using: &rng) }
+        }
+        for index in score.tempos.indices where Int.random(in: 0..<3, using: &rng) == 0 { score.tempos[index].printed = false }
+        if Bool.random(using: &rng) { score.subtitle = "Ein' feste Burg — no. \(Int.random(in: 1...9, using: &rng))" }
+        let end = score.endTick
+        guard end > 0 else { return }
+        var ticks = Set<Int>()
+        for _ in 0..<Int.random(in: 0...4, using: &rng) { ticks.insert(Int.random(in: 0..<end, using: &rng) / 120 * 120) }
+        score.texts = ticks.sorted().map { tick in
+            Bool.random(using: &rng) ? ScoreText(tick: tick, kind: .words, text: ["rit.", "a tempo", "Molto tranquillo", "dolce"].randomElement(using: &rng)!)
+                : ScoreText(tick: tick, kind: .rehearsal, text: ["A", "B", "12"].randomElement(using: &rng)!)
+        }
+        guard score.writtenMeasures.isEmpty, let measures = score.measureNumbers, measures.count > 1 else { return }
+        var marks: [BarMark] = []
+        for measure in measures where Int.random(in: 0..<4, using: &rng) == 0 {
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0: marks.append(BarMark(measure: measure, kind: .repeatStart))
+            case 1: marks.append(BarMark(measure: measure, kind: .repeatEnd(times: Int.random(in: 2...4, using: &rng))))
+            case 2 where measure < measures.upperBound:
+                marks.append(BarMark(measure: measure, kind: .ending(numbers: [1, 2].shuffled(using: &rng).prefix(Int.random(in: 1...2, using: &rng)).sorted(),
+                                                                     measures: Int.random(in: 1...(measures.upperBound - measure + 1), using: &rng))))
+            default: marks.append(BarMark(measure: measure, kind: BarMark.signWords.randomElement(using: &rng)!.0))
+            }
+        }
+        score.barMarks = marks.canonicallyOrdered()
     }
 
     static func randomPitch<G: RandomNumberGenerator>(in range: ClosedRange<Int>, using rng: inout G) -> Pitch {

@@ -18,6 +18,8 @@ extension Score {
                         json.field("measure") { json.number(change.measure) }
                         json.field("num") { json.number(change.meter.numerator) }
                         json.field("den") { json.number(change.meter.denominator) }
+                        if let symbol = change.symbol { json.field("symbol") { json.string(symbol.rawValue) } }
+                        if !change.printed { json.field("printed") { json.raw("false") } }
                     }
                 }
             }
@@ -36,6 +38,7 @@ extension Score {
                     json.object {
                         json.field("tick") { json.number(change.tick) }
                         json.field("bpm") { json.raw(change.tempo.description) }
+                        if !change.printed { json.field("printed") { json.raw("false") } }
                     }
                 }
             }
@@ -56,6 +59,39 @@ extension Score {
                         json.field("notes") {
                             json.array(Array(part.notes.indices), multiline: true) { index in
                                 jsonNote(part.notes[index], syllabics: verses.map { $0[index] }, into: json)
+                            }
+                        }
+                    }
+                }
+            }
+            if let subtitle { json.field("subtitle") { json.string(subtitle) } }
+            if !texts.isEmpty {
+                json.field("texts") {
+                    json.array(texts) { text in
+                        json.object {
+                            json.field("tick") { json.number(text.tick) }
+                            json.field("kind") { json.string(text.kind.rawValue) }
+                            json.field("text") { json.string(text.text) }
+                        }
+                    }
+                }
+            }
+            if !barMarks.isEmpty {
+                json.field("barMarks") {
+                    json.array(barMarks) { mark in
+                        json.object {
+                            json.field("measure") { json.number(mark.measure) }
+                            switch mark.kind {
+                            case .repeatStart: json.field("kind") { json.string("repeatStart") }
+                            case .repeatEnd(let times):
+                                json.field("kind") { json.string("repeatEnd") }
+                                json.field("times") { json.number(times) }
+                            case .ending(let numbers, let measures):
+                                json.field("kind") { json.string("ending") }
+                                json.field("numbers") { json.array(numbers) { json.number($0) } }
+                                json.field("measures") { json.number(measures) }
+                            default:
+                                json.field("kind") { json.string(BarMark.signWords.first { $0.0 == mark.kind }?.1) }
                             }
                         }
                     }
@@ -88,6 +124,10 @@ extension Score {
             json.field("lyric") { syllable(1) }
             if syllabics.count > 1 {
                 json.field("lyrics") { json.array(Array(1...syllabics.count)) { syllable($0) } }
+            }
+            if !note.marks.isEmpty {
+                // The `.acasong` words of its marks: "fermata", "p", "<", "(" …
+                json.field("marks") { json.array(Acasong.markTokens(note.marks)) { json.string(String($0.dropFirst())) } }
             }
         }
     }

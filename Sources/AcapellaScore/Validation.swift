@@ -50,7 +50,7 @@ extension Score {
         }
 
         for (name, value) in [
-            ("title", title), ("composer", composer), ("arranger", arranger),
+            ("title", title), ("subtitle", subtitle), ("composer", composer), ("arranger", arranger),
             ("source", source), ("license", license),
         ] {
             if let value, let problem = textProblem(value, forbidden: []) {
@@ -78,6 +78,9 @@ extension Score {
             }
             if index > 0 && change.measure <= meters[index - 1].measure {
                 report(.meter(index), "time signature changes must be in increasing measure order", measure: change.measure)
+            }
+            if change.symbol == .common && change.meter != Meter(4, 4) || change.symbol == .cut && change.meter != Meter(2, 2) {
+                report(.meter(index), "'\(change.symbol!.rawValue)' is drawn for \(change.symbol == .common ? "4/4" : "2/2") only", measure: change.measure)
             }
         }
         if keys.isEmpty { report(.score, "the score has no key") }
@@ -153,6 +156,7 @@ extension Score {
             for (index, change) in tempos.enumerated() where change.tick > end {
                 report(.tempo(index), "tempo change is past the end of the music", measure: meterMap.measure(containing: change.tick))
             }
+            markFindings(end: end, meterMap: meterMap, report: report)
             for rate in exactnessCheckedSampleRates {
                 do {
                     let timeMap = try TimeMap(tempos: tempos, sampleRate: rate)
@@ -316,8 +320,10 @@ func textProblem(_ text: String, forbidden: Set<Character>) -> String? {
 /// Why a lyric syllable cannot be written as one `.acasong` lyric token.
 func lyricProblem(_ text: String) -> String? {
     if text.isEmpty { return "is empty" }
-    if text.contains(where: \.isWhitespace) { return "contains a space" }
-    if text == "_" { return "is '_', which means 'no syllable'" }
+    if text.contains(where: { $0.isWhitespace && $0 != " " }) || text.contains("  ") || text.first == " " || text.last == " " {
+        return "has a space other than one between words"
+    }
+    if text.contains("_") { return "contains '_', which stands for a space between words" }
     if text.hasSuffix("-") { return "ends with '-', which joins syllables" }
     if text.hasPrefix("//") { return "starts with '//', which starts a comment" }
     return nil
@@ -329,4 +335,56 @@ public struct ScoreProblem: Hashable, Sendable {
     public var measure: Int?
     public var part: Int?
     public var note: Int?
+}
+
+extension Score {
+    /// Texts and bar marks: on the music, one of each kind a place.
+    func markFindings(end: Int, meterMap: MeterMap, report: (Subject, String, Int?) -> Void) {
+        var previousTick = -1
+        var seen: Set<String> = []
+        for text in texts {
+            let measure = meterMap.measure(containing: max(0, text.tick))
+            let key = text.kind == .words ? "text" : "rehearsal"
+            if let problem = textProblem(text.text, forbidden: []) { report(.header(key), "\(key) \(problem)", measure) }
+            if text.tick < 0 || text.tick >= end { report(.header(key), "\(key) '\(text.text)' is not on the music", measure) }
+            if text.tick < previousTick { report(.header(key), "texts must be in order", measure) }
+            if !seen.insert("\(key) \(text.tick)").inserted { report(.header(key), "two \(key) lines at one place", measure) }
+            previousTick = text.tick
+        }
+        let first = meterMap.measure(containing: 0)
+        let last = meterMap.measure(containing: end - 1)
+        var previous = Int.min
+        for mark in barMarks {
+            if mark.measure < first || mark.measure > last {
+                report(.header("repeat"), "a repeat, ending or sign at measure \(mark.measure) is not on the music (\(first)–\(last))", mark.measure)
+            }
+            if mark.measure * 16 + mark.rank < previous { report(.header("repeat"), "repeats, endings and signs must be in measure order", mark.measure) }
+            previous = mark.measure * 16 + mark.rank
+            switch mark.kind {
+            case .repeatEnd(let times) where !(2...BarMark.maximumTimes).contains(times):
+                report(.header("repeat"), "a passage is played 2 to \(BarMark.maximumTimes) times, not \(times)", mark.measure)
+            case .ending(let numbers, let measures):
+                if numbers.isEmpty || numbers.contains(where: { !(1...BarMark.maximumTimes).contains($0) }) {
+                    report(.header("ending"), "an ending is numbered 1 to \(BarMark.maximumTimes)", mark.measure)
+                }
+                if measures < 1 || mark.measure + measures - 1 > last { report(.header("ending"), "an ending runs past the last measure", mark.measure) }
+            default:
+                break
+            }
+            if !seen.insert("\(mark.measure) \(mark.kind.family)").inserted {
+                report(.header("repeat"), "measure \(mark.measure) has that repeat, ending or sign twice", mark.measure)
+            }
+        }
+    }
+}
+
+extension BarMark.Kind {
+    /// What may stand once a measure (an ending's numbers aside).
+    var family: String {
+        switch self {
+        case .repeatEnd: "repeat end"
+        case .ending: "ending"
+        default: "\(self)"
+        }
+    }
 }

@@ -313,7 +313,7 @@ public final class WebApp: Sendable {
         if request.method == "GET" || request.method == "HEAD" {
             if let asset = assets[request.path] {
                 // The font never changes within a version; the page's own files may.
-                let cache = request.path.hasSuffix(".otf") ? "max-age=86400" : "no-cache"
+                let cache = request.path.hasSuffix(".otf") || request.path.hasSuffix(".ttf") ? "max-age=86400" : "no-cache"
                 return .response(WebResponse(status: 200, contentType: asset.type, headers: [("Cache-Control", cache)], body: asset.bytes))
             }
             return get(request)

@@ -12,8 +12,8 @@ func benchEngrave(_ arguments: ParsedArguments) throws -> Int32 {
     let repeats = try arguments.int("--repeat", default: 5, range: 1...100)
     let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(MusicXML.isFile).sorted()
     guard !names.isEmpty else { throw CLIError("no MusicXML files in \(folder); pass --dir", exitCode: 1) }
-    let font: SMuFLFont
-    do { font = try ShippedFiles.musicFont().font } catch { throw CLIError(error.description, exitCode: 1) }
+    let engraver: Engraver
+    do { engraver = try ShippedFiles.engraver().engraver } catch { throw CLIError(error.description, exitCode: 1) }
     let paths = names.map { (folder as NSString).appendingPathComponent($0) }
     let clock = ContinuousClock()
     var ours: [Double] = []
@@ -25,7 +25,7 @@ func benchEngrave(_ arguments: ParsedArguments) throws -> Int32 {
             let time = try clock.measure {
                 do {
                     let score = try MusicXML.importScore(bytes: bytes, fileName: path).score
-                    let engraving = try Engraver(font: font).engrave(score)
+                    let engraving = try engraver.engrave(score)
                     size = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: .url("Bravura.otf")).utf8.count
                 } catch let error as ImportError {
                     throw CLIError(error.description, exitCode: 1)

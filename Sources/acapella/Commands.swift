@@ -257,7 +257,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--embed-font"], valueName: nil, help: "put the music font in the SVG (a standalone file)"),
             OptionSpec(names: ["--timemap"], valueName: "OUT.json", help: "every onset's tick, song sample, notes, measure and place on the page", writes: true),
         ] + importOptionSpecs,
-        details: "Notation in the Bravura font (SMuFL): spacing by duration, systems justified to the page,\nbeams by the beat (within a melisma where there are words), accidentals from the key and the\nmeasure, lyrics with hyphens and extenders. Every note is an SVG group with its part, measure,\ntick, song sample, MIDI note and lyric.",
+        details: "Notation in the Bravura font (SMuFL), words in Gentium Book Plus measured with FreeType: spacing by\nduration, systems justified to the page, beams by the beat (within a melisma where there are\nwords), accidentals from the key and the measure, lyrics with hyphens and extenders, fermatas,\narticulations, breaths, slurs, dynamics and hairpins, expression text and rehearsal marks. A\nMusicXML file is printed as written — repeat barlines, endings, signs — unless --unfold asks for\nthe order it is sung in (the web page's). Every note is an SVG group with its part, measure, tick,\nsong sample, MIDI note and lyric.",
         run: runEngrave),
     Subcommand(
         name: "page-score", summary: "engrave a song for the web page (what the box runs in a process of its own)",

@@ -33,33 +33,35 @@ func runEngrave(_ arguments: ParsedArguments) throws -> Int32 {
         options.pageWidthMM = value
     }
     let source = arguments.positionals[0]
-    let score = try loadScore(source, options: importOptions(arguments))
-    let font: SMuFLFont, fontFile: String
-    do { (font, fontFile) = try ShippedFiles.musicFont() } catch { throw CLIError(error.description, exitCode: 1) }
+    // Printed as written: repeats as signs, not written out, unless asked.
+    var imported = try importOptions(arguments)
+    imported.unfold = imported.unfold ?? false
+    let score = try loadScore(source, options: imported)
+    let engraver: Engraver, fontFile: String, textFiles: TextFontFiles
+    do { (engraver, fontFile, textFiles) = try ShippedFiles.engraver() } catch { throw CLIError(error.description, exitCode: 1) }
     let engraving: Engraving
     do {
-        engraving = try Engraver(font: font).engrave(score, options: options)
+        engraving = try engraver.engrave(score, options: options)
     } catch {
         throw CLIError("\(source): \(error.description)", exitCode: 1)
     }
     if pdf {
         do {
-            try PDFWriter.write(engraving.pages, staffSpaceMM: engraving.staffSpaceMM, fontFile: fontFile, to: output)
+            try PDFWriter.write(engraving.pages, staffSpaceMM: engraving.staffSpaceMM, fontFile: fontFile, textFonts: textFiles, to: output)
         } catch {
             throw CLIError(error.description, exitCode: 1)
         }
     }
-    let fontSource: SVGWriter.FontSource
-    if pdf {
-        fontSource = .url("")
-    } else if arguments.flags.contains("--embed-font") {
-        guard let bytes = FileManager.default.contents(atPath: fontFile) else { throw CLIError("\(fontFile): cannot read the music font", exitCode: 1) }
-        fontSource = .embedded([UInt8](bytes))
-    } else {
-        fontSource = .url(URL(fileURLWithPath: fontFile).absoluteString)
+    func fontSource(_ file: String) throws -> SVGWriter.FontSource {
+        guard arguments.flags.contains("--embed-font") else { return .url(URL(fileURLWithPath: file).absoluteString) }
+        guard let bytes = FileManager.default.contents(atPath: file) else { throw CLIError("\(file): cannot read the font", exitCode: 1) }
+        return .embedded([UInt8](bytes))
     }
     if !pdf {
-        let svg = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: fontSource)
+        let text = SVGWriter.TextFontSource(family: textFiles.family, faces: try ShippedFiles.textFaces.compactMap { face in
+            try textFiles.files[face.style].map { (face.style, try fontSource($0)) }
+        })
+        let svg = SVGWriter.svg(engraving.scroll, staffSpaceMM: engraving.staffSpaceMM, fontName: engraving.fontName, font: try fontSource(fontFile), text: text)
         do {
             try AtomicFile.write(Array(svg.utf8), to: output)
         } catch {
@@ -97,10 +99,10 @@ func runPageScore(_ arguments: ParsedArguments) throws -> Int32 {
     guard score.parts.contains(where: { $0.name == part }) else {
         throw CLIError("\(source): no part named '\(part)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
     }
-    let font: SMuFLFont
-    do { font = try ShippedFiles.musicFont().font } catch { throw CLIError(error.description, exitCode: 1) }
+    let engraver: Engraver
+    do { engraver = try ShippedFiles.engraver().engraver } catch { throw CLIError(error.description, exitCode: 1) }
     let said: String
-    do { said = try WebHub.engravePage(score, part: part, font: font, widthMM: widthMM, into: folder) } catch {
+    do { said = try WebHub.engravePage(score, part: part, engraver: engraver, widthMM: widthMM, into: folder) } catch {
         throw CLIError("\(source): \(error)", exitCode: 1)
     }
     print(said + String(format: "; peak %.0f MB", Double(ProcessStatus.read()["VmHWM"] ?? 0) / 1_024))

@@ -200,13 +200,18 @@ func pitches(_ part: Part) -> [String] { part.notes.map { $0.pitch?.description 
     }
 
     /// Every part ends its last measure early and pads it with a hidden
-    /// rest (as exporters write a chorale's last measure): the time
-    /// signature stands.
-    @Test func paddingEverywhereKeepsTheTimeSignature() throws {
+    /// `<forward>` (as exporters write a chorale's last measure after a
+    /// pickup): the measure is as long as its notes, its meter unprinted —
+    /// no rest is invented. In any other measure the padding stands.
+    @Test func paddingEverywhereInTheLastMeasureIsNoRest() throws {
         let full = n("C5", 4)
         let last = n("C5", 3) + Self.forward(1)
         let score = try importText(Self.twoParts([full, last], [full, last])).score
-        #expect(score.meters == [MeterChange(measure: 1, meter: Meter(4, 4))])
+        #expect(score.meters == [MeterChange(measure: 1, meter: Meter(4, 4)), MeterChange(measure: 2, meter: Meter(3, 4), printed: false)])
+        #expect(score.parts.allSatisfy { $0.notes.map(\.pitch?.midi) == [72, 72] })
+        let middle = try importText(Self.twoParts([full, last, full], [full, last, full])).score
+        #expect(middle.meters == [MeterChange(measure: 1, meter: Meter(4, 4))])
+        #expect(middle.parts[0].notes.map(\.pitch?.midi) == [72, 72, nil, 72])
     }
 
     /// A triplet of eighths written at 256 divisions as 85, 85, 86: exact
@@ -239,7 +244,7 @@ func pitches(_ part: Part) -> [String] { part.notes.map { $0.pitch?.description 
         let part = result.score.parts[0]
         #expect(part.notes.map(\.tieToNext) == [false, true, false])
         #expect(part.notes.indices.filter { part.isAttack(at: $0) } == [0, 1])
-        #expect(result.report.lines == ["no tempo marking: 120 BPM assumed", "ties with no written end joined to the next note of the same pitch ×1, first at measure 1"])
+        #expect(result.report.lines == ["no tempo marking: 120 BPM assumed (played, not printed)", "ties with no written end joined to the next note of the same pitch ×1, first at measure 1"])
     }
 
     @Test func tieToAnotherPitchIsRemovedAndStopWithoutStartIgnored() throws {

@@ -22,6 +22,15 @@ import Testing
         try assertGolden(Acasong.parse(fixture("all-forms.acasong")).jsonText(), named: "all-forms.dump.json")
     }
 
+    /// Every mark: printed canonically, read back the same, dumped.
+    @Test func marksPrintCanonically() throws {
+        let score = try Acasong.parse(fixture("marks.acasong"))
+        let printed = Acasong.serialize(score)
+        try assertGolden(printed, named: "marks.canonical.acasong")
+        #expect(try Acasong.parse(printed) == score)
+        try assertGolden(score.jsonText(), named: "marks.dump.json")
+    }
+
     @Test func songLibraryIsNotEmpty() {
         #expect(!Self.songs.isEmpty, "Songs/ has no .acasong files")
     }

@@ -80,8 +80,11 @@ else
     check "the program" test -x "$debroot/usr/bin/acapella" &&
     check "the songs" test -s "$debroot/usr/share/acapella/songs/silent-night.acasong" &&
     check "the music font and its licence" test -s "$debroot/usr/share/acapella/fonts/bravura/Bravura.otf" -a -s "$debroot/usr/share/acapella/fonts/bravura/OFL.txt" &&
+    check "the text font and its licence" test -s "$debroot/usr/share/acapella/fonts/gentium/GentiumBookPlus-Regular.ttf" -a -s "$debroot/usr/share/acapella/fonts/gentium/OFL.txt" &&
     check "the unit runs /usr/bin/acapella" contains "$(cat "$debroot/lib/systemd/system/acapella.service")" "ExecStart=/usr/bin/acapella run" &&
     check "the settings, as conffiles" contains "$(dpkg "--root=$debroot" -s acapella)" "/etc/acapella/acapella.json"
+  expect "the packaged program engraves" 0 "$debroot/usr/bin/acapella" engrave "$debroot/usr/share/acapella/songs/silent-night.acasong" -o "$work/packaged.pdf" &&
+    check "in both shipped fonts" bash -c "pdffonts '$work/packaged.pdf' | grep -q Bravura && pdffonts '$work/packaged.pdf' | grep -q GentiumBookPlus"
   expect "the packaged box runs" 0 "$debroot/usr/bin/acapella" run --data "$work/box3" --seconds 1 --device sim:speed=4 &&
     check "packaged box ready" contains "$err" "ready: Amazing Grace"
   printf '{ "countIn": 0 }\n' > "$debroot/etc/acapella/acapella.json"

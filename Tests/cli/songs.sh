@@ -50,8 +50,10 @@ expect "info" 0 "$acapella" info Songs/simple-harmony.acasong &&
 
 if [[ -d "$mx" ]]; then
   expect "import to file" 0 "$acapella" import "$mx/bach_bwv66.6.mxl" -o "$work/bwv66.acasong" &&
-    check "import report on stderr" contains "$err" "bach_bwv66.6.mxl: fermatas ignored ×6, first at measure 1" &&
-    check "import wrote a file" contains "$err" "wrote $work/bwv66.acasong: 4 parts, 9 measures"
+    check "import report on stderr" contains "$err" "bach_bwv66.6.mxl: measures whose length differs from their time signature written as time changes ×1, first at measure 9" &&
+    check "import wrote a file" contains "$err" "wrote $work/bwv66.acasong: 4 parts, 9 measures" &&
+    check "fermatas kept" equals "$(grep -o '\\fermata' "$work/bwv66.acasong" | wc -l)" "6" &&
+    check "common time, the tempo played not printed, the last measure as written" contains "$(cat "$work/bwv66.acasong")" "$(printf 'time: 4/4 common\ntime@9: 3/4 unprinted\nkey: F# minor\ntempo: 96 unprinted')"
   expect "imported song checks" 0 "$acapella" check "$work/bwv66.acasong"
   expect "import to stdout" 0 "$acapella" import "$mx/demos_two-voices.xml" &&
     check "stdout is acasong" contains "$out" "acasong 1"
