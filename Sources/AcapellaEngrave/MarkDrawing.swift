@@ -49,12 +49,6 @@ extension StaffDrawing {
                 add(glyphName, centre - (box.minX + box.maxX) / 2, glyphY)
                 edge = above ? glyphY + box.minY : glyphY + box.maxY
             }
-            if marks.fermata {
-                let name = above || fixedUp == nil ? "fermataAbove" : "fermataBelow"
-                let box = font.glyph(name).box
-                let glyphY = name == "fermataAbove" ? min(edge, y - 0.5, -0.5) - 0.4 - box.maxY : max(edge, y + 0.5, 4.5) + 0.4 - box.minY
-                add(name, centre - (box.minX + box.maxX) / 2, glyphY)
-            }
             if let breath = marks.breath {
                 // Halfway to the next note (or the barline), above the staff.
                 let next = indices.dropFirst(position + 1).first.flatMap { placement.noteX[shown]?[$0] } ?? measureEnd
@@ -63,6 +57,32 @@ extension StaffDrawing {
                 let breathX = max(x + width + 0.3, (x + width + next) / 2 - box.maxX / 2)
                 add(name, breathX, breath == .breath ? -0.5 : 1.0)
             }
+        }
+    }
+
+    // MARK: Fermatas
+
+    /// Fermatas outside everything else on their side: over the staff, the
+    /// notes, their marks and slurs (under them for a staff's lower voice),
+    /// centred on the note; drawn once the system's slurs are.
+    mutating func drawFermatas() {
+        guard let xs = placement.noteX[shown] else { return }
+        for index in xs.keys.sorted() where notesOfPart[index].marks.fermata {
+            guard let (x, width, y) = head(index) else { continue }
+            let above = fixedUp != false
+            let name = above ? "fermataAbove" : "fermataBelow"
+            let box = font.glyph(name).box
+            let left = x + width / 2 - (box.minX + box.maxX) / 2
+            let columns = Int((left + box.minX).rounded(.down))...Int((left + box.maxX).rounded(.down))
+            let glyphY: Double
+            if above {
+                let top = columns.compactMap { skyline.top[$0] }.min() ?? 0
+                glyphY = min(top, y - 0.5, -0.5) - 0.4 - box.maxY
+            } else {
+                let bottom = columns.compactMap { skyline.bottom[$0] }.max() ?? 4
+                glyphY = max(bottom, y + 0.5, 4.5) + 0.4 - box.minY
+            }
+            add(name, left, glyphY)
         }
     }
 
@@ -164,13 +184,13 @@ extension StaffDrawing {
     /// holds the ticks whose dynamic the other voice of the staff already
     /// printed. Returns the ticks of the dynamics drawn.
     @discardableResult
-    mutating func drawDynamics(below bottom: Double, skip: Set<Int> = []) -> Set<Int> {
+    mutating func drawDynamics(below bottom: Double, besides others: [(dynamic: Dynamic, box: Box)] = []) -> [(dynamic: Dynamic, box: Box)] {
         guard let xs = placement.noteX[shown], let first = xs.keys.min(), let last = xs.keys.max() else { return [] }
         let hasHairpin = part.hairpins.contains { $0.start <= last && ($0.end ?? Int.max) >= first }
-        let dynamics = xs.keys.sorted().filter { notesOfPart[$0].marks.dynamic != nil && !skip.contains(notesOfPart[$0].startTick) }
+        let dynamics = xs.keys.sorted().filter { notesOfPart[$0].marks.dynamic != nil }
         guard !dynamics.isEmpty || hasHairpin else { return [] }
         let baseline = max(4 + 2.4, bottom + 2.2)
-        var drawn: Set<Int> = []
+        var drawn = others
         var right: [Int: Double] = [:]
         var left: [Int: Double] = [:]
         for index in dynamics {
@@ -178,14 +198,21 @@ extension StaffDrawing {
             let name = Self.dynamicGlyph(dynamic)
             let box = font.glyph(name).box
             let glyphX = x + width / 2 - (box.minX + box.maxX) / 2
-            add(name, glyphX, baseline)
+            var placed = box.offset(glyphX, baseline)
+            // The other voice of the staff said it already: once is enough.
+            if drawn.contains(where: { $0.dynamic == dynamic && $0.box.overlaps(placed, by: -0.5) }) { continue }
+            // Another dynamic there: a line lower.
+            while drawn.contains(where: { $0.box.overlaps(placed, by: -0.2) }) { placed = placed.offset(0, 2.4) }
+            add(name, glyphX, placed.minY - box.minY)
             left[index] = glyphX + box.minX
             right[index] = glyphX + box.maxX
-            drawn.insert(notesOfPart[index].startTick)
+            drawn.append((dynamic, placed))
         }
         let thickness = font.value("hairpinThickness", 0.16)
         let centre = baseline - 0.55
         for hairpin in part.hairpins where hairpin.start <= last && (hairpin.end ?? Int.max) >= first {
+            items.append(.beginGroup(id: nil, className: "hairpin", data: []))
+            defer { items.append(.endGroup) }
             var x1 = xs[hairpin.start].map { $0 } ?? (xs[first] ?? placement.start) - 1.0
             if let edge = right[hairpin.start] { x1 = max(x1, edge + 0.4) }
             var x2: Double
@@ -205,7 +232,7 @@ extension StaffDrawing {
             line(x1, centre - leftHalf, x2, centre - rightHalf, thickness)
             line(x1, centre + leftHalf, x2, centre + rightHalf, thickness)
         }
-        maxY = max(maxY, baseline + 0.7)
+        maxY = max(maxY, baseline + 0.7, (drawn.map(\.box.maxY).max() ?? 0) + 0.1)
         return drawn
     }
 

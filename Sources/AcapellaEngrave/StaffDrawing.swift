@@ -243,7 +243,9 @@ struct StaffDrawing {
             if let last = current.last {
                 let lastBeat = (notesOfPart[last].startTick - measure.startTick) / group
                 let newSyllable = part.hasLyrics && note.lyric(verse: part.verses.first ?? 1) != nil
-                if lastBeat != beat || newSyllable || notesOfPart[last].endTick != note.startTick { close() }
+                // A tuplet is beamed within its group, never into the next.
+                let otherTuplet = notesOfPart[last].tuplet?.id != note.tuplet?.id
+                if lastBeat != beat || newSyllable || otherTuplet || notesOfPart[last].endTick != note.startTick { close() }
             }
             current.append(index)
         }
@@ -400,8 +402,11 @@ struct StaffDrawing {
                 add(digit, x, y + 0.45)
                 x += font.glyph(digit).box.maxX
             }
-            let oneBeam = group.allSatisfy { beamed[$0] != nil && beamed[$0] == beamed[group[0]] }
-            if !oneBeam {
+            // No bracket only where one beam holds exactly the group.
+            let beam = beamed[group[0]]
+            let oneBeam = beam != nil && group.allSatisfy { beamed[$0] == beam } && beamed.values.filter { $0 == beam }.count == group.count
+            // (A group of one note, as a nested tuplet flattens to, keeps its number alone.)
+            if !oneBeam && right - left > width + 1.0 {
                 let thickness = font.value("tupletBracketThickness", 0.16)
                 let hook = above ? 0.6 : -0.6
                 line(left, y + hook, left, y, thickness)

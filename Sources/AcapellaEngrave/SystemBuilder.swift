@@ -123,13 +123,14 @@ struct SystemBuilder {
                 if voices.count == 2 { drawing.otherVoice = (layout.parts[voices[1 - voice]], voices[1 - voice]) }
                 drawing.draw()
                 drawing.drawSlurs()
+                drawing.drawFermatas()
                 return drawing
             }
             let inkTop = drawings.map(\.minY).min() ?? 0
             // Dynamics under the staff's notes, once a moment for two voices.
             let notesBottom = drawings.map(\.maxY).max() ?? 4
-            var printed: Set<Int> = []
-            for voice in drawings.indices { printed.formUnion(drawings[voice].drawDynamics(below: notesBottom, skip: printed)) }
+            var printed: [(dynamic: Dynamic, box: Box)] = []
+            for voice in drawings.indices { printed = drawings[voice].drawDynamics(below: notesBottom, besides: printed) }
             let inkBottom = drawings.map(\.maxY).max() ?? 4
             drawings[0].maxY = inkBottom
             for voice in drawings.indices {

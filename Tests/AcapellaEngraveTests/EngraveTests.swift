@@ -200,7 +200,9 @@ func loadSong(_ name: String) throws -> Score {
         let (_, engraving, _) = try engraveCase(song)
         var boxes: [(String, Box)] = []
         for item in engraving.scroll.items {
-            if case .glyph(let name, _, let at) = item, name.hasPrefix("notehead") || name.hasPrefix("accidental") || name == "augmentationDot" {
+            // Noteheads, accidentals, dots and the marks on the notes.
+            if case .glyph(let name, _, let at) = item, name.hasPrefix("notehead") || name.hasPrefix("accidental") || name == "augmentationDot"
+                || ["fermata", "artic", "dynamic", "breathMark"].contains(where: name.hasPrefix) {
                 boxes.append((name, bravura.glyph(name).box.offset(at.x, at.y)))
             }
         }
@@ -252,6 +254,22 @@ func loadSong(_ name: String) throws -> Score {
         }
         let hits = texts.indices.filter { index in glyphs.contains { $0.overlaps(texts[index], by: 0.05) } }.map { words[$0] }
         #expect(hits.isEmpty, "\(song): syllables run into a symbol: \(hits.prefix(5))")
+        // No text touches another, each measured in the font it is set in
+        // (titles, names, words over the music, tempo, endings, syllables).
+        let all = engraving.scroll.items.compactMap { item -> (String, Box)? in
+            guard case .text(let text, let at, let size, let anchor, let style) = item else { return nil }
+            let width = gentium.width(text, size: size, style: style)
+            let left = anchor == .start ? at.x : anchor == .middle ? at.x - width / 2 : at.x - width
+            return (text, Box(minX: left, minY: at.y - size * 0.7, maxX: left + width, maxY: at.y + size * 0.2))
+        }.sorted { $0.1.minX < $1.1.minX }
+        var clashes: [String] = []
+        for i in all.indices {
+            for j in (i + 1)..<all.count {
+                if all[j].1.minX >= all[i].1.maxX { break }
+                if all[i].1.overlaps(all[j].1, by: 0.05) { clashes.append("'\(all[i].0)' and '\(all[j].0)' at \(all[i].1.minX), \(all[i].1.minY)") }
+            }
+        }
+        #expect(clashes.isEmpty, "\(song): \(clashes.count) texts touch: \(clashes.prefix(3))")
     }
 }
 

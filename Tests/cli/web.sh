@@ -29,6 +29,11 @@ check "a size that is not one of them: 404" equals "$(curl -s -o /dev/null -w '%
 check "the score for the page" contains "$(curl -s -b "$work/cookies" "$web/score.svg" | head -c 400)" "<svg"
 check "the score compressed for a browser" contains "$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip' -b "$work/cookies" "$web/score.svg")" "Content-Encoding: gzip"
 check "and whole once decompressed" contains "$(curl -s --compressed -b "$work/cookies" "$web/score.svg" | tail -c 100)" "</svg>"
+check "its words set in the font they were measured in" contains "$(curl -s --compressed -b "$work/cookies" "$web/score.svg" | head -c 1200)" "font-family:'Gentium Book Plus';src:url(/GentiumBookPlus-Regular.ttf)"
+for face in Regular Italic Bold; do
+  check "the page serves Gentium Book Plus $face" equals "$(curl -s -o "$work/face.ttf" -w '%{http_code} %{content_type}' "$web/GentiumBookPlus-$face.ttf")" "200 font/ttf"
+  check "the shipped file, whole" equals "$(cmp -s "$work/face.ttf" "Fonts/gentium/GentiumBookPlus-$face.ttf" && echo same)" "same"
+done
 check "events stream the transport" contains "$(timeout 2 curl -s -N -b "$work/cookies" "$web/events" | head -c 600)" 'data: {'
 csrf="$(curl -s -b "$work/cookies" "$web/api/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["csrf"])')"
 check "an action from the page" equals "$(curl -s -b "$work/cookies" -H "X-CSRF-Token: $csrf" -X POST --data stop "$web/api/action")" '{"done":"stop"}'
