@@ -199,8 +199,8 @@ extension StaffDrawing {
             let box = font.glyph(name).box
             let glyphX = x + width / 2 - (box.minX + box.maxX) / 2
             var placed = box.offset(glyphX, baseline)
-            // The other voice of the staff said it already: once is enough.
-            if drawn.contains(where: { $0.dynamic == dynamic && $0.box.overlaps(placed, by: -0.5) }) { continue }
+            // The other voice of the staff said it already (on whatever line): once is enough.
+            if drawn.contains(where: { $0.dynamic == dynamic && $0.box.minX < placed.maxX + 0.5 && placed.minX < $0.box.maxX + 0.5 }) { continue }
             // Another dynamic there: a line lower.
             while drawn.contains(where: { $0.box.overlaps(placed, by: -0.2) }) { placed = placed.offset(0, 2.4) }
             add(name, glyphX, placed.minY - box.minY)

@@ -274,8 +274,11 @@ extension SystemBuilder {
         }
         for text in score.texts where text.kind == .words {
             guard let x = column(atOrAfter: text.tick, in: range, placement: placement) else { continue }
-            let width = layout.text.width(text.text, size: Metric.nameSize, style: .italic)
-            entries.append((x, { lineY in [.text(text.text, at: Point(x, lineY), size: Metric.nameSize, anchor: .start, style: .italic)] }, width))
+            // Wider than the system: in lines that fit it.
+            for line in layout.text.wrap(text.text, size: Metric.nameSize, width: placement.end - placement.start, style: .italic) {
+                let width = layout.text.width(line, size: Metric.nameSize, style: .italic)
+                entries.append((x, { lineY in [.text(line, at: Point(x, lineY), size: Metric.nameSize, anchor: .start, style: .italic)] }, width))
+            }
         }
         for mark in score.barMarks where mark.measure >= firstNumber && mark.measure <= lastNumber {
             guard let (x, width) = measureX(mark.measure) else { continue }
@@ -312,16 +315,20 @@ extension SystemBuilder {
                         x = max(min(entry.x, placement.end - entry.width), placement.start)
                     }
                 }
-                items += entry.draw(y - 0.6 - Double(row) * 2.2).map { $0.offset(x - entry.x, 0) }
+                items += entry.draw(y - 0.6 - Double(row) * 2.8).map { $0.offset(x - entry.x, 0) }
                 rows[row] = x + entry.width
             }
-            y -= 0.4 + 2.2 * Double(rows.count)
+            y -= 0.4 + 2.8 * Double(rows.count)
         }
         // Rehearsal marks, boxed.
         var rehearsal = false
+        var boxRight = -Double.infinity
         for text in score.texts where text.kind == .rehearsal {
-            guard let x = column(atOrAfter: text.tick, in: range, placement: placement) else { continue }
-            let width = layout.text.width(text.text, size: Metric.subtitleSize, style: .bold)
+            guard let column = column(atOrAfter: text.tick, in: range, placement: placement) else { continue }
+            let width = min(layout.text.width(text.text, size: Metric.subtitleSize, style: .bold), placement.end - placement.start - 1)
+            // Each clear of the one before (two marks between the same notes).
+            let x = max(column, boxRight + 1.2)
+            boxRight = x + width + 0.4
             let baseline = y - 0.9
             let box = Box(minX: x - 0.4, minY: baseline - Metric.subtitleSize * 0.85, maxX: x + width + 0.4, maxY: baseline + 0.5)
             items.append(.text(text.text, at: Point(x, baseline), size: Metric.subtitleSize, anchor: .start, style: .bold))
@@ -342,6 +349,8 @@ extension SystemBuilder {
         guard tick >= measures[range.lowerBound].startTick, tick < measures[range.upperBound].endTick else { return nil }
         for measureIndex in range where measures[measureIndex].endTick > tick {
             if let column = measures[measureIndex].columns.first(where: { $0.tick >= tick }) { return placement.columnX[column.tick] }
+            // After the measure's last note (words at its barline): over that note.
+            if let column = measures[measureIndex].columns.last(where: { $0.tick <= tick }) { return placement.columnX[column.tick] }
         }
         return nil
     }

@@ -293,7 +293,7 @@ struct ScoreBuilder {
         let numbers = (0..<count).map(measureNumber)
         if numbers != (0..<count).map(songMeasure) { score.writtenMeasures = numbers }
         readMetadata(root, into: &score, sourceName: sourceName)
-        score.texts = texts(starts: starts, endTick: endTick)
+        score.texts = texts(starts: starts, lengths: lengths)
         if written == nil { score.barMarks = barMarks(count: count) }
 
         var usedNames: Set<String> = []
@@ -393,17 +393,22 @@ struct ScoreBuilder {
     /// same words at the same moment in several parts are one text), in
     /// order. In a song written out, the words of its jumps ("D.C. al
     /// Fine") are sung out, not printed.
-    func texts(starts: [Int], endTick: Int) -> [ScoreText] {
+    func texts(starts: [Int], lengths: [Int]) -> [ScoreText] {
         var texts: [ScoreText] = []
         var seen: Set<String> = []
         for part in parts {
             for (index, measure) in part.measures.enumerated() {
                 for direction in measure.directions {
                     guard case .text(let kind, let text) = direction.kind else { continue }
-                    let tick = min(starts[index] + Int(direction.offset.floor), endTick - 1)
+                    // Written at the barline (a jump's words): the measure's last moment.
+                    let tick = starts[index] + min(Int(direction.offset.floor), lengths[index] - 1)
                     if written != nil && Self.isJumpText(text) { continue }
-                    guard seen.insert("\(tick) \(kind) \(text)").inserted,
-                          !texts.contains(where: { $0.tick == tick && $0.kind == kind }) else { continue }
+                    guard seen.insert("\(tick) \(kind) \(text)").inserted else { continue }
+                    // Several words at one moment ("Andante" " con moto", "dolce"): one text.
+                    if let index = texts.firstIndex(where: { $0.tick == tick && $0.kind == kind }) {
+                        texts[index].text = Self.clean(texts[index].text + " " + text, forbidden: "")
+                        continue
+                    }
                     texts.append(ScoreText(tick: tick, kind: kind, text: text))
                 }
             }
@@ -453,7 +458,7 @@ struct ScoreBuilder {
         guard !part.notes.isEmpty else { return }
         for (index, measure) in raw.measures.enumerated() where index < starts.count {
             for direction in measure.directions {
-                let tick = starts[index] + Int(direction.offset.floor)
+                let tick = starts[index] + min(Int(direction.offset.floor), max(0, (index + 1 < starts.count ? starts[index + 1] : (part.notes.last?.endTick ?? 0)) - starts[index] - 1))
                 var note = max(0, part.notes.partitionIndex { $0.startTick > tick } - 1)
                 // A hairpin's end belongs to the note it reaches; a start or a
                 // dynamic to the next sung note when it falls on a rest.

@@ -695,6 +695,11 @@ struct MusicXMLReader {
             } else if repeatNode.attribute("direction", is: "backward") {
                 let times = repeatNode.attribute("times").flatMap { Int($0) } ?? 2
                 measure.marks.backward = max(2, min(times, 16))
+                // A backward repeat ends the volta it closes, written or not.
+                if node.child(.ending) == nil, let open = openEnding {
+                    if measure.marks.ending == nil { measure.marks.ending = open }
+                    openEnding = nil
+                }
             }
         }
         if let ending = node.child(.ending) {
@@ -727,6 +732,8 @@ struct MusicXMLReader {
         if let offset = node.trimmedText(.offset).flatMap(Self.exactDecimal) {
             at = (try? at.adding(Self.ticks(offset, divisions: divisions))) ?? at
             if at.compare(.zero) < 0 { at = .zero }
+            // Past any measure (the song places it at its measure's end).
+            if at.compare(Rational(1_000_000_000)) > 0 { at = Rational(1_000_000_000) }
         }
         let sound = node.child(.sound)
         if let sound { readSound(sound, at: at, into: &measure, measureIndex: measureIndex) }

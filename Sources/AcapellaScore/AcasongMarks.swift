@@ -18,6 +18,7 @@ extension AcasongParser {
                 return
             }
             pendingTexts.append((measure, offset, ScoreText(tick: 0, kind: key == "text" ? .words : .rehearsal, text: value), location))
+            headerLocations[.header("\(key)@\(measure)+\(offset)")] = location
         case "repeat":
             let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
             var index = 0
@@ -43,29 +44,45 @@ extension AcasongParser {
                 }
                 index += 1
             }
+            guard !marks.isEmpty else {
+                error("expected 'start', 'end' or 'end x3'", at: valueLocation)
+                return
+            }
+            headerLocations[.header("repeat@\(measure)")] = location
             score.barMarks += marks
         case "ending":
             // "1, 2 (2 measures)"
-            let parts = value.split(separator: "(", maxSplits: 1)
+            let parts = value.split(separator: "(", maxSplits: 1, omittingEmptySubsequences: false)
             let numbers = parts[0].split(whereSeparator: { $0 == "," || $0 == " " }).map { boundedInt($0) }
             var length = 1
             if parts.count == 2 {
                 let inside = parts[1].trimmingBlanks()
                 let words = inside.split(separator: " ")
-                guard inside.hasSuffix(")"), words.count == 2, let count = boundedInt(words[0]), count >= 1, count <= ScoreLimits.maximumMeasures,
+                guard inside.hasSuffix(")"), words.count == 2, let count = boundedInt(words[0]), count >= 1,
                       words[1] == (count == 1 ? "measure)" : "measures)") else {
                     error("expected the ending's length as '(1 measure)' or '(N measures)', found '(\(parts[1])'", at: valueLocation)
                     return
                 }
+                guard count <= ScoreLimits.maximumMeasures else {
+                    error("an ending of \(count) measures is longer than a song may be (\(ScoreLimits.maximumMeasures))", at: valueLocation)
+                    return
+                }
                 length = count
             }
-            guard !numbers.isEmpty, numbers.allSatisfy({ $0 != nil && (1...BarMark.maximumTimes).contains($0!) }) else {
-                error("expected an ending's numbers (1 to \(BarMark.maximumTimes)) like '1' or '1, 2', then '(N measures)'; found \(quoted(valueLocation.offset..<(valueLocation.offset + value.utf8.count)))", at: valueLocation)
+            guard !numbers.isEmpty, numbers.allSatisfy({ $0 != nil && (1...BarMark.maximumTimes).contains($0!) }), Set(numbers).count == numbers.count else {
+                error("expected an ending's numbers (1 to \(BarMark.maximumTimes), each once) like '1' or '1, 2', then '(N measures)'; found \(quoted(valueLocation.offset..<(valueLocation.offset + value.utf8.count)))", at: valueLocation)
                 return
             }
+            headerLocations[.header("ending@\(measure)")] = location
             score.barMarks.append(BarMark(measure: measure, kind: .ending(numbers: numbers.map { $0! }, measures: length)))
         default: // sign
-            for word in value.split(separator: ",").map({ $0.trimmingBlanks() }) {
+            let words = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
+            guard !words.contains(where: \.isEmpty), Set(words).count == words.count else {
+                error("expected signs, each once, separated by commas: " + BarMark.signWords.map { "'\($0.1)'" }.joined(separator: ", "), at: valueLocation)
+                return
+            }
+            headerLocations[.header("sign@\(measure)")] = location
+            for word in words {
                 guard let kind = BarMark.signWords.first(where: { $0.1 == word })?.0 else {
                     error("expected a sign: " + BarMark.signWords.map { "'\($0.1)'" }.joined(separator: ", ") + "; found '\(word)'", at: valueLocation)
                     return
@@ -98,26 +115,35 @@ extension AcasongParser {
 
     /// A mark token after a note (`\fermata`, `\p`, `\<`, `\(`…) set on
     /// it; false when the word is not a mark.
-    static func apply(mark word: String, to marks: inout NoteMarks) -> Bool {
+    static func apply(mark word: String, to marks: inout NoteMarks) -> MarkOutcome {
+        let before = marks
         switch word {
         case "fermata": marks.fermata = true
         case "breathe": marks.breath = .breath
         case "caesura": marks.breath = .caesura
         case "(": marks.slurStart = true
         case ")": marks.slurEnd = true
-        case "<": marks.hairpin = .crescendo
-        case ">": marks.hairpin = .diminuendo
-        case "!": marks.hairpin = .end
+        case "<", ">", "!":
+            guard marks.hairpin == nil else { return .twice("a hairpin mark") }
+            marks.hairpin = word == "<" ? .crescendo : word == ">" ? .diminuendo : .end
         default:
             if let articulation = Articulations.named.first(where: { $0.1 == word })?.0 {
                 marks.articulations.insert(articulation)
             } else if let dynamic = Dynamic(rawValue: word) {
+                guard marks.dynamic == nil else { return .twice("a dynamic") }
                 marks.dynamic = dynamic
             } else {
-                return false
+                return .unknown
             }
         }
-        return true
+        if (word == "breathe" || word == "caesura") && before.breath != nil { return .twice("a breath") }
+        return marks == before ? .twice("the same mark") : .set
+    }
+
+    enum MarkOutcome {
+        case set, unknown
+        /// The note has one already (a dynamic, a hairpin mark, a breath).
+        case twice(String)
     }
 }
 

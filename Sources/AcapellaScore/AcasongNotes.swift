@@ -153,13 +153,19 @@ extension AcasongParser {
                 }
                 let word = text((index + 1)..<wordEnd)
                 index = wordEnd
-                guard !state.part.notes.isEmpty else {
+                guard let marked = state.part.notes.last else {
                     error("a mark follows the note it belongs to; \(quoted(here.offset..<wordEnd)) has none before it", at: here, measure: measure)
                     continue
                 }
-                if !Self.apply(mark: word, to: &state.part.notes[state.part.notes.count - 1].marks) {
+                // Said in the measure of the note it marks.
+                let measure = meterMap.measure(containing: marked.startTick)
+                switch Self.apply(mark: word, to: &state.part.notes[state.part.notes.count - 1].marks) {
+                case .set: break
+                case .unknown:
                     error("unknown mark \(quoted(here.offset..<wordEnd)); marks are \\fermata \\staccato \\tenuto \\accent \\marcato \\breathe \\caesura, "
                           + "dynamics \\p \\mf \\f…, hairpins \\< \\> \\!, slurs \\( \\)", at: here, measure: measure)
+                case .twice(let what):
+                    error("\(quoted(here.offset..<wordEnd)): the note has \(what) already; a note takes one", at: here, measure: measure)
                 }
                 continue
             }

@@ -348,9 +348,9 @@ struct AcasongParser {
                 switch word {
                 case "common" where change.meter == Meter(4, 4) && change.symbol == nil: change.symbol = .common
                 case "cut" where change.meter == Meter(2, 2) && change.symbol == nil: change.symbol = .cut
-                case "unprinted" where change.printed: change.printed = false
+                case "unprinted" where change.printed && (measure ?? 1) > 1: change.printed = false
                 default:
-                    error("after the time signature: 'common' (4/4 as C), 'cut' (2/2 as ¢) or 'unprinted'; found '\(word)'", at: valueLocation)
+                    error("after the time signature: 'common' (4/4 as C), 'cut' (2/2 as ¢) or 'unprinted' (not the first: it is always printed); found '\(word)'", at: valueLocation)
                     return
                 }
             }
@@ -364,8 +364,9 @@ struct AcasongParser {
             headerLocations[.key(score.keys.count)] = location
             score.keys.append(KeyChange(measure: measure ?? 1, key: parsed))
         case "tempo":
-            let unprinted = valueText.hasSuffix(" unprinted")
-            let number = unprinted ? String(valueText.dropLast(" unprinted".count)).trimmingBlanks() : valueText
+            let words = valueText.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            let unprinted = words.count == 2 && words[1] == "unprinted"
+            let number = unprinted ? String(words[0]) : valueText
             guard let milliBPM = Tempo.thousandths(number), Tempo(milliBPM: milliBPM).isValid else {
                 error("expected a tempo in quarter notes per minute between 1 and 999.999 (and 'unprinted' if the score does not print it), found \(quoted(value))", at: valueLocation)
                 return

@@ -79,6 +79,7 @@ extension Score {
             if index > 0 && change.measure <= meters[index - 1].measure {
                 report(.meter(index), "time signature changes must be in increasing measure order", measure: change.measure)
             }
+            if index == 0 && !change.printed { report(.meter(index), "the first time signature is printed; only a later one may be 'unprinted'") }
             if change.symbol == .common && change.meter != Meter(4, 4) || change.symbol == .cut && change.meter != Meter(2, 2) {
                 report(.meter(index), "'\(change.symbol!.rawValue)' is drawn for \(change.symbol == .common ? "4/4" : "2/2") only", measure: change.measure)
             }
@@ -343,36 +344,40 @@ extension Score {
         var previousTick = -1
         var seen: Set<String> = []
         for text in texts {
-            let measure = meterMap.measure(containing: max(0, text.tick))
+            // Said at the line that wrote it (`text@M+T`, as the parser files it).
+            let (measure, offset) = meterMap.position(ofTick: max(0, text.tick))
             let key = text.kind == .words ? "text" : "rehearsal"
-            if let problem = textProblem(text.text, forbidden: []) { report(.header(key), "\(key) \(problem)", measure) }
-            if text.tick < 0 || text.tick >= end { report(.header(key), "\(key) '\(text.text)' is not on the music", measure) }
-            if text.tick < previousTick { report(.header(key), "texts must be in order", measure) }
-            if !seen.insert("\(key) \(text.tick)").inserted { report(.header(key), "two \(key) lines at one place", measure) }
+            let subject = Subject.header("\(key)@\(measure)+\(offset)")
+            if let problem = textProblem(text.text, forbidden: []) { report(subject, "\(key) \(problem)", measure) }
+            if text.tick < 0 || text.tick >= end { report(subject, "\(key) '\(text.text)' is not on the music (it ends in measure \(meterMap.measure(containing: max(0, end - 1))))", measure) }
+            if text.tick < previousTick { report(subject, "texts must be in order", measure) }
+            if !seen.insert("\(key) \(text.tick)").inserted { report(subject, "two \(key) lines at one place", measure) }
             previousTick = text.tick
         }
         let first = meterMap.measure(containing: 0)
         let last = meterMap.measure(containing: end - 1)
         var previous = Int.min
         for mark in barMarks {
+            // Said at the line that wrote it: `repeat@M`, `ending@M` or `sign@M`.
+            let subject = Subject.header("\(mark.kind.line)@\(mark.measure)")
             if mark.measure < first || mark.measure > last {
-                report(.header("repeat"), "a repeat, ending or sign at measure \(mark.measure) is not on the music (\(first)–\(last))", mark.measure)
+                report(subject, "\(mark.kind.line)@\(mark.measure) is not on the music (measures \(first)–\(last))", mark.measure)
             }
-            if mark.measure * 16 + mark.rank < previous { report(.header("repeat"), "repeats, endings and signs must be in measure order", mark.measure) }
+            if mark.measure * 16 + mark.rank < previous { report(subject, "repeats, endings and signs must be in measure order", mark.measure) }
             previous = mark.measure * 16 + mark.rank
             switch mark.kind {
             case .repeatEnd(let times) where !(2...BarMark.maximumTimes).contains(times):
-                report(.header("repeat"), "a passage is played 2 to \(BarMark.maximumTimes) times, not \(times)", mark.measure)
+                report(subject, "a passage is played 2 to \(BarMark.maximumTimes) times, not \(times)", mark.measure)
             case .ending(let numbers, let measures):
-                if numbers.isEmpty || numbers.contains(where: { !(1...BarMark.maximumTimes).contains($0) }) {
-                    report(.header("ending"), "an ending is numbered 1 to \(BarMark.maximumTimes)", mark.measure)
+                if numbers.isEmpty || numbers.contains(where: { !(1...BarMark.maximumTimes).contains($0) }) || Set(numbers).count != numbers.count {
+                    report(subject, "an ending is numbered 1 to \(BarMark.maximumTimes), each number once", mark.measure)
                 }
-                if measures < 1 || mark.measure + measures - 1 > last { report(.header("ending"), "an ending runs past the last measure", mark.measure) }
+                if measures < 1 || mark.measure + measures - 1 > last { report(subject, "the ending runs past the last measure (\(last))", mark.measure) }
             default:
                 break
             }
             if !seen.insert("\(mark.measure) \(mark.kind.family)").inserted {
-                report(.header("repeat"), "measure \(mark.measure) has that repeat, ending or sign twice", mark.measure)
+                report(subject, "measure \(mark.measure) has that \(mark.kind.family) twice", mark.measure)
             }
         }
     }
@@ -382,9 +387,19 @@ extension BarMark.Kind {
     /// What may stand once a measure (an ending's numbers aside).
     var family: String {
         switch self {
+        case .repeatStart: "repeat start"
         case .repeatEnd: "repeat end"
         case .ending: "ending"
-        default: "\(self)"
+        default: "sign '\(BarMark.signWords.first { $0.0 == self }?.1 ?? "")'"
+        }
+    }
+
+    /// The `.acasong` header line that writes it.
+    var line: String {
+        switch self {
+        case .repeatStart, .repeatEnd: "repeat"
+        case .ending: "ending"
+        default: "sign"
         }
     }
 }

@@ -127,6 +127,59 @@ import Testing
         }
     }
 
+    /// Texts where they are written, on the page whatever their length:
+    /// words after a measure's last note (a jump's "Fine") over that note,
+    /// a text wider than the system in lines, rehearsal marks between the
+    /// same notes side by side.
+    @Test func textsStayOnThePage() throws {
+        let long = Array(repeating: "sempre legatissimo e molto tranquillo", count: 20).joined(separator: " ")
+        let song = try Acasong.parse([
+            "acasong 1", "text@1: " + long, "text@2+960: Fine", "rehearsal@1+240: A", "rehearsal@1+480: B",
+            "part S", "C5 2 D5 2 | C5 1",
+        ].joined(separator: "\n") + "\n")
+        let engraving = try engraver.engrave(song)
+        let texts = Self.texts(engraving)
+        #expect(texts.contains { $0.text == "Fine" }, "the words at the last measure's end are printed")
+        let lines = texts.filter { $0.style == .italic && $0.text.contains("legatissimo") }
+        #expect(lines.count > 2, "the long text in \(lines.count) lines")
+        let page = engraving.scroll.width
+        for (text, at, style) in texts where style == .italic {
+            let width = gentium.width(text, size: Metric.nameSize, style: style)
+            #expect(at.x >= 0 && at.x + width <= page + 0.01, "'\(text.prefix(20))…' on the page")
+        }
+        let marks = texts.filter { $0.style == .bold && ($0.text == "A" || $0.text == "B") }.map(\.at.x).sorted()
+        #expect(marks.count == 2 && marks[1] - marks[0] > gentium.width("A", size: Metric.subtitleSize, style: .bold) + 0.8)
+    }
+
+    /// What a hostile or careless MusicXML file does to the marks: an
+    /// offset far past its measure lands at the measure's end (no crash),
+    /// words at the barline stay in their measure, words written in pieces
+    /// at one moment are one text, a volta never closed ends at its
+    /// backward repeat.
+    @Test func musicXMLMarksAtTheEdges() throws {
+        func note(_ step: String) -> String { "<note><pitch><step>\(step)</step><octave>5</octave></pitch><duration>1</duration><voice>1</voice><type>quarter</type></note>" }
+        func words(_ text: String, offset: String = "") -> String {
+            "<direction><direction-type><words>\(text)</words></direction-type>" + (offset.isEmpty ? "" : "<offset>\(offset)</offset>") + "</direction>"
+        }
+        let attributes = "<attributes><divisions>1</divisions><time><beats>4</beats><beat-type>4</beat-type></time></attributes>"
+        let m1 = attributes + words("Andante") + words(" con moto")
+            + "<direction><direction-type><dynamics><p/></dynamics></direction-type><offset>10000000000000000</offset></direction>"
+            + words("far", offset: "10000000000000000") + note("C") + note("D") + note("E") + note("F") + words("D.S. al Coda")
+        let m2 = "<barline location=\"left\"><ending number=\"1\" type=\"start\"/></barline>" + note("G") + note("A") + note("B") + note("C")
+            + "<barline location=\"right\"><repeat direction=\"backward\"/></barline>"
+        let m3 = note("D") + note("E") + note("F") + note("G")
+        let measures = [m1, m2, m3].enumerated().map { "<measure number=\"\($0.offset + 1)\">\($0.element)</measure>" }.joined()
+        let xml = "<score-partwise><part-list><score-part id=\"P1\"><part-name>S</part-name></score-part></part-list><part id=\"P1\">" + measures + "</part></score-partwise>"
+        let score = try MusicXML.importScore(bytes: Array(xml.utf8), fileName: "edges.musicxml", options: ImportOptions(unfold: false)).score
+        #expect(score.texts.first?.text == "Andante con moto")
+        #expect(score.texts.allSatisfy { score.meterMap.measure(containing: $0.tick) == 1 }, "in measure 1: \(score.texts)")
+        #expect(score.texts.contains { $0.text.contains("D.S. al Coda") } && score.texts.contains { $0.text.contains("far") })
+        #expect(score.parts[0].notes[3].marks.dynamic == .p, "the far dynamic on the measure's last note")
+        #expect(score.barMarks == [BarMark(measure: 2, kind: .repeatEnd(times: 2)), BarMark(measure: 2, kind: .ending(numbers: [1], measures: 1))])
+        #expect(try Acasong.parse(Acasong.serialize(score)) == score)
+        _ = try engraver.engrave(score)
+    }
+
     /// What the importer keeps from MusicXML's notations and directions.
     @Test func musicXMLMarksAreKept() throws {
         func note(_ step: String, _ extra: String = "") -> String {

@@ -132,6 +132,22 @@ import Testing
         ("acasong 1\ntempo@0: 90\npart A\nC4 1\n", "x:2:1: error: tempo@0 needs a pickup; measure 0 is the pickup (the opening tempo is 'tempo:')"),
         ("acasong 1\ntitle: x\n\n", "x:2:1: error: the score has no parts; add one after the headers: 'part NAME [clef]' and a line of its notes"),
         ("acasong 1\npart A\nC4 4 ( D4 4 E4 4 F4 4 |\n", "x:3:6: error: '(' opens no tuplet: write 3( … ) or N:M( … ) with the ratio before it (measure 1)"),
+        // Marks, texts, repeats (issue 35).
+        ("acasong 1\nending@1: (\npart A\nC4 1\n", "x:2:11: error: expected the ending's length as '(1 measure)' or '(N measures)', found '('"),
+        ("acasong 1\nending@1: 1 (999999999 measures)\npart A\nC4 1\n", "x:2:11: error: an ending of 999999999 measures is longer than a song may be (10000)"),
+        ("acasong 1\nending@1: 1, 1\npart A\nC4 1\n", "x:2:11: error: expected an ending's numbers (1 to 16, each once) like '1' or '1, 2', then '(N measures)'; found '1, 1'"),
+        ("acasong 1\nsign@1: ,\npart A\nC4 1\n", "x:2:9: error: expected signs, each once, separated by commas: 'segno', 'coda', 'To Coda', 'Fine', 'D.C.', 'D.S.'"),
+        ("acasong 1\nrepeat@1: end x1\npart A\nC4 1\n", "x:2:11: error: a passage is played 2 to 16 times, not 1"),
+        ("acasong 1\ntime: 4/4 unprinted\npart A\nC4 1\n", "x:2:7: error: after the time signature: 'common' (4/4 as C), 'cut' (2/2 as ¢) or 'unprinted' (not the first: it is always printed); found 'unprinted'"),
+        ("acasong 1\ntime: 3/4 common\npart A\nC4 2.\n", "x:2:7: error: after the time signature: 'common' (4/4 as C), 'cut' (2/2 as ¢) or 'unprinted' (not the first: it is always printed); found 'common'"),
+        ("acasong 1\nsign@2: Fine\npart A\nC4 1\n", "x:2:1: error: sign@2 is not on the music (measures 1–1) (measure 2)"),
+        ("acasong 1\ntext@1+960: rit.\ntext@3: far\npart A\nC4 1\n", "x:3:1: error: text 'far' is not on the music (it ends in measure 1) (measure 3)"),
+        ("acasong 1\ntext@0: Andante\npart A\nC4 1\n", "x:2:1: error: measure 0 is the pickup, and there is none"),
+        ("acasong 1\npart A\n\\fermata C4 1\n", "x:3:1: error: a mark follows the note it belongs to; '\\fermata' has none before it (measure 1)"),
+        ("acasong 1\npart A\nC4 1 \\loud\n", "x:3:6: error: unknown mark '\\loud'; marks are \\fermata \\staccato \\tenuto \\accent \\marcato \\breathe \\caesura, dynamics \\p \\mf \\f…, hairpins \\< \\> \\!, slurs \\( \\) (measure 1)"),
+        ("acasong 1\npart A\nC4 1 \\< \\!\n", "x:3:9: error: '\\!': the note has a hairpin mark already; a note takes one (measure 1)"),
+        ("acasong 1\npart A\nC4 1 \\p \\f\n", "x:3:9: error: '\\f': the note has a dynamic already; a note takes one (measure 1)"),
+        ("acasong 1\npart A\nC4 1\nlyrics A: two__words\n", "x:4:11: error: syllable 'two__words' has a space other than one between words (measure 1)"),
     ])
     func errorsAreLocatedAndExplained(input: String, expected: String) {
         do {
