@@ -433,9 +433,7 @@ struct StaffDrawing {
         let thickness = font.value("beamThickness", 0.5)
         let spacing = font.value("beamSpacing", 0.25)
         let stemThickness = font.value("stemThickness", 0.12)
-        var slope = (last.2 - first.2) / (last.1 - first.1)
-        let maxRise = 1.0 / max(last.1 - first.1, 1)
-        slope = min(max(slope, -maxRise), maxRise)
+        let slope = beamSlope(group, width: last.1 - first.1, up: up)
         // Every stem at least 2.5 staff spaces long (plus its beams).
         var offset = first.2
         let levels = group.map { max(1, Int(log2(Double(notesOfPart[$0].value.denominator))) - 2) }
@@ -468,6 +466,7 @@ struct StaffDrawing {
                 if !up, y - stack < box.maxY + 0.3, box.maxY > y - stack - 3 { offset += box.maxY + 0.3 - (y - stack) }
             }
         }
+        offset = quantisedBeamEdge(offset, rise: slope * (last.1 - first.1), up: up, thickness: thickness)
         func beamY(_ x: Double) -> Double { offset + slope * (x - first.1) }
         for stem in stems {
             guard let pitch = notesOfPart[stem.0].pitch else { continue }
@@ -501,6 +500,42 @@ struct StaffDrawing {
             }
             flush()
         }
+    }
+
+    /// A beam's slant as Gould gives it (Behind Bars): by the interval from
+    /// the first note to the last — a quarter of a space for a second, a half
+    /// for a third, three quarters for a fourth, a space for a fifth or more
+    /// — and level where the melody returns or an inner note goes beyond
+    /// both ends on the stems' side.
+    func beamSlope(_ group: [Int], width: Double, up: Bool) -> Double {
+        let positions = group.compactMap { notesOfPart[$0].pitch.map { Layout.position($0, clef: part.clef) } }
+        guard let first = positions.first, let last = positions.last, positions.count == group.count, width > 0 else { return 0 }
+        let inner = positions.dropFirst().dropLast()
+        let beyond = up ? inner.contains { $0 > max(first, last) } : inner.contains { $0 < min(first, last) }
+        guard first != last, !beyond else { return 0 }
+        let rise = min(Double(abs(last - first)) * 0.25, 1.0)
+        // Positions count up; y counts down.
+        return (last > first ? -rise : rise) / width
+    }
+
+    /// The beam's outer edge moved away from the notes (never nearer: the
+    /// stems keep their length) to the nearest quarter space where both
+    /// ends of the primary beam sit on a line, straddle it or hang from it
+    /// inside the staff — never a beam in the middle of a space, which
+    /// leaves a thin white wedge against the lines (LilyPond's quants).
+    func quantisedBeamEdge(_ edge: Double, rise: Double, up: Bool, thickness: Double) -> Double {
+        let towardNotes: Double = up ? 1 : -1
+        func allowed(_ centre: Double) -> Bool {
+            guard centre > -0.3 && centre < 4.3 else { return true }
+            let fraction = centre - centre.rounded(.down)
+            return abs(fraction - 0.5) > 0.2
+        }
+        let start = ((edge + towardNotes * thickness / 2) * 4).rounded(up ? .down : .up) / 4
+        for step in 0..<8 {
+            let centre = start - towardNotes * Double(step) * 0.25
+            if allowed(centre) && allowed(centre + rise) { return centre - towardNotes * thickness / 2 }
+        }
+        return edge
     }
 
     /// A tie to the next note: to it in this system, else to the system's end.
@@ -593,6 +628,15 @@ struct StaffDrawing {
         for (row, verse) in verses.enumerated() {
             let y = baseline + Double(row) * Metric.lyricRow
             let shownNotes = xs.keys.sorted()
+            // Each verse's number before its first word, on the first system
+            // of a song of several verses (as hymnals print them).
+            if system == 0 && part.verses.count > 1, let first = shownNotes.first(where: { notesOfPart[$0].lyric(verse: verse) != nil }),
+               let x = placement.columnX[notesOfPart[first].startTick] ?? xs[first], let lyric = notesOfPart[first].lyric(verse: verse) {
+                let left = x + 0.59 - layout.text.width(lyric.text, size: Metric.lyricSize) / 2
+                items.append(.text("\(verse).", at: Point(left - 0.7, y), size: Metric.lyricSize, anchor: .end, style: .normal))
+                let numberWidth = layout.text.width("\(verse).", size: Metric.lyricSize)
+                skyline.add(minX: left - 0.7 - numberWidth, maxX: left - 0.7, minY: y - Metric.lyricSize * 0.75, maxY: y + Metric.lyricSize * 0.25)
+            }
             for (position, index) in shownNotes.enumerated() {
                 // Words centre on the column (a note moved aside for a second
                 // keeps its syllable in line with the others).
