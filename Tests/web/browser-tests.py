@@ -60,6 +60,15 @@ def tab(driver, name):
     time.sleep(0.3)
 
 
+def click_fresh(driver, selector, seconds=5):
+    """Clicks what `selector` finds, found again if the page redrew it
+    between finding and clicking (a list re-rendered by the click before)."""
+    def attempt():
+        driver.find_element(By.CSS_SELECTOR, selector).click()
+        return True
+    return wait_for(attempt, seconds)
+
+
 def wait_for(condition, seconds):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -448,8 +457,9 @@ def compare_takes(driver, shots):
     player = driver.find_element(By.ID, "player")
     check("the player is at the top of Takes", player.is_displayed() and player.rect["y"] < driver.find_element(By.ID, "takes-list").rect["y"],
           player.rect)
-    driver.find_element(By.CSS_SELECTOR, '#takes-list tr[data-take="1"] button.ab-choose').click()
-    driver.find_element(By.CSS_SELECTOR, '#takes-list tr[data-take="2"] button.ab-choose').click()
+    # Choosing take 1 redraws the list: take 2's button is found afresh.
+    click_fresh(driver, '#takes-list tr[data-take="1"] button.ab-choose')
+    click_fresh(driver, '#takes-list tr[data-take="2"] button.ab-choose')
     check("A/B: both chosen", wait_for(lambda: driver.find_element(By.ID, "ab").is_displayed(), 5) and
           driver.find_element(By.ID, "ab-about").text == "A: take 1, B: take 2", driver.find_element(By.ID, "ab-about").text)
     check("A plays", wait_for(lambda: driver.execute_script("return document.getElementById('player').currentTime") > 0.6, 10),
