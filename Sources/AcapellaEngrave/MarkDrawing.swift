@@ -211,8 +211,6 @@ extension StaffDrawing {
         let thickness = font.value("hairpinThickness", 0.16)
         let centre = baseline - 0.55
         for hairpin in part.hairpins where hairpin.start <= last && (hairpin.end ?? Int.max) >= first {
-            items.append(.beginGroup(id: nil, className: "hairpin", data: []))
-            defer { items.append(.endGroup) }
             var x1 = xs[hairpin.start].map { $0 } ?? (xs[first] ?? placement.start) - 1.0
             if let edge = right[hairpin.start] { x1 = max(x1, edge + 0.4) }
             var x2: Double
@@ -229,8 +227,10 @@ extension StaffDrawing {
             // Open at the loud end: a crescendo opens to the right.
             let opening = 0.5
             let (leftHalf, rightHalf) = hairpin.crescendo ? (0.0, opening) : (opening, 0.0)
+            items.append(.beginGroup(id: nil, className: "hairpin", data: []))
             line(x1, centre - leftHalf, x2, centre - rightHalf, thickness)
             line(x1, centre + leftHalf, x2, centre + rightHalf, thickness)
+            items.append(.endGroup)
         }
         maxY = max(maxY, baseline + 0.7, (drawn.map(\.box.maxY).max() ?? 0) + 0.1)
         return drawn
