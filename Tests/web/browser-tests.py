@@ -34,7 +34,7 @@ from selenium.webdriver.webkitgtk.options import Options as WebKitOptions
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.by import By
-from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, NoSuchFrameException, StaleElementReferenceException
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data/musicxml")
 
@@ -74,8 +74,11 @@ def wait_for(condition, seconds):
     while time.time() < deadline:
         try:
             value = condition()
-        except (StaleElementReferenceException, NoSuchElementException, NoAlertPresentException):
-            value = None  # the page redrew the element between finding and reading it: ask again
+        except (StaleElementReferenceException, NoSuchElementException, NoAlertPresentException, NoSuchFrameException):
+            # The page redrew the element between finding and reading it, or is
+            # reloading (signing out reloads it: Chromium then answers "callback
+            # was not called before the unload event"): ask again.
+            value = None
         if value:
             return value
         time.sleep(0.1)
