@@ -69,6 +69,9 @@ let package = Package(
             name: "CSoxr", pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(
+            name: "CRubberBand", pkgConfig: "rubberband",
+            providers: [.apt(["librubberband-dev"])]),
+        .systemLibrary(
             name: "CNettle", pkgConfig: "nettle",
             providers: [.apt(["nettle-dev"])]),
         // FFmpeg: AAC in MP4 (.m4a), what phones keep; the module map links all three.
@@ -94,10 +97,11 @@ let package = Package(
         // MARK: Hand-edited JSON (settings, manifests): one-line errors naming the key.
         .target(name: "AcapellaJSON", swiftSettings: strictSwift),
 
-        // MARK: Files: audio files (libsndfile; .m4a through FFmpeg), loudness (libebur128), mixdown.
+        // MARK: Files: audio files (libsndfile; .m4a through FFmpeg), loudness (libebur128), mixdown,
+        // takes at another tempo or key (Rubber Band).
         .target(
             name: "AcapellaProject",
-            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "AcapellaLock", "CSndFile", "CEBUR128", "CZip", "CSoxr", "CFFmpeg"],
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "AcapellaLock", "CSndFile", "CEBUR128", "CZip", "CSoxr", "CFFmpeg", "CRubberBand"],
             swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.

@@ -203,3 +203,22 @@ extension TakeStreamButler {
         return (lines, now)
     }
 }
+
+/// A take already in memory, read a block at a time (a take decoded whole
+/// and then stretched, the benchmark's and the tests' takes).
+public final class MemoryBlockSource: TakeBlockSource, @unchecked Sendable {
+    // @unchecked: the samples never change after init.
+    private let samples: [Float]
+    public var frameCount: Int64 { Int64(samples.count) }
+
+    public init(_ samples: [Float]) {
+        self.samples = samples
+    }
+
+    public func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int {
+        guard first >= 0, first < frameCount else { return 0 }
+        let n = Int(min(Int64(count), frameCount - first))
+        samples.withUnsafeBufferPointer { destination.update(from: $0.baseAddress! + Int(first), count: n) }
+        return n
+    }
+}
