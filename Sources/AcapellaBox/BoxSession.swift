@@ -597,8 +597,7 @@ public struct BoxSession: Sendable {
             context.schedule = schedule
             context.tempoPercent = retime.tempoPercent
             context.countIn = retime.countIn
-            // Takes (and the reference) are loaded only at the tempo and key they were recorded in: again now
-            // (a part whose Takes came on at another tempo sings its takes once the tempo is theirs again).
+            // The takes (and the reference) again, stretched to the new tempo and key: heard from the same barline.
             if tempoChanged || keyChanged { effects.append(.reloadAllTakes) }
             if tempoChanged {
                 effects.append(say("tempo \(retime.tempoPercent) % (\(Int((context.writtenTempo * Double(retime.tempoPercent) / 100).rounded())) bpm) from the next barline"))
@@ -1216,9 +1215,6 @@ public struct BoxSession: Sendable {
             return [say("line: the next notes \(Self.stepWords(steps?.length ?? ticksPerQuarter))s")]
         case .reference:
             guard var reference = context.reference else { return [say("this project has no reference recording ('acapella reference add' brings one)")] }
-            if referenceMuted && (context.tempoPercent != 100 || context.schedule.options.transpose != 0) {
-                return [say("the reference \(reference.name) plays only at the written tempo and key (now \(context.tempoPercent) %, \(context.schedule.options.transpose) semitones)")]
-            }
             referenceMuted.toggle()
             reference.mix.muted = referenceMuted
             context.reference = reference

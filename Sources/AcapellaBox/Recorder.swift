@@ -36,7 +36,8 @@ public final class Recorder: @unchecked Sendable {
     public let ring: BulkRing<CapturedFrame>
     let project: Project
     let part: String
-    let options: ScheduleOptions
+    /// The tempo and key a take begun now is sung at (owner thread).
+    private(set) var options: ScheduleOptions
     let failAfterFrames: Int64?
     /// Written into each take's record: the round trip its alignment used.
     let calibration: String?
@@ -254,6 +255,14 @@ public final class Recorder: @unchecked Sendable {
         }
         open.stagedDropouts = []
         current = open
+    }
+
+    /// Owner thread: the tempo and key are now `options`' (a take begun
+    /// from now on is stamped with them: heard at another tempo later, it
+    /// is stretched from these).
+    public func follow(_ options: ScheduleOptions) {
+        self.options.tempoScale = options.tempoScale
+        self.options.transpose = options.transpose
     }
 
     /// Owner thread: the take's record listed and its file made.

@@ -621,7 +621,7 @@ final class SessionLoop {
             for command in commands { rig.control.send(command) }
         case .retime(let retime):
             return .retimed(Result { () throws(EngineControlError) in
-                try rig.control.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn, transpose: retime.transpose)
+                try rig.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn, transpose: retime.transpose)
             })
         case .reloadTakes:
             rig.tones = session.context.tones

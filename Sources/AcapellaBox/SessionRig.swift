@@ -1,7 +1,7 @@
 public import AcapellaDevices
 public import AcapellaEngine
 public import AcapellaProject
-import AcapellaScore
+public import AcapellaScore
 import Foundation
 import Synchronization
 
@@ -139,8 +139,6 @@ public final class SessionRig {
         control = EngineControl(link: link, score: score, options: scheduleOptions)
         control.cue = butler.cue
         control.initialSchedule = schedule
-        // (tells the control which parts play takes: a tempo change is refused under them)
-        for (index, slot) in takes.enumerated() where !slot.layers.isEmpty { control.send(.takes(part: index, slot)) }
         var singer: SyntheticSinger?
         if let settings = options.singer, device is SimulatedRoom {
             var voice = SyntheticSinger(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate)
@@ -169,6 +167,19 @@ public final class SessionRig {
         butlerThread.start()
         render = RenderThread(device: device, reopen: reopen, engine: engine, singer: singer)
     }
+
+    /// Tempo, count-in and key from the next barline (the control's
+    /// `retime`); the recorder stamps the takes begun from then on with
+    /// them. The caller sends the takes stretched for it (`reloadAllTakes`).
+    public func retime(tempoScale: Rational, countIn: Int, transpose: Int) throws(EngineControlError) -> Schedule {
+        let schedule = try control.retime(tempoScale: tempoScale, countIn: countIn, transpose: transpose)
+        recorder?.follow(control.options)
+        return schedule
+    }
+
+    /// What each part's takes are called in the engine now ("take 3
+    /// (Alto) at 80 % of the tempo sung"): the streamed ones.
+    public var heardTakes: [[String]] { sentTakes.map { $0.layers.compactMap { $0.stream?.name } } }
 
     /// The part's active takes as the project has them now, into the engine.
     public func reloadTakes() {

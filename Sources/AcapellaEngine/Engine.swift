@@ -140,6 +140,9 @@ public struct EngineCore: ~Copyable {
     /// A schedule waiting for the barline `index` (old schedule's numbering).
     var pendingSchedule: Schedule?
     var pendingScheduleBarline = 0
+    /// Takes sent while a schedule waits (made for it: a take heard at the
+    /// new tempo or key), swapped in with it. One slot per part, made at init.
+    var pendingTakes: [PartTakes?]
     var refusedCommands: Int64 = 0
     var outputPeak: Float = 0
     /// Commands applied, ever, and the host time of the period that
@@ -173,6 +176,7 @@ public struct EngineCore: ~Copyable {
         link = EngineLink(partCount: partCount, capacity: commandCapacity)
         self.mixes = mixes.map { $0 }  // its own buffer: a live change must not copy it on the render thread
         solos = Array(repeating: false, count: partCount)
+        pendingTakes = Array(repeating: nil, count: partCount)
         loopMeasures = nil
         metronomeGain = clickGain
     }
@@ -370,6 +374,9 @@ public struct EngineCore: ~Copyable {
         let playing = renderer.schedule
         motion.carry { Self.carry($0, from: playing, to: new) }
         retire(.schedule(renderer.replaceSchedule(new)))
+        for part in pendingTakes.indices {
+            if let takes = pendingTakes[part].take() { retire(.takes(renderer.replaceTakes(part: part, takes))) }
+        }
         renderer.seek(to: transport.state == .stopped ? 0 : mapped)
         applyLoop()
         if transport.state == .stopped { renderer.seek(to: transport.returnPoint) }
@@ -489,6 +496,12 @@ public struct EngineCore: ~Copyable {
             guard part >= 0 && part < mixes.count else {
                 retire(.takes(takes))
                 return refuse(.noSuchPart(part))
+            }
+            if pendingSchedule != nil {
+                // Made for the schedule waiting for its barline: heard from there.
+                if let waiting = pendingTakes[part].take() { retire(.takes(waiting)) }
+                pendingTakes[part] = takes
+                return
             }
             retire(.takes(renderer.replaceTakes(part: part, takes)))
         }
@@ -648,8 +661,10 @@ public struct EngineControlError: Error, CustomStringConvertible, Equatable {
 
 /// The control thread's half of the engine: turns the singer's requests
 /// into commands, compiling new schedules here (off the render thread) and
-/// refusing what cannot be done — a tempo change while takes are audible
-/// (there is no time-stretching) or a transposition under them.
+/// refusing what cannot be done. A tempo or key change under takes is the
+/// caller's to follow with the takes made for it (`Project.activeTakes`
+/// stretches them): sent after the schedule, they are heard from the
+/// barline where it starts.
 public final class EngineControl {
     /// The links to the render loop.
     public let link: EngineLink
@@ -659,31 +674,12 @@ public final class EngineControl {
     public private(set) var options: ScheduleOptions
     /// The last schedule compiled here (nil before the first change).
     public private(set) var schedule: Schedule?
-    private var audibleTakes: [Bool]
 
     /// Control for an engine built from `score` with `options`.
     public init(link: EngineLink, score: Score, options: ScheduleOptions) {
         self.link = link
         self.score = score
         self.options = options
-        audibleTakes = Array(repeating: false, count: score.parts.count + options.audioTracks.count)
-        muted = audibleTakes
-    }
-
-    /// Whether each part was last sent muted (an audio track muted cannot
-    /// be heard out of time, so it allows a tempo change; a part's own
-    /// guide is muted while its takes still count).
-    private var muted: [Bool]
-
-    /// What audible takes forbid a tempo or key change, in words; nil: none.
-    private func heardTakes(_ what: String) -> String? {
-        let tracks = score.parts.count
-        let heard = audibleTakes.indices.filter { audibleTakes[$0] && !($0 >= tracks && muted[$0]) }
-        guard let first = heard.first else { return nil }
-        if first >= tracks && heard.count == 1 {
-            return "\(what): the \(options.audioTracks[first - tracks].lowercased()) recording plays as it was recorded; mute it first"
-        }
-        return nil
     }
 
     /// Sends a command; false when the render loop's queue is full. A
@@ -692,8 +688,6 @@ public final class EngineControl {
     /// the render thread makes it.
     @discardableResult
     public func send(_ command: EngineCommand) -> Bool {
-        if case .takes(let part, let takes) = command, part >= 0 && part < audibleTakes.count { audibleTakes[part] = !takes.layers.isEmpty }
-        if case .mix(let part, let mix) = command, part >= 0 && part < muted.count { muted[part] = mix.muted }
         if let cue, let schedule = schedule ?? initialSchedule {
             switch command {
             case .locate(let measure):
@@ -715,23 +709,16 @@ public final class EngineControl {
     public var cue: StreamCue?
     public var initialSchedule: Schedule?
 
-    /// Plays at `scale` × the written tempo from the next barline.
+    /// Plays at `scale` × the written tempo from the next barline (the
+    /// takes sent after it, stretched for it, from the same barline).
     public func setTempo(_ scale: Rational) throws(EngineControlError) {
         guard scale.numerator > 0 else { throw EngineControlError(description: "tempo: the multiplier must be above 0") }
-        if scale != options.tempoScale, let why = heardTakes("tempo") { throw EngineControlError(description: why) }
-        guard !audibleTakes.prefix(score.parts.count).contains(true) || scale == options.tempoScale else {
-            throw EngineControlError(description: "tempo: takes are playing at the recorded tempo; put their parts on tones first (the Takes switch on the page's mixer; no time-stretching)")
-        }
         try recompile { $0.tempoScale = scale }
     }
 
-    /// Transposes the guide tones from the next barline.
+    /// Transposes the guide tones from the next barline (and the takes sent after it).
     public func setTranspose(_ semitones: Int) throws(EngineControlError) {
         guard (-24...24).contains(semitones) else { throw EngineControlError(description: "transpose: \(semitones) semitones is outside −24…+24") }
-        if semitones != options.transpose, let why = heardTakes("transpose") { throw EngineControlError(description: why) }
-        guard !audibleTakes.prefix(score.parts.count).contains(true) || semitones == options.transpose else {
-            throw EngineControlError(description: "transpose: takes are playing in the recorded key; put their parts on tones first (the Takes switch on the page's mixer)")
-        }
         try recompile { $0.transpose = semitones }
     }
 

@@ -753,12 +753,14 @@ public final class Project {
 
     /// The takes that play, per part in score order (then the audio
     /// tracks `options` names: the reference recording), decoded to mono at
-    /// the project rate. Takes that cannot play — recorded at another tempo
-    /// or key than `options`, flagged when the project was opened, or whose
+    /// the project rate; a take sung at another tempo or key than `options`
+    /// is stretched to it (`quality`: as it streams, or whole first). Takes
+    /// that cannot play — flagged when the project was opened, or whose
     /// audio fails to decode now — are left out and named in `leftOut`.
     /// The parts in `tones` sing their guide tones: their takes are not
     /// loaded (a choice, not a loss: not named).
-    public func activeTakes(for options: ScheduleOptions, loading: TakeLoading = .memory, tones: Set<Int> = []) -> (takes: [PartTakes], leftOut: [LeftOutTake]) {
+    public func activeTakes(for options: ScheduleOptions, loading: TakeLoading = .memory, tones: Set<Int> = [],
+                            quality: StretchQuality = .realTime) -> (takes: [PartTakes], leftOut: [LeftOutTake]) {
         var result = score.parts.map { _ in PartTakes.none }
         var leftOut: [LeftOutTake] = []
         let playing = manifest.takes.filter { $0.active && $0.state.isUsable }
@@ -784,27 +786,28 @@ public final class Project {
                     leftOut.append(LeftOutTake(take: take, reason: condition.description))
                     continue
                 }
-                if take.tempoScale != options.tempoScale.description || take.transpose != options.transpose {
-                    leftOut.append(LeftOutTake(take: take, reason: "recorded at tempo \(take.tempoScale), transpose \(take.transpose)"))
-                    continue
-                }
-                switch layer(take, sampleRate: options.sampleRate, loading: loading) {
+                // Sung at another tempo or key: stretched to this one.
+                switch layer(take, sampleRate: options.sampleRate, loading: loading, heardAt: options, quality: quality) {
                 case .success(let playback): result[part].layers.append(playback)
                 case .failure(let reason): leftOut.append(reason)
                 }
             }
         }
         // The tracks after the parts: the reference recording.
-        for _ in options.audioTracks { result.append(referenceTakes(for: options, loading: loading).takes) }
+        for _ in options.audioTracks { result.append(referenceTakes(for: options, loading: loading, quality: quality).takes) }
         return (result, leftOut)
     }
 
     /// One take as a layer of its part: streamed from its file (a punch-in
     /// with less read-ahead room), or decoded whole (asked for, or a file
     /// of more than one channel); a file of another sample rate, or one
-    /// that cannot be read, is left out with the reason.
-    public func layer(_ take: TakeRecord, sampleRate: Int, loading: TakeLoading) -> Result<TakePlayback, LeftOutTake> {
-        if case .streamed(let slots, let throttle) = loading {
+    /// that cannot be read, is left out with the reason. Heard at another
+    /// tempo or key than it was sung in (`heardAt`), it is stretched: as it
+    /// streams (`quality` .realTime), or whole first.
+    public func layer(_ take: TakeRecord, sampleRate: Int, loading: TakeLoading, heardAt options: ScheduleOptions? = nil,
+                      quality: StretchQuality = .realTime) -> Result<TakePlayback, LeftOutTake> {
+        let plan = options.flatMap { stretchPlan(take, at: $0) }
+        if case .streamed(let slots, let throttle) = loading, plan == nil || quality == .realTime {
             do {
                 let file = try SoundFileBlockSource(path: try takePath(take), gain: take.gainFactor)
                 guard file.sampleRate == sampleRate else {
@@ -813,6 +816,7 @@ public final class Project {
                 let source: any TakeBlockSource = throttle.map { ThrottledBlockSource(file, budget: $0) } ?? file
                 // A punch-in sounds briefly: less read-ahead room will do (10 blocks, 0.85 s).
                 let room = take.isPunch ? max(TakeStream.minimumSlots, slots * 5 / 8) : slots
+                if let plan { return stretchedStream(take, source: source, plan: plan, slots: room) }
                 return .success(take.playback(stream: TakeStream(source: source, name: "take \(take.id) (\(take.part))", slots: room)))
             } catch {
                 // Not a file to stream (more than one channel): decoded whole below.
@@ -828,6 +832,7 @@ public final class Project {
         guard decoded.sampleRate == sampleRate else {
             return .failure(LeftOutTake(take: take, reason: "recorded at \(decoded.sampleRate) Hz, this runs at \(sampleRate) Hz"))
         }
+        if let plan { return .success(stretchedWhole(take.playback(decoded.samples).samples, plan: plan)) }
         return .success(take.playback(decoded.samples))
     }
 }

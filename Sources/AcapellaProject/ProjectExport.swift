@@ -115,10 +115,8 @@ public enum ProjectExport {
             options.tempoScale = sung.tempoScale
             options.transpose = sung.transpose
         }
-        if request.includeReference && (options.tempoScale != Rational(1) || options.transpose != 0) {
-            throw MixdownError(description: "the reference recording plays only at the written tempo and key (this mix: tempo \(options.tempoScale), transposed \(options.transpose)); add --tempo 1 --transpose 0")
-        }
-        var (takes, leftOut) = project.activeTakes(for: options.scheduleOptions, loading: .streamed(), tones: tones)
+        // Takes sung at another tempo or key, and the reference, stretched whole at the finer quality.
+        var (takes, leftOut) = project.activeTakes(for: options.scheduleOptions, loading: .streamed(), tones: tones, quality: .offline)
         if let record, let part = project.score.parts.firstIndex(where: { $0.name == record.part }) {
             switch project.layer(record, sampleRate: options.sampleRate, loading: .streamed()) {
             case .success(let layer): takes[part] = PartTakes([layer])
@@ -127,6 +125,12 @@ public enum ProjectExport {
             leftOut.removeAll { $0.take.part == record.part }
         }
         notes += leftOut.map { "\($0.description); not played in this mix" }
+        // Takes sung at another tempo or key than the mix's: said, one line.
+        let parts = Set(project.score.parts.indices.filter { !tones.contains($0) }.map { project.score.parts[$0].name })
+        let stretched = project.manifest.takes.filter { take in
+            take.active && take.state.isUsable && parts.contains(take.part) && !leftOut.contains { $0.take.id == take.id } && (record == nil || record?.part == take.part)
+        }.compactMap { take in project.stretchPlan(take, at: options.scheduleOptions).map { "take \(take.id) (\(take.part)) at \($0.stretch)" } }
+        if !stretched.isEmpty { notes.append("stretched with Rubber Band to the mix's tempo and key: " + stretched.joined(separator: "; ")) }
         return (options, takes, record, notes)
     }
 

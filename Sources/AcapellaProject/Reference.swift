@@ -264,27 +264,32 @@ extension Project {
     }
 
     /// The reference as a part's takes, for `options` (which name it as an
-    /// audio track): nothing at another tempo or key, with why.
-    func referenceTakes(for options: ScheduleOptions, loading: TakeLoading) -> (takes: PartTakes, problem: String?) {
+    /// audio track). At another tempo or key it is stretched from the
+    /// song's start (it is one recording at the written tempo and key: its
+    /// own timing is the choir's, so no entries anchor it).
+    func referenceTakes(for options: ScheduleOptions, loading: TakeLoading, quality: StretchQuality = .realTime) -> (takes: PartTakes, problem: String?) {
         guard let record = referenceRecord else { return (.none, nil) }
-        if options.tempoScale != Rational(1) || options.transpose != 0 {
-            return (.none, "the reference recording plays only at the written tempo and key")
-        }
+        let stretch = TakeStretch(recordedTempo: Rational(1), recordedTranspose: 0, playingTempo: options.tempoScale, playingTranspose: options.transpose)
+        let offset = TakeStretch.scaled(record.songStartFrame, stretch.ratio)
+        let anchors = [StretchAnchor(input: record.songStartFrame, output: offset)]
         let file = path + "/" + record.file
-        if case .streamed(let slots, let throttle) = loading {
+        if case .streamed(let slots, let throttle) = loading, stretch.isIdentity || quality == .realTime {
             do {
                 let source = try SoundFileBlockSource(path: file)
                 guard source.sampleRate == options.sampleRate else { return (.none, "the reference recording is at \(source.sampleRate) Hz, this runs at \(options.sampleRate) Hz") }
-                let read: any TakeBlockSource = throttle.map { ThrottledBlockSource(source, budget: $0) } ?? source
-                return (PartTakes([TakePlayback(stream: TakeStream(source: read, name: "the reference recording", slots: slots), alignmentOffsetSamples: record.songStartFrame)]), nil)
+                var read: any TakeBlockSource = throttle.map { ThrottledBlockSource(source, budget: $0) } ?? source
+                if !stretch.isIdentity { read = try StretchedBlockSource(read, sampleRate: options.sampleRate, stretch: stretch, anchors: anchors) }
+                let name = stretch.isIdentity ? "the reference recording" : "the reference recording at \(stretch)"
+                return (PartTakes([TakePlayback(stream: TakeStream(source: read, name: name, slots: slots), alignmentOffsetSamples: offset)]), nil)
             } catch {
-                return (.none, "the reference recording cannot be read: \(error.description)")
+                return (.none, "the reference recording cannot be read: \(error)")
             }
         }
         do {
             let decoded = try AudioFile.readMono(file)
             guard decoded.sampleRate == options.sampleRate else { return (.none, "the reference recording is at \(decoded.sampleRate) Hz, this runs at \(options.sampleRate) Hz") }
-            return (PartTakes([TakePlayback(samples: decoded.samples, alignmentOffsetSamples: record.songStartFrame)]), nil)
+            let samples = OfflineStretcher.process(decoded.samples, sampleRate: options.sampleRate, stretch: stretch, anchors: anchors)
+            return (PartTakes([TakePlayback(samples: samples, alignmentOffsetSamples: offset)]), nil)
         } catch {
             return (.none, "the reference recording cannot be read: \(error.description)")
         }

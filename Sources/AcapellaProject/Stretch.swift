@@ -33,9 +33,16 @@ public struct TakeStretch: Hashable, Sendable, CustomStringConvertible {
     /// The frequency factor.
     public var pitchScale: Double { pow(2, Double(semitones) / 12) }
 
+    /// "95 % of the tempo sung, 2 semitones down".
     public var description: String {
-        let percent = 100 / timeRatio
-        return "\(percent.rounded() == percent ? String(Int(percent)) : String(format: "%.1f", percent)) % of the recorded tempo, \(semitones > 0 ? "+" : "")\(semitones) semitones"
+        var words: [String] = []
+        if ratio != Rational(1) {
+            let percent = 100 / timeRatio
+            let rounded = (percent * 10).rounded() / 10
+            words.append("\(rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)) % of the tempo sung")
+        }
+        if semitones != 0 { words.append("\(abs(semitones)) semitone\(abs(semitones) == 1 ? "" : "s") \(semitones > 0 ? "up" : "down")") }
+        return words.isEmpty ? "as sung" : words.joined(separator: ", ")
     }
 
     /// The output frame of input frame `input`, for a stretch that puts
@@ -182,7 +189,7 @@ public final class StretchedBlockSource: TakeBlockSource, @unchecked Sendable {
         self.stretch = stretch
         let sorted = anchors.sorted { $0.output < $1.output }
         self.anchors = sorted.isEmpty ? [StretchAnchor(input: 0, output: 0)] : sorted
-        frameCount = max(0, stretch.output(of: inner.frameCount, from: self.anchors[0]))
+        frameCount = max(0, TakeStretch.scaled(inner.frameCount, stretch.ratio))
         run = try StretchRun(sampleRate: sampleRate, stretch: stretch)
     }
 

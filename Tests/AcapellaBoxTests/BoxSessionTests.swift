@@ -278,10 +278,10 @@ import Testing
         let faster = try Schedule(score: Self.score, options: ScheduleOptions(tempoScale: Rational(105, 100), countInMeasures: 1))
         let retimed = session.handle(.retimed(.success(faster)), snapshot: Self.snapshot())
         #expect(Self.said(retimed) == ["tempo 105 % (76 bpm) from the next barline"])
-        // Every part's takes loaded again: only those of this tempo and key play (a part's Takes switched on at another tempo sing once it is theirs again).
+        // Every part's takes loaded again, stretched to the new tempo and key.
         #expect(retimed.contains(.reloadAllTakes))
         #expect(session.context.tempoPercent == 105 && session.readout(snapshot: Self.snapshot(), reading: nil, takes: 0).tempo == 75.6)
-        let refusal = EngineControlError(description: "tempo: takes are playing at the recorded tempo; put their parts on tones first (the Takes switch on the page's mixer; no time-stretching)")
+        let refusal = EngineControlError(description: "the engine is busy; try again")
         _ = session.handle(.action(.tempoUp), snapshot: Self.snapshot())
         #expect(Self.said(session.handle(.retimed(.failure(refusal)), snapshot: Self.snapshot())) == [refusal.description])
         #expect(session.context.tempoPercent == 105)
@@ -302,7 +302,7 @@ import Testing
     }
 
     /// Transposition a semitone at a time, asked of the engine like tempo
-    /// (refused under takes), believed when taken, kept with the session,
+    /// (a refusal said, the key unchanged), believed when taken, kept with the session,
     /// stopping at an octave either way.
     @Test func transposeASemitoneAtATime() throws {
         var session = BoxSession(Self.context())
@@ -310,7 +310,7 @@ import Testing
         let up = try Schedule(score: Self.score, options: ScheduleOptions(transpose: 1, countInMeasures: 1))
         #expect(Self.said(session.handle(.retimed(.success(up)), snapshot: Self.snapshot())) == ["tones +1 semitone: G sounds as G# from the next barline"])
         #expect(session.rehearsal(over: SessionState(), looping: false).transpose == 1, "kept with the session")
-        let refusal = EngineControlError(description: "transpose: takes are playing in the recorded key; put their parts on tones first (the Takes switch on the page's mixer)")
+        let refusal = EngineControlError(description: "transpose: 25 semitones is outside −24…+24")
         _ = session.handle(.action(.transposeUp), snapshot: Self.snapshot())
         #expect(Self.said(session.handle(.retimed(.failure(refusal)), snapshot: Self.snapshot())) == [refusal.description])
         #expect(session.context.schedule.options.transpose == 1)

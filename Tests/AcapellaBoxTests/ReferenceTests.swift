@@ -107,9 +107,11 @@ import Testing
         // Where the recording ends (a 10 ms fade), the song goes on in silence.
         #expect(rendered.left[Int(Int64(audio.count) - 12_345 + 1_000 - rendered.firstSample)] == 0)
 
-        // Another tempo or key: left out.
-        #expect(project.activeTakes(for: ScheduleOptions(sampleRate: 48_000, tempoScale: Rational(9, 10), audioTracks: project.audioTracks)).takes[4].layers.isEmpty)
-        #expect(project.activeTakes(for: ScheduleOptions(sampleRate: 48_000, transpose: 2, audioTracks: project.audioTracks)).takes[4].layers.isEmpty)
+        // Another tempo or key: stretched from the song's start (its start at 90 % on 12,345 × 10/9).
+        let slow = try #require(project.activeTakes(for: ScheduleOptions(sampleRate: 48_000, tempoScale: Rational(9, 10), audioTracks: project.audioTracks)).takes[4].layers.first)
+        #expect(slow.alignmentOffsetSamples == 13_717 && slow.samples.count == (audio.count * 10 + 4) / 9, "\(slow.alignmentOffsetSamples) \(slow.samples.count)")
+        let higher = try #require(project.activeTakes(for: ScheduleOptions(sampleRate: 48_000, transpose: 2, audioTracks: project.audioTracks)).takes[4].layers.first)
+        #expect(higher.alignmentOffsetSamples == 12_345 && higher.samples.count == audio.count && higher.samples != audio)
         // Without the track named, the parts only.
         #expect(project.activeTakes(for: ScheduleOptions(sampleRate: 48_000)).takes.count == 4)
 
@@ -181,14 +183,13 @@ import Testing
         _ = session.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())
         #expect(session.rehearsal(over: saved, looping: false).parts[ReferenceRecord.trackName] == nil)
 
-        // At 90 %, a muted reference stays muted.
+        // At 90 %, the reference comes on again (stretched to the tempo).
         var slow = BoxSession(Self.context(lyrics: nil, tempoPercent: 90))
         _ = slow.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())  // mutes
-        let refused = slow.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())
-        #expect(BoxSessionTests.commands(refused).isEmpty)
-        #expect(BoxSessionTests.said(refused).first?.contains("written tempo") == true)
-        // A tempo change (the reference muted first) loads the takes again:
-        // the reference is there at the written tempo only.
+        let again = slow.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())
+        #expect(BoxSessionTests.commands(again) == [.mix(part: 4, PartMix(gain: PartMix.trackGain, muted: false))])
+        #expect(BoxSessionTests.said(again) == ["reference director on"])
+        // A tempo change loads the takes and the reference again, stretched to it.
         let slower = try Schedule(score: BoxSessionTests.score, options: ScheduleOptions(tempoScale: Rational(9, 10), countInMeasures: 1, audioTracks: ["Reference"]))
         var moving = BoxSession(Self.context(lyrics: nil))
         #expect(moving.handle(.retimed(.success(slower)), snapshot: BoxSessionTests.snapshot()).contains(.reloadAllTakes))
@@ -203,18 +204,15 @@ import Testing
         #expect(BoxSessionTests.said(plain.handle(.action(.reference), snapshot: BoxSessionTests.snapshot())).first?.contains("reference add") == true)
     }
 
-    /// The control refuses a tempo or key change while the reference is
-    /// heard (a recording cannot follow it), and allows it once it is muted.
-    @Test func aTempoChangeWaitsForTheReferenceToBeMuted() throws {
+    /// The control changes the tempo and key under the reference (heard:
+    /// the caller sends it again stretched), as under any take.
+    @Test func aTempoChangeUnderTheReference() throws {
         let score = BoxSessionTests.score
         let options = ScheduleOptions(sampleRate: 48_000, audioTracks: [ReferenceRecord.trackName])
         let schedule = try Schedule(score: score, options: options)
         let core = EngineCore(schedule: schedule, mixes: PartMix.spread(count: 5), maximumFrames: 256)
         let control = EngineControl(link: core.link, score: score, options: options)
         control.send(.takes(part: 4, PartTakes([TakePlayback(samples: Self.referenceAudio(), alignmentOffsetSamples: 0)])))
-        #expect(throws: EngineControlError.self) { try control.setTempo(Rational(9, 10)) }
-        #expect(throws: EngineControlError.self) { try control.setTranspose(1) }
-        control.send(.mix(part: 4, PartMix(gain: 0.5, muted: true)))
         try control.setTempo(Rational(9, 10))
         try control.setTranspose(1)
         #expect(control.options.tempoScale == Rational(9, 10) && control.options.transpose == 1)

@@ -319,11 +319,12 @@ import Testing
     }
 
     /// A part put on its tones from the page, in a whole box: its take is
-    /// kept and still active, the engine is sent none for it, so the tempo
-    /// the take refused changes; the session file says so, the box started
-    /// again resumes it, and the mix as last rehearsed sings that part's
-    /// tones (a choice: not listed as a take left out).
-    @Test func aPartOnItsTonesLetsTheTempoChange() throws {
+    /// kept and still active, the engine is sent none for it; the session
+    /// file says so, the box started again resumes it, and the mix as last
+    /// rehearsed sings that part's tones (a choice: not listed as a take
+    /// left out). Takes follow the tempo (issue 36): the take sung at 100 %
+    /// is heard stretched at 105 %, and one sung at 105 % is stamped so.
+    @Test func aPartOnItsTonesAndTakesThatFollowTheTempo() throws {
         let songs = try library(["simple-harmony"])
         defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
         let box = try EmbeddedBox(songs: songs, part: 1)
@@ -332,13 +333,11 @@ import Testing
         let take = try #require(box.session?.review)
         box.press("k")
         #expect(try box.run { $0.session?.review == nil })
-        box.press("+")
-        #expect(try box.run { $0.said("tempo: takes are playing at the recorded tempo; put their parts on tones first") }, "\(box.lines.suffix(3))")
-        #expect(box.session?.rehearsal.tempoPercent == 100)
         let part = take.part
-        #expect(try box.change(.mixSwitch(part: 1, .takes, on: false)) == .success("\(part): its tones (its takes kept, left out)"))
         box.press("+")
         #expect(try box.run { $0.session?.rehearsal.tempoPercent == 105 }, "\(box.lines.suffix(3))")
+        #expect(try box.run { $0.loop?.rig.heardTakes[1] == ["take \(take.id) (\(part)) at 105 % of the tempo sung"] }, "\(box.loop?.rig.heardTakes ?? [])")
+        #expect(try box.change(.mixSwitch(part: 1, .takes, on: false)) == .success("\(part): its tones (its takes kept, left out)"))
         #expect(box.project?.manifest.takes.first { $0.id == take.id }.map { $0.active && $0.state == .kept } == true)
         let project = box.project!.path
         #expect(try box.run { _ in (try? SessionState.read(project: project, parts: ["Soprano", part, "Tenor", "Bass"]).get())??.parts[part]?.takes == false })
@@ -360,11 +359,15 @@ import Testing
         again.press("r")
         #expect(try again.run { $0.session?.review != nil })
         #expect(again.session?.context.tones.isEmpty == true && again.said("\(part): its takes again, with the new one"), "\(again.lines.suffix(4))")
-        // It plays: sung at 105 %, the tempo now holds under it (a second refusal in the log both boxes write).
-        let refusals = { (box: EmbeddedBox) in box.lines.filter { $0.contains("tempo: takes are playing at the recorded tempo") }.count }
-        let before = refusals(again)
+        // Sung at 105 %, stamped so; back at 100 % it is stretched, the first one heard as sung.
+        let second = try #require(again.session?.review)
         again.press("k-")
-        #expect(try again.run { refusals($0) > before }, "\(again.lines.suffix(3))")
+        #expect(try again.run { $0.session?.rehearsal.tempoPercent == 100 }, "\(again.lines.suffix(3))")
+        #expect(again.project?.manifest.takes.first { $0.id == second.id }?.tempoScale == "21/20")
+        #expect(try again.run { $0.loop?.rig.heardTakes[1] == ["take \(second.id) (\(part)) at 95.2 % of the tempo sung"] }, "\(again.loop?.rig.heardTakes ?? [])")
+        again.press("t")
+        #expect(try again.run { $0.loop?.rig.heardTakes[1] == ["take \(second.id) (\(part)) at 95.2 % of the tempo sung, 1 semitone down"] },
+                "\(again.loop?.rig.heardTakes ?? [])")
         again.press("q")
         #expect(try again.run { $0.ended == .quit })
     }

@@ -157,20 +157,48 @@ func leftMixes(_ count: Int, muted: Bool = false) -> [PartMix] {
         #expect(!expected.allSatisfy { $0 == 0 })
     }
 
-    /// Tempo and transposition are refused while a take is audible.
-    @Test func tempoChangeRefusedWhileTakesPlay() throws {
+    /// A tempo change under takes (issue 36): the takes sent after the
+    /// schedule (made for the new tempo: stretched) wait with it for its
+    /// barline, and are heard from there — not a period before, with the
+    /// old schedule, nor the old takes after.
+    @Test func takesSentAfterATempoChangeWaitForItsBarline() throws {
         let score = try song("simple-harmony.acasong")
-        let schedule = try Schedule(score: score)
-        let core = EngineCore(schedule: schedule, mixes: leftMixes(2))
-        let control = EngineControl(link: core.link, score: score, options: schedule.options)
-        control.send(.takes(part: 0, PartTakes([TakePlayback(samples: [0.1, 0.2], alignmentOffsetSamples: 0)])))
-        #expect(throws: EngineControlError.self) { try control.setTempo(Rational(9, 10)) }
-        #expect(throws: EngineControlError.self) { try control.setTranspose(-2) }
-        #expect(control.options.tempoScale == Rational(1))
-        control.send(.takes(part: 0, PartTakes.none))
-        try control.setTempo(Rational(9, 10))
-        #expect(control.options.tempoScale == Rational(9, 10))
-        #expect(throws: EngineControlError.self) { try control.setTranspose(30) }
+        let old = try Schedule(score: score)
+        let new = try Schedule(score: score, options: ScheduleOptions(tempoScale: Rational(3, 4)))
+        let period = 256
+        let oldTake = PartTakes([TakePlayback(samples: [Float](repeating: 0.25, count: 600_000), alignmentOffsetSamples: 0)])
+        let newTake = PartTakes([TakePlayback(samples: [Float](repeating: -0.5, count: 800_000), alignmentOffsetSamples: 0)])
+        var core = EngineCore(schedule: old, mixes: leftMixes(2), takes: [oldTake, .none], maximumFrames: period)
+        let control = EngineControl(link: core.link, score: score, options: old.options)
+        let switchBar = 2
+        let sendAt = Int(old.barlines[1]) + 10_000
+        var sent = false
+        let total = Int(old.barlines[switchBar]) + 96_000
+        let run = drive(&core, total: total, period: period) { done in
+            if done == 0 { control.send(.play) }
+            if !sent && done >= sendAt {
+                try? control.setTempo(Rational(3, 4))
+                control.send(.takes(part: 0, newTake))
+                sent = true
+            }
+        }
+        #expect(control.options.tempoScale == Rational(3, 4))
+        let switchFrame = Int(old.barlines[switchBar])
+        func rendered(_ schedule: Schedule, _ takes: [PartTakes], from start: Int64, frames: Int) -> [Float] {
+            var renderer = SongRenderer(schedule: schedule, mixes: leftMixes(2), takes: takes, start: start, maximumFrames: frames)
+            var left = [Float](repeating: 0, count: frames)
+            var right = left
+            left.withUnsafeMutableBufferPointer { l in right.withUnsafeMutableBufferPointer { r in renderer.render(left: l.baseAddress!, right: r.baseAddress!, frames: frames) } }
+            return left
+        }
+        // Up to the barline: the old schedule with the old take, sample for sample.
+        let before = rendered(old, [oldTake, .none], from: 0, frames: switchFrame)
+        #expect(Array(run.left[sendAt..<switchFrame]) == Array(before[sendAt...]), "the old take until the barline")
+        // From it: the new schedule with the new take.
+        let settled = 48_000 * 25 / 1000 + 1
+        let after = rendered(new, [newTake, .none], from: new.barlines[switchBar], frames: total - switchFrame)
+        #expect(Array(run.left[(switchFrame + settled)...]) == Array(after[settled...]), "the new take from the barline")
+        #expect(after[settled...].contains { $0 < -0.1 }, "the new take is heard")
     }
 
     /// Volume, mute and solo glide over 10 ms (480 samples at 48 kHz): no

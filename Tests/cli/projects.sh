@@ -56,8 +56,9 @@ expect "takes list" 0 "$acapella" takes "$project" && check "two takes listed" c
 expect "takes nudge" 0 "$acapella" takes "$project" nudge 2 -12 && check "nudge shown" contains "$out" "nudge -12"
 expect "takes bad id" 1 "$acapella" takes "$project" activate 99 && check "bad id message" contains "$err" "no take 99"
 expect "mix the project" 0 "$acapella" mix "$project" -o "$work/project.wav" && check "project mix loudness" contains "$out" "-16.0 LUFS integrated"
-expect "mix at another tempo leaves takes out" 0 "$acapella" mix "$project" -o "$work/slow.wav" --tempo 0.9 &&
-  check "mismatch named" contains "$err" "take 1 (Alto) left out: recorded at tempo 1, transpose 0; not played in this mix"
+expect "mix at another tempo and key stretches the takes" 0 "$acapella" mix "$project" -o "$work/slow.wav" --tempo 0.9 --transpose -2 &&
+  check "stretched, said" contains "$err" "stretched with Rubber Band to the mix's tempo and key: take 1 (Alto) at 90 % of the tempo sung, 2 semitones down" &&
+  check "none left out" lacks "$err" "not played in this mix"
 expect "takes undo" 0 "$acapella" takes "$project" undo && check "undo says discarded" contains "$err" "take 4 (Bass) discarded" &&
   check "the previous pass plays again" contains "$out" "take 3  Bass  kept, active"
 printf '{"format":"acaproj","vers' > "$project/manifest.json"
