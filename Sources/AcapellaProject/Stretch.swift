@@ -12,10 +12,13 @@ public struct TakeStretch: Hashable, Sendable, CustomStringConvertible {
     public var ratio: Rational
     /// Semitones up (the playing transposition less the recorded one).
     public var semitones: Int
+    /// Cents up besides (a note put in tune).
+    public var cents: Double
 
-    public init(ratio: Rational = Rational(1), semitones: Int = 0) {
+    public init(ratio: Rational = Rational(1), semitones: Int = 0, cents: Double = 0) {
         self.ratio = ratio
         self.semitones = semitones
+        self.cents = cents
     }
 
     /// What a take recorded at `recorded` needs to be heard at `playing`
@@ -27,11 +30,11 @@ public struct TakeStretch: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Nothing to do.
-    public var isIdentity: Bool { ratio == Rational(1) && semitones == 0 }
+    public var isIdentity: Bool { ratio == Rational(1) && semitones == 0 && cents == 0 }
     /// The ratio as Rubber Band takes it.
     public var timeRatio: Double { Double(ratio.numerator) / Double(ratio.denominator) }
     /// The frequency factor.
-    public var pitchScale: Double { pow(2, Double(semitones) / 12) }
+    public var pitchScale: Double { pow(2, (Double(semitones) * 100 + cents) / 1_200) }
 
     /// "95 % of the tempo sung, 2 semitones down".
     public var description: String {
@@ -42,6 +45,7 @@ public struct TakeStretch: Hashable, Sendable, CustomStringConvertible {
             words.append("\(rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)) % of the tempo sung")
         }
         if semitones != 0 { words.append("\(abs(semitones)) semitone\(abs(semitones) == 1 ? "" : "s") \(semitones > 0 ? "up" : "down")") }
+        if cents != 0 { words.append(String(format: "%+.1f cents", cents)) }
         return words.isEmpty ? "as sung" : words.joined(separator: ", ")
     }
 

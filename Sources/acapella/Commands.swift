@@ -48,6 +48,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,…] or sim[:latency=FRAMES,reported=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default: the first card, else sim)"),
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
+            OptionSpec(names: ["--detune"], valueName: "CENTS", help: "the simulated singer sings CENTS sharp, or flat when negative (default 0)"),
             OptionSpec(names: ["--as"], valueName: "NAME", help: "who sings: kept with the take, listed by 'takes' and after a merge"),
             OptionSpec(names: ["--progress"], valueName: nil, help: "print 'captured N' lines while recording"),
             OptionSpec(names: ["--guide"], valueName: nil, help: "keep the part's own guide tone on while recording (normally muted: you sing it)"),
@@ -128,6 +129,17 @@ let commands: [Subcommand] = [
         ],
         details: "For every note the take covers: sung or missed, the pitch's centre against the written note in\ncents (the centre of the vibrato when there is some), its steadiness, the vibrato's rate and\nextent, and the entry against the score in ms (where the note's sound rises). Notes off by\n15 cents or more, or entering 40 ms or more early or late, are named; measures scoring below\n75 are merged into ranges to punch in, a measure of margin each side.",
         run: runAnalyze),
+    Subcommand(
+        name: "correct", summary: "put a take's notes in tune: a corrected copy as a new take (the take as sung stays)",
+        positionals: "PROJECT", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part's take that plays (default: the project's newest take)"),
+            OptionSpec(names: ["--take"], valueName: "ID", help: "this take"),
+            OptionSpec(names: ["--notes"], valueName: "all|flagged|m.7-9", help: "which notes (default flagged: those 15 cents or more off)"),
+            OptionSpec(names: ["--strength"], valueName: "0..1", help: "how far towards the written pitch (default 1: all the way)"),
+        ],
+        details: "From the take's analysis: each chosen note's sung centre is moved to the written pitch by one\nshift over the note (Rubber Band, formants kept), so its vibrato and its life stay the singer's;\nthe glides between notes are kept (20 ms crossfades inside the note) and every other sample is\nthe take's own. The copy is a new take, kept and playing; the take as sung stays, kept.\nEach note moved is listed.",
+        run: runCorrect),
     Subcommand(
         name: "export", summary: "pack a project into one file to carry away (NAME.acaproj.zip)",
         positionals: "PROJECT", positionalCount: 1...1,

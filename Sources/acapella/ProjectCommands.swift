@@ -46,6 +46,8 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
         request.loopPasses = try arguments.int("--loop", default: 1, range: 1...50)
     }
     if try arguments.choice("--singer", default: OnOff.on) == .off { request.singer = nil }
+    // The simulated singer off pitch (a take with known flat notes: demos, 'acapella correct' tests).
+    if arguments.value("--detune") != nil { request.singer?.detuneCents = Double(try arguments.int("--detune", default: 0, range: -100...100)) }
     request.takeLoading = try takeLoading(arguments)
     let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
     let device = try openDevice(arguments.value("--device"))

@@ -101,3 +101,80 @@ import Testing
         }
     }
 }
+
+/// `acapella correct` (issue 36): a take whose notes the truth detuned by
+/// known amounts, put in tune note by note as a new take.
+@Suite struct TakeCorrectionTests {
+    /// A project with the synthetic singer's take of `song` (its second
+    /// part) as take 1, from song sample 0.
+    static func project(_ song: String, profile: Int, seed: UInt64) throws -> (project: Project, take: TakeRecord, truth: AnalysisTruth.Take) {
+        let project = try temporaryProject(song + ".acasong")
+        let truth = try AnalysisTruth.take(score: project.score, profile: AnalysisTruth.profiles[profile], seed: seed)
+        let part = project.score.parts[truth.part].name
+        var (record, writer) = try project.beginTake(part: part, options: ScheduleOptions(sampleRate: 48_000))
+        try truth.samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: $0.count) }
+        try writer.finish()
+        record.frames = Int64(truth.samples.count)
+        record.state = .kept
+        try project.store(record)
+        try project.activate(record.id)
+        return (project, record, truth)
+    }
+
+    /// The flagged notes (15 cents or more off) end within ±3 cents of the
+    /// written pitch, re-analysed; their vibrato as wide as it was (±10 %);
+    /// every sample outside the moved notes is the take's own; the take as
+    /// sung stays, the copy plays.
+    @Test(arguments: ["bach-bwv66.6", "amazing-grace"])
+    func flaggedNotesArePutInTune(song: String) throws {
+        let (project, take, _) = try Self.project(song, profile: 1, seed: 11)
+        defer { project.close(); try? FileManager.default.removeItem(atPath: project.path) }
+        let before = try TakeReport.analyze(take, in: project).report
+        let flagged = before.notes.filter { $0.analysis.sung && abs($0.analysis.cents ?? 0) >= 15 }
+        #expect(flagged.count >= 5, "the truth detunes enough notes: \(flagged.count)")
+        let outcome = try TakeCorrection.correct(take, in: project, selection: .flagged, strength: 1)
+        print(outcome.moved.map(\.description).joined(separator: "\n"))
+        #expect(outcome.moved.count >= flagged.count * 9 / 10, "\(outcome.moved.count) of \(flagged.count) moved")
+        #expect(outcome.take.id != take.id && outcome.take.active && outcome.take.state == .kept)
+        #expect(project.manifest.takes.first { $0.id == take.id }.map { $0.state == .kept && !$0.active } == true, "the take as sung stays")
+        let after = try TakeReport.analyze(outcome.take, in: project).report
+        var worst = 0.0
+        var vibrato: [Double] = []
+        for moved in outcome.moved {
+            guard let old = before.notes.first(where: { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }),
+                  let new = after.notes.first(where: { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }) else { continue }
+            let cents = try #require(new.analysis.cents, "m. \(moved.measure) beat \(moved.beat) still sung")
+            worst = max(worst, abs(cents))
+            if let a = old.analysis.vibratoExtent, let b = new.analysis.vibratoExtent, a > 5 { vibrato.append(abs(b - a) / a) }
+        }
+        print("\(song): \(outcome.moved.count) notes moved, the worst now \(worst) cents off; vibrato extent changed by \(vibrato.max() ?? 0) at most")
+        #expect(worst <= 3, "every corrected note within ±3 cents")
+        #expect(vibrato.count >= outcome.moved.count / 2 && vibrato.allSatisfy { $0 <= 0.1 }, "\(vibrato)")
+        // Sample for sample outside the moved notes.
+        let sung = try AudioFile.readMono(try project.takePath(take)).samples
+        let corrected = try AudioFile.readMono(try project.takePath(outcome.take)).samples
+        #expect(sung.count == corrected.count)
+        var inside = [Bool](repeating: false, count: sung.count)
+        for moved in outcome.moved { for frame in moved.frames { inside[Int(frame)] = true } }
+        let changedOutside = sung.indices.filter { !inside[$0] && sung[$0] != corrected[$0] }.count
+        #expect(changedOutside == 0)
+        #expect(sung.indices.contains { inside[$0] && sung[$0] != corrected[$0] })
+    }
+
+    /// Only the measures asked for, and half the way at strength 0.5.
+    @Test func measuresAndStrength() throws {
+        let (project, take, _) = try Self.project("amazing-grace", profile: 0, seed: 5)
+        defer { project.close(); try? FileManager.default.removeItem(atPath: project.path) }
+        let before = try TakeReport.analyze(take, in: project).report
+        let outcome = try TakeCorrection.correct(take, in: project, selection: try #require(TakeCorrection.Selection("m.3-5")), strength: 0.5)
+        #expect(!outcome.moved.isEmpty && outcome.moved.allSatisfy { (3...5).contains($0.measure) })
+        let after = try TakeReport.analyze(outcome.take, in: project).report
+        for moved in outcome.moved {
+            let old = try #require(before.notes.first { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }?.analysis.cents)
+            let new = try #require(after.notes.first { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }?.analysis.cents)
+            #expect(abs(new - old / 2) <= 3, "m. \(moved.measure): \(old) → \(new)")
+        }
+        #expect(TakeCorrection.Selection("m.9-7") == nil && TakeCorrection.Selection("most") == nil && TakeCorrection.Selection("m.7") == .measures(7...7))
+        #expect(throws: ProjectError.self) { try TakeCorrection.correct(take, in: project, selection: .all, strength: 1.5) }
+    }
+}

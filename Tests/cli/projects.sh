@@ -67,6 +67,23 @@ expect "damaged manifest reopens" 0 "$acapella" takes "$project" &&
   check "takes survive" contains "$out" "take 1  Alto  kept, active"
 expect "missing project" 1 "$acapella" takes "$work/nothing.acaproj" && check "missing project message" contains "$err" "no such project"
 
+# acapella correct: a simulated-room take sung 30 cents flat, put in tune as a new take.
+flat="$work/flat.acaproj"
+"$acapella" new "$flat" --song Songs/amazing-grace.acasong >/dev/null
+expect "record a flat Alto" 0 "$acapella" record "$flat" --part Alto --detune -30 &&
+  expect "analysed flat" 0 "$acapella" analyze "$flat" --json &&
+  check "its notes flat" equals "$(printf '%s' "$out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(all(-35 <= n["cents"] <= -25 for n in r["notes"] if n.get("cents") is not None))')" "True"
+expect "correct the flagged notes" 0 "$acapella" correct "$flat" --part Alto &&
+  check "a new take" contains "$out" "take 2 (Alto): take 1 with 28 notes put in tune; it plays now" &&
+  check "each note said" contains "$out" "m. 1 beat 1 'maz' (D4): 30 cents flat, moved up 30." &&
+  check "how to go back" contains "$err" "acapella takes $flat activate 1"
+expect "the new take analysed" 0 "$acapella" analyze "$flat" --take 2 --json &&
+  check "in tune now" equals "$(printf '%s' "$out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(max(abs(n["cents"]) for n in r["notes"] if n.get("cents") is not None) <= 3)')" "True"
+expect "the take as sung stays" 0 "$acapella" takes "$flat" && check "take 1 kept" contains "$out" "take 1  Alto  kept" && check "take 2 plays" contains "$out" "take 2  Alto  kept, active"
+expect "nothing left to correct" 1 "$acapella" correct "$flat" --take 2 && check "said why" contains "$err" "no note to move (none is 15 cents or more off)"
+expect "correct: bad --notes" 2 "$acapella" correct "$flat" --notes most && check "said what it takes" contains "$err" "all, flagged (15 cents or more off) or m.FIRST-LAST"
+expect "correct: bad --strength" 2 "$acapella" correct "$flat" --strength 2 && check "said the range" contains "$err" "from 0 (nothing) to 1"
+
 # Bad input everywhere else: one line, the right exit status, nothing recorded.
 for words in "reported=1e300|the reported round trip is from 0 to 192000 frames" "reported=-500|the reported round trip is from 0 to 192000 frames" \
   "period=1e300|a period is from 16 to 8192 frames" "rate=1e30|the rate is from 8000 to 192000 Hz" "latency=1e300|the round trip is from 1 to 192000 frames" \
