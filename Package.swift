@@ -234,7 +234,7 @@ let package = Package(
         .target(name: "CChild"),
         .executableTarget(
             name: "acapella-alloc-check",
-            dependencies: ["AcapellaEngine", "AcapellaScore", "CAllocCounter"],
+            dependencies: ["AcapellaEngine", "AcapellaProject", "AcapellaScore", "CAllocCounter"],
             swiftSettings: strictSwift),
 
         .testTarget(

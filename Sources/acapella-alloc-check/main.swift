@@ -8,6 +8,7 @@
 // commands and freeing retired values is the control thread's work. A
 // self-check first proves the counter sees allocations and frees at all.
 import AcapellaEngine
+import AcapellaProject
 import AcapellaScore
 import CAllocCounter
 #if canImport(Glibc)
@@ -52,7 +53,10 @@ final class ArraySource: TakeBlockSource, @unchecked Sendable {
         return available
     }
 }
-takes[1] = PartTakes([TakePlayback(stream: TakeStream(source: ArraySource(takeAudio), name: "take 1"), alignmentOffsetSamples: 500)])
+// Take 1 is heard at 80 % and two semitones down: Rubber Band stretches it on the butler, the render thread only copies.
+let stretched = try StretchedBlockSource(ArraySource(takeAudio), sampleRate: 48_000, stretch: TakeStretch(ratio: Rational(5, 4), semitones: -2),
+                                         anchors: [StretchAnchor(input: 500, output: 625)])
+takes[1] = PartTakes([TakePlayback(stream: TakeStream(source: stretched, name: "take 1 at 80 %"), alignmentOffsetSamples: 625)])
 takes[7] = PartTakes([TakePlayback(stream: TakeStream(source: ArraySource(takeAudio), name: "take 7"), alignmentOffsetSamples: 2_000, range: schedule.loopRange(measures: 3...4))])
 let butler = TakeStreamButler(cue: StreamCue())
 var core = EngineCore(schedule: schedule, mixes: mixes, takes: takes, clickGain: 0.5, maximumFrames: frames)
@@ -86,6 +90,7 @@ while periods < 10_000 {
     case 700: link.send(.metronome(periods % 2_000 == 700 ? 0 : 0.5))
     case 800: link.send(.takes(part: 6, periods % 2_000 == 800 ? newTakes : .none))
     case 900: link.send(.schedule(periods % 2_000 == 900 ? slower : schedule))
+    case 901: link.send(.takes(part: 6, newTakes))  // made for the schedule waiting: held until its barline
     case 950: link.send(.reference(frequency: 293.66, samples: 24_000))  // give me my note
     default: break
     }
@@ -118,7 +123,7 @@ while periods < 10_000 {
 let allocations = acapella_alloc_end()
 let frees = acapella_alloc_frees()
 let snapshot = link.snapshot()
-print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, two streamed takes (\(butler.watched.map(\.stream.missed).reduce(0, +)) frames missed), a keyboard's notes stealing voices from a pool of \(VoicePool.size), the chord, the drone, clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged, xruns, unlinked streams realigned); now at measure \(snapshot.measureBeat), \(snapshot.state)")
+print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, two streamed takes, one stretched by Rubber Band (\(butler.watched.map(\.stream.missed).reduce(0, +)) frames missed), a keyboard's notes stealing voices from a pool of \(VoicePool.size), the chord, the drone, clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged, xruns, unlinked streams realigned); now at measure \(snapshot.measureBeat), \(snapshot.state)")
 guard snapshot.serial == Int64(periods), events >= 10, capturedFrames == periods * frames else {
     print("alloc-check: the engine did not run as driven (serial \(snapshot.serial), \(events) events)")
     exit(2)
