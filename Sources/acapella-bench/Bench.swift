@@ -31,6 +31,7 @@ func runBench(_ arguments: ParsedArguments) throws -> Int32 {
     case "load": return try benchLoad(arguments)
     case "align": return try benchAlign(arguments)
     case "needle": return try benchNeedle(arguments)
+    case "stretch": return try benchStretch(arguments)
     default: throw CLIError("unknown benchmark '\(arguments.positionals[0])'; see 'acapella-bench --help'")
     }
 }
