@@ -276,6 +276,21 @@ async function loadAnalysis() {
     button.addEventListener("click", () => post("/api/punch", range[0] + "-" + range[1]));
     list.appendChild(button);
   }
+  // Notes sung off pitch put right as a new take (the take as sung stays):
+  // every measure to punch that has one, and all of them at once.
+  const off = analysis.notes.filter((note) => note.sung && note.judged !== false && Math.abs(note.cents || 0) >= 15);
+  const tune = $("analysis-tune");
+  tune.innerHTML = "";
+  const offer = (label, body) => {
+    const button = document.createElement("button");
+    button.textContent = label;
+    button.addEventListener("click", () => post("/api/take/" + analysis.take + "/correct", body));
+    tune.appendChild(button);
+  };
+  for (const range of analysis.punch) {
+    if (off.some((note) => note.measure >= range[0] && note.measure <= range[1])) offer("put mm. " + range[0] + "-" + range[1] + " in tune", range[0] + "-" + range[1]);
+  }
+  if (off.length > 0) offer("put the " + off.length + " note" + (off.length === 1 ? "" : "s") + " off pitch in tune", "flagged");
 }
 
 // The lyric groups of the sung part and verse, in time order.

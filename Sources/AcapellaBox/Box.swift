@@ -27,6 +27,8 @@ public struct LCDAddress: Hashable, Sendable {
 public struct BoxOptions: Sendable {
     /// The songs to browse (previous/next song).
     public var songs: [String]
+    /// How the simulated room's singer sings (no sound card).
+    public var singer = SingerSettings()
     /// Which of them to start with.
     public var songIndex = 0
     /// The part to record, by index.
@@ -544,6 +546,44 @@ final class TakeAnalyses: Sendable {
             }
             results.withLock { $0.append(Finished(take: take, quiet: quiet, result: result)) }
             wake.wake()
+        }
+    }
+
+    /// A correction finished: the take it started from, and the corrected
+    /// audio's file (written by the child) with the notes moved, or why not.
+    struct Corrected {
+        var take: TakeRecord
+        var result: Result<(file: String, moved: [String]), ProjectError>
+    }
+    private let corrected = VisibleLock<[Corrected]>([])
+
+    /// Puts `take`'s notes (`notes`: flagged or m.7-9) in tune in a process
+    /// of its own (`acapella correct --for-box FILE`: it only reads the
+    /// project, the box adopts the file as a new take).
+    func correct(_ take: TakeRecord, notes: String, project path: String, into file: String) {
+        queue.async { [self] in
+            let limits = WebHub.childLimits
+            let result: Result<(file: String, moved: [String]), ProjectError>
+            switch BoundedChild.run(analyzer, ["correct", path, "--take", String(take.id), "--notes", notes, "--for-box", file], limits: limits, outputLimit: 1 << 20) {
+            case .failure(let error):
+                result = .failure(ProjectError(description: "take \(take.id) not put in tune: \(error.description)"))
+            case .success(let outcome):
+                if let failure = outcome.failure(limits: limits) {
+                    result = .failure(ProjectError(description: "take \(take.id) not put in tune: " + failure.replacingOccurrences(of: "acapella correct: error: \(path): ", with: "")))
+                } else {
+                    result = .success((file, outcome.output.split(separator: "\n").map(String.init)))
+                }
+            }
+            corrected.withLock { $0.append(Corrected(take: take, result: result)) }
+            wake.wake()
+        }
+    }
+
+    /// The corrections finished since the last call.
+    func correctionsFinished() -> [Corrected] {
+        corrected.withLock { done in
+            defer { done = [] }
+            return done
         }
     }
 

@@ -255,11 +255,15 @@ public struct BoxSession: Sendable {
         case retime(Retime)
         /// Load the part's active takes into the engine again.
         case reloadTakes
-        /// Load every part's takes and the reference recording again (it
-        /// plays at the written tempo and key only).
+        /// Load every part's takes and the reference recording again
+        /// (stretched to the tempo and key now in force).
         case reloadAllTakes
         /// Discard the newest take; answer with `.undone`.
         case undoLastTake
+        /// A take's notes put in tune beside the loop (those of `measures`,
+        /// else those 15 cents or more off); the new take comes back as
+        /// `.takeFinished`, a failure as `.notice`.
+        case correct(take: Int, measures: ClosedRange<Int>?)
         /// A line for the singer (the readout's message line) and the log.
         case say(String)
         /// A line for the log only, with its priority.
@@ -684,6 +688,11 @@ public struct BoxSession: Sendable {
         switch change {
         case .activate(let id): return [.edit(.activate(take: id))]
         case .name(let id, let name): return [.edit(.name(take: id, name))]
+        case .correct(let id, let measures):
+            if let why = context.recordingRefused { return [.answer(.failure(WebFailure(409, "takes cannot be added here: \(why)")))] }
+            let which = measures.map { $0.count == 1 ? "m. \($0.lowerBound)" : "mm. \($0.lowerBound)-\($0.upperBound)" } ?? "the notes 15 cents or more off"
+            return [.correct(take: id, measures: measures),
+                    .answer(.success("putting take \(id)'s \(which) in tune: the new take comes up for review when it is ready (the take as sung stays)"))]
         case .discard(let id): return [.edit(.discard(take: id))]
         case .nudge(let id, let milliseconds): return [.edit(.nudge(take: id, milliseconds: milliseconds))]
         case .removeReference: return [.edit(.removeReference)]

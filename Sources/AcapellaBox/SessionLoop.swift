@@ -123,6 +123,7 @@ final class SessionLoop {
         rig.clickGain = 0.4
         rig.calibrationStore = options.calibrationStore
         rig.takeLoading = options.takeLoading
+        rig.singer = options.singer
         return rig
     }
 
@@ -222,6 +223,7 @@ final class SessionLoop {
         webInputs()
         for line in io.hub.news() { log(line, .warning) }
         analysisInputs()
+        correctionInputs()
         while let event = rig.link.nextEvent() { feed(.engine(event)) }
         recorderInputs()
         for line in rig.streamMisses() { feed(.playbackProblem(line)) }
@@ -562,6 +564,34 @@ final class SessionLoop {
         }
     }
 
+    /// Corrections finished beside the loop: the corrected audio kept as a
+    /// new take (the loop is the project's writer), put up for review.
+    func correctionInputs() {
+        for done in analyses.correctionsFinished() {
+            switch done.result {
+            case .success(let (file, moved)):
+                defer { unlink(file) }
+                do throws(ProjectError) {
+                    let samples: [Float]
+                    do { samples = try AudioFile.readMono(file).samples } catch { throw ProjectError(description: "take \(done.take.id) not put in tune: \(error.description)") }
+                    let record = try TakeCorrection.store(samples, copyOf: done.take, moved: moved.count, in: project)
+                    for line in moved { log("take \(record.id) from take \(done.take.id): \(line)", .info) }
+                    takesChanged = true
+                    feed(.takeFinished(record))
+                    feed(.notice("take \(record.id): take \(done.take.id) with \(moved.count) note\(moved.count == 1 ? "" : "s") put in tune; take \(done.take.id) is kept as sung"))
+                    analyses.start(record, project: project.path)
+                    unscorable.insert(record.id)
+                } catch {
+                    log(error.description, .warning)
+                    feed(.notice(error.description))
+                }
+            case .failure(let problem):
+                log(problem.description, .warning)
+                feed(.notice(problem.description))
+            }
+        }
+    }
+
     /// The next take from before without a score analysed for the takes
     /// list (quietly: neither the page's colours nor the readout change).
     func scoreNextTake() {
@@ -623,6 +653,12 @@ final class SessionLoop {
             return .retimed(Result { () throws(EngineControlError) in
                 try rig.retime(tempoScale: Rational(Int128(retime.tempoPercent), 100), countIn: retime.countIn, transpose: retime.transpose)
             })
+        case .correct(let id, let measures):
+            guard let take = project.manifest.takes.first(where: { $0.id == id && $0.state.isUsable && $0.state != .discarded }) else {
+                return .notice("no take \(id) to put in tune here")
+            }
+            let notes = measures.map { "m.\($0.lowerBound)-\($0.upperBound)" } ?? "flagged"
+            analyses.correct(take, notes: notes, project: project.path, into: options.dataDirectory + "/.correcting-\(getpid())-\(id).wav")
         case .reloadTakes:
             rig.tones = session.context.tones
             rig.reloadTakes()

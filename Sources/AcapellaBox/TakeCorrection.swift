@@ -20,7 +20,7 @@ public enum TakeCorrection {
         case all
         /// The notes the analysis names: 15 cents or more off.
         case flagged
-        /// The sung notes of these (written) measures.
+        /// The sung notes of these measures (counted as sung, as a punch-in's are).
         case measures(ClosedRange<Int>)
 
         /// "all", "flagged", "m.7-9", "m.7"; nil otherwise.
@@ -80,7 +80,7 @@ public enum TakeCorrection {
             switch selection {
             case .all: break
             case .flagged: guard abs(cents) >= 15 else { continue }
-            case .measures(let range): guard range.contains(note.writtenMeasure) else { continue }
+            case .measures(let range): guard range.contains(note.measure) else { continue }
             }
             let shift = -cents * strength
             guard abs(shift) >= 1 else { continue }
@@ -89,7 +89,7 @@ public enum TakeCorrection {
             if index + 1 < notes.count, notes[index + 1].analysis.sung { end = max(note.end, entry(index + 1)) }
             let span = max(0, start - origin)..<min(frames, end - origin)
             guard span.count > 3 * crossfade(sampleRate: sampleRate) else { continue }
-            moved.append(Moved(measure: note.writtenMeasure, beat: note.beat, lyric: note.lyric, midi: note.midi, cents: cents, shift: shift, frames: span))
+            moved.append(Moved(measure: note.measure, beat: note.beat, lyric: note.lyric, midi: note.midi, cents: cents, shift: shift, frames: span))
         }
         // Spans never overlap (a late entry and an early one): the later one starts where the earlier ends.
         for index in moved.indices.dropFirst() where moved[index].frames.lowerBound < moved[index - 1].frames.upperBound {
@@ -135,6 +135,14 @@ public enum TakeCorrection {
     /// the one that plays; the original stays, kept): the notes `selection`
     /// names moved `strength` (0…1) of the way to the written pitch.
     public static func correct(_ take: TakeRecord, in project: Project, selection: Selection, strength: Double) throws(ProjectError) -> Outcome {
+        let (corrected, moved) = try corrected(take, in: project, selection: selection, strength: strength)
+        return Outcome(take: try store(corrected, copyOf: take, moved: moved.count, in: project), moved: moved)
+    }
+
+    /// `take`'s samples with the notes `selection` names put in tune, and
+    /// the notes moved; the project is only read (the box runs this in a
+    /// process of its own while it writes).
+    public static func corrected(_ take: TakeRecord, in project: Project, selection: Selection, strength: Double) throws(ProjectError) -> (samples: [Float], moved: [Moved]) {
         guard (0...1).contains(strength) else { throw ProjectError(description: "--strength \(strength): from 0 (nothing) to 1 (all the way to the written pitch)") }
         let (report, _) = try TakeReport.analyze(take, in: project)
         let decoded: (samples: [Float], sampleRate: Int)
@@ -154,9 +162,14 @@ public enum TakeCorrection {
             let (alone, gain) = TakeReport.removingGuide(decoded.samples, origin: origin, schedule: schedule, part: part, takes: others)
             if gain > 0 { voice = alone }
         }
-        let corrected = apply(moved, to: decoded.samples, voice: voice, sampleRate: decoded.sampleRate)
-        var options = take.scheduleOptions(sampleRate: decoded.sampleRate)
-        options.sampleRate = decoded.sampleRate
+        return (apply(moved, to: decoded.samples, voice: voice, sampleRate: decoded.sampleRate), moved)
+    }
+
+    /// `corrected` (the samples of `take` put in tune, `moved` notes) kept
+    /// as a new take of its part, at its alignment, tempo and key, and made
+    /// the one that plays. The project's writer only.
+    public static func store(_ corrected: [Float], copyOf take: TakeRecord, moved: Int, in project: Project) throws(ProjectError) -> TakeRecord {
+        let options = take.scheduleOptions(sampleRate: project.manifest.sampleRate)
         let (begun, writer) = try project.beginTake(part: take.part, options: options) { record in
             record.alignmentOffsetSamples = take.alignmentOffsetSamples
             record.nudgeSamples = take.nudgeSamples
@@ -165,7 +178,7 @@ public enum TakeCorrection {
             record.gainDB = take.gainDB
             record.singer = take.singer
             record.name = take.name.map { $0 + " (in tune)" }
-            record.note = "take \(take.id) put in tune: \(moved.count) note\(moved.count == 1 ? "" : "s") moved (acapella correct)"
+            record.note = "take \(take.id) put in tune: \(moved) note\(moved == 1 ? "" : "s") moved (acapella correct)"
         }
         var record = begun
         do throws(FileError) {
@@ -182,6 +195,6 @@ public enum TakeCorrection {
         record.state = .kept
         try project.store(record)
         try project.activate(record.id)
-        return Outcome(take: project.manifest.takes.first { $0.id == record.id } ?? record, moved: moved)
+        return project.manifest.takes.first { $0.id == record.id } ?? record
     }
 }

@@ -30,6 +30,9 @@ struct CheckingBox: WebBox {
     func perform(_ change: WebChange) -> Result<String, WebFailure> {
         switch change {
         case .activate(let id), .discard(let id): precondition(id >= 1 && id <= Int(Int32.max), "take id \(id)")
+        case .correct(let id, let range):
+            precondition(id >= 1 && id <= Int(Int32.max), "take id \(id)")
+            if let range { precondition(range.lowerBound >= 0 && range.upperBound <= 9_999, "measures \(range)"); _ = range.upperBound + 1 }
         case .name(let id, let name):
             precondition(id >= 1 && id <= Int(Int32.max) && name.map { !$0.isEmpty && $0.count <= 80 } != false, "take \(id) name \(String(describing: name))")
         case .nudge(let id, let milliseconds):

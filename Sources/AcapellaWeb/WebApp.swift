@@ -562,7 +562,8 @@ public final class WebApp: Sendable {
             }
             change = request.path == "/api/loop" ? .loop(range) : .punch(range)
         default:
-            // /api/take/7/activate, /api/take/7/discard, /api/take/7/nudge (body: ±milliseconds), /api/take/7/name (body: the name)
+            // /api/take/7/activate, /api/take/7/discard, /api/take/7/nudge (body: ±milliseconds), /api/take/7/name (body: the name),
+            // /api/take/7/correct (body: measures like 7-9, or flagged)
             let pieces = request.path.split(separator: "/")
             guard pieces.count == 4, pieces[0] == "api", pieces[1] == "take", let id = Self.number(pieces[2], in: Self.takeIDs) else {
                 return .response(.error(404, "no such action"))
@@ -575,6 +576,9 @@ public final class WebApp: Sendable {
             switch pieces[3] {
             case "activate": change = .activate(take: id)
             case "discard": change = .discard(take: id)
+            case "correct":
+                guard text == "flagged" || Self.measures(text) != nil else { return .response(.error(400, "correct expects measures like 7-9, or flagged")) }
+                change = .correct(take: id, measures: Self.measures(text))
             case "name":
                 // The body is the name (empty: none); the box checks it.
                 guard Self.isOneLine(text, most: 80) else {

@@ -75,6 +75,9 @@ public enum WebChange: Hashable, Sendable {
     case nudge(take: Int, milliseconds: Int)
     /// A take named (nil: its name taken away).
     case name(take: Int, String?)
+    /// A take's notes put in tune as a new take: those of `measures`, or
+    /// (nil) those 15 cents or more off.
+    case correct(take: Int, measures: ClosedRange<Int>?)
     case undo
     /// Another song (its index in the library), and part when given.
     case choose(song: Int, part: Int?)

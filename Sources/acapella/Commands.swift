@@ -137,6 +137,7 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--take"], valueName: "ID", help: "this take"),
             OptionSpec(names: ["--notes"], valueName: "all|flagged|m.7-9", help: "which notes (default flagged: those 15 cents or more off)"),
             OptionSpec(names: ["--strength"], valueName: "0..1", help: "how far towards the written pitch (default 1: all the way)"),
+            OptionSpec(names: ["--for-box"], valueName: "OUT.wav", help: "the corrected audio to OUT.wav, the notes moved one a line, the project only read: what the box runs", writes: true),
         ],
         details: "From the take's analysis: each chosen note's sung centre is moved to the written pitch by one\nshift over the note (Rubber Band, formants kept), so its vibrato and its life stay the singer's;\nthe glides between notes are kept (20 ms crossfades inside the note) and every other sample is\nthe take's own. The copy is a new take, kept and playing; the take as sung stays, kept.\nEach note moved is listed.",
         run: runCorrect),

@@ -16,6 +16,25 @@ func runCorrect(_ arguments: ParsedArguments) throws -> Int32 {
     guard let strength = Double(strengthText), (0...1).contains(strength) else {
         throw CLIError("--strength '\(strengthText)': a number from 0 (nothing) to 1 (all the way to the written pitch)", exitCode: 2)
     }
+    if let file = arguments.value("--for-box") {
+        // The box's way: the project only read (the box is its writer), the
+        // corrected audio to `file`, the notes moved one a line; the box keeps it as a take.
+        let project = try openProject(path, for: .read)
+        defer { project.close() }
+        let take = try chooseTake(in: project, at: path, arguments, for: "correct", playing: true)
+        do {
+            let (samples, moved) = try TakeCorrection.corrected(take, in: project, selection: selection, strength: strength)
+            let writer = try TakeFileWriter(path: file, sampleRate: project.manifest.sampleRate)
+            try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, count: $0.count) }
+            try writer.finish()
+            for note in moved { print(note.description) }
+        } catch let error as ProjectError {
+            throw CLIError("\(path): \(error.description)", exitCode: 1)
+        } catch {
+            throw CLIError("\(file): \(error)", exitCode: 1)
+        }
+        return 0
+    }
     let project = try openProject(path, for: .write(owner: "acapella correct"))
     defer { project.close() }
     // The part's take that plays, else its newest.

@@ -45,11 +45,12 @@ final class EmbeddedBox {
     /// A box on `songs` (paths), part `part`, with its data in a fresh
     /// folder (or `data`: a box started again on another's); USB sticks
     /// looked for under `usbRoot` (nil: not looked for).
-    init(songs: [String], part: Int = 0, usbRoot: String? = nil, data again: String? = nil) throws {
+    init(songs: [String], part: Int = 0, usbRoot: String? = nil, data again: String? = nil, detune: Double = 0) throws {
         data = again ?? NSTemporaryDirectory() + "embedded-box-\(UUID().uuidString)"
         try Folders.make(data + "/projects")
         var options = BoxOptions(songs: songs, dataDirectory: data)
         options.partIndex = part
+        options.singer.detuneCents = detune
         options.lcd = nil
         options.usbRoots = []
         options.webName = nil

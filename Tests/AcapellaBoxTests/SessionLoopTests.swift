@@ -371,4 +371,34 @@ import Testing
         again.press("q")
         #expect(try again.run { $0.ended == .quit })
     }
+
+    /// "Put it in tune" from the page (issue 36): a take sung 30 cents flat
+    /// in the whole box; the correction runs beside the loop in a process of
+    /// its own, the box keeps its audio as a new take, puts it up for review
+    /// and analyses it: in tune; the take as sung stays, kept.
+    @Test func aTakePutInTuneFromThePage() throws {
+        let songs = try library(["simple-harmony"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs, part: 1, detune: -30)
+        box.press("r")
+        #expect(try box.run { $0.session?.review != nil })
+        let take = try #require(box.session?.review)
+        box.press("k")
+        #expect(try box.run { $0.session?.review == nil })
+        #expect(try box.change(.correct(take: 99, measures: nil)).map { $0.contains("in tune") } == .success(true))
+        #expect(try box.run { $0.said("no take 99 to put in tune here") })
+        let answer = try box.change(.correct(take: take.id, measures: nil))
+        #expect(answer == .success("putting take \(take.id)'s the notes 15 cents or more off in tune: the new take comes up for review when it is ready (the take as sung stays)"))
+        #expect(try box.run(turns: 200_000) { $0.session?.review.map { $0.id != take.id } == true }, "\(box.lines.suffix(4))")
+        let fixed = try #require(box.session?.review)
+        #expect(fixed.part == take.part && fixed.note?.contains("take \(take.id) put in tune") == true)
+        #expect(box.said("take \(fixed.id): take \(take.id) with"), "\(box.lines.suffix(4))")
+        let project = try #require(box.project)
+        #expect(project.manifest.takes.first { $0.id == take.id }?.state == .kept)
+        let report = try TakeReport.analyze(fixed, in: project).report
+        let worst = report.notes.compactMap { $0.analysis.cents.map(abs) }.max() ?? 99
+        #expect(worst <= 3, "the new take in tune: \(worst) cents at worst")
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+    }
 }

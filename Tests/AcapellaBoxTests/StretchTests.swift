@@ -141,8 +141,8 @@ import Testing
         var worst = 0.0
         var vibrato: [Double] = []
         for moved in outcome.moved {
-            guard let old = before.notes.first(where: { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }),
-                  let new = after.notes.first(where: { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }) else { continue }
+            guard let old = before.notes.first(where: { $0.measure == moved.measure && $0.beat == moved.beat }),
+                  let new = after.notes.first(where: { $0.measure == moved.measure && $0.beat == moved.beat }) else { continue }
             let cents = try #require(new.analysis.cents, "m. \(moved.measure) beat \(moved.beat) still sung")
             worst = max(worst, abs(cents))
             if let a = old.analysis.vibratoExtent, let b = new.analysis.vibratoExtent, a > 5 { vibrato.append(abs(b - a) / a) }
@@ -170,8 +170,8 @@ import Testing
         #expect(!outcome.moved.isEmpty && outcome.moved.allSatisfy { (3...5).contains($0.measure) })
         let after = try TakeReport.analyze(outcome.take, in: project).report
         for moved in outcome.moved {
-            let old = try #require(before.notes.first { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }?.analysis.cents)
-            let new = try #require(after.notes.first { $0.writtenMeasure == moved.measure && $0.beat == moved.beat }?.analysis.cents)
+            let old = try #require(before.notes.first { $0.measure == moved.measure && $0.beat == moved.beat }?.analysis.cents)
+            let new = try #require(after.notes.first { $0.measure == moved.measure && $0.beat == moved.beat }?.analysis.cents)
             #expect(abs(new - old / 2) <= 3, "m. \(moved.measure): \(old) → \(new)")
         }
         #expect(TakeCorrection.Selection("m.9-7") == nil && TakeCorrection.Selection("most") == nil && TakeCorrection.Selection("m.7") == .measures(7...7))

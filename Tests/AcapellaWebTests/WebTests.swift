@@ -328,6 +328,9 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(post("/api/take/99/activate", "") == 409)
         #expect(post("/api/take/3/nudge", "-10") == 200)
         #expect(post("/api/take/3/nudge", "5000") == 400)
+        #expect(post("/api/take/3/correct", "7-9") == 200)
+        #expect(post("/api/take/3/correct", "flagged") == 200)
+        #expect(post("/api/take/3/correct", "most") == 400)
         #expect(post("/api/take/3/explode", "") == 404)
         #expect(post("/api/take/x/discard", "") == 404)
         #expect(post("/api/take/3/discard", "") == 200)
@@ -367,7 +370,8 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(post("/api/project/new", "a\u{7}b") == 400)
         #expect(post("/api/project/new", String(repeating: "x", count: 81)) == 400)
         #expect(post("/api/project/rename", "Choir") == 404)
-        #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .discard(take: 3), .discard(take: 3), .undo,
+        #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .correct(take: 3, measures: 7...9),
+                                                .correct(take: 3, measures: nil), .discard(take: 3), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3),
                                                 .fader(part: 1, control: .level, value: 80), .fader(part: nil, control: .pan, value: 0),
                                                 .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false), .removeSong(4),
