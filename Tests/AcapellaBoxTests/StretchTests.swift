@@ -32,6 +32,29 @@ import Testing
         return (out, source.restarts)
     }
 
+    /// RMS over 20 ms (longer than a sung period: the phases a stretcher
+    /// chooses do not count), a millisecond apart.
+    static func envelope(_ x: [Float]) -> [Double] {
+        var prefix = [Double](repeating: 0, count: x.count + 1)
+        for index in x.indices { prefix[index + 1] = prefix[index] + Double(x[index] * x[index]) }
+        return stride(from: 0, to: x.count - 960, by: 48).map { start in ((prefix[start + 960] - prefix[start]) / 960).squareRoot() }
+    }
+
+    /// Pearson correlation of `a` and `b` shifted by `lag` frames.
+    static func correlation(_ a: [Double], _ b: [Double], lag: Int) -> Double {
+        let range = max(0, -lag)..<min(a.count, b.count - lag)
+        let n = Double(range.count)
+        let (ma, mb) = (range.reduce(0.0) { $0 + a[$1] } / n, range.reduce(0.0) { $0 + b[$1 + lag] } / n)
+        var (sab, saa, sbb) = (0.0, 0.0, 0.0)
+        for i in range {
+            let (x, y) = (a[i] - ma, b[i + lag] - mb)
+            sab += x * y
+            saa += x * x
+            sbb += y * y
+        }
+        return sab / (saa * sbb).squareRoot()
+    }
+
     static func report(_ samples: [Float], score: Score, schedule: Schedule, part: Int) -> TakeReport {
         TakeReport.make(score: score, schedule: schedule, part: part, samples: samples, origin: 0, analyzer: TakeAnalyzer(sampleRate: 48_000))
     }
@@ -92,6 +115,12 @@ import Testing
         #expect(lowered.count == take.samples.count)
         let offline = OfflineStretcher.process(take.samples, sampleRate: 48_000, stretch: toSlow, anchors: Self.anchors(from: written, to: slow, part: part))
         #expect(offline.count == slowed.count)
+        // What the box plays at 80 % (real-time) is the music the mix at 80 % has (offline): their
+        // level envelopes (20 ms, a millisecond apart) agree, best aligned where they are, not shifted.
+        let (rt, off) = (Self.envelope(slowed), Self.envelope(offline))
+        let lagged = (-5...5).map { lag in (lag, Self.correlation(rt, off, lag: lag)) }.max { $0.1 < $1.1 }!
+        #expect(lagged.0 == 0 || abs(lagged.0) <= 1, "aligned within a millisecond: \(lagged)")
+        #expect(lagged.1 >= 0.95, "the same music: envelopes correlate \(lagged.1)")
         for (name, samples, schedule, scale) in [("a tone lower", lowered, lower, 1.0), ("offline at 80 %", offline, slow, 0.8)] {
             let diff = Self.differences(sung, Self.report(samples, score: score, schedule: schedule, part: part), entriesScaled: scale)
             print("\(song) \(name): cents p95 \(AnalysisTruth.p95(diff.cents)), entries p95 \(AnalysisTruth.p95(diff.entries)) ms")
