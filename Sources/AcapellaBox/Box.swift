@@ -553,6 +553,8 @@ final class TakeAnalyses: Sendable {
     /// audio's file (written by the child) with the notes moved, or why not.
     struct Corrected {
         var take: TakeRecord
+        /// The file the child was to write (removed once read, or on failure).
+        var file: String
         var result: Result<(file: String, moved: [String]), ProjectError>
     }
     private let corrected = VisibleLock<[Corrected]>([])
@@ -574,7 +576,7 @@ final class TakeAnalyses: Sendable {
                     result = .success((file, outcome.output.split(separator: "\n").map(String.init)))
                 }
             }
-            corrected.withLock { $0.append(Corrected(take: take, result: result)) }
+            corrected.withLock { $0.append(Corrected(take: take, file: file, result: result)) }
             wake.wake()
         }
     }

@@ -895,7 +895,7 @@ public struct BoxSession: Sendable {
             if on { context.tones.remove(index) } else { context.tones.insert(index) }
             let asWritten = context.tempoPercent == 100 && context.schedule.options.transpose == 0
             return .success([.reloadAllTakes,
-                             say(!on ? "\(name): its tones (its takes kept, left out)" : asWritten ? "\(name): its takes" : "\(name): its takes sung at this tempo and key")])
+                             say(!on ? "\(name): its tones (its takes kept, left out)" : asWritten ? "\(name): its takes" : "\(name): its takes, stretched to this tempo and key")])
         case .solo:
             if on { soloedParts.insert(index) } else { soloedParts.remove(index) }
             switchedParts.insert(isReference ? ReferenceRecord.trackName : name)

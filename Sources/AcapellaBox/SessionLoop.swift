@@ -46,6 +46,8 @@ final class SessionLoop {
     var scores: TakeScores
     var scoring: Int?
     var unscorable: Set<Int> = []
+    /// Corrections started this session (each writes a file of its own).
+    var corrections = 0
     var lastTakesCount = 0
     var wrongCodes: (count: Int, groups: Set<String>, loggedAt: Int64) = (0, [], 0)
     var end = SessionEnd.quit
@@ -159,12 +161,8 @@ final class SessionLoop {
         case .success(let parsed): lyrics = parsed
         case .failure(let error): log("the reference's lyrics are not shown: \(error.description)", .warning)
         }
-        var mix = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)[score.parts.count]
-        // A recording cannot follow another tempo or key: silent until both are as written.
-        if options.rehearsal.tempoPercent != 100 || options.rehearsal.transpose != 0 {
-            mix.muted = true
-            log("the reference recording \(record.source) is silent: it plays only at the written tempo and key", .warning)
-        }
+        // At another tempo or key it is stretched, like the takes.
+        let mix = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)[score.parts.count]
         log("reference recording: \(record.describe(sampleRate: project.manifest.sampleRate))\(mix.muted ? " (muted; R turns it on)" : "")")
         rig.control.send(.mix(part: score.parts.count, mix))
         return BoxSession.Context.Reference(name: record.name, part: score.parts.count, songStartFrame: record.songStartFrame,
@@ -224,7 +222,10 @@ final class SessionLoop {
         for line in io.hub.news() { log(line, .warning) }
         analysisInputs()
         correctionInputs()
-        while let event = rig.link.nextEvent() { feed(.engine(event)) }
+        while let event = rig.link.nextEvent() {
+            if case .scheduleChanged = event { rig.scheduleSwitched() }
+            feed(.engine(event))
+        }
         recorderInputs()
         for line in rig.streamMisses() { feed(.playbackProblem(line)) }
         for event in rig.deviceEvents() {
@@ -570,14 +571,15 @@ final class SessionLoop {
         for done in analyses.correctionsFinished() {
             switch done.result {
             case .success(let (file, moved)):
-                defer { unlink(file) }
+                defer { unlink(done.file) }
                 do throws(ProjectError) {
                     let samples: [Float]
                     do { samples = try AudioFile.readMono(file).samples } catch { throw ProjectError(description: "take \(done.take.id) not put in tune: \(error.description)") }
                     let record = try TakeCorrection.store(samples, copyOf: done.take, moved: moved.count, in: project)
                     for line in moved { log("take \(record.id) from take \(done.take.id): \(line)", .info) }
                     takesChanged = true
-                    feed(.takeFinished(record))
+                    // The singer's own part, stopped: up for review; another part's (or while playing): it plays.
+                    if record.part == project.score.parts[rig.partIndex].name && rig.link.snapshot().state == .stopped { feed(.takeFinished(record)) } else { perform(.reloadAllTakes) }
                     feed(.notice("take \(record.id): take \(done.take.id) with \(moved.count) note\(moved.count == 1 ? "" : "s") put in tune; take \(done.take.id) is kept as sung"))
                     analyses.start(record, project: project.path)
                     unscorable.insert(record.id)
@@ -586,6 +588,7 @@ final class SessionLoop {
                     feed(.notice(error.description))
                 }
             case .failure(let problem):
+                unlink(done.file)
                 log(problem.description, .warning)
                 feed(.notice(problem.description))
             }
@@ -658,7 +661,10 @@ final class SessionLoop {
                 return .notice("no take \(id) to put in tune here")
             }
             let notes = measures.map { "m.\($0.lowerBound)-\($0.upperBound)" } ?? "flagged"
-            analyses.correct(take, notes: notes, project: project.path, into: options.dataDirectory + "/.correcting-\(getpid())-\(id).wav")
+            corrections += 1
+            let file = options.dataDirectory + "/.correcting-\(getpid())-\(id)-\(corrections).wav"
+            unlink(file)  // left by a box before this one with the same process id
+            analyses.correct(take, notes: notes, project: project.path, into: file)
         case .reloadTakes:
             rig.tones = session.context.tones
             rig.reloadTakes()

@@ -169,12 +169,37 @@ public final class SessionRig {
     }
 
     /// Tempo, count-in and key from the next barline (the control's
-    /// `retime`); the recorder stamps the takes begun from then on with
-    /// them. The caller sends the takes stretched for it (`reloadAllTakes`).
+    /// `retime`; refused while a take is sung: it is sung to one tempo).
+    /// The caller sends the takes stretched for it (`reloadAllTakes`): the
+    /// engine holds them with the schedule and swaps both in at the
+    /// barline, where the butler is told to read their first blocks.
     public func retime(tempoScale: Rational, countIn: Int, transpose: Int) throws(EngineControlError) -> Schedule {
-        let schedule = try control.retime(tempoScale: tempoScale, countIn: countIn, transpose: transpose)
+        let snapshot = link.snapshot()
+        guard snapshot.state != .recording && snapshot.state != .countIn else {
+            throw EngineControlError(description: "not while recording (or counting in): stop first")
+        }
+        let before = control.schedule ?? schedule
+        let new = try control.retime(tempoScale: tempoScale, countIn: countIn, transpose: transpose)
+        if playingUntilSwitch == nil { playingUntilSwitch = sentTakes }
+        if snapshot.state != .stopped {
+            let index = before.barlines.partitionIndex { $0 >= snapshot.position }
+            if index < new.barlines.count { butler.cue.announce(new.barlines[index]) }
+        }
+        return new
+    }
+
+    /// The takes the engine plays until a schedule waiting for its barline
+    /// takes over: read ahead by the butler until then.
+    private var playingUntilSwitch: [PartTakes]?
+
+    /// The engine switched to the schedule last sent (`scheduleChanged`):
+    /// takes begun from now on are stamped with its tempo and key, and the
+    /// takes it replaced are no longer read.
+    public func scheduleSwitched() {
         recorder?.follow(control.options)
-        return schedule
+        guard playingUntilSwitch != nil else { return }
+        playingUntilSwitch = nil
+        butler.watch(uses: sentTakes.flatMap { $0.layers.compactMap { $0.streamUse(fade: streamFade) } })
     }
 
     /// What each part's takes are called in the engine now ("take 3
@@ -212,7 +237,7 @@ public final class SessionRig {
         primer.service()
         let replaced = parts.map { sentTakes[$0] }
         for part in parts { sentTakes[part] = takes[part] }
-        butler.watch(uses: (sentTakes + replaced).flatMap { $0.layers.compactMap { $0.streamUse(fade: fade) } })
+        butler.watch(uses: (sentTakes + replaced + (playingUntilSwitch ?? [])).flatMap { $0.layers.compactMap { $0.streamUse(fade: fade) } })
         for part in parts { control.send(.takes(part: part, takes[part])) }
     }
 

@@ -103,7 +103,7 @@ public enum TakeCorrection {
     /// inside its span; every other sample as it was. `voice` is the
     /// singer alone (the guide the microphone picked up taken out): only
     /// it is shifted, the guide stays as it was heard.
-    public static func apply(_ moved: [Moved], to samples: [Float], voice: [Float]? = nil, sampleRate: Int) -> [Float] {
+    public static func apply(_ moved: [Moved], to samples: [Float], voice: [Float]? = nil, sampleRate: Int) throws(StretchError) -> [Float] {
         var out = samples
         let fade = crossfade(sampleRate: sampleRate)
         let voice = voice ?? samples
@@ -111,7 +111,7 @@ public enum TakeCorrection {
             let lower = max(0, note.frames.lowerBound - context)
             let upper = min(Int64(samples.count), note.frames.upperBound + context)
             let excerpt = Array(voice[Int(lower)..<Int(upper)])
-            let shifted = OfflineStretcher.process(excerpt, sampleRate: sampleRate, stretch: TakeStretch(cents: note.shift))
+            let shifted = try OfflineStretcher.process(excerpt, sampleRate: sampleRate, stretch: TakeStretch(cents: note.shift))
             for frame in note.frames {
                 let fromStart = frame - note.frames.lowerBound
                 let toEnd = note.frames.upperBound - 1 - frame
@@ -162,7 +162,9 @@ public enum TakeCorrection {
             let (alone, gain) = TakeReport.removingGuide(decoded.samples, origin: origin, schedule: schedule, part: part, takes: others)
             if gain > 0 { voice = alone }
         }
-        return (apply(moved, to: decoded.samples, voice: voice, sampleRate: decoded.sampleRate), moved)
+        do { return (try apply(moved, to: decoded.samples, voice: voice, sampleRate: decoded.sampleRate), moved) } catch {
+            throw ProjectError(description: "take \(take.id): \(error.description)")
+        }
     }
 
     /// `corrected` (the samples of `take` put in tune, `moved` notes) kept

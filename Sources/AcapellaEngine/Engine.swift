@@ -333,6 +333,8 @@ public struct EngineCore: ~Copyable {
     /// the loop wrap, the end of the count-in, a punch, a new schedule, the
     /// end of the song.
     private mutating func handleEventsAtPosition() {
+        // Stopped (a take ended, or the song), a schedule waiting for its barline takes over now.
+        if pendingSchedule != nil, transport.state == .stopped { switchSchedule() }
         var position = renderer.position
         if let loop = renderer.loop, position == loop.upperBound, transport.state != .stopped {
             switch motion.loopEnd() {
@@ -345,6 +347,10 @@ public struct EngineCore: ~Copyable {
                 renderer.seek(to: loop.lowerBound)
                 emit(.looped(from: position, to: loop.lowerBound))
                 position = loop.lowerBound
+                // A new schedule waiting for a barline the loop never reaches again: the loop's start is the next one.
+                if pendingSchedule != nil, scheduleSwitchSample >= loop.upperBound || scheduleSwitchSample < loop.lowerBound {
+                    pendingScheduleBarline = renderer.schedule.barlines.partitionIndex { $0 >= position }
+                }
             }
         }
         if let action = motion.musicStarts(at: position) {
@@ -356,8 +362,13 @@ public struct EngineCore: ~Copyable {
         }
         while let action = motion.punchStep(at: position) { perform(action) }
         if pendingSchedule != nil, position == scheduleSwitchSample {
-            switchSchedule()
-            position = renderer.position
+            if motion.isTakingATake {
+                // A take is sung to one tempo and key: the new ones wait for the first barline after it.
+                pendingScheduleBarline += 1
+            } else {
+                switchSchedule()
+                position = renderer.position
+            }
         }
         if renderer.loop == nil, position >= renderer.schedule.endSample {
             perform(motion.reachedEnd())
@@ -657,6 +668,10 @@ public final class EngineLink: Sendable {
 public struct EngineControlError: Error, CustomStringConvertible, Equatable {
     /// One line.
     public var description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// The control thread's half of the engine: turns the singer's requests
@@ -744,9 +759,17 @@ public final class EngineControl {
     /// Sets the tempo, count-in and transposition together (any may be
     /// unchanged; nil: the transposition as it is); returns the schedule now in force.
     public func retime(tempoScale: Rational, countIn: Int, transpose: Int? = nil) throws(EngineControlError) -> Schedule {
-        if tempoScale != options.tempoScale { try setTempo(tempoScale) }
-        if countIn != options.countInMeasures { try setCountIn(countIn) }
-        if let transpose, transpose != options.transpose { try setTranspose(transpose) }
+        // One schedule for all three (a second send refused would leave the first in force, half done).
+        guard tempoScale.numerator > 0 else { throw EngineControlError(description: "tempo: the multiplier must be above 0") }
+        guard (0...4).contains(countIn) else { throw EngineControlError(description: "count-in: \(countIn) measures is outside 0…4") }
+        if let transpose, !(-24...24).contains(transpose) { throw EngineControlError(description: "transpose: \(transpose) semitones is outside −24…+24") }
+        if tempoScale != options.tempoScale || countIn != options.countInMeasures || (transpose.map { $0 != options.transpose } ?? false) {
+            try recompile { new in
+                new.tempoScale = tempoScale
+                new.countInMeasures = countIn
+                if let transpose { new.transpose = transpose }
+            }
+        }
         if let schedule { return schedule }
         do { return try Schedule(score: score, options: options) } catch { throw EngineControlError(description: error.description) }
     }

@@ -832,7 +832,7 @@ public final class Project {
         guard decoded.sampleRate == sampleRate else {
             return .failure(LeftOutTake(take: take, reason: "recorded at \(decoded.sampleRate) Hz, this runs at \(sampleRate) Hz"))
         }
-        if let plan { return .success(stretchedWhole(take.playback(decoded.samples).samples, plan: plan)) }
+        if let plan { return stretchedWhole(take, take.playback(decoded.samples).samples, plan: plan) }
         return .success(take.playback(decoded.samples))
     }
 }

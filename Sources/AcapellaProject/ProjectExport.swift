@@ -110,7 +110,7 @@ public enum ProjectExport {
         request.overrideTempoAndKey(&options)
         if let record {
             // Heard at the tempo and key it was sung in (the others' takes
-            // of that tempo and key play too; the rest sing their tones).
+            // stretched to them).
             let sung = record.scheduleOptions(sampleRate: options.sampleRate)
             options.tempoScale = sung.tempoScale
             options.transpose = sung.transpose
@@ -128,7 +128,7 @@ public enum ProjectExport {
         // Takes sung at another tempo or key than the mix's: said, one line.
         let parts = Set(project.score.parts.indices.filter { !tones.contains($0) }.map { project.score.parts[$0].name })
         let stretched = project.manifest.takes.filter { take in
-            take.active && take.state.isUsable && parts.contains(take.part) && !leftOut.contains { $0.take.id == take.id } && (record == nil || record?.part == take.part)
+            take.active && take.state.isUsable && parts.contains(take.part) && !leftOut.contains { $0.take.id == take.id } && take.part != record?.part
         }.compactMap { take in project.stretchPlan(take, at: options.scheduleOptions).map { "take \(take.id) (\(take.part)) at \($0.stretch)" } }
         if !stretched.isEmpty { notes.append("stretched with Rubber Band to the mix's tempo and key: " + stretched.joined(separator: "; ")) }
         return (options, takes, record, notes)

@@ -288,10 +288,10 @@ extension Project {
         do {
             let decoded = try AudioFile.readMono(file)
             guard decoded.sampleRate == options.sampleRate else { return (.none, "the reference recording is at \(decoded.sampleRate) Hz, this runs at \(options.sampleRate) Hz") }
-            let samples = OfflineStretcher.process(decoded.samples, sampleRate: options.sampleRate, stretch: stretch, anchors: anchors)
+            let samples = try OfflineStretcher.process(decoded.samples, sampleRate: options.sampleRate, stretch: stretch, anchors: anchors)
             return (PartTakes([TakePlayback(samples: samples, alignmentOffsetSamples: offset)]), nil)
         } catch {
-            return (.none, "the reference recording cannot be read: \(error.description)")
+            return (.none, "the reference recording cannot be read: \(error)")
         }
     }
 

@@ -96,12 +96,14 @@ public struct StretchError: Error, CustomStringConvertible, Sendable {
 public enum OfflineStretcher {
     /// `samples` stretched by `stretch`: `round(count × ratio)` frames;
     /// each anchor's input frame lands on its output frame.
-    public static func process(_ samples: [Float], sampleRate: Int, stretch: TakeStretch, anchors: [StretchAnchor] = []) -> [Float] {
+    public static func process(_ samples: [Float], sampleRate: Int, stretch: TakeStretch, anchors: [StretchAnchor] = []) throws(StretchError) -> [Float] {
         guard !samples.isEmpty else { return [] }
         if stretch.isIdentity { return samples }
         let options = Int32(RubberBandOptionProcessOffline.rawValue | RubberBandOptionEngineFiner.rawValue | RubberBandOptionFormantPreserved.rawValue
             | RubberBandOptionPitchHighQuality.rawValue | RubberBandOptionThreadingNever.rawValue)
-        guard let state = rubberband_new(UInt32(sampleRate), 1, options, stretch.timeRatio, stretch.pitchScale) else { return samples }
+        guard let state = rubberband_new(UInt32(sampleRate), 1, options, stretch.timeRatio, stretch.pitchScale) else {
+            throw StretchError(description: "Rubber Band would not make a stretcher for \(stretch)")
+        }
         defer { rubberband_delete(state) }
         let count = samples.count
         let wanted = Int(TakeStretch.scaled(Int64(count), stretch.ratio))

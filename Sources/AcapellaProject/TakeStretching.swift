@@ -57,8 +57,12 @@ extension Project {
 
     /// `take`'s decoded samples (gain applied) stretched whole through
     /// `plan`, at the finer quality.
-    func stretchedWhole(_ samples: [Float], plan: StretchPlan) -> TakePlayback {
-        let stretched = OfflineStretcher.process(samples, sampleRate: manifest.sampleRate, stretch: plan.stretch, anchors: plan.anchors)
-        return TakePlayback(samples: stretched, alignmentOffsetSamples: plan.alignmentOffsetSamples, range: plan.range)
+    func stretchedWhole(_ take: TakeRecord, _ samples: [Float], plan: StretchPlan) -> Result<TakePlayback, LeftOutTake> {
+        do {
+            let stretched = try OfflineStretcher.process(samples, sampleRate: manifest.sampleRate, stretch: plan.stretch, anchors: plan.anchors)
+            return .success(TakePlayback(samples: stretched, alignmentOffsetSamples: plan.alignmentOffsetSamples, range: plan.range))
+        } catch {
+            return .failure(LeftOutTake(take: take, reason: error.description))
+        }
     }
 }

@@ -51,7 +51,7 @@ func benchStretch(_ arguments: ParsedArguments) throws -> Int32 {
     }
     rows.append(("acapella real-time (the butler)", realTime, seconds(ContinuousClock.now - began)))
     began = ContinuousClock.now
-    let offline = OfflineStretcher.process(voice, sampleRate: rate, stretch: stretch)
+    let offline = try OfflineStretcher.process(voice, sampleRate: rate, stretch: stretch)
     rows.append(("acapella offline (the mixdown)", offline, seconds(ContinuousClock.now - began)))
     for (name, tool, words) in [("rubberband CLI (R2, default)", "rubberband", ["-t", "1.25", "-p", "-2", "-F"]), ("rubberband CLI -3 (R3, finer)", "rubberband", ["-3", "-t", "1.25", "-p", "-2", "-F"]),
                                 ("sox tempo 0.8 pitch -200", "sox", [])] {

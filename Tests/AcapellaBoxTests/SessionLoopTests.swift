@@ -381,7 +381,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
         let box = try EmbeddedBox(songs: songs, part: 1, detune: -30)
         box.press("r")
+        // A take is sung to one tempo: no tempo change while it is.
+        #expect(try box.run { $0.snapshot.map { $0.state == .countIn || $0.state == .recording } == true })
+        box.press("-")
+        #expect(try box.run { $0.said("not while recording (or counting in): stop first") }, "\(box.lines.suffix(3))")
         #expect(try box.run { $0.session?.review != nil })
+        #expect(box.session?.rehearsal.tempoPercent == 100 && box.session?.review?.tempoScale == "1")
         let take = try #require(box.session?.review)
         box.press("k")
         #expect(try box.run { $0.session?.review == nil })

@@ -113,7 +113,7 @@ import Testing
         let down = TakeStretch(recordedTempo: Rational(1), recordedTranspose: 0, playingTempo: Rational(1), playingTranspose: -2)
         let (lowered, _) = try Self.realTime(take.samples, down, anchors: Self.anchors(from: written, to: lower, part: part))
         #expect(lowered.count == take.samples.count)
-        let offline = OfflineStretcher.process(take.samples, sampleRate: 48_000, stretch: toSlow, anchors: Self.anchors(from: written, to: slow, part: part))
+        let offline = try OfflineStretcher.process(take.samples, sampleRate: 48_000, stretch: toSlow, anchors: Self.anchors(from: written, to: slow, part: part))
         #expect(offline.count == slowed.count)
         // What the box plays at 80 % (real-time) is the music the mix at 80 % has (offline): their
         // level envelopes (20 ms, a millisecond apart) agree, best aligned where they are, not shifted.

@@ -201,6 +201,59 @@ func leftMixes(_ count: Int, muted: Bool = false) -> [PartMix] {
         #expect(after[settled...].contains { $0 < -0.1 }, "the new take is heard")
     }
 
+    /// A new tempo waiting for its barline while a punch-in begins there:
+    /// a take is sung to one tempo, so the schedule waits for the first
+    /// barline after the punch-out; and a loop that wraps before the barline
+    /// a schedule waits for takes it on at the loop's start.
+    @Test func aScheduleWaitsForTheTakeAndTheLoop() throws {
+        let score = try song("amazing-grace.acasong")
+        let old = try Schedule(score: score)
+        let new = try Schedule(score: score, options: ScheduleOptions(tempoScale: Rational(3, 4)))
+        var core = EngineCore(schedule: old, mixes: leftMixes(4), maximumFrames: 256)
+        let control = EngineControl(link: core.link, score: score, options: old.options)
+        let sendAt = Int(old.barlines[1]) + 10_000
+        let outAt = Int(old.barlines[3]) + 10_000
+        var sent = false, out = false
+        let run = drive(&core, total: Int(old.barlines[6]), period: 256) { done in
+            if done == 0 { control.send(.play) }
+            if !sent && done >= sendAt {
+                try? control.setTempo(Rational(3, 4))
+                control.send(.record(.bar))  // punch in on the barline the schedule waits for
+                sent = true
+            }
+            if !out && done >= outAt {
+                control.send(.record(.bar))  // and out two measures later
+                out = true
+            }
+        }
+        let changes = run.events(matching: { if case .scheduleChanged = $0 { true } else { false } })
+        let punchedOut = run.events.first { if case .recordingStopped = $0.1 { true } else { false } }?.0 ?? 0
+        #expect(changes.count == 1, "\(changes)")
+        if case .scheduleChanged(let from, let to)? = changes.first {
+            #expect(from >= old.barlines[4] && old.barlines.contains(from) && new.barlines.contains(to), "after the take: \(from)")
+            #expect(Int(from) >= punchedOut, "not while the take is sung")
+        }
+
+        // A loop over measures 2–3 wraps before measure 5's barline: the schedule takes over at the loop's start.
+        var looping = EngineCore(schedule: old, mixes: leftMixes(4), maximumFrames: 256)
+        let loopControl = EngineControl(link: looping.link, score: score, options: old.options)
+        let range = try #require(old.loopRange(measures: 2...3))
+        let (start, end) = (range.lowerBound, range.upperBound)
+        let startIndex = try #require(old.barlines.firstIndex(of: start)), endIndex = try #require(old.barlines.firstIndex(of: end))
+        let lastMeasure = old.barlines[endIndex - 1]
+        var asked = false
+        let looped = drive(&looping, total: Int(end) + 3 * Int(end - start), period: 256) { done in
+            if done == 0 { loopControl.send(.loop(2...3)); loopControl.send(.play) }
+            // In the loop's last measure: its next barline is the loop's end, never reached.
+            if !asked && done >= Int(lastMeasure - start) + 5_000 {
+                try? loopControl.setTempo(Rational(3, 4))
+                asked = true
+            }
+        }
+        let switched = looped.events(matching: { if case .scheduleChanged = $0 { true } else { false } })
+        #expect(switched == [.scheduleChanged(old: start, new: new.barlines[startIndex])], "\(switched)")
+    }
+
     /// Volume, mute and solo glide over 10 ms (480 samples at 48 kHz): no
     /// step in the audio, exactly silent after the ramp.
     @Test func mixChangesGlideOverTenMilliseconds() throws {
