@@ -172,7 +172,11 @@ public enum OfflineStretcher {
 /// between moves it keeps the ratio without drifting (over 60 s of tone
 /// bursts at 80 % and 125 %: entries within 2 ms, no growth). Restarting
 /// at every entry was measured worse: two phase-vocoder runs crossfaded
-/// partly cancel, and the analysis then misses the entry.
+/// partly cancel, and the analysis then misses the entry. Two runs are
+/// kept, each going on from where it stopped: the butler reads ahead at
+/// the playing position and at a loop's start by turns, and each place
+/// stays one continuous run (no seam where a loop's second block follows
+/// its first); a read at a third place restarts the run used longest ago.
 public final class StretchedBlockSource: TakeBlockSource, @unchecked Sendable {
     // @unchecked: read by one reader at a time (the butler, or whoever
     // primes the stream), like the source it wraps.
@@ -182,10 +186,11 @@ public final class StretchedBlockSource: TakeBlockSource, @unchecked Sendable {
     /// Sorted by output; the first is where the song starts.
     let anchors: [StretchAnchor]
     public let frameCount: Int64
-    private let run: StretchRun
-    /// The output frame the run gives next (Int64.min: none yet).
-    private var next = Int64.min
-    /// Restarts made, ever (the first read and every move).
+    /// The runs, the output frame each gives next (Int64.min: none yet)
+    /// and when it was last read.
+    private var runs: [(run: StretchRun, next: Int64, used: Int)]
+    private var reads = 0
+    /// Restarts made, ever (the first read at each place and every move).
     public private(set) var restarts = 0
 
     /// `inner` (recorded frames) heard through `stretch`; `anchors` put
@@ -196,25 +201,29 @@ public final class StretchedBlockSource: TakeBlockSource, @unchecked Sendable {
         let sorted = anchors.sorted { $0.output < $1.output }
         self.anchors = sorted.isEmpty ? [StretchAnchor(input: 0, output: 0)] : sorted
         frameCount = max(0, TakeStretch.scaled(inner.frameCount, stretch.ratio))
-        run = try StretchRun(sampleRate: sampleRate, stretch: stretch)
+        runs = [(try StretchRun(sampleRate: sampleRate, stretch: stretch), Int64.min, 0), (try StretchRun(sampleRate: sampleRate, stretch: stretch), Int64.min, 0)]
     }
 
     public func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int {
-        if first != next {
-            // A move: from the last entry at or before it, on the map through it.
+        reads += 1
+        var chosen = runs.firstIndex { $0.next == first } ?? -1
+        if chosen < 0 {
+            // A new place: the run read longest ago starts there, from the last entry at or before it.
+            chosen = runs.indices.min { runs[$0].used < runs[$1].used } ?? 0
             let index = anchors.partitionIndex { $0.output > first }
-            start(anchor: anchors[max(0, index - 1)], firstOutput: first)
+            start(runs[chosen].run, anchor: anchors[max(0, index - 1)], firstOutput: first)
             restarts += 1
         }
-        run.produce(count, into: destination, from: inner)
-        next = first + Int64(count)
+        runs[chosen].run.produce(count, into: destination, from: inner)
+        runs[chosen].next = first + Int64(count)
+        runs[chosen].used = reads
         return count
     }
 
     /// Starts the run so that its first frame given is output
     /// `firstOutput`, on the map through `anchor`; fed from a little
     /// before, so the stretcher has its window of history there.
-    private func start(anchor: StretchAnchor, firstOutput: Int64) {
+    private func start(_ run: StretchRun, anchor: StretchAnchor, firstOutput: Int64) {
         let preroll = Int64(2_048)
         // Input frames a whole number of the ratio's denominators from the
         // anchor, so their output frame is exact.

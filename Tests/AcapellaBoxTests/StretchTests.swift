@@ -71,6 +71,38 @@ import Testing
         return (cents, entries)
     }
 
+    /// The butler's way round a loop: the playing place and the loop's
+    /// start read by turns. Each place is one continuous run — the blocks
+    /// are those of reading it alone, sample for sample (no seam at a
+    /// loop's second block) — and a third place restarts the oldest run.
+    @Test func twoPlacesReadByTurnsAreTwoContinuousRuns() throws {
+        let score = try Acasong.parse(songText("amazing-grace.acasong"))
+        let take = try AnalysisTruth.take(score: score, profile: AnalysisTruth.profiles[1], seed: 3)
+        let stretch = TakeStretch(ratio: Rational(5, 4), semitones: -2)
+        let origin = [StretchAnchor(input: 0, output: 0)]
+        let block = TakeStream.blockFrames
+        func blocks(_ source: StretchedBlockSource, _ indices: [Int]) -> [[Float]] {
+            indices.map { index in
+                var out = [Float](repeating: 0, count: block)
+                out.withUnsafeMutableBufferPointer { _ = source.read(from: Int64(index * block), count: block, into: $0.baseAddress!) }
+                return out
+            }
+        }
+        let alone = try StretchedBlockSource(MemoryBlockSource(take.samples), sampleRate: 48_000, stretch: stretch, anchors: origin)
+        let aloneA = blocks(alone, Array(40..<46))
+        let aloneB = try blocks(StretchedBlockSource(MemoryBlockSource(take.samples), sampleRate: 48_000, stretch: stretch, anchors: origin), Array(10..<16))
+        let turns = try StretchedBlockSource(MemoryBlockSource(take.samples), sampleRate: 48_000, stretch: stretch, anchors: origin)
+        var a: [[Float]] = [], b: [[Float]] = []
+        for step in 0..<6 {
+            a += blocks(turns, [40 + step])
+            b += blocks(turns, [10 + step])
+        }
+        #expect(a == aloneA && b == aloneB, "each place as if read alone")
+        #expect(turns.restarts == 2)
+        _ = blocks(turns, [70])
+        #expect(turns.restarts == 3)
+    }
+
     /// At 80 % and back at 100 %, a tone lower, real-time and offline:
     /// the pitch is the sung pitch (±2 cents), the entries are where they
     /// were sung (p95 within 5 ms of the original, at 80 % scaled by the tempo).
