@@ -23,6 +23,11 @@ public struct RecordingRequest: Sendable {
     public var measures: ClosedRange<Int>?
     /// Count-in measures for a whole-song take or a loop.
     public var countInMeasures = 1
+    /// The tempo (percent of the written one) and key (semitones) it is
+    /// sung at: the take is stored with them, the other parts' takes
+    /// stretched to them.
+    public var tempoPercent = 100
+    public var transpose = 0
     /// Loop recording: loop over `measures` for this many passes, one take
     /// each (the last one plays).
     public var loopPasses: Int?
@@ -96,6 +101,8 @@ public enum RecordingSession {
         let looping = request.loopPasses != nil && request.measures != nil
         var options = RigOptions(partIndex: partIndex)
         options.rehearsal.countIn = request.measures == nil || looping ? request.countInMeasures : 0
+        options.rehearsal.tempoPercent = request.tempoPercent
+        options.rehearsal.transpose = request.transpose
         options.ownGuide = request.ownGuide
         options.punchesOnly = request.measures != nil
         options.trackPitch = request.trackPitch

@@ -49,6 +49,8 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
             OptionSpec(names: ["--detune"], valueName: "CENTS", help: "the simulated singer sings CENTS sharp, or flat when negative (default 0)"),
+            OptionSpec(names: ["--tempo"], valueName: "PERCENT", help: "sung at this tempo, 50 to 150 % of the written one (the take keeps it; the others' takes are stretched to it)"),
+            OptionSpec(names: ["--transpose"], valueName: "N", help: "sung N semitones up (negative: down), -12 to 12"),
             OptionSpec(names: ["--as"], valueName: "NAME", help: "who sings: kept with the take, listed by 'takes' and after a merge"),
             OptionSpec(names: ["--progress"], valueName: nil, help: "print 'captured N' lines while recording"),
             OptionSpec(names: ["--guide"], valueName: nil, help: "keep the part's own guide tone on while recording (normally muted: you sing it)"),

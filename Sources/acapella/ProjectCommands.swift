@@ -40,6 +40,8 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     var request = RecordingRequest(part: part)
     if let range = try arguments.measures("--range") { request.measures = range }
     request.countInMeasures = try arguments.int("--count-in", default: 1, range: 0...4)
+    request.tempoPercent = try arguments.int("--tempo", default: 100, range: 50...150)
+    request.transpose = try arguments.int("--transpose", default: 0, range: -12...12)
     request.ownGuide = arguments.flags.contains("--guide")
     if arguments.value("--loop") != nil {
         guard request.measures != nil else { throw CLIError("--loop needs --range A-B: the measures to loop") }

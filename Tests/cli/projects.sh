@@ -83,6 +83,11 @@ expect "the take as sung stays" 0 "$acapella" takes "$flat" && check "take 1 kep
 expect "nothing left to correct" 1 "$acapella" correct "$flat" --take 2 && check "said why" contains "$err" "no note to move (none is 15 cents or more off)"
 expect "correct: bad --notes" 2 "$acapella" correct "$flat" --notes most && check "said what it takes" contains "$err" "all, flagged (15 cents or more off) or m.FIRST-LAST"
 expect "correct: bad --strength" 2 "$acapella" correct "$flat" --strength 2 && check "said the range" contains "$err" "from 0 (nothing) to 1"
+expect "record at 80 %, a tone lower" 0 "$acapella" record "$flat" --part Tenor --tempo 80 --transpose -2 &&
+  check "stored as sung" equals "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); t=[t for t in m["takes"] if t["part"]=="Tenor"][-1]; print(t["tempoScale"], t["transpose"])' "$flat/manifest.json")" "4/5 -2"
+expect "mixed at the written tempo: stretched back" 0 "$acapella" mix "$flat" --session ignore -o "$work/flat.wav" &&
+  check "said which" contains "$err" "(Tenor) at 125 % of the tempo sung, 2 semitones up"
+expect "record: a tempo out of range" 2 "$acapella" record "$flat" --part Tenor --tempo 300 && check "said the range" contains "$err" "--tempo expects a whole number from 50 to 150"
 
 # Bad input everywhere else: one line, the right exit status, nothing recorded.
 for words in "reported=1e300|the reported round trip is from 0 to 192000 frames" "reported=-500|the reported round trip is from 0 to 192000 frames" \
