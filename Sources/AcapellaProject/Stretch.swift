@@ -110,14 +110,20 @@ public enum OfflineStretcher {
         rubberband_set_expected_input_duration(state, UInt32(count))
         let chunk = 16_384
         rubberband_set_max_process_size(state, UInt32(chunk))
-        samples.withUnsafeBufferPointer { input in
-            var at = 0
-            while at < count {
-                let n = min(chunk, count - at)
-                var pointer: UnsafePointer<Float>? = input.baseAddress! + at
-                rubberband_study(state, &pointer, UInt32(n), at + n >= count ? 1 : 0)
-                at += n
+        // The signal a chunk at a time: its start, its length, whether it is the last.
+        func inChunks(_ body: (UnsafePointer<Float>, Int, Int32) -> Void) {
+            samples.withUnsafeBufferPointer { input in
+                var at = 0
+                while at < count {
+                    let n = min(chunk, count - at)
+                    body(input.baseAddress! + at, n, at + n >= count ? 1 : 0)
+                    at += n
+                }
             }
+        }
+        inChunks { start, n, final in
+            var pointer: UnsafePointer<Float>? = start
+            rubberband_study(state, &pointer, UInt32(n), final)
         }
         // The key frames: strictly increasing on both sides, inside the signal.
         var from: [UInt32] = []
@@ -146,15 +152,10 @@ public enum OfflineStretcher {
                 if got == 0 { return }
             }
         }
-        samples.withUnsafeBufferPointer { input in
-            var at = 0
-            while at < count {
-                let n = min(chunk, count - at)
-                var pointer: UnsafePointer<Float>? = input.baseAddress! + at
-                rubberband_process(state, &pointer, UInt32(n), at + n >= count ? 1 : 0)
-                at += n
-                drain()
-            }
+        inChunks { start, n, final in
+            var pointer: UnsafePointer<Float>? = start
+            rubberband_process(state, &pointer, UInt32(n), final)
+            drain()
         }
         drain()
         return output
