@@ -383,12 +383,15 @@ public final class ALSADevice: AudioDevice {
         silence.initializeMemory(as: UInt8.self, repeating: 0, count: bufferFrames * playbackChannels * playbackFormat.bytes)
         var deviceFrame: Int64 = 0
         var xrunsInARow = 0
+        var faultsInARow = 0
+        // The device frame after the last period played without an xrun.
+        var lastGoodFrame: Int64 = 0
         try startStreams(silence: silence)
         while keepRunning() {
             // A machine too slow for the period xruns on every one: say so
             // rather than recover forever.
-            if xrunsInARow >= Self.xrunLimit {
-                throw DeviceError(.configuration, "\(name): \(xrunsInARow) xruns in a row: \(frames)-frame periods are too short for this machine; try a larger period or more periods")
+            if xrunsInARow >= Self.xrunLimit, deviceFrame - lastGoodFrame >= Int64(sampleRate * Self.xrunLimitSeconds) {
+                throw DeviceError(.configuration, "\(name): \(xrunsInARow) xruns in a row (\(Self.xrunLimitSeconds) s of audio lost): \(frames)-frame periods are too short for this machine; try a larger period or more periods")
             }
             // Capture one period (blocking: the device's clock paces the loop).
             var got = 0
@@ -399,7 +402,15 @@ public final class ALSADevice: AudioDevice {
                 case .ok(let count): got += count
                 case .wouldBlock: continue
                 case .xrun: xrun = true
-                case .lost(let code): throw DeviceError(.lost, "\(name): capture lost (\(String(cString: snd_strerror(-code))))")
+                case .lost(let code):
+                    // A stream left in a bad state (EBADFD, EIO) by a stall is
+                    // restarted like an xrun, a few times at most; a device
+                    // that is gone (ENODEV, ENXIO) ends the run.
+                    guard Self.recoverable(code), faultsInARow < Self.faultLimit else {
+                        throw DeviceError(.lost, "\(name): capture lost (\(String(cString: snd_strerror(-code))))")
+                    }
+                    faultsInARow += 1
+                    xrun = true
                 case .failed(let code):
                     if code == EINTR { continue }
                     throw DeviceError(.configuration, "\(name): snd_pcm_readi failed: \(String(cString: snd_strerror(-code)))")
@@ -444,22 +455,51 @@ public final class ALSADevice: AudioDevice {
                     written = frames
                     xrunsInARow += 1
                     playbackXrun = true
-                case .lost(let code): throw DeviceError(.lost, "\(name): playback lost (\(String(cString: snd_strerror(-code))))")
+                case .lost(let code):
+                    guard Self.recoverable(code), faultsInARow < Self.faultLimit else {
+                        throw DeviceError(.lost, "\(name): playback lost (\(String(cString: snd_strerror(-code))))")
+                    }
+                    faultsInARow += 1
+                    try recover(silence: silence)
+                    deviceFrame += Int64(bufferFrames)
+                    written = frames
+                    xrunsInARow += 1
+                    playbackXrun = true
                 case .failed(let code):
                     if code == EINTR { continue }
                     throw DeviceError(.configuration, "\(name): snd_pcm_writei failed: \(String(cString: snd_strerror(-code)))")
                 }
             }
             deviceFrame += Int64(frames)
-            if !playbackXrun { xrunsInARow = 0 }
+            if !playbackXrun {
+                xrunsInARow = 0
+                faultsInARow = 0
+                lastGoodFrame = deviceFrame
+            }
         }
         _ = playbackStream.drop()
         _ = captureStream.drop()
     }
 
-    /// Consecutive xruns (without periods in between to make up) after
-    /// which `run` gives up with a configuration error.
+    /// Consecutive xruns (without a period played in between) after which
+    /// `run` gives up with a configuration error — once they have also
+    /// lost `xrunLimitSeconds` of audio: a loaded machine whose CPU is taken
+    /// away for a second (a VM's host, a burst of I/O) xruns dozens of
+    /// times in a row at short periods, and the take goes on after it.
     static let xrunLimit = 64
+    static let xrunLimitSeconds = 10
+
+    /// Streams found in a bad state (EBADFD, EIO) restarted in a row, without a
+    /// period in between, before the device is called lost.
+    static let faultLimit = 3
+
+    /// Whether a stream failing with `code` may be restarted (its state is
+    /// bad, the device is still there) rather than called gone.
+    static func recoverable(_ code: Int32) -> Bool { code == EBADFD || code == EIO }
+
+    /// Tries a restart that fails (a stream still settling after a stall)
+    /// this many times before the failure ends the run.
+    static let restartAttempts = 3
 
     /// Prepares both streams, queues a buffer of silence for playback and
     /// starts them: linked, by one trigger, so capture and playback are on
@@ -488,10 +528,21 @@ public final class ALSADevice: AudioDevice {
 
     /// After an xrun: both streams dropped and started again (the engine
     /// sees the frame clock jump and marks the gap).
+    /// A restart that fails is tried again, `restartAttempts` times in all:
+    /// on a loaded machine a stall can land inside the restart itself.
     private func recover(silence: UnsafeMutableRawPointer) throws(DeviceError) {
-        _ = playbackStream.drop()
-        _ = captureStream.drop()
-        try startStreams(silence: silence)
+        var attempt = 1
+        while true {
+            _ = playbackStream.drop()
+            _ = captureStream.drop()
+            do {
+                try startStreams(silence: silence)
+                return
+            } catch {
+                guard attempt < Self.restartAttempts else { throw error }
+                attempt += 1
+            }
+        }
     }
 }
 

@@ -54,7 +54,12 @@ final class ScriptedStream: PCMStream {
     /// (nil: it cannot say).
     var triggers: [Int64?] = []
     var starts = 0
-    func start() -> Int32 { starts += 1; return 0 }
+    /// Start number → the errno to fail it with.
+    var failStarts: [Int: Int32] = [:]
+    func start() -> Int32 {
+        starts += 1
+        return failStarts[starts].map { -$0 } ?? 0
+    }
     func drop() -> Int32 { 0 }
     func triggerNanoseconds() -> Int64? { starts > 0 && starts <= triggers.count ? triggers[starts - 1] : nil }
 }
@@ -151,6 +156,60 @@ final class ScriptedStream: PCMStream {
         let jump = Int64(device.bufferFrames + 64)
         #expect(frames == [0, 64, 128, 192, 256 + jump, 320 + jump, 384 + jump, 448 + 2 * jump, 512 + 2 * jump, 576 + 2 * jump, 640 + 2 * jump])
         #expect(playback.prepares == 3, "prepared at start and after each xrun")
+    }
+
+    /// A stall can leave a stream in a bad state (EBADFD, EIO) rather than
+    /// in an xrun, or land inside the restart itself: each is restarted
+    /// like an xrun (the clock jumps, the take marks the gap) and the run
+    /// goes on; a stream that stays bad through `faultLimit` restarts in a
+    /// row is lost.
+    @Test func aStreamLeftInABadStateIsRestartedAFewTimesThenLost() throws {
+        var options = ALSADevice.Options()
+        options.periodFrames = 64
+        options.realTime = false
+        let capture = ScriptedStream()
+        let playback = ScriptedStream()
+        capture.failReads = [3: EBADFD, 6: EIO, 7: EIO, 8: EIO, 9: EIO]
+        // The restart after the first fault fails once, and is tried again.
+        playback.failStarts = [2: EPIPE]
+        let device = ALSADevice(testing: options, playback: playback, capture: capture)
+        var frames: [Int64] = []
+        do {
+            try device.run(keepRunning: { true }) { buffers in frames.append(buffers.deviceFrame) }
+            Issue.record("the loop did not stop on a stream that stayed bad")
+        } catch {
+            #expect(error.kind == .lost && error.description.contains("capture lost"), "\(error)")
+        }
+        let jump = Int64(device.bufferFrames + 64)
+        // Periods 1–2, a fault, 4–5, three faults restarted, the fourth lost.
+        #expect(frames == [0, 64, 128 + jump, 192 + jump])
+        #expect(playback.starts == 1 + 2 + 3, "started once, twice after the first fault (one failed), once after each of the next three")
+    }
+
+    /// A machine too slow for its period xruns on every one: after dozens
+    /// in a row that have lost ten seconds of audio the run ends with a
+    /// configuration error that says so — not after a second's stall.
+    @Test func xrunsOnEveryPeriodEndTheRunOnlyAfterTenSecondsLost() throws {
+        var options = ALSADevice.Options()
+        options.periodFrames = 64
+        options.realTime = false
+        let capture = ScriptedStream()
+        let playback = ScriptedStream()
+        // A second's stall (750 xruns of 64 + a 192-frame buffer), one period, then xruns for good.
+        for read in 2...751 { capture.failReads[read] = EPIPE }
+        for read in 753...20_000 { capture.failReads[read] = EPIPE }
+        let device = ALSADevice(testing: options, playback: playback, capture: capture)
+        var frames: [Int64] = []
+        do {
+            try device.run(keepRunning: { true }) { buffers in frames.append(buffers.deviceFrame) }
+            Issue.record("the loop did not give up")
+        } catch {
+            #expect(error.kind == .configuration && error.description.contains("xruns in a row (10 s of audio lost)"), "\(error)")
+        }
+        let jump = Int64(device.bufferFrames + 64)
+        #expect(frames == [0, 64 + 750 * jump], "the period after the second's stall was played")
+        let lostInARow = (48_000 * 10 + Int(jump) - 1) / Int(jump)
+        #expect(capture.reads == 752 + lostInARow, "gave up after \(capture.reads - 752) xruns in a row, expected \(lostInARow)")
     }
 
     /// Unlinked streams (a plugin refusing `snd_pcm_link`) start one after

@@ -58,7 +58,9 @@ import Testing
         let margin: Int64 = 64
         var stretches: [Range<Int64>] = []
         var from = max(0, -take.alignmentOffsetSamples) + margin
-        for dropout in dropouts + [SongRange(schedule.endSample, schedule.endSample)] {
+        // To the song's end, or the take's when it was stopped before it.
+        let end = min(schedule.endSample, Int64(samples.count) - take.alignmentOffsetSamples - take.nudgeSamples)
+        for dropout in dropouts + [SongRange(end, end)] {
             let to = dropout.start - margin
             if to - from >= 1_024 { stretches.append(from..<to) }
             from = max(from, dropout.end + margin)

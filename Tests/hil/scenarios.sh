@@ -74,6 +74,8 @@ wait "$watchdog"; status=$?
 kill "$load" 2>/dev/null; wait "$load" 2>/dev/null
 if ((status == 0)) || grep -q "^take" "$work/record.out"; then
   pass "recorded through $stops stops: $(grep -m1 '^take' "$work/record.out")"
+  # A take kept by a failure or a timeout rather than the song's end: say why.
+  ((status == 0)) || fail "the recording ended early (exit $status): $(grep -v 'dropped frames' "$work/record.err" | tail -3 | tr '\n' ' ')"
   grep -q "dropped frames [0-9]* times (xruns" "$work/record.err" && pass "the xruns are said as xruns: $(grep -m1 -o 'the device dropped frames [0-9]* times[^;]*' "$work/record.err")" \
     || fail "the xruns were not said: $(tail -2 "$work/record.err")"
   grep -q "disk fell behind" "$work/record.err" && fail "stops blamed on the disk: $(grep -m1 'disk' "$work/record.err")"
