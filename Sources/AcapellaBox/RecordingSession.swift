@@ -44,10 +44,38 @@ public struct RecordingRequest: Sendable {
     /// Keep the part's own guide tone audible (normally muted: the singer
     /// sings it). A loopback test records the box's own guide this way.
     public var ownGuide = false
+    /// Several parts at once, each from its input (1-based, as the
+    /// interface labels them): `part` is ignored, a take per part.
+    public var ensemble: [PartOnInput] = []
 
     /// A request to record `part`.
     public init(part: String) {
         self.part = part
+    }
+}
+
+/// A part and the input (1-based) it is sung into.
+public struct PartOnInput: Hashable, Sendable {
+    public var part: String
+    public var input: Int
+    public init(part: String, input: Int) {
+        self.part = part
+        self.input = input
+    }
+
+    /// Parses `Soprano=1,Alto=2,…` (`record --parts`).
+    public static func list(parsing text: String) throws(ProjectError) -> [PartOnInput] {
+        var list: [PartOnInput] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, !pair[0].isEmpty, let input = Int(pair[1]), (1...32).contains(input) else {
+                throw ProjectError(description: "--parts: '\(item)' is not PART=INPUT (an input from 1 to 32), as in Soprano=1,Alto=2")
+            }
+            guard !list.contains(where: { $0.part.lowercased() == pair[0].lowercased() }) else { throw ProjectError(description: "--parts: \(pair[0]) is named twice") }
+            guard !list.contains(where: { $0.input == input }) else { throw ProjectError(description: "--parts: input \(input) is given twice (a microphone a part)") }
+            list.append(PartOnInput(part: pair[0], input: input))
+        }
+        return list
     }
 }
 
@@ -91,8 +119,18 @@ public enum RecordingSession {
         project: Project, request: RecordingRequest, device: any AudioDevice, progress: ((Int64) -> Void)? = nil
     ) throws(ProjectError) -> RecordingResult {
         let score = project.score
-        guard let partIndex = score.parts.firstIndex(where: { $0.name.lowercased() == request.part.lowercased() }) else {
-            throw ProjectError(description: "no part named '\(request.part)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
+        func index(of part: String) throws(ProjectError) -> Int {
+            guard let index = score.parts.firstIndex(where: { $0.name.lowercased() == part.lowercased() }) else {
+                throw ProjectError(description: "no part named '\(part)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
+            }
+            return index
+        }
+        var ensemble: [PartInput] = []
+        for part in request.ensemble { ensemble.append(PartInput(partIndex: try index(of: part.part), input: part.input - 1)) }
+        let partIndex: Int
+        if let first = ensemble.first { partIndex = first.partIndex } else { partIndex = try index(of: request.part) }
+        for part in ensemble where part.input >= device.inputCount {
+            throw ProjectError(description: "\(score.parts[part.partIndex].name) on input \(part.input + 1): \(device.name) has \(device.inputCount) input\(device.inputCount == 1 ? "" : "s")")
         }
         guard device.sampleRate == project.manifest.sampleRate else {
             throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
@@ -100,6 +138,7 @@ public enum RecordingSession {
         guard project.isWritable else { throw ProjectError(description: "\(project.path): opened read-only; nothing can be recorded") }
         let looping = request.loopPasses != nil && request.measures != nil
         var options = RigOptions(partIndex: partIndex)
+        options.ensemble = ensemble
         options.rehearsal.countIn = request.measures == nil || looping ? request.countInMeasures : 0
         options.rehearsal.tempoPercent = request.tempoPercent
         options.rehearsal.transpose = request.transpose
@@ -119,7 +158,7 @@ public enum RecordingSession {
         }
         // Refused before the singer sings a note, rather than stopped mid-take.
         let bytesPerSecond = Int64(device.sampleRate) * 4
-        let minimum = bytesPerSecond * TakeSpace.minimumSeconds + TakeSpace.margin
+        let minimum = bytesPerSecond * TakeSpace.minimumSeconds * Int64(max(1, ensemble.count)) + TakeSpace.margin
         let free = project.freeBytes
         guard free >= minimum else {
             throw ProjectError(description: "\(project.path): the disk is full (\(free / 1_000_000) MB free; a take needs \(minimum / 1_000_000) MB at least): free some space first")
@@ -153,16 +192,16 @@ public enum RecordingSession {
                 if case .stopped = event { stopped = true }
             }
             link.collectRetired()
-            rig.recorder?.serve()
+            for recorder in rig.recorders { recorder.serve() }
             progress?(rig.recorder?.receivedFrames ?? 0)
             if let reading = rig.tracker?.reading, reading.songSample != readings.last?.songSample { readings.append(reading) }
         }
         rig.finish(stopTransport: true)
-        var problems = rig.recorder?.problems ?? []
+        var problems = rig.recorders.flatMap(\.problems)
         problems += rig.streamMisses()
         if let alsa = device as? ALSADevice { problems += alsa.realTimeWarnings.map { "warning: " + $0 } }
         if let failure = rig.deviceFailure { problems.append(failure + "; the take is kept up to that moment") }
-        return RecordingResult(takes: rig.recorder?.finished ?? [], problems: problems, overrunFrames: rig.recorder?.ring.droppedCount ?? 0, pitchReadings: readings,
+        return RecordingResult(takes: rig.recorders.flatMap(\.finished), problems: problems, overrunFrames: rig.recorders.map(\.ring.droppedCount).reduce(0, +), pitchReadings: readings,
                                deviceGaps: link.board.read().deviceGaps)
     }
 }

@@ -22,19 +22,23 @@ final class RenderThread: @unchecked Sendable {
     let times = RenderTimes()
 
     /// Starts `engine` on `device`.
-    init(device: DeviceBox, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)?, engine: EngineBox, singer: SyntheticSinger?) {
+    init(device: DeviceBox, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)?, engine: EngineBox, singers: [SyntheticSinger?]) {
         let thread = Thread { [self] in
             let times = self.times
             let period: (PeriodBuffers) -> Void = { buffers in
                 let start = MonotonicClock.nanoseconds()
                 engine.core.process(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames, deviceFrame: buffers.deviceFrame,
-                                    alignment: buffers.alignment, hostNanoseconds: buffers.hostNanoseconds)
+                                    alignment: buffers.alignment, hostNanoseconds: buffers.hostNanoseconds, inputs: buffers.inputs, inputCount: buffers.inputCount)
                 times.record(MonotonicClock.nanoseconds() - start, frames: buffers.frames)
-                guard let singer, let voice = buffers.roomVoice else { return }
-                for index in 0..<buffers.frames {
-                    guard let mark = engine.core.outputMark(frame: buffers.deviceFrame + Int64(index)) else { continue }
-                    if mark.kind == .playing || mark.kind == .armed || mark.kind == .recording {
-                        voice[index] = singer.sample(atSong: mark.songSample)
+                guard let voice = buffers.roomVoice else { return }
+                // Singer c at microphone c.
+                for (place, singer) in singers.prefix(buffers.roomVoiceCount).enumerated() {
+                    guard let singer else { continue }
+                    for index in 0..<buffers.frames {
+                        guard let mark = engine.core.outputMark(frame: buffers.deviceFrame + Int64(index)) else { continue }
+                        if mark.kind == .playing || mark.kind == .armed || mark.kind == .recording {
+                            voice[place * buffers.frames + index] = singer.sample(atSong: mark.songSample)
+                        }
                     }
                 }
             }

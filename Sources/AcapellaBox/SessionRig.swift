@@ -38,9 +38,24 @@ public struct RigOptions: Sendable {
     /// asks it something (it serves the writer in `Recorder.serve`).
     public var wakeOwner: @Sendable () -> Void = {}
 
+    /// Several parts recorded at once, each from its own input (a quartet
+    /// on a 4-input interface): a take per part, one capture and one clock
+    /// for all. Empty: `partIndex` alone, from the device's (mono) input.
+    public var ensemble: [PartInput] = []
+
     /// Options for part `partIndex`.
     public init(partIndex: Int) {
         self.partIndex = partIndex
+    }
+}
+
+/// A part recorded from an input of the device (0-based).
+public struct PartInput: Hashable, Sendable {
+    public var partIndex: Int
+    public var input: Int
+    public init(partIndex: Int, input: Int) {
+        self.partIndex = partIndex
+        self.input = input
     }
 }
 
@@ -58,8 +73,11 @@ public final class SessionRig {
     /// The engine's links, and the control thread's half.
     public let link: EngineLink
     public let control: EngineControl
-    /// Nil when the project is read-only here (nothing is recorded).
-    public let recorder: Recorder?
+    /// Nil when the project is read-only here (nothing is recorded); the
+    /// first part's when several are recorded at once.
+    public var recorder: Recorder? { recorders.first }
+    /// A recorder per part recorded (several: the ensemble, input by input).
+    public let recorders: [Recorder]
     public let tracker: PitchTracker?
     /// The calibration line each take records.
     public let calibration: String
@@ -77,7 +95,7 @@ public final class SessionRig {
     /// The takes the engine was last sent, per part.
     private var sentTakes: [PartTakes]
     private var render: RenderThread?
-    private var pending: (device: DeviceBox, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)?, engine: EngineBox, singer: SyntheticSinger?)?
+    private var pending: (device: DeviceBox, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)?, engine: EngineBox, singers: [SyntheticSinger?])?
     let roundTripFrames: Double
     let sampleRate: Int
     let periodFrames: Int
@@ -89,6 +107,12 @@ public final class SessionRig {
     public init(project: Project, device: any AudioDevice, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)? = nil, options: RigOptions) throws(ProjectError) {
         let score = project.score
         guard score.parts.indices.contains(options.partIndex) else { throw ProjectError(description: "no part number \(options.partIndex + 1)") }
+        for part in options.ensemble {
+            guard score.parts.indices.contains(part.partIndex) else { throw ProjectError(description: "no part number \(part.partIndex + 1)") }
+            guard part.input >= 0, part.input < device.inputCount else {
+                throw ProjectError(description: "\(score.parts[part.partIndex].name) on input \(part.input + 1): \(device.name) has \(device.inputCount) input\(device.inputCount == 1 ? "" : "s")")
+            }
+        }
         guard device.sampleRate == project.manifest.sampleRate else {
             throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
         }
@@ -100,6 +124,7 @@ public final class SessionRig {
         do { schedule = try Schedule(score: score, options: scheduleOptions) } catch { throw ProjectError(description: error.description) }
         var mixes = PartMix.defaults(parts: score.parts.count, tracks: scheduleOptions.audioTracks.count)
         mixes[options.partIndex].muted = !options.ownGuide
+        for part in options.ensemble { mixes[part.partIndex].muted = !options.ownGuide }
         self.mixes = mixes
         tones = options.tones
         let (takes, leftOut) = project.activeTakes(for: scheduleOptions, loading: options.takeLoading, tones: options.tones)
@@ -119,18 +144,30 @@ public final class SessionRig {
         if let path = options.calibrationStore { store = try CalibrationStore(path: path) } else { store = try CalibrationStore() }
         calibration = CalibrationStore.applying(store, to: device)
         if project.isWritable {
-            let recorder = Recorder(project: project, part: score.parts[options.partIndex].name, options: scheduleOptions, calibration: calibration,
-                                    punchesOnly: options.punchesOnly, failAfterFrames: options.diskFullAfterFrames, wakeOwner: options.wakeOwner)
-            core.attachCapture(ring: recorder.ring, latencyFrames: try captureLatency(of: device))
-            if let room = device as? SimulatedRoom {
-                let ring = recorder.ring
-                room.backpressure = { ring.waitingCount < ring.capacityCount / 2 && butler.isAhead(margin: Int64(2 * TakeStream.blockFrames)) }
+            let line = calibration
+            func makeRecorder(_ part: Int) -> Recorder {
+                Recorder(project: project, part: score.parts[part].name, options: scheduleOptions, calibration: line,
+                         punchesOnly: options.punchesOnly, failAfterFrames: options.diskFullAfterFrames, wakeOwner: options.wakeOwner)
             }
-            self.recorder = recorder
+            let made: [Recorder]
+            if options.ensemble.isEmpty {
+                made = [makeRecorder(options.partIndex)]
+                core.attachCapture(ring: made[0].ring, latencyFrames: try captureLatency(of: device))
+            } else {
+                // One tagging of the capture, a ring per input: the takes share every mark.
+                made = options.ensemble.map { makeRecorder($0.partIndex) }
+                core.attachCapture(ring: BulkRing(capacity: 1), latencyFrames: try captureLatency(of: device))
+                core.attachInputs(zip(made, options.ensemble).map { (ring: $0.ring, input: $1.input) })
+            }
+            if let room = device as? SimulatedRoom {
+                let rings = made.map(\.ring)
+                room.backpressure = { rings.allSatisfy { $0.waitingCount < $0.capacityCount / 2 } && butler.isAhead(margin: Int64(2 * TakeStream.blockFrames)) }
+            }
+            recorders = made
         } else {
             // Nothing is recorded, but the needle still hears the singer.
             core.attachCapture(ring: BulkRing(capacity: 1), latencyFrames: try captureLatency(of: device))
-            recorder = nil
+            recorders = []
             if let room = device as? SimulatedRoom { room.backpressure = { butler.isAhead(margin: Int64(2 * TakeStream.blockFrames)) } }
         }
         tracker = options.trackPitch ? PitchTracker(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate) : nil
@@ -139,19 +176,23 @@ public final class SessionRig {
         control = EngineControl(link: link, score: score, options: scheduleOptions)
         control.cue = butler.cue
         control.initialSchedule = schedule
-        var singer: SyntheticSinger?
+        // The room's singers: the part at microphone 1, or each part of the ensemble at its own.
+        var singers: [SyntheticSinger?] = Array(repeating: nil, count: device.inputCount)
         if let settings = options.singer, device is SimulatedRoom {
-            var voice = SyntheticSinger(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate)
-            voice.detuneCents = settings.detuneCents
-            voice.vibratoCents = settings.vibratoCents
-            voice.timingErrorSamples = settings.timingErrorSamples
-            voice.noise = settings.noise
-            singer = voice
+            let placed = options.ensemble.isEmpty ? [PartInput(partIndex: options.partIndex, input: 0)] : options.ensemble
+            for part in placed where singers.indices.contains(part.input) {
+                var voice = SyntheticSinger(tones: schedule.tones[part.partIndex], sampleRate: device.sampleRate)
+                voice.detuneCents = settings.detuneCents
+                voice.vibratoCents = settings.vibratoCents
+                voice.timingErrorSamples = settings.timingErrorSamples
+                voice.noise = settings.noise
+                singers[part.input] = voice
+            }
         }
         roundTripFrames = device.roundTripFrames
         sampleRate = device.sampleRate
         periodFrames = device.periodFrames
-        pending = (DeviceBox(device), reopen, EngineBox(core), singer)
+        pending = (DeviceBox(device), reopen, EngineBox(core), singers)
         room = device as? SimulatedRoom
     }
 
@@ -159,13 +200,13 @@ public final class SessionRig {
     /// before apply in the very first period (a take then starts on device
     /// frame 0: the same take every time in the simulated room).
     public func start() {
-        guard let (device, reopen, engine, singer) = pending else { return }
+        guard let (device, reopen, engine, singers) = pending else { return }
         pending = nil
-        recorder?.start()
+        for recorder in recorders { recorder.start() }
         tracker?.start()
         butler.service()  // the places announced since the rig was made (a punch's pre-roll)
         butlerThread.start()
-        render = RenderThread(device: device, reopen: reopen, engine: engine, singer: singer)
+        render = RenderThread(device: device, reopen: reopen, engine: engine, singers: singers)
     }
 
     /// Tempo, count-in and key from the next barline (the control's
@@ -196,7 +237,7 @@ public final class SessionRig {
     /// takes begun from now on are stamped with its tempo and key, and the
     /// takes it replaced are no longer read.
     public func scheduleSwitched() {
-        recorder?.follow(control.options)
+        for recorder in recorders { recorder.follow(control.options) }
         guard playingUntilSwitch != nil else { return }
         playingUntilSwitch = nil
         butler.watch(uses: sentTakes.flatMap { $0.layers.compactMap { $0.streamUse(fade: streamFade) } })
@@ -281,7 +322,7 @@ public final class SessionRig {
         }
         render.stop()
         butlerThread.stop()
-        recorder?.finish()
+        for recorder in recorders { recorder.finish() }
         tracker?.stop()
         link.collectRetired()
     }

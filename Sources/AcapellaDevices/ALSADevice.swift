@@ -154,6 +154,9 @@ public final class ALSADevice: AudioDevice {
         public var configuration: String?
         /// Ask for SCHED_FIFO and locked memory on the device's thread.
         public var realTime = true
+        /// The inputs to capture, each on its own (`@inputs=4`: a part a
+        /// microphone); 1 takes a mono or stereo capture averaged.
+        public var inputs = 1
 
         /// The defaults: `default` both ways, 48 kHz, 3 × 128 frames.
         public init() {}
@@ -170,7 +173,8 @@ public final class ALSADevice: AudioDevice {
                     case "period": periodFrames = value
                     case "periods": periods = value
                     case "rate": sampleRate = value
-                    default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: period, periods, rate")
+                    case "inputs": inputs = value
+                    default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: period, periods, rate, inputs")
                     }
                 }
                 rest = rest[..<at]
@@ -183,14 +187,17 @@ public final class ALSADevice: AudioDevice {
                 playback = names[0]
                 capture = names.count == 2 ? names[1] : names[0]
             }
-            guard (16...8_192).contains(periodFrames), (2...16).contains(periods), (8_000...192_000).contains(sampleRate) else {
-                throw DeviceError(.configuration, "period 16…8192 frames, periods 2…16, rate 8000…192000 Hz")
+            guard (16...8_192).contains(periodFrames), (2...16).contains(periods), (8_000...192_000).contains(sampleRate), (1...ALSADevice.maximumInputs).contains(inputs) else {
+                throw DeviceError(.configuration, "period 16…8192 frames, periods 2…16, rate 8000…192000 Hz, inputs 1…\(ALSADevice.maximumInputs)")
             }
         }
     }
 
     public let sampleRate: Int
     public let periodFrames: Int
+    /// Inputs captured apart: every channel the capture opened with when
+    /// several were asked for, else one (a mono or stereo capture averaged).
+    public var inputCount: Int { options.inputs == 1 ? 1 : captureChannels }
     // MARK: AudioDevice
     public var roundTripFrames: Double { reportedRoundTripFrames + calibrationTrimFrames }
     /// What the device itself says the round trip is (`snd_pcm_delay` of
@@ -231,7 +238,9 @@ public final class ALSADevice: AudioDevice {
         let playback = try Self.open(options.playback, stream: SND_PCM_STREAM_PLAYBACK, config: config)
         let capture = try Self.open(options.capture, stream: SND_PCM_STREAM_CAPTURE, config: config)
         let playbackSetup = try Self.configure(playback, name: options.playback, options: options, channels: [2, 1])
-        let captureSetup = try Self.configure(capture, name: options.capture, options: options, channels: [1, 2])
+        // Several inputs: that many channels, or the fewest more the card offers.
+        let captureSetup = try Self.configure(capture, name: options.capture, options: options,
+                                              channels: options.inputs == 1 ? [1, 2] : Array(options.inputs...max(options.inputs, Self.maximumInputs)))
         self.options = options
         sampleRate = options.sampleRate
         periodFrames = options.periodFrames
@@ -330,6 +339,11 @@ public final class ALSADevice: AudioDevice {
         }
         try alsaCall("snd_pcm_hw_params_set_format", device: name) { snd_pcm_hw_params_set_format(pcm, params, format.alsa) }
         guard let count = channels.first(where: { snd_pcm_hw_params_test_channels(pcm, params, UInt32($0)) == 0 }) else {
+            if channels.count > 2 {
+                var most: UInt32 = 0
+                snd_pcm_hw_params_get_channels_max(params, &most)
+                throw DeviceError(.configuration, "\(name): has \(most) input\(most == 1 ? "" : "s"), \(channels[0]) asked for (a part an input)")
+            }
             throw DeviceError(.configuration, "\(name): takes neither \(channels.map(String.init).joined(separator: " nor ")) channels")
         }
         try alsaCall("snd_pcm_hw_params_set_channels", device: name) { snd_pcm_hw_params_set_channels(pcm, params, UInt32(count)) }
@@ -372,7 +386,10 @@ public final class ALSADevice: AudioDevice {
         let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let inputs = UnsafeMutablePointer<Float>.allocate(capacity: frames * captureChannels)
+        let apart = inputCount > 1
         defer {
+            inputs.deallocate()
             captureRaw.deallocate()
             playbackRaw.deallocate()
             silence.deallocate()
@@ -427,13 +444,18 @@ public final class ALSADevice: AudioDevice {
             }
             for index in 0..<frames {
                 var sum: Float = 0
-                for channel in 0..<captureChannels { sum += captureFormat.load(captureRaw, index * captureChannels + channel) }
+                for channel in 0..<captureChannels {
+                    let value = captureFormat.load(captureRaw, index * captureChannels + channel)
+                    inputs[channel * frames + index] = value
+                    sum += value
+                }
                 input[index] = sum / Float(captureChannels)
             }
             left.update(repeating: 0, count: frames)
             right.update(repeating: 0, count: frames)
             period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: deviceFrame, roomVoice: nil,
-                                 hostNanoseconds: MonotonicClock.nanoseconds(), alignment: alignment))
+                                 hostNanoseconds: MonotonicClock.nanoseconds(), alignment: alignment,
+                                 inputs: apart ? UnsafePointer(inputs) : nil, inputCount: apart ? captureChannels : 1))
             for index in 0..<frames {
                 if playbackChannels == 1 {
                     playbackFormat.store((left[index] + right[index]) / 2, playbackRaw, index)
@@ -487,6 +509,8 @@ public final class ALSADevice: AudioDevice {
     /// away for a second (a VM's host, a burst of I/O) xruns dozens of
     /// times in a row at short periods, and the take goes on after it.
     static let xrunLimit = 64
+    /// The most inputs captured apart (an 8-input interface, a double quartet… up to 32).
+    public static let maximumInputs = 32
     static let xrunLimitSeconds = 10
 
     /// Streams found in a bad state (EBADFD, EIO) restarted in a row, without a

@@ -28,7 +28,8 @@ public struct DeviceError: Error, CustomStringConvertible, Equatable {
 
 /// One period of a duplex device: what was captured, and where to render.
 public struct PeriodBuffers {
-    /// The microphone, mono, `frames` samples.
+    /// The microphone, mono, `frames` samples (a card with several inputs:
+    /// their average).
     public let input: UnsafePointer<Float>
     /// Playback left, to fill.
     public let left: UnsafeMutablePointer<Float>
@@ -39,7 +40,7 @@ public struct PeriodBuffers {
     /// The device's frame counter at the period's first frame: capture and
     /// playback share it (linked streams). A jump since the last period is
     /// an xrun.
-    public let deviceFrame: Int64
+    public var deviceFrame: Int64
     /// A sound source in the room that the microphone hears with the
     /// playback (the simulated room's singer), zeroed; nil on real devices.
     public let roomVoice: UnsafeMutablePointer<Float>?
@@ -51,6 +52,15 @@ public struct PeriodBuffers {
     /// (re)start: linked streams by construction, unlinked ones as measured
     /// from their trigger timestamps (or unknown).
     public var alignment: StreamAlignment = .linked
+    /// Every input on its own, `inputCount × frames` samples, input after
+    /// input (input c at `inputs + c × frames`): the parts recorded at
+    /// once, a microphone each. Nil: only `input`.
+    public var inputs: UnsafePointer<Float>? = nil
+    /// How many inputs `inputs` holds.
+    public var inputCount = 1
+    /// With `roomVoice`: how many singers the room has, voice c at
+    /// `roomVoice + c × frames` (singer c stands at microphone c).
+    public var roomVoiceCount = 1
 }
 
 /// The kernel's monotonic clock, the one GPIO edge timestamps use.
@@ -84,6 +94,9 @@ public protocol AudioDevice: AnyObject {
     /// The route calibrations are stored under (card, device, rate,
     /// period, buffer).
     var route: String { get }
+    /// The inputs the device captures, each its own channel (1: a mono
+    /// interface; a quartet's interface has 4 or more).
+    var inputCount: Int { get }
 
     /// Runs the period loop on the calling thread (the render thread) until
     /// `keepRunning` says no. `period` is called once per period and must

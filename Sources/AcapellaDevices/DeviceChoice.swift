@@ -29,6 +29,23 @@ public enum DeviceChoice: Hashable, Sendable {
         return DeviceInventory.scan().cards.isEmpty ? .simulated(SimulatedRoom.Options()) : .alsa(ALSADevice.Options())
     }
 
+    /// The same device capturing at least `inputs` inputs apart (the parts
+    /// recorded at once): the room gets that many microphones (unless it
+    /// was given its number), a card is
+    /// opened with that many capture channels (refused there when it has fewer).
+    public func capturing(inputs: Int) -> DeviceChoice {
+        switch resolved {
+        case .simulated(var options):
+            // A room given its microphones (`sim:inputs=2`) keeps them.
+            if options.inputs == 1 { options.inputs = inputs }
+            return .simulated(options)
+        case .alsa(var options):
+            options.inputs = max(options.inputs, inputs)
+            return .alsa(options)
+        case .automatic: return self
+        }
+    }
+
     /// Opens the device (`automatic` resolved first).
     public func open() throws(DeviceError) -> any AudioDevice {
         switch resolved {

@@ -39,9 +39,9 @@ public final class DeviceSupervisor {
                 try device.run(keepRunning: keepRunning) { buffers in
                     last = buffers.deviceFrame + Int64(buffers.frames)
                     rate = device.sampleRate
-                    period(PeriodBuffers(input: buffers.input, left: buffers.left, right: buffers.right, frames: buffers.frames,
-                                         deviceFrame: buffers.deviceFrame + offset, roomVoice: buffers.roomVoice, hostNanoseconds: buffers.hostNanoseconds,
-                                         alignment: buffers.alignment))
+                    var moved = buffers
+                    moved.deviceFrame += offset
+                    period(moved)
                 }
                 return
             } catch where error.kind == .lost {

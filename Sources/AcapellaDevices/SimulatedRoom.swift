@@ -60,6 +60,20 @@ public final class SimulatedRoom: AudioDevice {
         /// At real time, lock the process's memory as the card path does
         /// (`mlockall`): the box's room does (`--device sim…`), a test's not.
         public var lockMemory = false
+        /// Microphones, one a singer (a quartet: 4); each is an input.
+        public var inputs = 1
+        /// How loud singer s is at microphone c (`crosstalk[c][s]`; the
+        /// diagonal is each singer at their own microphone). Nil: 1 on the
+        /// diagonal, `crosstalkGain` elsewhere.
+        public var crosstalk: [[Float]]?
+        /// The other singers at a microphone, when `crosstalk` is nil.
+        public var crosstalkGain: Float = 0
+
+        /// How loud singer `singer` is at microphone `microphone`.
+        public func gain(singer: Int, microphone: Int) -> Float {
+            if let crosstalk, microphone < crosstalk.count, singer < crosstalk[microphone].count { return crosstalk[microphone][singer] }
+            return singer == microphone ? 1 : crosstalkGain
+        }
 
         /// Defaults: 48 kHz, 128-frame periods, 317.4-frame round trip, free-running.
         public init() {}
@@ -103,6 +117,8 @@ public final class SimulatedRoom: AudioDevice {
                 case "noise": noise = Float(try within(0...1, "noise is an amplitude from 0 to 1"))
                 case "lose": loseDeviceAtPeriod = Int(try within(1...100_000_000, "lose is the period the room goes away at (tests)"))
                 case "lock": lockMemory = try within(0...1, "lock is 1 (memory locked at real time, the default) or 0") == 1
+                case "inputs": inputs = Int(try within(1...32, "inputs is from 1 to 32 microphones"))
+                case "crosstalk": crosstalkGain = Float(try within(0...1, "crosstalk is a gain from 0 to 1 (the other singers at each microphone)"))
                 case "buffer": bufferFrames = Int(try within(32...65_536, "the buffer is from 32 to 65536 frames"))
                 case "unlinked":
                     let mode = try within(0...2, "unlinked is 0 (linked), 1 (started apart, skew reported) or 2 (started apart, skew unknown)")
@@ -113,9 +129,9 @@ public final class SimulatedRoom: AudioDevice {
                         throw DeviceError(.configuration, "device option '\(item)': speed is 0 (as fast as possible) or from 0.01 to 1000 times real time")
                     }
                     pacing = value > 0 ? .realTime(speed: value) : .freeRunning
-                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed, lose, lock, buffer, unlinked")
+                default: throw DeviceError(.configuration, "unknown device option '\(pair[0])'; known: latency, reported, period, rate, bleed, noise, speed, lose, lock, buffer, unlinked, inputs, crosstalk")
                 }
-                if value != value.rounded() && ["period", "rate", "lose", "lock", "buffer", "unlinked"].contains(pair[0]) {
+                if value != value.rounded() && ["period", "rate", "lose", "lock", "buffer", "unlinked", "inputs"].contains(pair[0]) {
                     throw DeviceError(.configuration, "device option '\(item)': a whole number, please")
                 }
             }
@@ -134,6 +150,7 @@ public final class SimulatedRoom: AudioDevice {
     public let options: Options
     public var sampleRate: Int { options.sampleRate }
     public var periodFrames: Int { options.periodFrames }
+    public var inputCount: Int { options.inputs }
     public var roundTripFrames: Double { reportedRoundTripFrames + calibrationTrimFrames }
     public var reportedRoundTripFrames: Double { options.reportedLatencyFrames ?? options.latencyFrames }
     public var calibrationTrimFrames = 0.0
@@ -204,7 +221,7 @@ public final class SimulatedRoom: AudioDevice {
         }
         var size = 1
         while size < whole + options.periodFrames + 4 * Self.halfTaps + 2 * Int(Self.maximumSkew) { size *= 2 }
-        acoustic = [Float](repeating: 0, count: size)
+        acoustic = [Float](repeating: 0, count: size * options.inputs)
         mask = size - 1
     }
 
@@ -217,17 +234,23 @@ public final class SimulatedRoom: AudioDevice {
             realTimeScheduled = scheduleAudioThread() == nil
             memoryLocked = options.lockMemory && lockMemory()
         }
+        let microphones = options.inputs
+        let size = mask + 1
+        let gains = (0..<microphones).map { microphone in (0..<microphones).map { options.gain(singer: $0, microphone: microphone) } }
         let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
-        let voice = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        let voice = UnsafeMutablePointer<Float>.allocate(capacity: frames * microphones)
+        let inputs = UnsafeMutablePointer<Float>.allocate(capacity: frames * microphones)
         defer {
+            inputs.deallocate()
             input.deallocate()
             left.deallocate()
             right.deallocate()
             voice.deallocate()
         }
-        var noise = SplitMix64(seed: options.seed)
+        // Each microphone's own noise (the first's as a one-microphone room's).
+        var noises = (0..<options.inputs).map { SplitMix64(seed: options.seed &+ UInt64($0) &* 0x9E37_79B9_7F4A_7C15) }
         var skews = SplitMix64(seed: options.seed &+ 0x5EED)
         var frame: Int64 = 0
         var index = periodsBefore
@@ -265,23 +288,39 @@ public final class SimulatedRoom: AudioDevice {
                 streams = alignment()
             }
             if index == options.loseDeviceAtPeriod { throw DeviceError(.lost, "\(name): the device went away") }
-            for sample in 0..<frames {
-                let c = frame + Int64(sample)
-                var value: Float = 0
-                for (tap, weight) in taps.enumerated() {
-                    let source = c - Int64(wholeDelay) - skew + Int64(tap - Self.halfTaps)
-                    if source >= 0 { value += acoustic[Int(source & Int64(mask))] * weight }
+            // Each microphone hears its own acoustic history (the playback and
+            // the singers at their gains) one round trip late, and its own noise.
+            for microphone in 0..<microphones {
+                let base = microphone * size
+                for sample in 0..<frames {
+                    let c = frame + Int64(sample)
+                    var value: Float = 0
+                    for (tap, weight) in taps.enumerated() {
+                        let source = c - Int64(wholeDelay) - skew + Int64(tap - Self.halfTaps)
+                        if source >= 0 { value += acoustic[base + Int(source & Int64(mask))] * weight }
+                    }
+                    let random = Float(noises[microphone].next() >> 40) / Float(1 << 24) * 2 - 1
+                    inputs[microphone * frames + sample] = value + options.noise * random
                 }
-                let random = Float(noise.next() >> 40) / Float(1 << 24) * 2 - 1
-                input[sample] = value + options.noise * random
+            }
+            for sample in 0..<frames {
+                var sum: Float = 0
+                for microphone in 0..<microphones { sum += inputs[microphone * frames + sample] }
+                input[sample] = sum / Float(microphones)
             }
             left.update(repeating: 0, count: frames)
             right.update(repeating: 0, count: frames)
-            voice.update(repeating: 0, count: frames)
+            voice.update(repeating: 0, count: frames * microphones)
             period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: frame, roomVoice: voice,
-                                 hostNanoseconds: MonotonicClock.nanoseconds(), alignment: streams))
-            for sample in 0..<frames {
-                acoustic[Int((frame + Int64(sample)) & Int64(mask))] = options.bleed * (left[sample] + right[sample]) / 2 + voice[sample]
+                                 hostNanoseconds: MonotonicClock.nanoseconds(), alignment: streams,
+                                 inputs: microphones > 1 ? UnsafePointer(inputs) : nil, inputCount: microphones, roomVoiceCount: microphones))
+            for microphone in 0..<microphones {
+                let base = microphone * size
+                for sample in 0..<frames {
+                    var value = options.bleed * (left[sample] + right[sample]) / 2
+                    for singer in 0..<microphones { value += gains[microphone][singer] * voice[singer * frames + sample] }
+                    acoustic[base + Int((frame + Int64(sample)) & Int64(mask))] = value
+                }
             }
             frame += Int64(frames)
             index += 1

@@ -160,6 +160,9 @@ struct CaptureTagger: ~Copyable {
     let ring: BulkRing<CapturedFrame>
     /// A second consumer (the pitch tracker), fed the same frames.
     var analysisRing: BulkRing<CapturedFrame>?
+    /// Rings fed one input each (the parts recorded at once, a microphone
+    /// each): the same marks, the value from input `input`.
+    var inputRings: [(ring: BulkRing<CapturedFrame>, input: Int)] = []
     let latencyFrames: Int64
     let history: UnsafeMutablePointer<FrameMark>
     let mask: Int
@@ -217,7 +220,8 @@ struct CaptureTagger: ~Copyable {
     /// the output `latencyFrames + alignment.captureSkewFrames` before it;
     /// one whose output is no longer (or not yet) in the history, or was
     /// played before the device's latest restart (dropped unheard), is a gap.
-    func capture(_ input: UnsafePointer<Float>, frame: Int64, count: Int, firstFrame: Int64, alignment: StreamAlignment) {
+    func capture(_ input: UnsafePointer<Float>, frame: Int64, count: Int, firstFrame: Int64, alignment: StreamAlignment,
+                 inputs: UnsafePointer<Float>? = nil, inputCount: Int = 1) {
         let oldest = max((nextFrame ?? 0) - Int64(mask + 1), restartFrame)
         for index in 0..<count {
             let heard = frame + Int64(index) - latencyFrames - alignment.captureSkewFrames
@@ -233,5 +237,18 @@ struct CaptureTagger: ~Copyable {
         }
         ring.push(scratch, count: count)
         analysisRing?.push(scratch, count: count)
+        for (ring, channel) in inputRings {
+            // Input `channel` on its own; a device with one input gives its
+            // mono input as input 0 (and silence for any other: the CLI and
+            // the box refuse that before anything plays).
+            for index in 0..<count {
+                if let inputs, channel < inputCount {
+                    scratch[index].value = inputs[channel * count + index]
+                } else {
+                    scratch[index].value = channel == 0 ? input[index] : 0
+                }
+            }
+            ring.push(scratch, count: count)
+        }
     }
 }

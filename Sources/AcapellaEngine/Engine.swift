@@ -228,6 +228,15 @@ public struct EngineCore: ~Copyable {
         tagger = consume attached
     }
 
+    /// Also hands every tagged captured frame of input `input` to its ring
+    /// (a part recorded on its own microphone, many at once). Call after
+    /// `attachCapture`, before the first period.
+    public mutating func attachInputs(_ rings: [(ring: BulkRing<CapturedFrame>, input: Int)]) {
+        guard var attached = tagger.take() else { return }
+        attached.inputRings = rings
+        tagger = consume attached
+    }
+
     /// What output device frame `frame` played, while it is still in the
     /// capture history (nil without a recorder attached or when too old).
     public func outputMark(frame: Int64) -> FrameMark? {
@@ -249,8 +258,10 @@ public struct EngineCore: ~Copyable {
     /// the device's capture lines up with its playback since its last
     /// (re)start. Render-thread safe. `hostNanoseconds` is the device's
     /// stamp of the period (diagnostics only).
+    /// `inputs` holds the device's inputs apart (`inputCount` of them,
+    /// input after input) for the rings attached with `attachInputs`.
     public mutating func process(input: UnsafePointer<Float>?, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int, deviceFrame: Int64,
-                                 alignment: StreamAlignment = .linked, hostNanoseconds: Int64 = 0) {
+                                 alignment: StreamAlignment = .linked, hostNanoseconds: Int64 = 0, inputs: UnsafePointer<Float>? = nil, inputCount: Int = 1) {
         if firstDeviceFrame == nil { firstDeviceFrame = deviceFrame }
         if deviceFrame != nextDeviceFrame, firstDeviceFrame != deviceFrame { deviceGaps += 1 }
         var applied = 0
@@ -293,7 +304,9 @@ public struct EngineCore: ~Copyable {
             renderer.render(left: left + done, right: right + done, frames: count)
             done += count
         }
-        if let input { tagger?.capture(input, frame: deviceFrame, count: frames, firstFrame: firstDeviceFrame ?? deviceFrame, alignment: alignment) }
+        if let input {
+            tagger?.capture(input, frame: deviceFrame, count: frames, firstFrame: firstDeviceFrame ?? deviceFrame, alignment: alignment, inputs: inputs, inputCount: inputCount)
+        }
         nextDeviceFrame = deviceFrame + Int64(frames)
         var peak: Float = 0
         for index in 0..<frames { peak = max(peak, abs(left[index]), abs(right[index])) }

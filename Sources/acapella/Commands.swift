@@ -42,10 +42,11 @@ let commands: [Subcommand] = [
         name: "record", summary: "record a part of a project (non-interactive: plays, records, stops by itself)",
         positionals: "PROJECT", positionalCount: 1...1,
         options: [
-            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part to record", required: true),
+            OptionSpec(names: ["--part"], valueName: "NAME", help: "the part to record"),
+            OptionSpec(names: ["--parts"], valueName: "PART=INPUT,…", help: "several parts at once, each from its input (1-based): Soprano=1,Alto=2,Tenor=3,Bass=4; a take each"),
             OptionSpec(names: ["--range"], valueName: "A-B", help: "punch in over measures A to B (one measure of pre-roll); default: the whole song"),
             OptionSpec(names: ["--loop"], valueName: "N", help: "loop recording: N passes over --range after a count-in, one take each"),
-            OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,…] or sim[:latency=FRAMES,reported=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A] (default: the first card, else sim)"),
+            OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME][@period=N,…] or sim[:latency=FRAMES,reported=FRAMES,period=FRAMES,speed=X,bleed=G,noise=A,inputs=N,crosstalk=G] (default: the first card, else sim)"),
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
             OptionSpec(names: ["--detune"], valueName: "CENTS", help: "the simulated singer sings CENTS sharp, or flat when negative (default 0)"),

@@ -36,8 +36,14 @@ func runNew(_ arguments: ParsedArguments) throws -> Int32 {
 }
 
 func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
-    guard let part = arguments.value("--part") else { throw CLIError("record needs --part NAME") }
+    var ensemble: [PartOnInput] = []
+    if let parts = arguments.value("--parts") {
+        guard arguments.value("--part") == nil else { throw CLIError("record takes --part NAME or --parts PART=INPUT,…, not both") }
+        do { ensemble = try PartOnInput.list(parsing: parts) } catch { throw CLIError(error.description) }
+    }
+    guard let part = arguments.value("--part") ?? ensemble.first?.part else { throw CLIError("record needs --part NAME (or --parts PART=INPUT,… for several at once)") }
     var request = RecordingRequest(part: part)
+    request.ensemble = ensemble
     if let range = try arguments.measures("--range") { request.measures = range }
     request.countInMeasures = try arguments.int("--count-in", default: 1, range: 0...4)
     request.tempoPercent = try arguments.int("--tempo", default: 100, range: 50...150)
@@ -52,13 +58,14 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     if arguments.value("--detune") != nil { request.singer?.detuneCents = Double(try arguments.int("--detune", default: 0, range: -100...100)) }
     request.takeLoading = try takeLoading(arguments)
     let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
-    let device = try openDevice(arguments.value("--device"))
+    let device = try openDevice(arguments.value("--device"), inputs: ensemble.map(\.input).max() ?? 1)
     let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"))
     defer { project.close() }
     project.origin = origin
     // Ctrl-C, a stop or a closed terminal finishes the take, as the stop button does.
     StopSignals.install()
-    writeError("recording \(part) on the \(device.name)\(device is SimulatedRoom ? "; no sound card is used" : "")")
+    let what = ensemble.isEmpty ? part : ensemble.map { "\($0.part) (input \($0.input))" }.joined(separator: ", ")
+    writeError("recording \(what) on the \(device.name)\(device is SimulatedRoom ? "; no sound card is used" : "")")
     let showProgress = arguments.flags.contains("--progress")
     let result: RecordingResult
     do {
@@ -198,10 +205,11 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
 /// The device named by `--device`: `sim[:…]`, `alsa[:NAME][@…]`, or by
 /// default the first sound card, or the simulated room when there is none
 /// (and it says so). `source` names where the words came from.
-func openDevice(_ text: String?, source: String = "--device") throws -> any AudioDevice {
-    let choice: DeviceChoice
+func openDevice(_ text: String?, source: String = "--device", inputs: Int = 1) throws -> any AudioDevice {
+    var choice: DeviceChoice
     // Bad words are usage errors (2); a device that will not open is a failure (1).
     do { choice = try DeviceChoice(parsing: text) } catch { throw CLIError("\(source): \(error.description)") }
+    if inputs > 1 { choice = choice.capturing(inputs: inputs) }
     if case .automatic = choice, case .simulated = choice.resolved { writeError("no sound card found: using the simulated room") }
     do { return try choice.open() } catch {
         throw CLIError("\(source): \(error.description)", exitCode: error.kind == .configuration && !(text ?? "").hasPrefix("alsa") ? 2 : 1)

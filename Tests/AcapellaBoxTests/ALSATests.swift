@@ -186,6 +186,59 @@ final class ScriptedStream: PCMStream {
         #expect(playback.starts == 1 + 2 + 3, "started once, twice after the first fault (one failed), once after each of the next three")
     }
 
+    /// Four inputs through the real libasound path (the `file` plugin's
+    /// `infile` capturing a known 4-channel signal): the device opens four
+    /// capture channels and hands each period's inputs apart, input after
+    /// input, sample for sample; their average is the mono input.
+    @Test func fourInputsArriveApart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("acapella-inputs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let frames = 128 * 40
+        // Channel c, frame f: (c + 1) / 8 + f / 2^20 (each exact in a float).
+        func value(_ channel: Int, _ frame: Int) -> Float { Float(channel + 1) / 8 + Float(frame) / 1_048_576 }
+        var interleaved: [Float] = []
+        for frame in 0..<frames { for channel in 0..<4 { interleaved.append(value(channel, frame)) } }
+        try interleaved.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: directory + "/in.raw"))
+        var options = ALSADevice.Options()
+        options.playback = "acapella_out"
+        options.capture = "acapella_in4"
+        options.inputs = 4
+        options.realTime = false
+        options.configuration = pluginConfiguration(file: directory + "/out.raw") + """
+
+            pcm.acapella_in4 {
+                type file
+                slave.pcm { type null }
+                file "/dev/null"
+                infile "\(directory)/in.raw"
+                format "raw"
+            }
+            """
+        let device = try ALSADevice(options)
+        #expect(device.inputCount == 4 && device.formatDescription.hasSuffix("FLOAT_LE × 4 in"), "\(device.formatDescription)")
+        var periods = 0
+        var wrong = 0
+        var mono = 0
+        try device.run(keepRunning: { periods < 30 }) { buffers in
+            defer { periods += 1 }
+            guard let inputs = buffers.inputs, buffers.inputCount == 4 else {
+                wrong += 1
+                return
+            }
+            let first = periods * buffers.frames
+            for index in 0..<buffers.frames {
+                var sum: Float = 0
+                for channel in 0..<4 {
+                    if inputs[channel * buffers.frames + index] != value(channel, first + index) { wrong += 1 }
+                    sum += value(channel, first + index)
+                }
+                if abs(buffers.input[index] - sum / 4) > 1e-6 { mono += 1 }
+            }
+        }
+        #expect(periods == 30 && wrong == 0 && mono == 0, "\(wrong) input samples and \(mono) mono samples wrong in \(periods) periods")
+    }
+
     /// A machine too slow for its period xruns on every one: after dozens
     /// in a row that have lost ten seconds of audio the run ends with a
     /// configuration error that says so — not after a second's stall.

@@ -26,6 +26,19 @@ expect "record bad --takes" 2 "$acapella" record "$project" --part Alto --takes 
 expect "record bad device" 2 "$acapella" record "$project" --part Alto --device frob && check "device message" contains "$err" "unknown device 'frob'"
 expect "record on a missing card" 1 "$acapella" record "$project" --part Alto --device alsa:hw0 && check "card open message" contains "$err" "hw0: snd_pcm_open (playback) failed"
 expect "record too short a round trip" 2 "$acapella" record "$project" --part Alto --device sim:latency=10 && check "latency message" contains "$err" "shorter than one period"
+quartet="$work/quartet.acaproj"
+"$acapella" new "$quartet" --song Songs/amazing-grace.acasong > /dev/null
+expect "a quartet at once, a microphone each" 0 "$acapella" record "$quartet" --parts "Soprano=1,Alto=2,Tenor=3,Bass=4" --device sim:crosstalk=0.2 &&
+  check "says the four inputs" contains "$err" "recording Soprano (input 1), Alto (input 2), Tenor (input 3), Bass (input 4) on the simulated room" &&
+  check "a take per part" contains "$out" "take 4  Bass  kept, active  40.00 s  full  offset 200000" &&
+  check "the takes share one alignment" test "$(grep -c 'full  offset 200000' <<< "$out")" = 4
+expect "the quartet's tenor in tune, on time" 0 "$acapella" analyze "$quartet" --part Tenor --take 3 &&
+  check "the Tenor's take is the Tenor" contains "$out" "of 28 notes sung"
+expect "an input the room lacks" 1 "$acapella" record "$quartet" --parts "Soprano=1,Alto=3" --device sim:inputs=2 &&
+  check "input message" contains "$err" "Alto on input 3: simulated room" &&
+  check "nothing recorded" test "$("$acapella" takes "$quartet" | grep -c '^take')" = 4
+expect "one input twice" 2 "$acapella" record "$quartet" --parts "Soprano=1,Alto=1" && check "twice message" contains "$err" "input 1 is given twice"
+expect "--part and --parts" 2 "$acapella" record "$quartet" --part Alto --parts "Alto=1" && check "both message" contains "$err" "not both"
 expect "analyze the Alto's take" 0 "$acapella" analyze "$project" --part alto &&
   check "every note sung, in tune, on time" contains "$out" "Alto: 100/100 — 28 of 28 notes sung" &&
   check "the guide heard in the take is taken out" contains "$out" "the guide heard in it (0.5" &&
