@@ -21,6 +21,7 @@ expect "bench render, short" 0 "$bench" render --periods 2000 &&
   check "the cost of one more part, and what fits on a slower CPU" matches "$out" "one part costs [0-9.]+ µs a period at the median.*on a CPU 4× slower than this one: [0-9]+ parts within 3 % of the period"
 expect "the appliance carries no benchmarks" 2 "$acapella" bench parse && check "bench is not a command" contains "$err" "unknown command 'bench'"
 expect "--version" 0 "$acapella" --version && check "--version names the program" contains "$out" "acapella 0.2.0"
-expect "required options in usage" 0 "$acapella" record --help && check "record's usage shows --part as required" contains "$out" "usage: acapella record --part NAME [--range A-B]"
+expect "required options in usage" 0 "$acapella" new --help && check "new's usage shows --song as required" contains "$out" "usage: acapella new --song SONG"
+expect "record's usage" 0 "$acapella" record --help && check "record's usage shows --part or --parts" contains "$out" "usage: acapella record [--part NAME] [--parts PART=INPUT,…] [--range A-B]"
 
 finish
