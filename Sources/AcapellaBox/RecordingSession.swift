@@ -33,6 +33,8 @@ public struct RecordingRequest: Sendable {
     public var loopPasses: Int?
     /// The room's singer (simulated room only): sings `part`.
     public var singer: SingerSettings? = SingerSettings()
+    /// Singers of the ensemble who sing otherwise, by part name (simulated room only).
+    public var partSingers: [String: SingerSettings] = [:]
     /// Fault injection: a full disk after this many frames of a take.
     public var diskFullAfterFrames: Int64?
     /// How the other parts' takes play (streamed from their files unless told).
@@ -89,6 +91,10 @@ public struct SingerSettings: Sendable {
     public var timingErrorSamples: Int64 = 0
     /// Breath noise amplitude.
     public var noise: Float = 0.005
+    /// Cents a minute the pitch drifts (− sinking).
+    public var driftCentsPerMinute = 0.0
+    /// Loudness (the room's default singer: 0.5).
+    public var level: Float = 0.5
 
     /// Defaults: in tune, 30 cents of vibrato, on time.
     public init() {}
@@ -146,6 +152,7 @@ public enum RecordingSession {
         options.punchesOnly = request.measures != nil
         options.trackPitch = request.trackPitch
         options.singer = request.singer
+        for (name, settings) in request.partSingers { options.partSingers[try index(of: name)] = settings }
         options.calibrationStore = request.calibrationStore
         options.diskFullAfterFrames = request.diskFullAfterFrames
         options.takeLoading = request.takeLoading

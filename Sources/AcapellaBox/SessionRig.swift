@@ -25,6 +25,8 @@ public struct RigOptions: Sendable {
     public var trackPitch = true
     /// The simulated room's singer (used only in the room).
     public var singer: SingerSettings? = SingerSettings()
+    /// Singers of the ensemble who sing otherwise (by part index).
+    public var partSingers: [Int: SingerSettings] = [:]
     /// Where calibrations are looked up (nil: the data directory's store).
     public var calibrationStore: String?
     /// Fault injection: a full disk after this many frames of a take.
@@ -178,14 +180,17 @@ public final class SessionRig {
         control.initialSchedule = schedule
         // The room's singers: the part at microphone 1, or each part of the ensemble at its own.
         var singers: [SyntheticSinger?] = Array(repeating: nil, count: device.inputCount)
-        if let settings = options.singer, device is SimulatedRoom {
+        if let common = options.singer, device is SimulatedRoom {
             let placed = options.ensemble.isEmpty ? [PartInput(partIndex: options.partIndex, input: 0)] : options.ensemble
             for part in placed where singers.indices.contains(part.input) {
+                let settings = options.partSingers[part.partIndex] ?? common
                 var voice = SyntheticSinger(tones: schedule.tones[part.partIndex], sampleRate: device.sampleRate)
                 voice.detuneCents = settings.detuneCents
                 voice.vibratoCents = settings.vibratoCents
                 voice.timingErrorSamples = settings.timingErrorSamples
                 voice.noise = settings.noise
+                voice.driftCentsPerMinute = settings.driftCentsPerMinute
+                voice.level = settings.level
                 singers[part.input] = voice
             }
         }

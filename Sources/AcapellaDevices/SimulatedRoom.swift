@@ -360,6 +360,9 @@ public struct SyntheticSinger: Sendable {
     public var noise: Float = 0.005
     /// Loudness.
     public var level: Float = 0.5
+    /// How far the singer's pitch wanders over the song: cents a minute
+    /// (− sinking), each note held at where it began.
+    public var driftCentsPerMinute = 0.0
 
     /// A singer for `tones`.
     public init(tones: [ToneEvent], sampleRate: Int) {
@@ -374,7 +377,8 @@ public struct SyntheticSinger: Sendable {
         if let tone = tones.tone(at: s) {
             let rate = Double(sampleRate)
             let t = Double(s - tone.startSample) / rate
-            let frequency = tone.frequency * pow(2, detuneCents / 1200)
+            let drift = driftCentsPerMinute * Double(tone.startSample) / rate / 60
+            let frequency = tone.frequency * pow(2, (detuneCents + drift) / 1200)
             // Vibrato as phase modulation: index = frequency deviation / rate.
             let deviation = frequency * (pow(2, vibratoCents / 1200) - 1)
             let phase = 2 * Double.pi * frequency * t + deviation / vibratoHz * sin(2 * Double.pi * vibratoHz * Double(s) / rate)

@@ -50,6 +50,8 @@ let commands: [Subcommand] = [
             OptionSpec(names: ["--count-in"], valueName: "N", help: "measures of count-in for a whole-song take (default 1)"),
             OptionSpec(names: ["--singer"], valueName: "on|off", help: "the simulated room's singer sings the part (default on)"),
             OptionSpec(names: ["--detune"], valueName: "CENTS", help: "the simulated singer sings CENTS sharp, or flat when negative (default 0)"),
+            OptionSpec(names: ["--late"], valueName: "MS", help: "the simulated singer enters MS late, or early when negative (default 0)"),
+            OptionSpec(names: ["--drift"], valueName: "CENTS", help: "the simulated singer's pitch drifts CENTS a minute, sinking when negative (default 0)"),
             OptionSpec(names: ["--tempo"], valueName: "PERCENT", help: "sung at this tempo, 50 to 150 % of the written one (the take keeps it; the others' takes are stretched to it)"),
             OptionSpec(names: ["--transpose"], valueName: "N", help: "sung N semitones up (negative: down), -12 to 12"),
             OptionSpec(names: ["--as"], valueName: "NAME", help: "who sings: kept with the take, listed by 'takes' and after a merge"),
@@ -132,6 +134,15 @@ let commands: [Subcommand] = [
         ],
         details: "For every note the take covers: sung or missed, the pitch's centre against the written note in\ncents (the centre of the vibrato when there is some), its steadiness, the vibrato's rate and\nextent, and the entry against the score in ms (where the note's sound rises). Notes off by\n15 cents or more, or entering 40 ms or more early or late, are named; measures scoring below\n75 are merged into ranges to punch in, a measure of margin each side.",
         run: runAnalyze),
+    Subcommand(
+        name: "blend", summary: "how the parts' playing takes sounded together: chords, drift, entries, balance",
+        positionals: "PROJECT", positionalCount: 1...1,
+        options: [
+            OptionSpec(names: ["--json"], valueName: nil, help: "the blend as JSON: the ensemble, each part, every chord and common entry"),
+            OptionSpec(names: ["--svg"], valueName: "OUT.svg", help: "a plot: each part's pitch at every chord, the ensemble's line", writes: true),
+        ],
+        details: "Each part's playing take is analysed as 'analyze' does. Wherever two or more parts sing together:\neach upper part's interval above the lowest, as sung, against equal temperament and just\nintonation (cents); the ensemble's pitch (the mean of the parts') and its drift in cents a minute;\neach part's offset from the ensemble; how far apart the parts entered where they begin a note\ntogether (ms); each take's loudness (LUFS) against the parts' mean. A part 15 cents or more\noff the chord, or entering 40 ms or more from the others, is named.",
+        run: runBlend),
     Subcommand(
         name: "correct", summary: "put a take's notes in tune: a corrected copy as a new take (the take as sung stays)",
         positionals: "PROJECT", positionalCount: 1...1,

@@ -56,9 +56,12 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     if try arguments.choice("--singer", default: OnOff.on) == .off { request.singer = nil }
     // The simulated singer off pitch (a take with known flat notes: demos, 'acapella correct' tests).
     if arguments.value("--detune") != nil { request.singer?.detuneCents = Double(try arguments.int("--detune", default: 0, range: -100...100)) }
+    let lateMilliseconds = try arguments.int("--late", default: 0, range: -500...500)
+    if arguments.value("--drift") != nil { request.singer?.driftCentsPerMinute = Double(try arguments.int("--drift", default: 0, range: -100...100)) }
     request.takeLoading = try takeLoading(arguments)
     let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
     let device = try openDevice(arguments.value("--device"), inputs: ensemble.map(\.input).max() ?? 1)
+    request.singer?.timingErrorSamples = Int64(lateMilliseconds * device.sampleRate / 1_000)
     let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"))
     defer { project.close() }
     project.origin = origin

@@ -42,21 +42,31 @@ import Testing
         }
     }
 
+    /// The quartet recorded at once in a room of four close microphones
+    /// hearing each other as `crosstalk` says (no playback in them), each
+    /// singer as `singers` (by part) says.
+    static func recordQuartet(crosstalk: [[Float]], singers: [String: SingerSettings] = [:]) throws -> (Project, RecordingResult) {
+        var room = SimulatedRoom.Options()
+        room.inputs = 4
+        room.bleed = 0
+        room.crosstalk = crosstalk
+        let project = try temporaryProject("amazing-grace.acasong")
+        var request = RecordingRequest(part: "")
+        request.ensemble = quartet
+        request.partSingers = singers
+        let result = try RecordingSession.record(project: project, request: request, device: try SimulatedRoom(room))
+        #expect(result.takes.count == 4, "\(result.problems)")
+        return (project, result)
+    }
+
     /// Microphones that hear the other singers (a crosstalk matrix the test
     /// chooses) and the playback: every take is on its own singer to the
     /// sample, and the others are in it at their chosen gains (measured by
     /// least squares against what each singer sang).
     @Test func crosstalkIsInEachTakeAtItsGainAndInTime() throws {
-        var room = SimulatedRoom.Options()
-        room.inputs = 4
-        room.bleed = 0
-        room.crosstalk = [[1, 0.3, 0.1, 0.05], [0.25, 1, 0.2, 0.1], [0.1, 0.2, 1, 0.3], [0.05, 0.1, 0.35, 1]]
-        let project = try temporaryProject("amazing-grace.acasong")
+        let crosstalk: [[Float]] = [[1, 0.3, 0.1, 0.05], [0.25, 1, 0.2, 0.1], [0.1, 0.2, 1, 0.3], [0.05, 0.1, 0.35, 1]]
+        let (project, result) = try Self.recordQuartet(crosstalk: crosstalk)
         defer { try? FileManager.default.removeItem(atPath: project.path) }
-        var request = RecordingRequest(part: "")
-        request.ensemble = Self.quartet
-        let result = try RecordingSession.record(project: project, request: request, device: try SimulatedRoom(room))
-        #expect(result.takes.count == 4, "\(result.problems)")
         let schedule = try Schedule(score: project.score)
         let singers = (0..<4).map { SyntheticSinger(tones: schedule.tones[$0], sampleRate: 48_000) }
         let window: Range<Int64> = 100_000..<400_000
@@ -70,7 +80,7 @@ import Testing
             #expect(abs(lag) <= 1, "\(take.part): \(lag) samples off its singer")
             // The room's fractional delay (0.4 of a frame) softens each voice a little; the gains compare.
             let gains = leastSquares(columns: singers.map { singer in window.map { singer.sample(atSong: $0 + lag) } }, target: window.map { taken($0) })
-            let chosen = room.crosstalk![microphone]
+            let chosen = crosstalk[microphone]
             for singer in 0..<4 {
                 let relative = gains[singer] / gains[microphone]
                 #expect(abs(relative - Double(chosen[singer])) <= 0.01, "\(take.part): singer \(singer + 1) at \(relative), chosen \(chosen[singer])")
@@ -121,4 +131,68 @@ func leastSquares(columns: [[Float]], target: [Float]) -> [Double] {
         }
     }
     return (0..<n).map { matrix[$0][n] / matrix[$0][$0] }
+}
+
+/// `acapella blend` on a simulated choir whose errors the test chooses:
+/// a quartet recorded at once (close microphones, the guide on headphones:
+/// no playback in the microphones), one part detuned, one late, one early,
+/// all sinking together.
+@Suite(.serialized) struct BlendTests {
+    @Test func theChoirsChosenErrorsAreFoundAgain() throws {
+        let drift = -30.0
+        // Per part: cents, ms late.
+        let chosen: [(cents: Double, late: Double)] = [(0, 0), (-18, 0), (0, 70), (9, -30)]
+        var singers: [String: SingerSettings] = [:]
+        for (index, part) in ["Soprano", "Alto", "Tenor", "Bass"].enumerated() {
+            var singer = SingerSettings()
+            singer.detuneCents = chosen[index].cents
+            singer.timingErrorSamples = Int64(chosen[index].late * 48)
+            singer.driftCentsPerMinute = drift
+            singers[part] = singer
+        }
+        let crosstalk: [[Float]] = [[1, 0.1, 0.05, 0.02], [0.1, 1, 0.1, 0.05], [0.05, 0.1, 1, 0.1], [0.02, 0.05, 0.1, 1]]
+        let (project, _) = try EnsembleRecordingTests.recordQuartet(crosstalk: crosstalk, singers: singers)
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        let blend = try Blend.analyze(project)
+        let schedule = try Schedule(score: project.score)
+        let minutes = { (sample: Int64) in Double(sample) / 48_000 / 60 }
+        // Each chord: every upper part's interval against equal temperament, as the errors make it.
+        var intervalErrors: [Double] = []
+        for chord in blend.chords {
+            for part in 0..<4 {
+                guard let measured = chord.againstEqual[part], let midi = chord.midi[part], let bassMidi = chord.midi[chord.bass] else { continue }
+                // The note each sings there begins where its tone does (drift is held from a note's start).
+                func sung(_ index: Int) -> Double {
+                    let tone = schedule.tones[index].first { $0.startSample <= chord.start && chord.start < $0.endSample }!
+                    return chosen[index].cents + drift * minutes(tone.startSample)
+                }
+                #expect(midi > bassMidi || (midi == bassMidi && part < chord.bass), "the bass is the lowest part sounding")
+                intervalErrors.append(abs(measured - (sung(part) - sung(chord.bass))))
+            }
+        }
+        intervalErrors.sort()
+        let p95 = intervalErrors[Int(Double(intervalErrors.count - 1) * 0.95)]
+        #expect(intervalErrors.count > 50 && p95 <= 3, "intervals against equal temperament: p95 \(p95) cents off the truth over \(intervalErrors.count)")
+        // Each part's offset from the ensemble.
+        let mean = chosen.map(\.cents).reduce(0, +) / 4
+        for (index, part) in blend.parts.enumerated() {
+            #expect(abs(part.offsetCents - (chosen[index].cents - mean)) <= 3, "\(part.name): \(part.offsetCents) cents from the ensemble, chosen \(chosen[index].cents - mean)")
+            #expect(abs(part.driftCentsPerMinute - drift) <= 3, "\(part.name): drifts \(part.driftCentsPerMinute) cents a minute, chosen \(drift)")
+        }
+        #expect(abs(blend.ensembleDriftCentsPerMinute - drift) <= 3, "the ensemble drifts \(blend.ensembleDriftCentsPerMinute) cents a minute, chosen \(drift)")
+        // Entries: every part's entry at every common entry within 10 ms at p95.
+        var entryErrors: [Double] = []
+        for entry in blend.entries {
+            for part in 0..<4 { if let measured = entry.milliseconds[part] { entryErrors.append(abs(measured - chosen[part].late)) } }
+        }
+        entryErrors.sort()
+        let entryP95 = entryErrors[Int(Double(entryErrors.count - 1) * 0.95)]
+        #expect(entryErrors.count > 50 && entryP95 <= 10, "entries: p95 \(entryP95) ms off the truth over \(entryErrors.count)")
+        #expect(abs(blend.parts[2].entryMilliseconds - 70) <= 10 && abs(blend.parts[3].entryMilliseconds + 30) <= 10, "\(blend.parts.map(\.entryMilliseconds))")
+        #expect(blend.lines.contains { $0.hasPrefix("Tenor (take 3): ") && $0.contains(" ms after the others") }, "\(blend.lines.prefix(5))")
+        #expect(blend.lines.contains { $0.contains(": tenor entered ") && $0.contains(" ms after the others") }, "\(blend.lines)")
+        #expect(blend.lines.contains { $0.contains(": alto ") && $0.contains("cents flat of the chord") }, "\(blend.lines)")
+        print(String(format: "blend: intervals p95 %.2f cents (%d), entries p95 %.1f ms (%d), ensemble drift %.1f cents a minute (chosen %.0f); ", p95, intervalErrors.count,
+                     entryP95, entryErrors.count, blend.ensembleDriftCentsPerMinute, drift) + blend.parts.map { String(format: "%@ %+.1f ¢ %+.0f ms", $0.name, $0.offsetCents, $0.entryMilliseconds) }.joined(separator: ", "))
+    }
 }

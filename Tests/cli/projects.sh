@@ -34,6 +34,21 @@ expect "a quartet at once, a microphone each" 0 "$acapella" record "$quartet" --
   check "the takes share one alignment" test "$(grep -c 'full  offset 200000' <<< "$out")" = 4
 expect "the quartet's tenor in tune, on time" 0 "$acapella" analyze "$quartet" --part Tenor --take 3 &&
   check "the Tenor's take is the Tenor" contains "$out" "of 28 notes sung"
+blended="$work/blend.acaproj"
+"$acapella" new "$blended" --song Songs/amazing-grace.acasong > /dev/null
+"$acapella" record "$blended" --part Soprano --device sim:bleed=0 > /dev/null 2>&1
+expect "a blend before two parts have takes" 1 "$acapella" blend "$blended" && check "blend message" contains "$err" "a blend needs two parts with a playing take (Soprano has one)"
+"$acapella" record "$blended" --part Alto --device sim:bleed=0 --detune -25 > /dev/null 2>&1
+"$acapella" record "$blended" --part Tenor --device sim:bleed=0 --late 80 > /dev/null 2>&1
+expect "how the choir sounded together" 0 "$acapella" blend "$blended" --svg "$work/blend.svg" &&
+  check "the chords and entries counted" matches "$out" "^[0-9]+ chords sung together, [0-9]+ common entries" &&
+  check "the flat alto named" matches "$out" "Alto \(take 2\): 1[5-9] cents flat of the ensemble" &&
+  check "the late tenor named" matches "$out" "Tenor \(take 3\): .*entering (7[5-9]|8[0-5]) ms after the others" &&
+  check "the chords the alto was flat in named once, over their measures" matches "$out" "mm\. 0–14 \([0-9]+ chords\): alto [0-9]+ cents flat of the chord, on average" &&
+  check "the plot written" contains "$(cat "$work/blend.svg")" "ensemble</text>"
+expect "the blend as JSON" 0 "$acapella" blend "$blended" --json &&
+  check "JSON has the parts" contains "$out" '"offsetCents"' &&
+  check "JSON has just intonation" contains "$out" '"againstJust"'
 expect "an input the room lacks" 1 "$acapella" record "$quartet" --parts "Soprano=1,Alto=3" --device sim:inputs=2 &&
   check "input message" contains "$err" "Alto on input 3: simulated room" &&
   check "nothing recorded" test "$("$acapella" takes "$quartet" | grep -c '^take')" = 4
