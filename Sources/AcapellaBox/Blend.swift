@@ -80,6 +80,8 @@ public struct Blend: Sendable {
     public var sampleRate: Int
     /// Part index → name (the parts with takes).
     public var names: [Int: String] = [:]
+    /// Takes that could not be read, and why (one line each).
+    public var leftOut: [String] = []
 
     func name(of index: Int) -> String? { names[index] }
 
@@ -235,6 +237,7 @@ public struct Blend: Sendable {
             }
         }
         lines += Self.runs(named.filter { $0.value >= Self.namedMilliseconds }, names: names, unit: "entry")
+        lines += leftOut
         return lines
     }
 
@@ -284,10 +287,20 @@ extension Blend {
     /// loudness. Needs two parts with takes.
     public static func analyze(_ project: Project) throws(ProjectError) -> Blend {
         var reports: [(report: TakeReport, take: Int, loudness: Double?)] = []
+        var unread: [String] = []
         for part in project.score.parts {
-            let usable = project.manifest.takes.filter { $0.part == part.name && $0.state.isUsable && $0.state != .discarded && project.conditions[$0.id] == nil }
-            guard let take = usable.last(where: \.active) ?? nil else { continue }
-            let (report, _) = try TakeReport.analyze(take, in: project)
+            let playing = project.manifest.takes.filter { $0.part == part.name && $0.state.isUsable && $0.state != .discarded && $0.active }
+            guard let take = playing.last else { continue }
+            if let condition = project.conditions[take.id] {
+                unread.append("\(part.name): take \(take.id) left out (\(condition.description))")
+                continue
+            }
+            let report: TakeReport
+            do { (report, _) = try TakeReport.analyze(take, in: project) } catch {
+                // A take that cannot be read is left out, and said; the others still blend.
+                unread.append("\(part.name): take \(take.id) left out (\(error.description))")
+                continue
+            }
             var loudness: Double?
             if let path = try? project.takePath(take), let (samples, rate) = try? AudioFile.readMono(path),
                let measured = try? Loudness.measure(interleaved: samples, channels: 1, sampleRate: rate), measured.integratedLUFS.isFinite {
@@ -296,9 +309,12 @@ extension Blend {
             reports.append((report, take.id, loudness))
         }
         guard reports.count >= 2 else {
-            throw ProjectError(description: "\(project.path): a blend needs two parts with a playing take (\(reports.map(\.report.part).joined(separator: ", ")) \(reports.count == 1 ? "has" : "have") one)")
+            let have = reports.isEmpty ? "none has" : reports.map(\.report.part).joined(separator: ", ") + (reports.count == 1 ? " has one" : " have one")
+            throw ProjectError(description: "\(project.path): a blend needs two parts with a playing take (\(have))" + unread.map { "; " + $0 }.joined())
         }
-        return make(reports: reports, partCount: project.score.parts.count, sampleRate: project.manifest.sampleRate)
+        var blend = make(reports: reports, partCount: project.score.parts.count, sampleRate: project.manifest.sampleRate)
+        blend.leftOut = unread
+        return blend
     }
 
     /// As JSON (`acapella blend --json`).
@@ -325,6 +341,7 @@ extension Blend {
                  "milliseconds": byName(entry.milliseconds) { rounded($0) }]
             },
             "lines": lines,
+            "leftOut": leftOut,
         ]
     }
 

@@ -46,6 +46,11 @@ expect "how the choir sounded together" 0 "$acapella" blend "$blended" --svg "$w
   check "the late tenor named" matches "$out" "Tenor \(take 3\): .*entering (7[5-9]|8[0-5]) ms after the others" &&
   check "the chords the alto was flat in named once, over their measures" matches "$out" "mm\. 0–14 \([0-9]+ chords\): alto [0-9]+ cents flat of the chord, on average" &&
   check "the plot written" contains "$(cat "$work/blend.svg")" "ensemble</text>"
+cp -r "$blended" "$work/damaged.acaproj"
+: > "$work/damaged.acaproj/takes/$(basename "$(ls "$work/damaged.acaproj/takes/"*tenor*.wav | head -1)")"
+expect "a blend with a damaged take" 0 "$acapella" blend "$work/damaged.acaproj" &&
+  check "the others still blend" contains "$out" "Alto (take 2): " &&
+  check "the damaged take said" contains "$out" "Tenor: take 3 left out (unreadable: its audio file is empty)"
 expect "the blend as JSON" 0 "$acapella" blend "$blended" --json &&
   check "JSON has the parts" contains "$out" '"offsetCents"' &&
   check "JSON has just intonation" contains "$out" '"againstJust"'
