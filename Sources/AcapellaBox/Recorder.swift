@@ -44,6 +44,8 @@ public final class Recorder: @unchecked Sendable {
     /// Every take is a punch-in over what it recorded, even one that starts
     /// on the song's first sample (`record --range 1-1`).
     let punchesOnly: Bool
+    /// Shared by the recorders of parts sung at once (nil: one part).
+    public var ensemble: String?
     /// Called (on the writer thread) when the writer has asked the owner
     /// something: the owner's loop wakes to serve it.
     let wakeOwner: @Sendable () -> Void
@@ -265,13 +267,20 @@ public final class Recorder: @unchecked Sendable {
         self.options.transpose = options.transpose
     }
 
+    /// Takes begun so far (owner thread): numbers an ensemble's takes alike.
+    private var begun = 0
+
     /// Owner thread: the take's record listed and its file made.
     private func beginTake(at song: Int64) -> Result<(record: TakeRecord, writer: TakeFileWriter), ProjectError> {
         let calibration = calibration
+        begun += 1
+        let begun = begun
         do {
             return .success(try project.beginTake(part: part, options: options, failAfterFrames: failAfterFrames) { record in
                 record.alignmentOffsetSamples = -song
                 record.calibration = calibration
+                // The k-th take of each recorder of an ensemble began together (one capture, one set of marks).
+                if let ensemble { record.ensemble = "\(ensemble)-\(begun)" }
             })
         } catch {
             return .failure(error)

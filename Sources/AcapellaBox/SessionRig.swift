@@ -158,6 +158,10 @@ public final class SessionRig {
             } else {
                 // One tagging of the capture, a ring per input: the takes share every mark.
                 made = options.ensemble.map { makeRecorder($0.partIndex) }
+                // A mark the takes sung together share (this box, this moment).
+                let mark = (try? BoxIdentity.current()) ?? "box"
+                let stamp = String(UInt64(MonotonicClock.nanoseconds()), radix: 36)
+                for recorder in made { recorder.ensemble = "\(mark)-\(stamp)" }
                 core.attachCapture(ring: BulkRing(capacity: 1), latencyFrames: try captureLatency(of: device))
                 core.attachInputs(zip(made, options.ensemble).map { (ring: $0.ring, input: $1.input) })
             }

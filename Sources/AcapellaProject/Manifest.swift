@@ -107,6 +107,9 @@ public struct TakeRecord: Codable, Hashable, Sendable {
     public var gainDB: Double?
     /// What the singer calls it ("the good one"), when they named it.
     public var name: String?
+    /// Takes sung at once (a quartet a microphone each, `record --parts`)
+    /// share this: none of them was played while the others were sung.
+    public var ensemble: String?
 
     /// A punch-in (it has a range) rather than a full take.
     public var isPunch: Bool { range != nil }

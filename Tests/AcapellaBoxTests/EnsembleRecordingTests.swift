@@ -28,12 +28,15 @@ import Testing
         #expect(result.problems.isEmpty, "\(result.problems)")
         #expect(result.takes.map(\.part) == ["Soprano", "Alto", "Tenor", "Bass"])
         #expect(result.takes.allSatisfy { $0.state == .kept && $0.active && $0.range == nil })
+        // Marked as sung together, and only they.
+        #expect(result.takes[0].ensemble != nil && Set(result.takes.map(\.ensemble)).count == 1, "\(result.takes.map(\.ensemble))")
         room.inputs = 1
         for take in result.takes {
             let alone = try temporaryProject("amazing-grace.acasong")
             defer { try? FileManager.default.removeItem(atPath: alone.path) }
             let single = try #require(try RecordingSession.record(project: alone, request: RecordingRequest(part: take.part), device: try SimulatedRoom(room)).takes.first)
             #expect(take.alignmentOffsetSamples == single.alignmentOffsetSamples && take.frames == single.frames, "\(take.part): \(take) against \(single)")
+            #expect(single.ensemble == nil)
             let (sung, _) = try AudioFile.readMono(together.path + "/" + take.file)
             let (solo, _) = try AudioFile.readMono(alone.path + "/" + single.file)
             let differing = zip(sung, solo).filter { $0 != $1 }.count
