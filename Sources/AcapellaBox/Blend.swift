@@ -34,6 +34,9 @@ public struct Blend: Sendable {
         public var driftCentsPerMinute: Double
         /// Mean lead (−) or lag (+) against the others at common entries, ms.
         public var entryMilliseconds: Double
+        /// Chords it sang in, and common entries it made.
+        public var chords = 0
+        public var entries = 0
         /// Integrated loudness of its take, LUFS, and against the parts' mean (dB).
         public var loudnessLUFS: Double?
         public var balanceDB: Double?
@@ -110,17 +113,19 @@ public struct Blend: Sendable {
             var cents = [Double?](repeating: nil, count: partCount)
             var noteIndex = [Int?](repeating: nil, count: partCount)
             var first: TakeReport.Note?
+            var measuredBegins = false
             for (part, entry) in byPart {
                 guard let note = entry.report.notes.first(where: { $0.start <= start && start < $0.end && $0.judged }) else { continue }
+                if note.start == start, first == nil { first = note }
                 guard let centre = note.analysis.cents, note.analysis.sung else { continue }
                 midi[part] = note.midi
                 cents[part] = centre
                 noteIndex[part] = note.note
-                if note.start == start { first = note }
+                if note.start == start { measuredBegins = true }
             }
             let singing = cents.indices.filter { cents[$0] != nil }
-            // The same notes as the chord before (a part moved into a rest): not a new chord.
-            guard singing.count >= 2, noteIndex != lastNotes, let bass = singing.min(by: { (midi[$0]!, -$0) < (midi[$1]!, -$1) }) else { continue }
+            // A new chord only where a measured note begins, with other notes than the chord before.
+            guard singing.count >= 2, measuredBegins, noteIndex != lastNotes, let bass = singing.min(by: { (midi[$0]!, -$0) < (midi[$1]!, -$1) }) else { continue }
             lastNotes = noteIndex
             let ensemble = singing.map { cents[$0]! }.reduce(0, +) / Double(singing.count)
             var equal = [Double?](repeating: nil, count: partCount)
@@ -163,12 +168,13 @@ public struct Blend: Sendable {
             var lags: [Double] = []
             for entry in entries {
                 guard let mine = entry.milliseconds[index] else { continue }
-                let others = entry.milliseconds.indices.filter { $0 != index }.compactMap { entry.milliseconds[$0] }.sorted()
+                let others = entry.milliseconds.indices.filter { $0 != index }.compactMap { entry.milliseconds[$0] }
                 guard !others.isEmpty else { continue }
-                lags.append(mine - others[others.count / 2])
+                lags.append(mine - median(others))
             }
             parts.append(Part(name: report.part, take: take, offsetCents: offsets.isEmpty ? 0 : offsets.reduce(0, +) / Double(offsets.count),
                               driftCentsPerMinute: own.slope, entryMilliseconds: lags.isEmpty ? 0 : lags.reduce(0, +) / Double(lags.count),
+                              chords: offsets.count, entries: lags.count,
                               loudnessLUFS: lufs, balanceDB: lufs.flatMap { value in meanLoudness.map { value - $0 } }))
         }
         let first = chords.first.map { ensembleLine.at(minutes($0.start)) } ?? 0
@@ -176,6 +182,13 @@ public struct Blend: Sendable {
         return Blend(parts: parts, chords: chords, entries: entries, ensembleDriftCentsPerMinute: ensembleLine.slope,
                      ensembleStartCents: first, ensembleEndCents: last, sampleRate: sampleRate,
                      names: Dictionary(reports.map { ($0.report.partIndex, $0.report.part) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// The median of `values` (the mean of the middle two when even; 0 when none).
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// The least-squares line through `points` (x, y).
@@ -202,9 +215,14 @@ public struct Blend: Sendable {
                             chords.count, entries.count, abs(ensembleDriftCentsPerMinute) < 2 ? "held its pitch" : ensembleDriftCentsPerMinute < 0 ? "sank" : "rose",
                             ensembleDriftCentsPerMinute, ensembleStartCents, ensembleEndCents))
         for part in parts {
-            var text = String(format: "%@ (take %d): %@ the ensemble", part.name, part.take, Self.centsWords(part.offsetCents))
-            text += String(format: ", %+.1f cents a minute", part.driftCentsPerMinute)
-            text += ", " + Self.entryWords(part.entryMilliseconds)
+            var text: String
+            if part.chords == 0 {
+                text = String(format: "%@ (take %d): no chord measured with the others", part.name, part.take)
+            } else {
+                text = String(format: "%@ (take %d): %@ the ensemble", part.name, part.take, Self.centsWords(part.offsetCents))
+                text += String(format: ", %+.1f cents a minute", part.driftCentsPerMinute)
+            }
+            text += part.entries == 0 ? ", no entry with the others" : ", " + Self.entryWords(part.entryMilliseconds)
             if let lufs = part.loudnessLUFS, let balance = part.balanceDB { text += String(format: ", %.1f LUFS (%+.1f dB against the parts' mean)", lufs, balance) }
             lines.append(text)
         }
@@ -224,10 +242,7 @@ public struct Blend: Sendable {
             let entered = entry.milliseconds.indices.filter { entry.milliseconds[$0] != nil }
             guard let latest = entered.max(by: { entry.milliseconds[$0]! < entry.milliseconds[$1]! }),
                   let earliest = entered.min(by: { entry.milliseconds[$0]! < entry.milliseconds[$1]! }) else { continue }
-            func median(without part: Int) -> Double {
-                let others = entered.filter { $0 != part }.map { entry.milliseconds[$0]! }.sorted()
-                return others[others.count / 2]
-            }
+            func median(without part: Int) -> Double { Self.median(entered.filter { $0 != part }.map { entry.milliseconds[$0]! }) }
             let lateBy = entry.milliseconds[latest]! - median(without: latest)
             let earlyBy = median(without: earliest) - entry.milliseconds[earliest]!
             if lateBy >= earlyBy {
@@ -288,9 +303,19 @@ extension Blend {
     public static func analyze(_ project: Project) throws(ProjectError) -> Blend {
         var reports: [(report: TakeReport, take: Int, loudness: Double?)] = []
         var unread: [String] = []
+        var tempoAndKey: (String, Int)?
         for part in project.score.parts {
             let playing = project.manifest.takes.filter { $0.part == part.name && $0.state.isUsable && $0.state != .discarded && $0.active }
             guard let take = playing.last else { continue }
+            if let reference = tempoAndKey, reference != (take.tempoScale, take.transpose) {
+                func percent(_ scale: String) -> String {
+                    let terms = scale.split(separator: "/").compactMap { Double($0) }
+                    guard let first = terms.first else { return scale }
+                    return String(format: "%g %%", (100 * first / (terms.count == 2 && terms[1] != 0 ? terms[1] : 1)).rounded())
+                }
+                unread.append("\(part.name): take \(take.id) left out (sung at \(percent(take.tempoScale)) of the tempo, \(take.transpose) semitones; the others at \(percent(reference.0)), \(reference.1): a blend compares takes on one timeline)")
+                continue
+            }
             if let condition = project.conditions[take.id] {
                 unread.append("\(part.name): take \(take.id) left out (\(condition.description))")
                 continue
@@ -307,6 +332,7 @@ extension Blend {
                 loudness = measured.integratedLUFS
             }
             reports.append((report, take.id, loudness))
+            tempoAndKey = tempoAndKey ?? (take.tempoScale, take.transpose)
         }
         guard reports.count >= 2 else {
             let have = reports.isEmpty ? "none has" : reports.map(\.report.part).joined(separator: ", ") + (reports.count == 1 ? " has one" : " have one")

@@ -136,6 +136,15 @@ func leastSquares(columns: [[Float]], target: [Float]) -> [Double] {
     return (0..<n).map { matrix[$0][n] / matrix[$0][$0] }
 }
 
+/// The median a part's lead or lag is measured against: two parts entering
+/// together are together whatever the third does.
+@Test func blendMedianOfTheOthers() {
+    #expect(Blend.median([0, 0, 60]) == 0)
+    #expect(Blend.median([0, 60]) == 30)
+    #expect(Blend.median([60, 0, 0, 10]) == 5)
+    #expect(Blend.median([]) == 0)
+}
+
 /// `acapella blend` on a simulated choir whose errors the test chooses:
 /// a quartet recorded at once (close microphones, the guide on headphones:
 /// no playback in the microphones), one part detuned, one late, one early,

@@ -54,6 +54,9 @@ expect "a blend with a damaged take" 0 "$acapella" blend "$work/damaged.acaproj"
 expect "the blend as JSON" 0 "$acapella" blend "$blended" --json &&
   check "JSON has the parts" contains "$out" '"offsetCents"' &&
   check "JSON has just intonation" contains "$out" '"againstJust"'
+"$acapella" record "$blended" --part Bass --device sim:bleed=0 --tempo 80 > /dev/null 2>&1
+expect "a take at another tempo" 0 "$acapella" blend "$blended" &&
+  check "left out, and why" contains "$out" "Bass: take 4 left out (sung at 80 % of the tempo, 0 semitones; the others at 100 %, 0: a blend compares takes on one timeline)"
 expect "an input the room lacks" 1 "$acapella" record "$quartet" --parts "Soprano=1,Alto=3" --device sim:inputs=2 &&
   check "input message" contains "$err" "Alto on input 3: simulated room" &&
   check "nothing recorded" test "$("$acapella" takes "$quartet" | grep -c '^take')" = 4
