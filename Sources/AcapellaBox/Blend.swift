@@ -86,8 +86,6 @@ public struct Blend: Sendable {
     /// Takes that could not be read, and why (one line each).
     public var leftOut: [String] = []
 
-    func name(of index: Int) -> String? { names[index] }
-
     /// A part off the ensemble by this much in a chord is named (cents).
     public static let namedCents = 15.0
     /// A part entering this much from the others is named (ms).

@@ -135,9 +135,6 @@ public enum RecordingSession {
         for part in request.ensemble { ensemble.append(PartInput(partIndex: try index(of: part.part), input: part.input - 1)) }
         let partIndex: Int
         if let first = ensemble.first { partIndex = first.partIndex } else { partIndex = try index(of: request.part) }
-        for part in ensemble where part.input >= device.inputCount {
-            throw ProjectError(description: "\(score.parts[part.partIndex].name) on input \(part.input + 1): \(device.name) has \(device.inputCount) input\(device.inputCount == 1 ? "" : "s")")
-        }
         guard device.sampleRate == project.manifest.sampleRate else {
             throw ProjectError(description: "the device runs at \(device.sampleRate) Hz, the project at \(project.manifest.sampleRate) Hz")
         }
