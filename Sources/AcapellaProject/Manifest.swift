@@ -110,6 +110,22 @@ public struct TakeRecord: Codable, Hashable, Sendable {
     /// Takes sung at once (a quartet a microphone each, `record --parts`)
     /// share this: none of them was played while the others were sung.
     public var ensemble: String?
+    /// The number its box gave it, when the project numbers it otherwise
+    /// (another take, recorded earlier, has that number: two boxes of one
+    /// synchronised project recorded at once). Its sidecar keeps the box's
+    /// number, so every box numbers the takes alike (`Manifest.check`).
+    public var originalID: Int?
+
+    /// The number its box gave it (`originalID`, else its id).
+    public var recordedID: Int { originalID ?? id }
+
+    /// Its record as its sidecar holds it: under the number its box gave it.
+    public var sidecarRecord: TakeRecord {
+        var record = self
+        record.id = recordedID
+        record.originalID = nil
+        return record
+    }
 
     /// A punch-in (it has a range) rather than a full take.
     public var isPunch: Bool { range != nil }
@@ -209,6 +225,7 @@ extension TakeRecord {
         let limit = Manifest.sampleLimit
         func outside(_ value: Int64) -> Bool { value < -limit || value > limit }
         if id < 1 || id >= Manifest.maximumTakeID { return "id: \(id) is outside 1…\(Manifest.maximumTakeID - 1)" }
+        if let originalID, originalID < 1 || originalID >= Manifest.maximumTakeID { return "originalID: \(originalID) is outside 1…\(Manifest.maximumTakeID - 1)" }
         if !parts.contains(part) { return "part: '\(part)' is not a part of the song (its parts: \(parts.joined(separator: ", ")))" }
         if !TakeRecord.isTakeFileName(file) { return "file: '\(file)' is not a take file (takes/NAME.wav)" }
         if outside(alignmentOffsetSamples) { return "alignmentOffsetSamples: \(alignmentOffsetSamples) is outside ±\(limit)" }
@@ -328,15 +345,23 @@ extension Manifest {
     }
 
     /// The record checks, pure: takes with an impossible field (or a file
-    /// another take has) are flagged, not changed; a duplicate id is given
-    /// a fresh one when `renumberDuplicates` (a writer), else flagged;
-    /// `nextTakeID` is kept above every id. `parts` are the song's.
-    public mutating func check(parts: [String], renumberDuplicates: Bool) -> (conditions: [Int: TakeCondition], report: [String], changed: Bool) {
+    /// another take has) are flagged, not changed; takes are numbered
+    /// (`numbered`); `nextTakeID` is kept above every id. `parts` are the
+    /// song's. A reader gets the same numbers as a writer (it only does
+    /// not save them).
+    public mutating func check(parts: [String]) -> (conditions: [Int: TakeCondition], report: [String], changed: Bool) {
         var conditions: [Int: TakeCondition] = [:]
         var report: [String] = []
-        var changed = false
-        var seenIDs: [Int: Int] = [:]
-        var seenFiles: [String: Int] = [:]
+        // One take listed twice, record for record (under one number or two): listed once.
+        var listed: Set<TakeRecord> = []
+        var copies = 0
+        takes = takes.enumerated().filter { index, take in
+            guard !listed.insert(take.sidecarRecord).inserted else { return true }
+            report.append("manifest.json: takes[\(index)]: take \(take.id) (\(take.file)) was listed twice, record for record; it is listed once")
+            copies += 1
+            return false
+        }.map(\.element)
+        var sound: [Int] = []
         for index in takes.indices {
             let take = takes[index]
             if let problem = take.problem(rate: sampleRate, parts: parts) {
@@ -344,29 +369,23 @@ extension Manifest {
                 report.append("manifest.json: takes[\(index)].\(problem); take \(take.id) is left out until that is put right")
                 continue
             }
-            if let first = seenFiles[take.file] {
+            sound.append(index)
+        }
+        // Of two records of one file, the earlier (as numbering orders them) is the take's; whatever order they are listed in.
+        var owner: [String: Int] = [:]
+        for index in sound where owner[takes[index].file].map({ earlier(index, than: $0) }) ?? true { owner[takes[index].file] = index }
+        var valid: [Int] = []
+        for index in sound {
+            let take = takes[index], first = owner[take.file]!
+            guard first == index else {
                 conditions[take.id] = .invalid("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too")
                 report.append("manifest.json: takes[\(index)].file: \(take.file) belongs to takes[\(first)] too; left out")
                 continue
             }
-            seenFiles[take.file] = index
-            if let first = seenIDs[take.id] {
-                if renumberDuplicates {
-                    let fresh = max(min(max(nextTakeID, 1), Manifest.maximumTakeID), (takes.map(\.id).filter { $0 < Manifest.maximumTakeID }.max() ?? 0) + 1)
-                    takes[index].id = fresh
-                    nextTakeID = fresh + 1
-                    seenIDs[fresh] = index
-                    report.append("manifest.json: takes[\(index)].id: \(take.id) was used by takes[\(first)] too; this take (\(take.file)) is now take \(fresh)")
-                    changed = true
-                } else {
-                    conditions[take.id] = .invalid("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
-                    report.append("manifest.json: takes[\(index)].id: \(take.id) is used by takes[\(first)] too")
-                }
-                continue
-            }
-            seenIDs[take.id] = index
+            valid.append(index)
         }
-        let highest = takes.map(\.id).filter { $0 < Manifest.maximumTakeID }.max() ?? 0
+        var changed = numbered(valid, flagged: Set(conditions.keys), &report) || copies > 0
+        let highest = takes.flatMap { [$0.id, $0.originalID ?? 0] }.filter { $0 < Manifest.maximumTakeID }.max() ?? 0
         if nextTakeID < 1 || nextTakeID > Manifest.maximumTakeID {
             report.append("manifest.json: nextTakeID: \(nextTakeID) is outside 1…\(Manifest.maximumTakeID); the next take is \(highest + 1)")
             nextTakeID = highest + 1
@@ -377,6 +396,58 @@ extension Manifest {
             changed = true
         }
         return (conditions, report, changed)
+    }
+
+    /// Numbers the takes at `indices` the same way on every box that holds
+    /// the same takes (a pure function of the records, not of the order they
+    /// arrived in): a take keeps the number its box gave it (`recordedID`)
+    /// unless an earlier take has it — two boxes of one synchronised project
+    /// recording at once, or a damaged manifest — then the earlier recorded
+    /// (then the box, then the file name) keeps it and the others are
+    /// numbered on from there, past every number a box gave (and the
+    /// `flagged` takes' numbers). True when a number changed.
+    mutating func numbered(_ indices: [Int], flagged: Set<Int>, _ report: inout [String]) -> Bool {
+        let given = Set(indices.map { takes[$0].recordedID }).union(flagged)
+        let order = indices.sorted { earlier($0, than: $1) }
+        var used: Set<Int> = []
+        var keeper: [Int: Int] = [:]  // a number → the index of the take that keeps it
+        var next = 0  // numbers given on (rising, so the search is linear)
+        var changed = false
+        for index in order {
+            let mine = takes[index].recordedID
+            var number = mine
+            if used.contains(number) || flagged.contains(number) {
+                number = max(mine, next) + 1
+                while given.contains(number) || used.contains(number) { number += 1 }
+                next = number
+            }
+            used.insert(number)
+            keeper[mine] = keeper[mine] ?? index
+            guard takes[index].id != number else { continue }
+            if number != mine {
+                let first = keeper[mine].map { "takes[\($0)] (\(takes[$0].file))" } ?? "a take left out"
+                report.append("manifest.json: takes[\(index)].id: take \(mine) is also \(first), recorded first; this take (\(takes[index].file)) is take \(number)")
+            }
+            takes[index].originalID = number == mine ? nil : mine
+            takes[index].id = number
+            changed = true
+        }
+        if changed { takes = takes.indices.sorted { (takes[$0].id, $0) < (takes[$1].id, $1) }.map { takes[$0] } }
+        return changed
+    }
+
+    /// The order numbering puts takes in: the number their box gave them,
+    /// then when they were recorded (a take without a time last), the box,
+    /// the file, and the rest of the record.
+    func earlier(_ one: Int, than other: Int) -> Bool {
+        let a = takes[one], b = takes[other]
+        let first = (a.recordedID, a.recorded ?? "~", a.box ?? "", a.file), second = (b.recordedID, b.recorded ?? "~", b.box ?? "", b.file)
+        if first != second { return first < second }
+        // Two records of one file alike so far (a damaged manifest): their contents decide, not where they are listed.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let x = (try? encoder.encode(a.sidecarRecord)) ?? Data(), y = (try? encoder.encode(b.sidecarRecord)) ?? Data()
+        return x != y ? x.lexicographicallyPrecedes(y) : one < other
     }
 }
 

@@ -199,10 +199,10 @@ public final class Project {
         let project = Project(path: path, score: score, manifest: manifest, lock: lock)
         let writer = project.holder(access)
         changed = project.followNewerSidecars(&report) || changed
-        changed = project.checkRecords(&report) || changed
         if writer == nil {  // no live writer: files the manifest does not know are found
             changed = project.rediscoverTakes(&report) || changed
         }
+        changed = project.checkRecords(&report) || changed
         var repaired: Set<Int> = []
         changed = project.settleInterruptedTakes(writer: writer, repaired: &repaired, &report) || changed
         changed = project.checkAudio(&report) || changed
@@ -212,6 +212,8 @@ public final class Project {
             project.removeStaleTemporaries()
             // Projects from before it was written get one too (synchronised folders need it).
             if !FileManager.default.fileExists(atPath: path + "/.stignore") { try? AtomicFile.write(Array(syncIgnore.utf8), to: path + "/.stignore") }
+            // A project that arrived without its (empty) takes folder gets one: takes are written there.
+            if !FileManager.default.fileExists(atPath: path + "/takes") { mkdir(path + "/takes", 0o755) }
             if changed {
                 do { try project.save() } catch { report.append("the repaired manifest could not be saved (\(error.description)); nothing was lost, and the next open repairs it again") }
             }
@@ -251,7 +253,8 @@ public final class Project {
                   (stored.changed ?? "") > (take.changed ?? "")
             else { continue }
             stored.file = take.file
-            stored.id = take.id  // the id is the project's own handle
+            stored.id = take.id  // the id is the project's own handle (the sidecar keeps its box's number)
+            stored.originalID = take.originalID
             guard stored != take else { continue }
             manifest.takes[index] = stored
             report.append("\(Self.sidecar(take.file)): changed after the manifest's copy (on \(stored.box ?? "another box") at \(stored.changed ?? "?")); the manifest follows it")
@@ -260,13 +263,16 @@ public final class Project {
         return changed
     }
 
-    /// Flags takes with impossible fields; gives duplicate ids new ones
-    /// (a writer) or flags them (a reader); keeps `nextTakeID` above every id.
+    /// Flags takes with impossible fields; numbers the takes the same way
+    /// on every box (`Manifest.check`); keeps `nextTakeID` above every id.
     private func checkRecords(_ report: inout [String]) -> Bool {
-        let checked = manifest.check(parts: score.parts.map(\.name), renumberDuplicates: isWritable)
+        let checked = manifest.check(parts: score.parts.map(\.name))
         conditions.merge(checked.conditions) { old, _ in old }
         report += checked.report
-        return checked.changed
+        // Listed by number (rediscovered takes and numbers changed put them out of order).
+        guard zip(manifest.takes, manifest.takes.dropFirst()).contains(where: { $0.id > $1.id }) else { return checked.changed }
+        manifest.takes = manifest.takes.indices.sorted { (manifest.takes[$0].id, $0) < (manifest.takes[$1].id, $1) }.map { manifest.takes[$0] }
+        return true
     }
 
     /// Finds take files the manifest does not list (a lost or rebuilt
@@ -289,7 +295,7 @@ public final class Project {
             var sidecarProblem: String?
             if let data = FileManager.default.contents(atPath: sidecarPath) {
                 do {
-                    take = try JSONDecoder().decode(TakeRecord.self, from: data)
+                    take = try JSONDecoder().decode(TakeRecord.self, from: data).sidecarRecord
                     take.file = file
                     if let problem = take.problem(rate: manifest.sampleRate, parts: parts) {
                         sidecarProblem = problem
@@ -312,14 +318,15 @@ public final class Project {
             } else if take.note?.hasPrefix("found without its sidecar") == true {
                 report.append("\(file): a take file with no record; added as take \(take.id) (\(take.part)), alignment unknown")
             }
-            if take.id < 1 || take.id >= Manifest.maximumTakeID || manifest.takes.contains(where: { $0.id == take.id }) {
+            // A number another take has too is settled by the numbering (`checkRecords`), the same on every box.
+            if take.id < 1 || take.id >= Manifest.maximumTakeID {
                 take.id = max(manifest.nextTakeID, (manifest.takes.map(\.id).max() ?? 0) + 1)
             }
             manifest.takes.append(take)
             manifest.nextTakeID = max(manifest.nextTakeID, take.id + 1)
             changed = true
         }
-        manifest.takes.sort { $0.id < $1.id }
+        if changed { manifest.takes.sort { $0.id < $1.id } }
         return changed
     }
 
@@ -389,7 +396,7 @@ public final class Project {
             guard let sidecarPath = try? sidecarPath(take.file) else { continue }
             let data = FileManager.default.contents(atPath: sidecarPath)
             let stored = data.flatMap { try? JSONDecoder().decode(TakeRecord.self, from: $0) }
-            guard stored != take else { continue }
+            guard stored != take.sidecarRecord else { continue }
             let why = data == nil ? "missing" : stored == nil ? "damaged" : "out of date"
             do {
                 try writeSidecar(take)
@@ -567,7 +574,7 @@ public final class Project {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data: Data
-        do { data = try encoder.encode(take) } catch { throw ProjectError(description: "\(take.file): \(error)") }
+        do { data = try encoder.encode(take.sidecarRecord) } catch { throw ProjectError(description: "\(take.file): \(error)") }
         try writeMakingRoom(Array(data), to: try sidecarPath(take.file))
     }
 

@@ -106,6 +106,7 @@ extension Project {
             guard copied else { continue }
             var record = take
             record.id = nextID
+            record.originalID = nil  // a take of this project now, numbered here
             nextID += 1
             record.file = file
             record.active = take.active && take.state.isUsable && other.conditions[take.id] == nil && !playingHere.contains(take.part)

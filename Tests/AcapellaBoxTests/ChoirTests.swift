@@ -252,6 +252,74 @@ import Glibc
         #expect(records[bassA]?.active == true)
         #expect(Set(project.manifest.takes.map(\.id)).count == 6)
     }
+
+    /// Three boxes record at once from the same project, so each gives
+    /// numbers 1, 2, 3 to its own takes. Synchronised (any box's manifest
+    /// may win), every box numbers the nine takes alike — before any of
+    /// them writes, and after: the take recorded first keeps a number, the
+    /// others are numbered on past every number a box gave; no sidecar is
+    /// rewritten for it (nothing to conflict), and the next take on any box
+    /// is numbered above them all.
+    @Test func takesOfOneNumberFromThreeBoxesAreNumberedAlikeOnEvery() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let options = ScheduleOptions(sampleRate: 8_000)
+        let boxes = ["a", "b", "c"].map { folder + "/\($0)/round.acaproj" }
+        for box in boxes { try Folders.make((box as NSString).deletingLastPathComponent) }
+        try Project.create(at: boxes[0], songText: Self.song, sampleRate: 8_000).close()
+        var pairs = [Sync(left: boxes[0], right: boxes[1]), Sync(left: boxes[1], right: boxes[2]), Sync(left: boxes[0], right: boxes[2])]
+        func syncAll() throws {
+            for _ in 0..<2 { for index in pairs.indices { try pairs[index].run() } }
+        }
+        try syncAll()
+        // Take k of every box is recorded in turn (a, b, c, a, b, c, …): box a's take 1 is the earliest of the number 1s.
+        let parts = ["Soprano", "Alto", "Tenor", "Bass"]
+        var files: [[String]] = [[], [], []]
+        for take in 1...3 {
+            for (index, box) in boxes.enumerated() {
+                let project = try Project.open(box, for: .write(owner: "box")).project
+                project.origin = TakeOrigin(box: "box" + ["a", "b", "c"][index], singer: "Singer \(index)")
+                if take == 1 { #expect(project.manifest.takes.isEmpty) }
+                let voice = ChoirMerge.voice(singer: index, part: take, take: take, frames: 4_000, sampleRate: 8_000)
+                files[index].append(try ChoirMerge.record(voice, part: parts[(index + take) % 4], into: project, options: options, offset: Int64(index)))
+                project.close()
+                usleep(2_000)
+            }
+        }
+        #expect(files.map { $0.map { ($0 as NSString).lastPathComponent } } == [
+            ["\(parts[1].lowercased())-boxa-1.wav", "\(parts[2].lowercased())-boxa-2.wav", "\(parts[3].lowercased())-boxa-3.wav"],
+            ["\(parts[2].lowercased())-boxb-1.wav", "\(parts[3].lowercased())-boxb-2.wav", "\(parts[0].lowercased())-boxb-3.wav"],
+            ["\(parts[3].lowercased())-boxc-1.wav", "\(parts[0].lowercased())-boxc-2.wav", "\(parts[1].lowercased())-boxc-3.wav"]])
+        try syncAll()
+        func numbers(_ box: String, _ access: Project.Access) throws -> [String: Int] {
+            let (project, _) = try Project.open(box, for: access)
+            defer { project.close() }
+            #expect(project.conditions.isEmpty, "\(box): \(project.conditions)")
+            return Dictionary(uniqueKeysWithValues: project.manifest.takes.map { ($0.file, $0.id) })
+        }
+        // The earliest of each number keeps it; the others follow in the order their numbers, then their times, put them.
+        let expected = [files[0][0]: 1, files[0][1]: 2, files[0][2]: 3, files[1][0]: 4, files[2][0]: 5, files[1][1]: 6, files[2][1]: 7, files[1][2]: 8, files[2][2]: 9]
+        for box in boxes { #expect(try numbers(box, .read) == expected, "\(box), read before any writer") }
+        for box in boxes { _ = try numbers(box, .write(owner: "box")) }
+        let conflictsBefore = pairs.flatMap(\.conflicts).filter { $0.hasPrefix("takes/") }
+        try syncAll()
+        for box in boxes { #expect(try numbers(box, .read) == expected, "\(box), after every box wrote") }
+        #expect(pairs.flatMap(\.conflicts).filter { $0.hasPrefix("takes/") } == conflictsBefore, "numbering rewrote a take's sidecar")
+        // The sidecars keep each box's own number.
+        let sidecar = try JSONDecoder().decode(TakeRecord.self, from: Data(contentsOf: URL(fileURLWithPath: boxes[0] + "/" + (files[2][2] as NSString).deletingPathExtension + ".json")))
+        #expect(sidecar.id == 3 && sidecar.originalID == nil)
+        // The same files everywhere, byte for byte.
+        let all = try boxes.map(Sync.files)
+        #expect(all[1] == all[0] && all[2] == all[0])
+        // The next take, on any box, is numbered above them all, and everywhere alike.
+        let project = try Project.open(boxes[1], for: .write(owner: "box")).project
+        project.origin = TakeOrigin(box: "boxb", singer: "Singer 1")
+        let tenth = try ChoirMerge.record(ChoirMerge.voice(singer: 1, part: 0, take: 4, frames: 4_000, sampleRate: 8_000), part: "Soprano", into: project, options: options, offset: 0)
+        project.close()
+        #expect(tenth.hasSuffix("-boxb-10.wav"))
+        try syncAll()
+        for box in boxes { #expect(try numbers(box, .read) == expected.merging([tenth: 10]) { $1 }) }
+    }
 }
 
 /// Two folders synchronised both ways as Syncthing does it, by file copy:

@@ -104,8 +104,9 @@ import Glibc
              report: "manifest.json: takes[0].id: -5 is outside 1…999999999"),
         Case(name: "id at Int.max", damage: { try editTake($0, 0) { $0["id"] = Int.max } }, takes: ["2 Soprano kept* ok", "3 Bass kept* ok", "9223372036854775807 Alto kept* unusable"],
              report: "manifest.json: takes[0].id: 9223372036854775807 is outside 1…999999999"),
-        Case(name: "two takes with one id", damage: { try editTake($0, 1) { $0["id"] = 1 } }, takes: ["1 Alto kept* ok", "3 Bass kept* ok", "4 Soprano kept* ok"],
-             report: "manifest.json: takes[1].id: 1 was used by takes[0] too; this take (takes/soprano-2.wav) is now take 4"),
+        // The take recorded first keeps the number; the other is numbered on, past every number given.
+        Case(name: "two takes with one id", damage: { try editTake($0, 1) { $0["id"] = 1 } }, takes: ["1 Alto kept* ok", "2 Soprano kept* ok", "3 Bass kept* ok"],
+             report: "manifest.json: takes[1].id: take 1 is also takes[0] (takes/alto-1.wav), recorded first; this take (takes/soprano-2.wav) is take 2"),
         Case(name: "two takes with one file", damage: { try editTake($0, 2) { $0["file"] = "takes/alto-1.wav" } },
              takes: ["1 Alto kept* ok", "2 Soprano kept* ok", "3 Bass kept* unusable", "4 Bass kept* ok"],
              report: "manifest.json: takes[2].file: takes/alto-1.wav belongs to takes[0] too; left out"),
