@@ -311,7 +311,8 @@ function listen() {
     // acapella-bench web reads what arrived when (off unless it asks).
     if (window.benchEvents) window.benchEvents.push([receivedAt, live.published, live.sample, live.state]);
     $("song").textContent = live.song;
-    $("part").textContent = live.part;
+    // A recording set: every part it records, each with its input.
+    $("part").textContent = live.together && live.together.length > 1 ? "together: " + live.together.join(" · ") : live.part;
     $("transport").textContent = live.state;
     $("position").textContent = "m. " + live.measure + "." + live.beat;
     for (const state of ["playing", "recording", "stopped", "count-in"]) document.body.classList.toggle(state, live.state === state);

@@ -36,6 +36,12 @@ public struct BoxOptions: Sendable {
     /// Where the first part came from, for an error when the first song
     /// has fewer parts ("--part", "/etc/acapella/acapella.json: part").
     public var partSource = "part"
+    /// The recording set: parts recorded at once, each from its input
+    /// (1-based), by part name or number; a take each. Empty: `partIndex`
+    /// alone. Parts a song lacks are left out of its sessions, and said.
+    public var together: [PartOnInput] = []
+    /// Where the set came from, for its errors ("--parts", "…: together").
+    public var togetherSource = "together"
     /// Where each song's project lives (created on first use).
     public var dataDirectory: String
     /// Quit after this many seconds (tests, demos); nil: until asked.

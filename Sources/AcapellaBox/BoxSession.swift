@@ -199,7 +199,7 @@ public struct BoxSession: Sendable {
         /// Too many wrong pairing codes: the page's code was replaced by this one.
         case pairingCodeReplaced(String, guessed: Bool)
         /// The result of `Effect.undoLastTake`.
-        case undone(Result<TakeRecord, ProjectError>)
+        case undone(Result<[TakeRecord], ProjectError>)
         /// The result of `Effect.retime`: the schedule now in force, or why not.
         case retimed(Result<Schedule, EngineControlError>)
         /// The device went away / came back.
@@ -581,8 +581,10 @@ public struct BoxSession: Sendable {
         case .recorderProblem(let problem), .playbackProblem(let problem):
             effects.append(.log(problem, .warning))
             effects.append(say(problem))
-        case .undone(.success(let take)):
-            effects.append(say("take \(take.id) (\(take.part)) discarded; its file stays in the project"))
+        case .undone(.success(let takes)):
+            let names = takes.count == 1 ? "take \(takes[0].id) (\(takes[0].part))"
+                : "takes " + takes.map { "\($0.id) (\($0.part))" }.joined(separator: ", ") + ", sung together,"
+            effects.append(say("\(names) discarded; \(takes.count == 1 ? "its file stays" : "their files stay") in the project"))
             effects += confirm(.discard)
             effects.append(.reloadTakes)
             if review != nil {

@@ -32,6 +32,8 @@ public struct BoxFlags: Sendable {
     public var verse: Int?
     /// `--web PORT|off`: the web page's port, or no page.
     public var web: String?
+    /// `--parts`: the recording set (`Soprano=1,Alto=2,…`).
+    public var together: [PartOnInput]?
 
     /// No flags.
     public init() {}
@@ -185,6 +187,8 @@ public struct BoxSetup: Sendable {
         options.songIndex = index
         options.partIndex = (flags.part ?? settings.part) - 1
         options.partSource = flags.part != nil ? "--part" : fileKey("part")
+        options.together = flags.together ?? settings.together.map { PartOnInput(part: $0.key, input: $0.value) }.sorted { $0.input < $1.input }
+        options.togetherSource = flags.together != nil ? "--parts" : fileKey("together")
         options.rehearsal = Rehearsal(countIn: settings.countIn, metronome: settings.metronome, verse: flags.verse ?? 1)
         options.usbRoots = settings.usbRoots
         options.confirmations = settings.confirmations
@@ -235,6 +239,8 @@ public struct BoxSetup: Sendable {
         let asksForTheRoom = if case .simulated = device { true } else { false }
         options.waitForSoundCard = service && !asksForTheRoom
         if device == .automatic && !service && DeviceInventory.scan().cards.isEmpty { device = .simulated(SimulatedRoom.Options.realTime) }
+        // A recording set: the device opened with an input for each (a card with fewer is refused when the session rigs).
+        if let inputs = options.together.map(\.input).max(), inputs > 1, device != .automatic || !options.waitForSoundCard { device = device.capturing(inputs: inputs) }
         var setup = BoxSetup(options: options, controls: controls, device: device, deviceSource: deviceSource)
         setup.notes += arrivals
         if isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once {
@@ -249,7 +255,9 @@ public struct BoxSetup: Sendable {
         // Waiting for a card, the room is never a stand-in for it.
         if options.waitForSoundCard && device == .automatic {
             guard !DeviceInventory.scan().cards.isEmpty else { throw DeviceError(.lost, "no sound card") }
-            return try DeviceChoice.alsa(ALSADevice.Options()).open()
+            var card = ALSADevice.Options()
+            card.inputs = max(1, options.together.map(\.input).max() ?? 1)
+            return try DeviceChoice.alsa(card).open()
         }
         return try device.open()
     }

@@ -36,7 +36,8 @@ final class SessionLoop {
 
     var latency = LatencyLog(what: "input to engine", noun: "inputs")
     var keyLatency = LatencyLog(what: "keyboard to sound", noun: "keys")
-    var problemsSeen = 0
+    /// Problems said so far, per recorder.
+    var problemsSeen: [Int] = []
     var takesSeen = 0
     var lights: Set<String> = []
     var lastDraw: Int64 = 0
@@ -70,6 +71,9 @@ final class SessionLoop {
         do {
             (saved, resuming) = try Self.resume(project, options: &options, firstSession: firstSession, log: log)
             var rigOptions = Self.rigOptions(options)
+            let together = Self.together(options, score: project.score)
+            rigOptions.ensemble = together.set
+            for note in together.notes { log(note, .warning) }
             rigOptions.tones = saved.tonesParts(for: project.score)
             rigOptions.wakeOwner = { [wake = io.wake] in wake.wake() }
             rig = try SessionRig(project: project, device: device, reopen: reopen, options: rigOptions)
@@ -116,6 +120,25 @@ final class SessionLoop {
         let resuming = FileManager.default.fileExists(atPath: project.path + "/" + SessionState.fileName) && savedProblem == nil
         if resuming { options.rehearsal = saved.rehearsal }
         return (saved, resuming)
+    }
+
+    /// The recording set as this song has it: each part named (or
+    /// numbered) on its input; parts the song lacks left out and said.
+    static func together(_ options: BoxOptions, score: Score) -> (set: [PartInput], notes: [String]) {
+        guard !options.together.isEmpty else { return ([], []) }
+        var set: [PartInput] = [], missing: [String] = []
+        for part in options.together {
+            let number = Int(part.part).flatMap { score.parts.indices.contains($0 - 1) ? $0 - 1 : nil }
+            if let index = number ?? score.parts.firstIndex(where: { $0.name.lowercased() == part.part.lowercased() }), !set.contains(where: { $0.partIndex == index }) {
+                set.append(PartInput(partIndex: index, input: part.input - 1))
+            } else {
+                missing.append(part.part)
+            }
+        }
+        guard !missing.isEmpty else { return (set, []) }
+        let song = score.title.map { "'\($0)'" } ?? "this song"
+        let left = "\(options.togetherSource): \(missing.joined(separator: ", ")) \(missing.count == 1 ? "is not a part" : "are not parts") of \(song) (its parts: \(score.parts.map(\.name).joined(separator: ", ")))"
+        return (set, [left + (set.isEmpty ? "; recording one part" : "; the others are recorded together")])
     }
 
     /// What the rig is built with: the box's settings for this session.
@@ -179,7 +202,10 @@ final class SessionLoop {
     /// Says what is open, shows it on the page, starts the engine.
     func start() {
         let context = session.context
-        log("ready: \(context.songTitle), recording part \(partName) (\(options.partIndex + 1) of \(project.score.parts.count)); project \(project.path); \(rig.calibration)")
+        let recording = rig.recorders.count > 1
+            ? "recording together " + rig.ensemble.map { "\(project.score.parts[$0.partIndex].name) (input \($0.input + 1))" }.joined(separator: ", ")
+            : "recording part \(partName) (\(options.partIndex + 1) of \(project.score.parts.count))"
+        log("ready: \(context.songTitle), \(recording); project \(project.path); \(rig.calibration)")
         io.web?.show(project.score, part: partName, log: io.log)
         io.web?.publishLibrary(options.songs, current: options.songIndex)
         // Short enough for a 16×2 LCD's message line.
@@ -604,26 +630,41 @@ final class SessionLoop {
         analyses.start(take, project: project.path, quiet: true)
     }
 
-    /// Takes the recorder finished, and its problems.
+    /// Takes the recorders finished (one, or a take a part of the
+    /// recording set), and their problems.
     func recorderInputs() {
-        guard let recorder = rig.recorder else { return }
+        guard !rig.recorders.isEmpty else { return }
         // After the stop, a writer that fell behind may still be finishing
         // loop passes: the take put up for review is the last one, once it
-        // is written (not each pass as it lands).
-        let writing = recorder.serve() && rig.link.snapshot().state == .stopped
-        if recorder.finished.count > takesSeen, let newest = recorder.finished.last, !writing {
-            takesSeen = recorder.finished.count
+        // is written (not each pass as it lands); a set's takes together.
+        var writing = false
+        for recorder in rig.recorders where recorder.serve() { writing = true }
+        writing = writing && rig.link.snapshot().state == .stopped
+        let finished = rig.recorders.map(\.finished)
+        if finished.map(\.count).reduce(0, +) > takesSeen, !writing {
+            takesSeen = finished.map(\.count).reduce(0, +)
             takesChanged = true
-            feed(.takeFinished(newest))
-            // How it was sung, worked out beside the control loop while the singer listens.
-            if newest.state == .kept {
+            // The set's takes in input order, the first part's last: it is the one put up for review.
+            for newest in finished.compactMap(\.last).reversed() { feed(.takeFinished(newest)) }
+            // How it was sung, worked out beside the control loop while the singer listens (the first part's).
+            if let newest = finished.first?.last, newest.state == .kept {
                 analyses.start(newest, project: project.path)
                 unscorable.insert(newest.id)  // scored by this analysis, not again quietly
             }
         }
-        let problems = recorder.problemsSoFar()
-        for problem in problems.dropFirst(problemsSeen) { feed(.recorderProblem(problem)) }
-        problemsSeen = problems.count
+        for problem in newProblems() { feed(.recorderProblem(problem)) }
+    }
+
+    /// The recorders' problems not said yet.
+    func newProblems() -> [String] {
+        var new: [String] = []
+        for (index, recorder) in rig.recorders.enumerated() {
+            if problemsSeen.count <= index { problemsSeen.append(0) }
+            let problems = recorder.problemsSoFar()
+            new += problems.dropFirst(problemsSeen[index])
+            problemsSeen[index] = problems.count
+        }
+        return new
     }
 
     // MARK: Deciding and doing
@@ -804,6 +845,7 @@ final class SessionLoop {
         if takesChanged || frame.snapshot.state == .recording && readout.takes != lastTakesCount { publishTakes(web) }
         var live = WebLiveState(readout, serial: frame.snapshot.serial, sample: frame.snapshot.position)
         live.verse = session.context.verse
+        if rig.recorders.count > 1 { live.together = rig.ensemble.map { "\(project.score.parts[$0.partIndex].name) \($0.input + 1)" } }
         live.loop = readout.loop
         live.punch = session.punchRange.map { "\($0.lowerBound)-\($0.upperBound)" }
         live.rawCents = readout.cents == nil ? nil : frame.reading?.rawCents
@@ -837,9 +879,9 @@ final class SessionLoop {
     func finish() {
         saveSession(final: true)
         rig.finish()
-        for problem in (rig.recorder?.problemsSoFar() ?? []).dropFirst(problemsSeen) { log(problem, .warning) }
+        for problem in newProblems() { log(problem, .warning) }
         // What this session recorded, as the project says now (discarded after d or u).
-        let recorded = Set((rig.recorder?.finished ?? []).map(\.id))
+        let recorded = Set(rig.recorders.flatMap(\.finished).map(\.id))
         let rate = project.manifest.sampleRate
         for take in currentTakes() where recorded.contains(take.id) {
             let dropouts = take.dropouts.isEmpty ? "" : ", \(take.dropouts.count) dropout\(take.dropouts.count == 1 ? "" : "s") (silence in place)"

@@ -80,6 +80,8 @@ public final class SessionRig {
     public var recorder: Recorder? { recorders.first }
     /// A recorder per part recorded (several: the ensemble, input by input).
     public let recorders: [Recorder]
+    /// The parts recorded at once and their inputs (empty: one part, the mono input).
+    public let ensemble: [PartInput]
     public let tracker: PitchTracker?
     /// The calibration line each take records.
     public let calibration: String
@@ -120,6 +122,7 @@ public final class SessionRig {
         }
         self.project = project
         partIndex = options.partIndex
+        ensemble = options.ensemble
         // The reference recording, when the project has one, plays after the parts.
         let scheduleOptions = ScheduleOptions(sampleRate: device.sampleRate, tempoScale: Rational(Int128(options.rehearsal.tempoPercent), 100), transpose: options.rehearsal.transpose,
                                               countInMeasures: options.rehearsal.countIn, audioTracks: project.audioTracks)

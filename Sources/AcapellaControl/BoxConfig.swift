@@ -24,6 +24,10 @@ public struct BoxConfig: Hashable, Sendable {
     public var quantize: Quantize?
     /// The part to record first (1-based).
     public var part = 2
+    /// The recording set: parts recorded at once, each from its own input
+    /// (a quartet on a 4-input interface), by part name or number →
+    /// input (1-based). Empty: one part, from the (mono) input.
+    public var together: [String: Int] = [:]
     /// The song to start with (a path, or the start of a file name).
     public var song: String?
     /// Who sings on this box, kept with each take (nil: not said).
@@ -70,7 +74,7 @@ public struct BoxConfig: Hashable, Sendable {
 
 extension BoxConfig: Codable {
     enum Keys: String, CodingKey, CaseIterable {
-        case device, dataDirectory, countIn, metronome, confirmations, quantize, part, song, singer, usb, readouts, powerOff, web, comment
+        case device, dataDirectory, countIn, metronome, confirmations, quantize, part, together, song, singer, usb, readouts, powerOff, web, comment
     }
 
     enum WebKeys: String, CodingKey, CaseIterable {
@@ -106,6 +110,15 @@ extension BoxConfig: Codable {
         confirmations = try container.decodeFlag(.confirmations) ?? false
         quantize = try container.decodeIfPresent(Quantize.self, forKey: .quantize)
         part = try container.decodeWholeNumber(.part, in: 1...64) ?? 2
+        if container.contains(.together) {
+            let expected = "expected an object of parts (names or numbers) and their inputs from 1 to 32, a microphone each, like {\"Soprano\": 1, \"Alto\": 2}"
+            guard let set = try? container.decode([String: Int].self, forKey: .together), !set.isEmpty, set.count <= 32,
+                  set.keys.allSatisfy({ !$0.trimmingCharacters(in: .whitespaces).isEmpty && $0.count <= 64 }),
+                  set.values.allSatisfy({ (1...32).contains($0) }), Set(set.values).count == set.count,
+                  Set(set.keys.map { $0.lowercased() }).count == set.count
+            else { throw DecodingError.dataCorruptedError(forKey: .together, in: container, debugDescription: expected) }
+            together = set
+        }
         song = try text(.song)
         singer = try text(.singer)
         if let singer, singer.count > 64 || singer.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
@@ -199,6 +212,7 @@ extension BoxConfig: Codable {
         try container.encode(confirmations, forKey: .confirmations)
         try container.encodeIfPresent(quantize, forKey: .quantize)
         try container.encode(part, forKey: .part)
+        if !together.isEmpty { try container.encode(together, forKey: .together) }
         try container.encodeIfPresent(song, forKey: .song)
         try container.encodeIfPresent(singer, forKey: .singer)
         try container.encode(usbRoots, forKey: .usb)

@@ -127,6 +127,11 @@ public struct TakeRecord: Codable, Hashable, Sendable {
         return record
     }
 
+    /// Its file was found without a record (no sidecar): added with its
+    /// alignment unknown. In a synchronised project its sidecar may still
+    /// be on its way; when it comes, it is followed.
+    public var isFoundAlone: Bool { note?.hasPrefix("found without its sidecar") == true }
+
     /// A punch-in (it has a range) rather than a full take.
     public var isPunch: Bool { range != nil }
 }

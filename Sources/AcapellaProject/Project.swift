@@ -242,7 +242,8 @@ public final class Project {
 
     /// The sidecars are the truth: a sidecar changed later than the
     /// manifest's copy of its record (another box's change, synchronised;
-    /// a crash between the two writes) is followed.
+    /// a crash between the two writes) is followed; so is the sidecar of a
+    /// take found without one (it came after its file, synchronised).
     private func followNewerSidecars(_ report: inout [String]) -> Bool {
         var changed = false
         for index in manifest.takes.indices {
@@ -250,8 +251,18 @@ public final class Project {
             guard let sidecar = try? sidecarPath(take.file),
                   let data = FileManager.default.contents(atPath: sidecar),
                   var stored = try? JSONDecoder().decode(TakeRecord.self, from: data),
-                  (stored.changed ?? "") > (take.changed ?? "")
+                  (stored.changed ?? "") > (take.changed ?? "") || take.isFoundAlone
             else { continue }
+            if take.isFoundAlone {
+                guard !stored.isFoundAlone, stored.problem(rate: manifest.sampleRate, parts: score.parts.map(\.name)) == nil else { continue }
+                // Its record as its box wrote it, under its box's number (numbered with the others next).
+                stored = stored.sidecarRecord
+                stored.file = take.file
+                manifest.takes[index] = stored
+                report.append("\(Self.sidecar(take.file)): its record arrived after its file; take \(take.id) (\(stored.part)) is as it was recorded")
+                changed = true
+                continue
+            }
             stored.file = take.file
             stored.id = take.id  // the id is the project's own handle (the sidecar keeps its box's number)
             stored.originalID = take.originalID
@@ -392,7 +403,8 @@ public final class Project {
     /// A writer's check of the sidecars (the manifest's backup copies): a
     /// missing, damaged or stale one is rewritten from the manifest.
     private func checkSidecars(_ report: inout [String]) {
-        for take in manifest.takes where conditions[take.id] == nil {
+        // A take found without a record gets no sidecar made up for it: its own may be on its way (synchronised).
+        for take in manifest.takes where conditions[take.id] == nil && !take.isFoundAlone {
             guard let sidecarPath = try? sidecarPath(take.file) else { continue }
             let data = FileManager.default.contents(atPath: sidecarPath)
             let stored = data.flatMap { try? JSONDecoder().decode(TakeRecord.self, from: $0) }
@@ -694,22 +706,29 @@ public final class Project {
         try store(manifest.takes[index])
     }
 
-    /// Undoes the newest take: it is discarded and the part's previous
-    /// take of the same kind, if any, plays again. Returns the take undone.
+    /// Undoes the newest take — with the takes sung at once with it (a
+    /// recording set: one each part) — each discarded and its part's
+    /// previous take of the same kind, if any, playing again. Returns the
+    /// takes undone, in the project's order.
     @discardableResult
-    public func undoLastTake() throws(ProjectError) -> TakeRecord {
+    public func undoLastTake() throws(ProjectError) -> [TakeRecord] {
         try requireWriter()
         guard let newest = manifest.takes.last(where: { $0.state.isUsable && conditions[$0.id] == nil }) else {
             throw ProjectError(description: "no take to undo")
         }
-        try update(newest.id) { $0.state = .discarded; $0.active = false }
-        // The part's previous take of the same kind (full, or a punch-in over the same range) plays again.
-        if let previous = manifest.takes.last(where: {
-            $0.part == newest.part && $0.id != newest.id && $0.range == newest.range && $0.state.isUsable && conditions[$0.id] == nil
-        }) {
-            try activate(previous.id)
+        let undone = manifest.takes.filter {
+            $0.id == newest.id || (newest.ensemble != nil && $0.ensemble == newest.ensemble && $0.state.isUsable && conditions[$0.id] == nil)
         }
-        return newest
+        for take in undone { try update(take.id) { $0.state = .discarded; $0.active = false } }
+        for take in undone {
+            // The part's previous take of the same kind (full, or a punch-in over the same range) plays again.
+            if let previous = manifest.takes.last(where: {
+                $0.part == take.part && $0.id != take.id && $0.range == take.range && $0.state.isUsable && conditions[$0.id] == nil
+            }) {
+                try activate(previous.id)
+            }
+        }
+        return undone
     }
 
     /// Sets a take aside: discarded, not playing; its file stays and

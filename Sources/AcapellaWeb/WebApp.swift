@@ -83,6 +83,9 @@ public struct WebLiveState: Sendable, Hashable {
     public var beat = 0
     public var song = ""
     public var part = ""
+    /// The recording set, when several parts are recorded at once: each
+    /// part and its input ("Soprano 1"); empty: `part` alone.
+    public var together: [String] = []
     public var note: String?
     public var cents: Double?
     /// The reading before the needle steadied it (the faint trail), cents.
@@ -152,6 +155,7 @@ public struct WebLiveState: Sendable, Hashable {
                                      "metronome": metronome, "transpose": transpose, "soloed": soloed, "guideMuted": guideMuted,
                                      "published": publishedNanoseconds]
         object["note"] = note ?? NSNull()
+        object["together"] = together
         object["cents"] = cents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["reviewTake"] = reviewTake ?? NSNull()
         object["reviewSeconds"] = reviewSeconds

@@ -179,8 +179,7 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
     do {
         switch action {
         case "undo":
-            let undone = try project.undoLastTake()
-            writeError("take \(undone.id) (\(undone.part)) discarded")
+            for undone in try project.undoLastTake() { writeError("take \(undone.id) (\(undone.part)) discarded") }
         case "activate":
             let target = try id(2)
             let wasChanged = project.conditions[target] == .scoreChanged
@@ -303,6 +302,9 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     flags.once = arguments.flags.contains("--once")
     flags.web = arguments.value("--web")
     flags.verse = arguments.value("--verse") != nil ? try arguments.int("--verse", default: 1, range: 1...Score.maximumVerses) : nil
+    if let parts = arguments.value("--parts") {
+        do { flags.together = try PartOnInput.list(parsing: parts) } catch { throw CLIError(error.description, exitCode: 2) }
+    }
     let setup: BoxSetup
     do {
         var resolved = try BoxSetup.resolve(flags)

@@ -153,10 +153,10 @@ import Testing
         // An undo: answered when the project has undone it.
         let undo = session.handle(.web(.undo), snapshot: stopped)
         #expect(undo.contains(.undoLastTake) && answers(undo).isEmpty)
-        #expect(answers(session.handle(.undone(.success(Self.take(5))), snapshot: stopped)) == [.success("take 5 (Alto) discarded; its file stays in the project")])
+        #expect(answers(session.handle(.undone(.success([Self.take(5)])), snapshot: stopped)) == [.success("take 5 (Alto) discarded; its file stays in the project")])
         // An undo from a key is not the page's: no answer.
         _ = session.handle(.action(.undoTake), snapshot: stopped)
-        #expect(answers(session.handle(.undone(.success(Self.take(6))), snapshot: stopped)).isEmpty)
+        #expect(answers(session.handle(.undone(.success([Self.take(6)])), snapshot: stopped)).isEmpty)
         // Another song: refused past the library, else switching to it by name.
         #expect(answers(session.handle(.web(.choose(song: 7, part: nil)), snapshot: stopped)) == [.failure(WebFailure(404, "no song 8: the library has 3"))])
         session.libraryGrew(to: 3, titles: ["Amazing Grace", "Aloha Oe", "Jesu, meine Freude"])
@@ -250,7 +250,7 @@ import Testing
         _ = session.handle(.takeFinished(Self.take(3)), snapshot: Self.snapshot())
         let discard = session.handle(.action(.discardTake), snapshot: Self.snapshot())
         #expect(discard == [.engine([.stop]), .undoLastTake])
-        let undone = session.handle(.undone(.success(Self.take(3))), snapshot: Self.snapshot())
+        let undone = session.handle(.undone(.success([Self.take(3)])), snapshot: Self.snapshot())
         #expect(Self.said(undone) == ["take 3 (Alto) discarded; its file stays in the project"] && undone.contains(.reloadTakes))
         #expect(session.review == nil && session.guideMuted)
         #expect(Self.said(session.handle(.undone(.failure(ProjectError(description: "no take to undo"))), snapshot: Self.snapshot())) == ["no take to undo"])

@@ -253,6 +253,43 @@ import Glibc
         #expect(Set(project.manifest.takes.map(\.id)).count == 6)
     }
 
+    /// Synchronised, a take's file can arrive before its sidecar: a writer
+    /// opening the project then adds it with its alignment unknown, but
+    /// makes up no sidecar for it (it would travel back and replace the
+    /// real one); when the real one arrives, the take is as recorded.
+    @Test func aTakesFileBeforeItsSidecar() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let a = folder + "/a/round.acaproj", b = folder + "/b/round.acaproj"
+        try Folders.make(folder + "/a")
+        try Folders.make(folder + "/b")
+        try Project.create(at: a, songText: Self.song, sampleRate: 8_000).close()
+        var synced = Sync(left: a, right: b)
+        try synced.run()
+        let boxA = try Project.open(a, for: .write(owner: "box a")).project
+        boxA.origin = TakeOrigin(box: "boxa", singer: "Ann")
+        let file = try ChoirMerge.record(ChoirMerge.voice(singer: 1, part: 1, take: 1, frames: 6_000, sampleRate: 8_000), part: "Alto", into: boxA,
+                                         options: ScheduleOptions(sampleRate: 8_000), offset: 1_234)
+        boxA.close()
+        let sidecar = (file as NSString).deletingPathExtension + ".json"
+        // Only the audio has arrived on box b.
+        try Folders.make(b + "/takes")
+        try FileManager.default.copyItem(atPath: a + "/" + file, toPath: b + "/" + file)
+        let early = try Project.open(b, for: .write(owner: "box b"))
+        #expect(early.project.manifest.takes.map(\.isFoundAlone) == [true], "\(early.report)")
+        early.project.close()
+        #expect(!FileManager.default.fileExists(atPath: b + "/" + sidecar), "a sidecar was made up for a take whose own was on its way")
+        // Now the rest (the sidecar among it) arrives.
+        try synced.run()
+        #expect(synced.conflicts.filter { $0.hasPrefix("takes/") } == [])
+        let (late, report) = try Project.open(b, for: .write(owner: "box b"))
+        defer { late.close() }
+        let take = try #require(late.manifest.takes.first)
+        #expect(late.manifest.takes.count == 1 && !take.isFoundAlone && take.alignmentOffsetSamples == 1_234 && take.state == .kept && take.active, "\(report)")
+        #expect(report.contains { $0.contains("its record arrived after its file") }, "\(report)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: b + "/" + sidecar)) == Data(contentsOf: URL(fileURLWithPath: a + "/" + sidecar)))
+    }
+
     /// Three boxes record at once from the same project, so each gives
     /// numbers 1, 2, 3 to its own takes. Synchronised (any box's manifest
     /// may win), every box numbers the nine takes alike — before any of

@@ -41,15 +41,20 @@ final class EmbeddedBox {
     private(set) var ended: SessionEnd?
     /// Sessions opened so far.
     private(set) var sessionsOpened = 0
+    /// The room's microphones.
+    private let inputs: Int
 
     /// A box on `songs` (paths), part `part`, with its data in a fresh
     /// folder (or `data`: a box started again on another's); USB sticks
     /// looked for under `usbRoot` (nil: not looked for).
-    init(songs: [String], part: Int = 0, usbRoot: String? = nil, data again: String? = nil, detune: Double = 0) throws {
+    /// `together`: a recording set, the room given a microphone for each input.
+    init(songs: [String], part: Int = 0, usbRoot: String? = nil, data again: String? = nil, detune: Double = 0, together: [PartOnInput] = []) throws {
         data = again ?? NSTemporaryDirectory() + "embedded-box-\(UUID().uuidString)"
         try Folders.make(data + "/projects")
         var options = BoxOptions(songs: songs, dataDirectory: data)
         options.partIndex = part
+        options.together = together
+        inputs = together.map(\.input).max() ?? 1
         options.singer.detuneCents = detune
         options.lcd = nil
         options.usbRoots = []
@@ -86,12 +91,12 @@ final class EmbeddedBox {
     /// `Box.sessions` does: a song that cannot be opened any more leaves
     /// the library, back to the last one that opened).
     private func open() throws {
-        let room = try Self.room()
+        let room = try Self.room(inputs: inputs)
         let lastSong = between.songIndex, lastPart = between.partIndex
         let options = between
         do {
             let clock = clock
-            let made = try SessionLoop(options: options, device: room, reopen: { () throws(DeviceError) in try Self.room() }, io: Box.sessionIO(shared, options: options, web: nil),
+            let made = try SessionLoop(options: options, device: room, reopen: { [inputs] () throws(DeviceError) in try Self.room(inputs: inputs) }, io: Box.sessionIO(shared, options: options, web: nil),
                                        firstSession: first, clock: { clock.read() })
             made.start()
             loop = made
@@ -104,9 +109,10 @@ final class EmbeddedBox {
         }
     }
 
-    private static func room() throws(DeviceError) -> SimulatedRoom {
+    private static func room(inputs: Int) throws(DeviceError) -> SimulatedRoom {
         var options = SimulatedRoom.Options()
         options.pacing = .freeRunning
+        options.inputs = inputs
         return try SimulatedRoom(options)
     }
 

@@ -227,7 +227,7 @@ import Testing
         _ = session.handle(.engine(.stopped(at: 96_000, returnTo: 0, finishedTake: true)), snapshot: BoxSessionTests.snapshot())
         let keep = Self.tones(session.handle(.action(.keepTake), snapshot: BoxSessionTests.snapshot()))
         #expect(keep.map(\.key) == [VoicePool.confirmationKey, VoicePool.confirmationKey + 1])
-        let discard = Self.tones(session.handle(.undone(.success(BoxSessionTests.take(3))), snapshot: BoxSessionTests.snapshot()))
+        let discard = Self.tones(session.handle(.undone(.success([BoxSessionTests.take(3)])), snapshot: BoxSessionTests.snapshot()))
         #expect(discard.count == 1 && discard[0].samples == 320 * 48 && discard[0].frequency < 120)
         // Four sounds, each unlike the others.
         let all = [punchIn, out, keep, discard].map { $0.map { "\($0.frequency)/\($0.samples)" }.joined(separator: "+") }

@@ -110,6 +110,39 @@ import Testing
         #expect(project.manifest.takes.map(\.id) == [take.id] && project.manifest.takes[0].active, "the take, kept and playing, on disk")
     }
 
+    /// A recording set (the settings' `together`, `run --parts`): the
+    /// room has a microphone a part; r starts every part at once (the foot
+    /// switch and the page send the same action) and each becomes its own
+    /// take, sung together (one mark), aligned alike; a part the song lacks
+    /// is said and left out; u undoes the whole set.
+    @Test func aRecordingSetRecordsEveryPartAtOnce() throws {
+        let songs = try library(["simple-harmony"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let set = [PartOnInput(part: "Soprano", input: 1), PartOnInput(part: "2", input: 2), PartOnInput(part: "Tenor", input: 3)]
+        let box = try EmbeddedBox(songs: songs, part: 1, together: set)
+        #expect(box.said("ready: Simple Harmony Test, recording together Soprano (input 1), Bass (input 2)"), "\(box.lines.suffix(3))")
+        #expect(box.said("together: Tenor is not a part of 'Simple Harmony Test' (its parts: Soprano, Bass); the others are recorded together"), "\(box.lines.suffix(3))")
+        box.press("r")
+        #expect(try box.run { $0.snapshot?.state == .recording })
+        // The page shows the set: each part with its input.
+        #expect(try box.run { $0.web.live().together == ["Soprano 1", "Bass 2"] }, "\(box.web.live().together)")
+        #expect(try box.run { $0.session?.review != nil })
+        let review = try #require(box.session?.review)
+        let takes = try #require(box.project?.manifest.takes)
+        #expect(takes.map(\.part) == ["Soprano", "Bass"] && review.part == "Soprano", "\(takes.map(\.part))")
+        #expect(takes.allSatisfy { $0.state == .kept && $0.active && $0.frames > 0 && $0.range == nil })
+        #expect(takes[0].ensemble != nil && takes[0].ensemble == takes[1].ensemble, "one mark for takes sung at once")
+        #expect(takes[0].alignmentOffsetSamples == takes[1].alignmentOffsetSamples && takes[0].frames == takes[1].frames, "one capture, one clock")
+        let audio = try takes.map { try AudioFile.readMono(box.project!.path + "/" + $0.file).samples }
+        #expect(audio[0] != audio[1], "each part from its own microphone")
+        // u: the set is undone together.
+        box.press("u")
+        #expect(try box.run { $0.project?.manifest.takes.allSatisfy { $0.state == .discarded } == true })
+        #expect(box.said("takes \(takes[0].id) (Soprano), \(takes[1].id) (Bass), sung together, discarded; their files stay in the project"), "\(box.lines.suffix(3))")
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+    }
+
     /// A stick plugged in while the box runs (a tmpfs mounted under the
     /// box's USB folder: root only): the job runs beside the loop, its
     /// steps reach the readout, and the project's mix lands on the stick.

@@ -445,10 +445,19 @@ extension String {
         #expect(try BoxConfig.parse(Data(#"{"web": {"name": "Alto-Box"}}"#.utf8), file: "a.json").webName == "alto-box")
         #expect(try BoxConfig.parse(Data(#"{"web": {"name": false}}"#.utf8), file: "a.json").webName == nil)
         #expect(try BoxConfig.parse(custom.serialized(), file: "a.json") == custom)
+        // A recording set: parts (names or numbers) on their inputs; written back equal.
+        let set = try BoxConfig.parse(Data(#"{"together": {"Soprano": 1, "Alto": 2, "3": 3, "Bass": 4}}"#.utf8), file: "a.json")
+        #expect(set.together == ["Soprano": 1, "Alto": 2, "3": 3, "Bass": 4])
+        #expect(try BoxConfig.parse(set.serialized(), file: "a.json") == set)
     }
 
     @Test(arguments: [
-        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, confirmations, quantize, part, song, singer, usb, readouts, powerOff, web, comment"),
+        (#"{"colour": 1}"#, "a.json: colour: unknown key; known: device, dataDirectory, countIn, metronome, confirmations, quantize, part, together, song, singer, usb, readouts, powerOff, web, comment"),
+        (#"{"together": {"Soprano": 0}}"#, "a.json: together: expected an object of parts (names or numbers) and their inputs from 1 to 32, a microphone each, like {\"Soprano\": 1, \"Alto\": 2}"),
+        (#"{"together": {"Soprano": 1, "Alto": 1}}"#, "a.json: together: expected an object of parts (names or numbers) and their inputs from 1 to 32, a microphone each, like {\"Soprano\": 1, \"Alto\": 2}"),
+        (#"{"together": {}}"#, "a.json: together: expected an object of parts (names or numbers) and their inputs from 1 to 32, a microphone each, like {\"Soprano\": 1, \"Alto\": 2}"),
+        (#"{"together": "Soprano=1"}"#, "a.json: together: expected an object of parts (names or numbers) and their inputs from 1 to 32, a microphone each, like {\"Soprano\": 1, \"Alto\": 2}"),
+        (#"{"together": {"Soprano": 1, "soprano": 2}}"#, "a.json: together: expected an object of parts (names or numbers) and their inputs from 1 to 32, a microphone each, like {\"Soprano\": 1, \"Alto\": 2}"),
         (#"{"powerOff": "yes"}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"powerOff": []}"#, "a.json: powerOff: expected true, false or a command as a list of strings"),
         (#"{"countIn": 9}"#, "a.json: countIn: expected a whole number from 0 to 4"),

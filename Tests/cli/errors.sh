@@ -36,6 +36,15 @@ expect "midi-learn on a wrong config" 1 "$acapella" midi-learn stop --config "$w
 expect "the box runs and quits" 0 "$acapella" run --data "$work/box" --seconds 2 --play --device sim:speed=4 &&
   check "box says ready" contains "$err" "ready: Amazing Grace, recording part Alto" &&
   check "box made the project" test -s "$work/box/projects/amazing-grace.acaproj/manifest.json"
+expect "the box with a recording set" 0 "$acapella" run --parts "Soprano=1,Alto=2,Tenor=3,Bass=4" --song amazing --data "$work/box" --seconds 2 --play --device sim:speed=4 &&
+  check "box says the set" contains "$err" "ready: Amazing Grace, recording together Soprano (input 1), Alto (input 2), Tenor (input 3), Bass (input 4)"
+expect "a recording set wrongly written" 2 "$acapella" run --parts "Soprano=0" --data "$work/box" --seconds 1 --device sim:speed=4 &&
+  check "set message" contains "$err" "--parts: 'Soprano=0' is not PART=INPUT (an input from 1 to 32), as in Soprano=1,Alto=2"
+expect "a recording set on more inputs than the device has" 1 "$acapella" run --parts "Soprano=1,Alto=3" --song amazing --data "$work/box" --seconds 1 --device sim:speed=4,inputs=2 &&
+  check "inputs message" contains "$err" "acapella run: error: Alto on input 3: simulated room" && check "inputs count" contains "$err" "has 2 inputs"
+printf '{"together": {"Soprano": 1, "Alto": 1}}' > "$work/set-settings.json"
+expect "a recording set in the settings, an input twice" 1 "$acapella" run --config "$work/set-settings.json" --data "$work/box" --seconds 1 --device sim:speed=4 &&
+  check "settings set message" contains "$err" "set-settings.json: together: expected an object of parts"
 printf '{"countIn": 9}' > "$work/bad-settings.json"
 expect "the box with bad settings" 1 "$acapella" run --config "$work/bad-settings.json" --seconds 1 && check "settings message" contains "$err" "bad-settings.json: countIn: expected a whole number from 0 to 4"
 expect "the box with a bad song (a usage error: exit 2)" 2 "$acapella" run --song nosuchsong --data "$work/box" && check "box song message" contains "$err" "no song 'nosuchsong'"
