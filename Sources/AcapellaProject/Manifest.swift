@@ -188,6 +188,9 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
     /// The song's timing or the part's notes changed after it was
     /// recorded; it waits for the singer to activate it again.
     case scoreChanged
+    /// Being recorded on another box of a synchronised project (or left
+    /// there by a crash): only that box finishes or repairs it.
+    case elsewhere(String)
 
     /// One line.
     public var description: String {
@@ -197,6 +200,7 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
         case .invalid(let reason): "unusable: \(reason.oneLine)"
         case .unreadable(let reason): "unreadable: \(reason.oneLine)"
         case .scoreChanged: "score changed since it was recorded; activate it to play it again"
+        case .elsewhere(let box): "being recorded on box \(box.oneLine) (synchronised: that box finishes it, or repairs it after a crash)"
         }
     }
 
@@ -208,6 +212,7 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
         case .invalid: "unusable"
         case .unreadable: "unreadable"
         case .scoreChanged: "score changed"
+        case .elsewhere: "recording elsewhere"
         }
     }
 }

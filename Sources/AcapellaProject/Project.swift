@@ -158,8 +158,10 @@ public final class Project {
 
     /// Opens a project. A writer repairs what a crash or damage left and
     /// saves; a reader only looks. `report` lists what was found and done
-    /// (empty when all was well).
-    public static func open(_ path: String, for access: Access) throws(ProjectError) -> (project: Project, report: [String]) {
+    /// (empty when all was well). `box`: this box's id (`BoxIdentity`) —
+    /// a take another box of a synchronised project is recording is left
+    /// to that box (nil: every take is this box's to repair).
+    public static func open(_ path: String, for access: Access, box: String? = nil) throws(ProjectError) -> (project: Project, report: [String]) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ProjectError(description: "\(path): no such project")
@@ -204,7 +206,7 @@ public final class Project {
         }
         changed = project.checkRecords(&report) || changed
         var repaired: Set<Int> = []
-        changed = project.settleInterruptedTakes(writer: writer, repaired: &repaired, &report) || changed
+        changed = project.settleInterruptedTakes(writer: writer, box: box, repaired: &repaired, &report) || changed
         changed = project.checkAudio(&report) || changed
         changed = project.settleActiveTakes(repaired: repaired) || changed
         if project.isWritable { project.checkSidecars(&report) }
@@ -364,10 +366,15 @@ public final class Project {
     /// reader sees its lock held) is only flagged; with no recorder left, a
     /// reader flags it interrupted and a writer repairs its file in place
     /// and keeps what is there, flagged `recovered`.
-    private func settleInterruptedTakes(writer: OwnerLock.Holder?, repaired: inout Set<Int>, _ report: inout [String]) -> Bool {
+    private func settleInterruptedTakes(writer: OwnerLock.Holder?, box: String?, repaired: inout Set<Int>, _ report: inout [String]) -> Bool {
         var changed = false
         for index in manifest.takes.indices where manifest.takes[index].state == .recording && conditions[manifest.takes[index].id] == nil {
             let take = manifest.takes[index]
+            // Another box's take (its record synchronised here while it records): never repaired here, over a copy still arriving.
+            if let box, let there = take.box, there != box {
+                conditions[take.id] = .elsewhere(there)
+                continue
+            }
             guard isWritable else {
                 conditions[take.id] = writer.map(TakeCondition.live) ?? .interrupted
                 continue
@@ -676,7 +683,7 @@ public final class Project {
         guard take.state != .recording else { throw ProjectError(description: "take \(id) is still being recorded") }
         switch conditions[id] {
         case .invalid(let reason), .unreadable(let reason): throw ProjectError(description: "take \(id) cannot play: \(reason)")
-        case .live, .interrupted: throw ProjectError(description: "take \(id) is still being recorded")
+        case .live, .interrupted, .elsewhere: throw ProjectError(description: "take \(id) is still being recorded")
         case .scoreChanged:
             manifest.takes[index].scoreHash = score.fingerprint(ofPart: take.part)
             conditions[id] = nil

@@ -13,7 +13,8 @@ import Foundation
 func openProject(_ path: String, for access: Project.Access) throws -> Project {
     let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
     do {
-        let (project, report) = try Project.open(trimmed, for: access)
+        // This box's id: a take another box of a synchronised project is recording is left to it.
+        let (project, report) = try Project.open(trimmed, for: access, box: try? BoxIdentity.current())
         for line in report { writeError("\(trimmed): \(line)") }
         return project
     } catch {

@@ -290,6 +290,49 @@ import Glibc
         #expect(try Data(contentsOf: URL(fileURLWithPath: b + "/" + sidecar)) == Data(contentsOf: URL(fileURLWithPath: a + "/" + sidecar)))
     }
 
+    /// Synchronised, a take another box is still recording arrives as a
+    /// record in `recording` state and part of its file. No other box
+    /// repairs it (it would rewrite a copy still arriving, and its record
+    /// would travel back): it is listed as being recorded there, and is
+    /// the recording box's take as it finished once that arrives.
+    @Test func aTakeStillBeingRecordedOnAnotherBox() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let a = folder + "/a/round.acaproj", b = folder + "/b/round.acaproj"
+        try Folders.make(folder + "/a")
+        try Folders.make(folder + "/b")
+        try Project.create(at: a, songText: Self.song, sampleRate: 8_000).close()
+        var synced = Sync(left: a, right: b)
+        try synced.run()
+        let boxA = try Project.open(a, for: .write(owner: "box a"), box: "boxa").project
+        defer { boxA.close() }
+        boxA.origin = TakeOrigin(box: "boxa", singer: "Ann")
+        var (record, writer) = try boxA.beginTake(part: "Alto", options: ScheduleOptions(sampleRate: 8_000), syncFrames: 1_000) { $0.alignmentOffsetSamples = 77 }
+        let voice = ChoirMerge.voice(singer: 1, part: 1, take: 1, frames: 6_000, sampleRate: 8_000)
+        try voice.withUnsafeBufferPointer { (buffer) throws(FileError) in try writer.write(buffer.baseAddress!, count: 3_000) }
+        try synced.run()  // mid-take: the record says recording, the file half there
+        let arrived = try Data(contentsOf: URL(fileURLWithPath: b + "/" + record.file))
+        for access in [Project.Access.read, .write(owner: "box b")] {
+            let (project, report) = try Project.open(b, for: access, box: "boxb")
+            #expect(project.conditions[record.id] == .elsewhere("boxa"), "\(report)")
+            #expect(project.manifest.takes.first?.state == .recording)
+            project.close()
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: b + "/" + record.file)) == arrived, "box b changed a take box a is recording")
+        // Box a finishes it; it arrives whole.
+        try voice.withUnsafeBufferPointer { (buffer) throws(FileError) in try writer.write(buffer.baseAddress! + 3_000, count: 3_000) }
+        try writer.finish()
+        record.frames = 6_000
+        record.state = .kept
+        try boxA.store(record)
+        try synced.run()
+        #expect(synced.conflicts == [], "\(synced.conflicts)")
+        let (project, report) = try Project.open(b, for: .write(owner: "box b"), box: "boxb")
+        defer { project.close() }
+        #expect(project.conditions.isEmpty && project.manifest.takes.map(\.state) == [.kept] && project.manifest.takes[0].alignmentOffsetSamples == 77, "\(report)")
+        #expect(try AudioFile.readMono(b + "/" + record.file).samples == voice)
+    }
+
     /// Three boxes record at once from the same project, so each gives
     /// numbers 1, 2, 3 to its own takes. Synchronised (any box's manifest
     /// may win), every box numbers the nine takes alike — before any of
