@@ -253,19 +253,25 @@ import Glibc
         #expect(Set(project.manifest.takes.map(\.id)).count == 6)
     }
 
-    /// Synchronised, a take's file can arrive before its sidecar: a writer
-    /// opening the project then adds it with its alignment unknown, but
-    /// makes up no sidecar for it (it would travel back and replace the
-    /// real one); when the real one arrives, the take is as recorded.
-    @Test func aTakesFileBeforeItsSidecar() throws {
+    /// A new project on box a, synchronised to an empty folder on box b.
+    static func twoBoxes() throws -> (folder: String, a: String, b: String, synced: Sync) {
         let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let a = folder + "/a/round.acaproj", b = folder + "/b/round.acaproj"
         try Folders.make(folder + "/a")
         try Folders.make(folder + "/b")
         try Project.create(at: a, songText: Self.song, sampleRate: 8_000).close()
         var synced = Sync(left: a, right: b)
         try synced.run()
+        return (folder, a, b, synced)
+    }
+
+    /// Synchronised, a take's file can arrive before its sidecar: a writer
+    /// opening the project then adds it with its alignment unknown, but
+    /// makes up no sidecar for it (it would travel back and replace the
+    /// real one); when the real one arrives, the take is as recorded.
+    @Test func aTakesFileBeforeItsSidecar() throws {
+        var (folder, a, b, synced) = try Self.twoBoxes()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let boxA = try Project.open(a, for: .write(owner: "box a")).project
         boxA.origin = TakeOrigin(box: "boxa", singer: "Ann")
         let file = try ChoirMerge.record(ChoirMerge.voice(singer: 1, part: 1, take: 1, frames: 6_000, sampleRate: 8_000), part: "Alto", into: boxA,
@@ -296,14 +302,8 @@ import Glibc
     /// would travel back): it is listed as being recorded there, and is
     /// the recording box's take as it finished once that arrives.
     @Test func aTakeStillBeingRecordedOnAnotherBox() throws {
-        let folder = try Self.folder()
+        var (folder, a, b, synced) = try Self.twoBoxes()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let a = folder + "/a/round.acaproj", b = folder + "/b/round.acaproj"
-        try Folders.make(folder + "/a")
-        try Folders.make(folder + "/b")
-        try Project.create(at: a, songText: Self.song, sampleRate: 8_000).close()
-        var synced = Sync(left: a, right: b)
-        try synced.run()
         let boxA = try Project.open(a, for: .write(owner: "box a"), box: "boxa").project
         defer { boxA.close() }
         boxA.origin = TakeOrigin(box: "boxa", singer: "Ann")
