@@ -38,7 +38,8 @@ final class SessionLoop {
     var keyLatency = LatencyLog(what: "keyboard to sound", noun: "keys")
     /// Problems said so far, per recorder.
     var problemsSeen: [Int] = []
-    var takesSeen = 0
+    /// Takes said so far, per recorder.
+    var takesSeen: [Int] = []
     var lights: Set<String> = []
     var lastDraw: Int64 = 0
     var takesChanged = true
@@ -70,10 +71,12 @@ final class SessionLoop {
         let saved: SessionState, resuming: Bool, rig: SessionRig, context: BoxSession.Context
         do {
             (saved, resuming) = try Self.resume(project, options: &options, firstSession: firstSession, log: log)
-            var rigOptions = Self.rigOptions(options)
             let together = Self.together(options, score: project.score)
-            rigOptions.ensemble = together.set
             for note in together.notes { log(note, .warning) }
+            // The part the box shows, mutes and follows with the needle is one of the set's.
+            if let first = together.set.first, !together.set.contains(where: { $0.partIndex == options.partIndex }) { options.partIndex = first.partIndex }
+            var rigOptions = Self.rigOptions(options)
+            rigOptions.ensemble = together.set
             rigOptions.tones = saved.tonesParts(for: project.score)
             rigOptions.wakeOwner = { [wake = io.wake] in wake.wake() }
             rig = try SessionRig(project: project, device: device, reopen: reopen, options: rigOptions)
@@ -461,7 +464,7 @@ final class SessionLoop {
         guard FileManager.default.fileExists(atPath: path) else { return .failure(WebFailure(404, "'\(name)' has nothing in it yet")) }
         // Held for writing while it moves: nobody else is recording into it.
         let held: Project
-        do { held = try Project.open(path, for: .write(owner: "acapella run (moving it to the trash)")).project } catch {
+        do { held = try Project.open(path, for: .write(owner: "acapella run (moving it to the trash)"), box: options.origin.box).project } catch {
             return .failure(WebFailure(409, "'\(name)' cannot be moved: \(error.description)"))
         }
         defer { held.close() }
@@ -641,13 +644,15 @@ final class SessionLoop {
         for recorder in rig.recorders where recorder.serve() { writing = true }
         writing = writing && rig.link.snapshot().state == .stopped
         let finished = rig.recorders.map(\.finished)
-        if finished.map(\.count).reduce(0, +) > takesSeen, !writing {
-            takesSeen = finished.map(\.count).reduce(0, +)
+        while takesSeen.count < finished.count { takesSeen.append(0) }
+        if zip(finished, takesSeen).contains(where: { $0.count > $1 }), !writing {
+            // Each recorder's newest take not said yet; the set's in input order, the first part's last: it is the one put up for review.
+            let new = zip(finished, takesSeen).map { $0.count > $1 ? $0.last : nil }
+            takesSeen = finished.map(\.count)
             takesChanged = true
-            // The set's takes in input order, the first part's last: it is the one put up for review.
-            for newest in finished.compactMap(\.last).reversed() { feed(.takeFinished(newest)) }
+            for newest in new.compactMap({ $0 }).reversed() { feed(.takeFinished(newest)) }
             // How it was sung, worked out beside the control loop while the singer listens (the first part's).
-            if let newest = finished.first?.last, newest.state == .kept {
+            if let newest = new.compactMap({ $0 }).first, newest.state == .kept {
                 analyses.start(newest, project: project.path)
                 unscorable.insert(newest.id)  // scored by this analysis, not again quietly
             }

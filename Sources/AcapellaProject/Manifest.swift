@@ -430,6 +430,10 @@ extension Manifest {
                 number = max(mine, next) + 1
                 while given.contains(number) || used.contains(number) { number += 1 }
                 next = number
+                guard number < Manifest.maximumTakeID else {
+                    report.append("manifest.json: takes[\(index)].id: take \(mine) is another take's too, and no number is left for it")
+                    continue
+                }
             }
             used.insert(number)
             keeper[mine] = keeper[mine] ?? index

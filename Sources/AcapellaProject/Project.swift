@@ -569,6 +569,8 @@ public final class Project {
         let stamp = RecordStamp.now()
         for index in manifest.takes.indices where manifest.takes[index] != written[manifest.takes[index].id] {
             manifest.takes[index].changed = stamp
+            // A take found without its sidecar gets none made up (its own may be on its way, synchronised): the manifest keeps the change.
+            if manifest.takes[index].isFoundAlone { continue }
             try writeSidecar(manifest.takes[index])
         }
         try save()
@@ -720,7 +722,10 @@ public final class Project {
     @discardableResult
     public func undoLastTake() throws(ProjectError) -> [TakeRecord] {
         try requireWriter()
-        guard let newest = manifest.takes.last(where: { $0.state.isUsable && conditions[$0.id] == nil }) else {
+        // This box's own newest (a synchronised project holds other boxes' takes too), never one found without its record.
+        guard let newest = manifest.takes.last(where: {
+            $0.state.isUsable && conditions[$0.id] == nil && !$0.isFoundAlone && ($0.box == nil || origin.box == nil || $0.box == origin.box)
+        }) else {
             throw ProjectError(description: "no take to undo")
         }
         let undone = manifest.takes.filter {

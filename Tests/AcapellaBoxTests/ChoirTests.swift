@@ -283,6 +283,10 @@ import Glibc
         try FileManager.default.copyItem(atPath: a + "/" + file, toPath: b + "/" + file)
         let early = try Project.open(b, for: .write(owner: "box b"))
         #expect(early.project.manifest.takes.map(\.isFoundAlone) == [true], "\(early.report)")
+        // Box b's undo is not for another box's take; a change to it stays in the manifest.
+        early.project.origin = TakeOrigin(box: "boxb", singer: "Ben")
+        #expect(throws: ProjectError.self) { try early.project.undoLastTake() }
+        try early.project.discard(early.project.manifest.takes[0].id)
         early.project.close()
         #expect(!FileManager.default.fileExists(atPath: b + "/" + sidecar), "a sidecar was made up for a take whose own was on its way")
         // Now the rest (the sidecar among it) arrives.
