@@ -191,6 +191,9 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
     /// Being recorded on another box of a synchronised project (or left
     /// there by a crash): only that box finishes or repairs it.
     case elsewhere(String)
+    /// Another box's take whose file has not all arrived yet (its record
+    /// has): it plays once the rest is here. The words say how much.
+    case arriving(String)
 
     /// One line.
     public var description: String {
@@ -201,6 +204,7 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
         case .unreadable(let reason): "unreadable: \(reason.oneLine)"
         case .scoreChanged: "score changed since it was recorded; activate it to play it again"
         case .elsewhere(let box): "being recorded on box \(box.oneLine) (synchronised: that box finishes it, or repairs it after a crash)"
+        case .arriving(let how): "still arriving: \(how.oneLine)"
         }
     }
 
@@ -213,6 +217,7 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
         case .unreadable: "unreadable"
         case .scoreChanged: "score changed"
         case .elsewhere: "recording elsewhere"
+        case .arriving: "arriving"
         }
     }
 }

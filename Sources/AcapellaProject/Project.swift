@@ -207,7 +207,7 @@ public final class Project {
         changed = project.checkRecords(&report) || changed
         var repaired: Set<Int> = []
         changed = project.settleInterruptedTakes(writer: writer, box: box, repaired: &repaired, &report) || changed
-        changed = project.checkAudio(&report) || changed
+        changed = project.checkAudio(box: box, &report) || changed
         changed = project.settleActiveTakes(repaired: repaired) || changed
         if project.isWritable { project.checkSidecars(&report) }
         if project.isWritable {
@@ -428,7 +428,7 @@ public final class Project {
 
     /// Flags takes whose audio cannot play as recorded, and takes whose
     /// song changed since; each is named once in the report.
-    private func checkAudio(_ report: inout [String]) -> Bool {
+    private func checkAudio(box: String?, _ report: inout [String]) -> Bool {
         var changed = false
         for index in manifest.takes.indices where conditions[manifest.takes[index].id] == nil && manifest.takes[index].state.isUsable {
             let take = manifest.takes[index]
@@ -438,8 +438,13 @@ public final class Project {
                 report.append("take \(take.id) (\(take.part)): \(error.description); left out")
                 continue
             }
+            let foreign = box != nil && take.box != nil && take.box != box
             if let problem = AudioFile.problem(file, sampleRate: manifest.sampleRate, channels: 1) {
                 conditions[take.id] = .unreadable(problem)
+            } else if let onDisk = TakeFile.framesOnDisk(file), onDisk < take.frames, foreign {
+                // Another box's take: its record came ahead of the rest of its file (synchronised). Not played half.
+                conditions[take.id] = .arriving(String(format: "its file holds %.1f s of the %.1f s recorded on box %@", Double(onDisk) / Double(take.sampleRate),
+                                                       Double(take.frames) / Double(take.sampleRate), take.box ?? "?"))
             } else if let onDisk = TakeFile.framesOnDisk(file), onDisk < take.frames {
                 report.append(String(format: "take %d (%@): its file holds %.1f s of the %.1f s recorded (cut short); it plays what is there",
                                      take.id, take.part, Double(onDisk) / Double(take.sampleRate), Double(take.frames) / Double(take.sampleRate)))
@@ -686,6 +691,7 @@ public final class Project {
         switch conditions[id] {
         case .invalid(let reason), .unreadable(let reason): throw ProjectError(description: "take \(id) cannot play: \(reason)")
         case .live, .interrupted, .elsewhere: throw ProjectError(description: "take \(id) is still being recorded")
+        case .arriving(let how): throw ProjectError(description: "take \(id) is still arriving: \(how)")
         case .scoreChanged:
             manifest.takes[index].scoreHash = score.fingerprint(ofPart: take.part)
             conditions[id] = nil

@@ -329,6 +329,16 @@ import Glibc
         record.frames = 6_000
         record.state = .kept
         try boxA.store(record)
+        // Its record (small) arrives before the rest of its file: it is not played half.
+        let sidecar = (record.file as NSString).deletingPathExtension + ".json"
+        try Data(contentsOf: URL(fileURLWithPath: a + "/" + sidecar)).write(to: URL(fileURLWithPath: b + "/" + sidecar))
+        let (ahead, aheadReport) = try Project.open(b, for: .read, box: "boxb")
+        guard case .arriving(let how) = ahead.conditions[record.id] else {
+            Issue.record("a take half there plays: \(ahead.conditions) \(aheadReport)")
+            return
+        }
+        #expect(how.contains("of the 0.8 s recorded on box boxa"), "\(how)")
+        ahead.close()
         try synced.run()
         #expect(synced.conflicts == [], "\(synced.conflicts)")
         let (project, report) = try Project.open(b, for: .write(owner: "box b"), box: "boxb")
