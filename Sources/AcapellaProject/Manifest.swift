@@ -203,7 +203,7 @@ public enum TakeCondition: Hashable, Sendable, CustomStringConvertible {
         case .invalid(let reason): "unusable: \(reason.oneLine)"
         case .unreadable(let reason): "unreadable: \(reason.oneLine)"
         case .scoreChanged: "score changed since it was recorded; activate it to play it again"
-        case .elsewhere(let box): "being recorded on box \(box.oneLine) (synchronised: that box finishes it, or repairs it after a crash)"
+        case .elsewhere(let box): "being recorded on box \(box.oneLine) (synchronised: that box finishes it, or repairs it after a crash; 'acapella takes PROJECT recover' repairs it here)"
         case .arriving(let how): "still arriving: \(how.oneLine)"
         }
     }

@@ -10,11 +10,12 @@ import Foundation
 
 /// Opens a project for reading or for writing (refused at once when
 /// another program writes it), printing what the opening found or repaired.
-func openProject(_ path: String, for access: Project.Access) throws -> Project {
+func openProject(_ path: String, for access: Project.Access, everyBoxsTakes: Bool = false) throws -> Project {
     let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
     do {
-        // This box's id: a take another box of a synchronised project is recording is left to it.
-        let (project, report) = try Project.open(trimmed, for: access, box: try? BoxIdentity.current())
+        // This box's id: a take another box of a synchronised project is recording is left to it
+        // (unless asked to repair every take: `takes recover`, the override for a box gone for good).
+        let (project, report) = try Project.open(trimmed, for: access, box: everyBoxsTakes ? nil : try? BoxIdentity.current())
         for line in report { writeError("\(trimmed): \(line)") }
         return project
     } catch {
@@ -175,7 +176,7 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
     }
     // Listing only reads (it never repairs, and works while another
     // program records); every other action writes, and waits for no one.
-    let project = try openProject(arguments.positionals[0], for: action == "list" ? .read : .write(owner: "acapella takes"))
+    let project = try openProject(arguments.positionals[0], for: action == "list" ? .read : .write(owner: "acapella takes"), everyBoxsTakes: action == "recover")
     defer { project.close() }
     do {
         switch action {
