@@ -439,12 +439,11 @@ public enum Box {
             return (created, nil)
         }
         do {
-            let (opened, report) = try Project.open(projectPath, for: .write(owner: "acapella run"), box: options.origin.box)
+            let (opened, report) = try Project.open(projectPath, for: .write(owner: "acapella run"), origin: options.origin)
             for line in report { log("\(projectPath): \(line)", .warning) }
-            opened.origin = options.origin
             return (opened, nil)
         } catch {
-            let (opened, report) = try Project.open(projectPath, for: .read, box: options.origin.box)
+            let (opened, report) = try Project.open(projectPath, for: .read, origin: options.origin)
             for line in report { log("\(projectPath): \(line)", .warning) }
             log("\(error.description): playing only, recording is off", .warning)
             return (opened, error.description)

@@ -2,7 +2,7 @@ public import AcapellaAnalysis
 public import AcapellaDevices
 import AcapellaEngine
 public import AcapellaProject
-import AcapellaScore
+public import AcapellaScore
 import Foundation
 import Synchronization
 
@@ -79,6 +79,13 @@ public struct PartOnInput: Hashable, Sendable {
         }
         return list
     }
+
+    /// The song's part a name stands for: its name in any case, or its
+    /// number from 1 (`record --parts`, the box's recording set, `--part`).
+    public static func partIndex(named name: String, in score: Score) -> Int? {
+        if let number = Int(name), score.parts.indices.contains(number - 1) { return number - 1 }
+        return score.parts.firstIndex { $0.name.lowercased() == name.lowercased() }
+    }
 }
 
 /// How the simulated room's singer sings.
@@ -126,7 +133,7 @@ public enum RecordingSession {
     ) throws(ProjectError) -> RecordingResult {
         let score = project.score
         func index(of part: String) throws(ProjectError) -> Int {
-            guard let index = score.parts.firstIndex(where: { $0.name.lowercased() == part.lowercased() }) else {
+            guard let index = PartOnInput.partIndex(named: part, in: score) else {
                 throw ProjectError(description: "no part named '\(part)'; the parts are: " + score.parts.map(\.name).joined(separator: ", "))
             }
             return index

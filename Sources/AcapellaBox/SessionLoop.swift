@@ -131,8 +131,7 @@ final class SessionLoop {
         guard !options.together.isEmpty else { return ([], []) }
         var set: [PartInput] = [], missing: [String] = []
         for part in options.together {
-            let number = Int(part.part).flatMap { score.parts.indices.contains($0 - 1) ? $0 - 1 : nil }
-            if let index = number ?? score.parts.firstIndex(where: { $0.name.lowercased() == part.part.lowercased() }), !set.contains(where: { $0.partIndex == index }) {
+            if let index = PartOnInput.partIndex(named: part.part, in: score), !set.contains(where: { $0.partIndex == index }) {
                 set.append(PartInput(partIndex: index, input: part.input - 1))
             } else {
                 missing.append(part.part)
@@ -464,7 +463,7 @@ final class SessionLoop {
         guard FileManager.default.fileExists(atPath: path) else { return .failure(WebFailure(404, "'\(name)' has nothing in it yet")) }
         // Held for writing while it moves: nobody else is recording into it.
         let held: Project
-        do { held = try Project.open(path, for: .write(owner: "acapella run (moving it to the trash)"), box: options.origin.box).project } catch {
+        do { held = try Project.open(path, for: .write(owner: "acapella run (moving it to the trash)"), origin: options.origin).project } catch {
             return .failure(WebFailure(409, "'\(name)' cannot be moved: \(error.description)"))
         }
         defer { held.close() }
@@ -647,12 +646,12 @@ final class SessionLoop {
         while takesSeen.count < finished.count { takesSeen.append(0) }
         if zip(finished, takesSeen).contains(where: { $0.count > $1 }), !writing {
             // Each recorder's newest take not said yet; the set's in input order, the first part's last: it is the one put up for review.
-            let new = zip(finished, takesSeen).map { $0.count > $1 ? $0.last : nil }
+            let new = zip(finished, takesSeen).compactMap { $0.count > $1 ? $0.last : nil }
             takesSeen = finished.map(\.count)
             takesChanged = true
-            for newest in new.compactMap({ $0 }).reversed() { feed(.takeFinished(newest)) }
+            for newest in new.reversed() { feed(.takeFinished(newest)) }
             // How it was sung, worked out beside the control loop while the singer listens (the first part's).
-            if let newest = new.compactMap({ $0 }).first, newest.state == .kept {
+            if let newest = new.first, newest.state == .kept {
                 analyses.start(newest, project: project.path)
                 unscorable.insert(newest.id)  // scored by this analysis, not again quietly
             }

@@ -158,10 +158,12 @@ public final class Project {
 
     /// Opens a project. A writer repairs what a crash or damage left and
     /// saves; a reader only looks. `report` lists what was found and done
-    /// (empty when all was well). `box`: this box's id (`BoxIdentity`) —
+    /// (empty when all was well). `origin`: who records here, this box's
+    /// id (`BoxIdentity`) and singer, the project's `origin` from then on —
     /// a take another box of a synchronised project is recording is left
-    /// to that box (nil: every take is this box's to repair).
-    public static func open(_ path: String, for access: Access, box: String? = nil) throws(ProjectError) -> (project: Project, report: [String]) {
+    /// to that box (no box: every take is this box's to repair).
+    public static func open(_ path: String, for access: Access, origin: TakeOrigin = TakeOrigin()) throws(ProjectError) -> (project: Project, report: [String]) {
+        let box = origin.box
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ProjectError(description: "\(path): no such project")
@@ -199,6 +201,7 @@ public final class Project {
             changed = true
         }
         let project = Project(path: path, score: score, manifest: manifest, lock: lock)
+        project.origin = origin
         let writer = project.holder(access)
         changed = project.followNewerSidecars(&report) || changed
         if writer == nil {  // no live writer: files the manifest does not know are found

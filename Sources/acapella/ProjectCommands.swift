@@ -10,12 +10,14 @@ import Foundation
 
 /// Opens a project for reading or for writing (refused at once when
 /// another program writes it), printing what the opening found or repaired.
-func openProject(_ path: String, for access: Project.Access, everyBoxsTakes: Bool = false) throws -> Project {
+/// `origin`: who records (this box's id when not given); a take another box
+/// of a synchronised project is recording is left to it, unless asked to
+/// repair every take (`takes recover`, the override for a box gone for good).
+func openProject(_ path: String, for access: Project.Access, origin: TakeOrigin? = nil, everyBoxsTakes: Bool = false) throws -> Project {
     let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
     do {
-        // This box's id: a take another box of a synchronised project is recording is left to it
-        // (unless asked to repair every take: `takes recover`, the override for a box gone for good).
-        let (project, report) = try Project.open(trimmed, for: access, box: everyBoxsTakes ? nil : try? BoxIdentity.current())
+        let origin = everyBoxsTakes ? TakeOrigin(singer: origin?.singer) : origin ?? TakeOrigin(box: try? BoxIdentity.current())
+        let (project, report) = try Project.open(trimmed, for: access, origin: origin)
         for line in report { writeError("\(trimmed): \(line)") }
         return project
     } catch {
@@ -64,9 +66,8 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     let origin = try localOrigin(singer: arguments.value("--as"), source: "--as")
     let device = try openDevice(arguments.value("--device"), inputs: ensemble.map(\.input).max() ?? 1)
     request.singer?.timingErrorSamples = Int64(lateMilliseconds * device.sampleRate / 1_000)
-    let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"))
+    let project = try openProject(arguments.positionals[0], for: .write(owner: "acapella record"), origin: origin)
     defer { project.close() }
-    project.origin = origin
     // Ctrl-C, a stop or a closed terminal finishes the take, as the stop button does.
     StopSignals.install()
     let what = ensemble.isEmpty ? part : ensemble.map { "\($0.part) (input \($0.input))" }.joined(separator: ", ")

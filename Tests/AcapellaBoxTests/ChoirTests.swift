@@ -308,16 +308,16 @@ import Glibc
     @Test func aTakeStillBeingRecordedOnAnotherBox() throws {
         var (folder, a, b, synced) = try Self.twoBoxes()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let boxA = try Project.open(a, for: .write(owner: "box a"), box: "boxa").project
+        let boxA = try Project.open(a, for: .write(owner: "box a"), origin: TakeOrigin(box: "boxa", singer: "Ann")).project
         defer { boxA.close() }
-        boxA.origin = TakeOrigin(box: "boxa", singer: "Ann")
+        #expect(boxA.origin == TakeOrigin(box: "boxa", singer: "Ann"))
         var (record, writer) = try boxA.beginTake(part: "Alto", options: ScheduleOptions(sampleRate: 8_000), syncFrames: 1_000) { $0.alignmentOffsetSamples = 77 }
         let voice = ChoirMerge.voice(singer: 1, part: 1, take: 1, frames: 6_000, sampleRate: 8_000)
         try voice.withUnsafeBufferPointer { (buffer) throws(FileError) in try writer.write(buffer.baseAddress!, count: 3_000) }
         try synced.run()  // mid-take: the record says recording, the file half there
         let arrived = try Data(contentsOf: URL(fileURLWithPath: b + "/" + record.file))
         for access in [Project.Access.read, .write(owner: "box b")] {
-            let (project, report) = try Project.open(b, for: access, box: "boxb")
+            let (project, report) = try Project.open(b, for: access, origin: TakeOrigin(box: "boxb", singer: "Ben"))
             #expect(project.conditions[record.id] == .elsewhere("boxa"), "\(report)")
             #expect(project.manifest.takes.first?.state == .recording)
             project.close()
@@ -332,7 +332,7 @@ import Glibc
         // Its record (small) arrives before the rest of its file: it is not played half.
         let sidecar = (record.file as NSString).deletingPathExtension + ".json"
         try Data(contentsOf: URL(fileURLWithPath: a + "/" + sidecar)).write(to: URL(fileURLWithPath: b + "/" + sidecar))
-        let (ahead, aheadReport) = try Project.open(b, for: .read, box: "boxb")
+        let (ahead, aheadReport) = try Project.open(b, for: .read, origin: TakeOrigin(box: "boxb", singer: "Ben"))
         guard case .arriving(let how) = ahead.conditions[record.id] else {
             Issue.record("a take half there plays: \(ahead.conditions) \(aheadReport)")
             return
@@ -341,7 +341,7 @@ import Glibc
         ahead.close()
         try synced.run()
         #expect(synced.conflicts == [], "\(synced.conflicts)")
-        let (project, report) = try Project.open(b, for: .write(owner: "box b"), box: "boxb")
+        let (project, report) = try Project.open(b, for: .write(owner: "box b"), origin: TakeOrigin(box: "boxb", singer: "Ben"))
         defer { project.close() }
         #expect(project.conditions.isEmpty && project.manifest.takes.map(\.state) == [.kept] && project.manifest.takes[0].alignmentOffsetSamples == 77, "\(report)")
         #expect(try AudioFile.readMono(b + "/" + record.file).samples == voice)
