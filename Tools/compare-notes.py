@@ -3,9 +3,10 @@
 
   Tools/compare-notes.py --acapella BIN [--min-f 0.9] FILE.wav…
 
-For each FILE.wav (a shared voice file, or a re-synthesis of one named
-NAME-PROFILE.wav by Tools/make-harmonic-voices.py) with FILE.f0.csv beside
-it, the truth notes come from the f0 truth and the notes the voice sings
+For each FILE.wav with FILE.notes.csv beside it (Tools/make-hard-voices.py),
+the truth notes are those. For a shared voice file, or a re-synthesis of one
+named NAME-PROFILE.wav by Tools/make-harmonic-voices.py, with FILE.f0.csv
+beside it, the truth notes come from the f0 truth and the notes the voice sings
 (the chorale's soprano from `acapella dump`, or the one sustained note): a
 dynamic-programming alignment of the voiced truth frames to the note
 sequence, each frame costing its distance from the note (cents, capped at
@@ -105,6 +106,13 @@ def truth_notes(f0, midis):
     return numpy.array(intervals).reshape(-1, 2), numpy.array(pitches)
 
 
+def given_notes(path):
+    """The notes a generator wrote beside its voice (Tools/make-hard-voices.py:
+    onset_s, offset_s, midi, cents)."""
+    rows = numpy.array([[float(x) for x in line.split(",")] for line in open(path) if line.strip() and not line.startswith("#")])
+    return rows[:, 0:2], 440 * 2 ** ((rows[:, 2] + rows[:, 3] / 100 - 69) / 12)
+
+
 def ours(acapella, path):
     out = subprocess.run([acapella, "notes", path], check=True, capture_output=True, text=True).stdout
     rows = [line.split(",") for line in out.strip().split("\n")[1:] if line]
@@ -140,12 +148,15 @@ def main():
     for path in arguments.files:
         stem = os.path.basename(path)[:-4]
         name = re.sub(r"-(world|h2|h2strong|h2extreme|h3)$", "", stem)
-        if name not in SUNG:
+        if os.path.exists(path[:-4] + ".notes.csv"):
+            reference = given_notes(path[:-4] + ".notes.csv")
+        elif name not in SUNG:
             print(f"{stem}: skipped (no notes known for it)")
             continue
-        with open(path[:-4] + ".f0.csv") as handle:
-            f0 = [float(line.split(",")[-1]) for line in handle if line.strip() and not line.startswith("#")]
-        reference = truth_notes(f0, score_notes(arguments.acapella, arguments.shared, name))
+        else:
+            with open(path[:-4] + ".f0.csv") as handle:
+                f0 = [float(line.split(",")[-1]) for line in handle if line.strip() and not line.startswith("#")]
+            reference = truth_notes(f0, score_notes(arguments.acapella, arguments.shared, name))
         for program, estimate in (("acapella", ours(arguments.acapella, path)), ("aubio", aubio(path))):
             (precision, recall, f), with_offsets, count = scores(reference, estimate)
             means[program].append(f)

@@ -35,19 +35,25 @@ public struct SplitNote: Hashable, Sendable {
 ///    hop below `silence`: the 43 ms window still finds a clean period
 ///    when a tone fills only its edge, so without this a 20 ms blip would
 ///    read as 60 ms of pitch and a note would start before it is sung).
-/// 2. Within each voiced run, the semitone sung at each frame by Viterbi
-///    over the semitones the run visits: a frame costs its squared distance
-///    from the semitone in half-semitones, a change of semitone costs
-///    `changeCost`. Vibrato of ±50 cents and a note sung a quarter-tone
-///    off stay one note (an excursion pays less than a change); a real
-///    step of a semitone or more changes within two frames.
-/// 3. Pieces shorter than `shortest` (the slide between two notes, a
-///    scoop) go to the neighbour nearer in pitch; runs shorter than it are
+/// 2. Within each voiced run, the pitch held: a running median over about
+///    one vibrato cycle (`steadying`), which keeps steps and slides where
+///    they are sung and takes out vibrato as wide as ±100 cents.
+/// 3. The semitone held at each frame by Viterbi over the semitones the
+///    run visits: a frame costs its squared distance from the semitone in
+///    half-semitones, a change of semitone costs `changeCost`. A note sung
+///    a quarter-tone off stays one note (an excursion pays less than a
+///    change); a real step of a semitone or more changes within two frames.
+/// 4. Pieces shorter than `shortest` (a scoop) go to the neighbour nearer
+///    in pitch, and so do pieces between their neighbours' pitches where
+///    the voice moves faster than `slide` (a portamento, a legato step):
+///    the voice passing, not a note. Runs shorter than `shortest` are
 ///    dropped (a click, a breath with a pitch). Each change of note is put
-///    where the voice crosses half-way between the two.
-/// 4. A note sung again on the same pitch without a break: split where the
+///    where the held pitch crosses half-way between the two.
+/// 5. A note sung again on the same pitch without a break: split where the
 ///    level dips by `reattack` dB and comes back.
-/// 5. Each note's pitch is the median of its frames (vibrato centres).
+/// 6. Each note's pitch is the median of its held pitch where the voice
+///    holds it (within 35 cents of its middle): a slide into or out of
+///    it does not pull it; vibrato centres.
 public struct NoteSplitter: Sendable {
     public let sampleRate: Int
     /// Samples between pitch frames (256 at 48 kHz: 5.3 ms).
@@ -62,6 +68,15 @@ public struct NoteSplitter: Sendable {
     /// The level (dBFS, over the frame's own hop) below which a frame is
     /// silence, whatever pitch its window shows.
     public var silence = -60.0
+    /// The running median (seconds) the notes are found on: about one
+    /// vibrato cycle (4.5–7 Hz), so that vibrato as wide as ±100 cents
+    /// keeps to its note while a step of pitch stays where it was sung (a
+    /// median keeps steps and slides, and drops what is shorter than half
+    /// of it).
+    public var steadying = 0.18
+    /// How fast the voice moves (semitones a second, after the running
+    /// median) where it slides between notes rather than holds one.
+    public var slide = 6.0
 
     public init(sampleRate: Int) {
         self.sampleRate = sampleRate
@@ -71,7 +86,7 @@ public struct NoteSplitter: Sendable {
     /// The notes of `samples`, in time order.
     public func notes(in samples: [Float]) -> [SplitNote] {
         guard YINDetector.sampleRates.contains(sampleRate) else { return [] }
-        let estimates = YINDetector(sampleRate: sampleRate, measured: false).track(samples, hop: hop)
+        let estimates = YINDetector(sampleRate: sampleRate).track(samples, hop: hop)
         return notes(from: estimates, levels: Self.levels(samples, hop: hop))
     }
 
@@ -103,9 +118,10 @@ public struct NoteSplitter: Sendable {
             while end < estimates.count && sung(end) { end += 1 }
             if end - index >= shortestFrames {
                 let pitches = estimates[index..<end].map { Tuning.midi(frequency: $0.frequency) }
-                for piece in pieces(pitches, shortestFrames: shortestFrames) {
+                let held = Self.runningMedian(pitches, half: max(1, Int(steadying / 2 * Double(sampleRate) / Double(hop))))
+                for piece in pieces(held, shortestFrames: shortestFrames) {
                     for part in reattacked(piece, levels: levels, offset: index, shortestFrames: shortestFrames) {
-                        notes.append(note(frames: (part.lowerBound + index)..<(part.upperBound + index), pitches: Array(pitches[part])))
+                        notes.append(note(frames: (part.lowerBound + index)..<(part.upperBound + index), pitches: Array(pitches[part]), held: Array(held[part])))
                     }
                 }
             }
@@ -152,7 +168,27 @@ public struct NoteSplitter: Sendable {
             pieces.append((start..<frame, path[start]))
             start = frame
         }
-        while pieces.count > 1, let shortest = pieces.indices.filter({ pieces[$0].range.count < shortestFrames }).min(by: { pieces[$0].range.count < pieces[$1].range.count }) {
+        // A piece whose semitone lies between its neighbours' and where the
+        // voice is mostly moving is the voice passing from one to the other
+        // (a portamento, a legato step under wide vibrato): it goes too. A
+        // note, however short, holds its pitch for most of its length.
+        let reach = max(1, Int((0.02 * Double(sampleRate) / Double(hop)).rounded()))
+        let moving = pitches.indices.map { frame in
+            let (low, high) = (max(0, frame - reach), min(count - 1, frame + reach))
+            return high > low && abs(pitches[high] - pitches[low]) / (Double((high - low) * hop) / Double(sampleRate)) > slide
+        }
+        func passing(_ index: Int) -> Bool {
+            let range = pieces[index].range
+            guard range.count >= shortestFrames else { return true }
+            guard index > 0, index + 1 < pieces.count else { return false }
+            let (before, here, after) = (states[pieces[index - 1].state], states[pieces[index].state], states[pieces[index + 1].state])
+            guard min(before, after) < here && here < max(before, after) else { return false }
+            // Judged where the voice is on the piece's semitone (Viterbi may
+            // hold it on into the slow end of a slide).
+            let own = range.filter { abs(pitches[$0] - Double(here)) < 0.5 }
+            return own.filter { moving[$0] }.count * 10 >= own.count * 6
+        }
+        while pieces.count > 1, let shortest = pieces.indices.filter(passing).min(by: { pieces[$0].range.count < pieces[$1].range.count }) {
             let piece = pieces[shortest]
             let median = Self.median(Array(pitches[piece.range]))
             let before = shortest > 0 ? abs(Double(states[pieces[shortest - 1].state]) - median) : .infinity
@@ -214,13 +250,23 @@ public struct NoteSplitter: Sendable {
         return parts
     }
 
-    func note(frames: Range<Int>, pitches: [Double]) -> SplitNote {
-        let pitch = Self.median(pitches)
+    /// A note over `frames`: its pitch the median of the frames where the
+    /// voice holds it (`held` within 35 cents of its middle: a slide into
+    /// or out of the note does not pull its centre; vibrato centres).
+    func note(frames: Range<Int>, pitches: [Double], held: [Double]) -> SplitNote {
+        let middle = Self.median(held)
+        let steady = held.filter { abs($0 - middle) <= 0.35 }
+        let pitch = Self.median(steady.isEmpty ? pitches : steady)
         let midi = Int(pitch.rounded())
         let onset = Int64(frames.lowerBound * hop - hop / 2)
         let offset = Int64(frames.upperBound * hop - hop / 2)
         return SplitNote(onset: max(0, onset), offset: offset, midi: midi, cents: (pitch - Double(midi)) * 100,
                          frequency: Tuning.frequency(midi: 69) * pow(2, (pitch - 69) / 12))
+    }
+
+    /// The median of each value and the `half` either side (fewer at the ends).
+    static func runningMedian(_ values: [Double], half: Int) -> [Double] {
+        values.indices.map { index in median(Array(values[max(0, index - half)...min(values.count - 1, index + half)])) }
     }
 
     static func median(_ values: [Double]) -> Double {

@@ -65,7 +65,7 @@ public final class TakeAnalyzer {
 
     public init(sampleRate: Int) {
         self.sampleRate = sampleRate
-        detectors = (0..<max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))).map { _ in YINDetector(sampleRate: sampleRate, measured: false) }
+        detectors = (0..<max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))).map { _ in YINDetector(sampleRate: sampleRate) }
         hop = max(64, sampleRate / 187)  // 256 at 48 kHz: 5.3 ms
     }
 

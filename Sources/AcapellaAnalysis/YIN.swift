@@ -64,12 +64,10 @@ public final class YINDetector {
     private let difference: UnsafeMutablePointer<Double>
     private let rawDifference: UnsafeMutablePointer<Double>
     private let squares: UnsafeMutablePointer<Double>
-    /// How the transforms were planned (the half-rate detector plans alike).
-    private let measured: Bool
     /// `track`'s long look, at half the rate (made on first use).
     private lazy var halfRate: YINDetector? = {
         guard sampleRate >= 32_000, window >= 512 else { return nil }
-        let detector = YINDetector(sampleRate: sampleRate / 2, window: window / 2, measured: measured)
+        let detector = YINDetector(sampleRate: sampleRate / 2, window: window / 2)
         return detector
     }()
     /// Transform sizes, largest (the window) first, with their three plans.
@@ -81,13 +79,11 @@ public final class YINDetector {
     public static let sampleRates = 8_000...384_000
 
     /// A detector for `sampleRate`; the window defaults to 2048 at 48 kHz,
-    /// scaled (to a power of two) for other rates. `measured` plans the
-    /// transforms by timing candidates (FFTW_MEASURE: fastest to run, but
-    /// planning takes most of a second in a fresh process); otherwise FFTW
-    /// estimates (instant, a little slower to run) — the live needle's
-    /// choice, where start-up matters and ~94 frames a second cost nothing.
-    public init(sampleRate: Int, window: Int? = nil, measured: Bool = true) {
-        self.measured = measured
+    /// scaled (to a power of two) for other rates. FFTW estimates its plans
+    /// (instant): timing candidates (FFTW_MEASURE) took 0.85 s in a fresh
+    /// process and ran no faster over a 10-minute file (2.10 s against
+    /// 1.27 s end to end), so `pitch` on a short file was all start-up.
+    public init(sampleRate: Int, window: Int? = nil) {
         precondition(Self.sampleRates.contains(sampleRate), "YIN at \(sampleRate) Hz: check YINDetector.sampleRates first")
         var length = 2_048
         if window == nil {
@@ -109,7 +105,7 @@ public final class YINDetector {
         let sizes = [size, size / 2, size / 4].filter { $0 >= 64 }
         self.sizes = sizes
         let (full, half, output, real) = (spectrumFull, spectrumHalf, correlation, input)
-        let flags = UInt32(measured ? FFTW_MEASURE : FFTW_ESTIMATE)
+        let flags = UInt32(FFTW_ESTIMATE)
         let made = fftwPlanner.withLock { _ in
             sizes.map { size in
                 let count = Int32(size)
@@ -314,16 +310,25 @@ public final class YINDetector {
             // straddles the edge of a sung run (half of it breath or the
             // next note) and calls frames unvoiced that a short window
             // centred on them finds periodic, at the pitch beside them.
-            // Outward from each run, a frame at a time, up to 3 frames.
+            // Outward from each run, a frame at a time, up to 3 frames. A
+            // frame between two runs (a legato change: the long window
+            // holds both notes) is read at each side's pitch, the clearer
+            // reading kept.
             for _ in 0..<3 {
                 var changed = false
                 for index in results.indices where !results[index].voiced {
-                    let neighbour = [index - 1, index + 1].first { $0 >= 0 && $0 < results.count && results[$0].voiced && results[$0].aperiodicity <= 0.2 }
-                    guard let neighbour else { continue }
+                    let clear = { (frame: Int) in frame >= 0 && frame < results.count && results[frame].voiced && results[frame].aperiodicity <= 0.25 }
+                    let neighbours = [index - 1, index + 1].filter(clear)
+                    guard !neighbours.isEmpty else { continue }
+                    // Between notes (voiced within 3 frames on both sides): over less of the change.
+                    let between = (1...3).contains { clear(index - $0) } && (1...3).contains { clear(index + $0) }
                     centre = (firstFrame + index) * hop
-                    let period = Double(sampleRate) / results[neighbour].frequency
-                    let again = analyse(lag: period, integration: min(half, max(256, Int(3 * period))), expected: results[neighbour].frequency, spread: 1.12)
-                    if again.voiced {
+                    let readings = neighbours.map { neighbour in
+                        let period = Double(sampleRate) / results[neighbour].frequency
+                        let periods = between ? 2.0 : 3.0
+                        return analyse(lag: period, integration: min(half, max(256, Int(periods * period))), expected: results[neighbour].frequency, spread: 1.12)
+                    }
+                    if let again = readings.filter(\.voiced).min(by: { $0.aperiodicity < $1.aperiodicity }) {
                         results[index] = again
                         changed = true
                     }

@@ -64,7 +64,7 @@ public final class PitchTracker: @unchecked Sendable {
     /// A tracker for a part's tones at `sampleRate`.
     public init(tones: [ToneEvent], sampleRate: Int) {
         ring = BulkRing(capacity: sampleRate)
-        detector = YINDetector(sampleRate: sampleRate, measured: false)
+        detector = YINDetector(sampleRate: sampleRate)
         spectrumAnalyser = VoiceSpectrum(sampleRate: sampleRate)
         self.tones = tones
         hop = 512 * sampleRate / 48_000

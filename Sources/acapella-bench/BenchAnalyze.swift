@@ -20,12 +20,16 @@ import Foundation
 /// 3. Note splitting against aubionotes, scored with mir_eval
 ///    (Tools/compare-notes.py).
 /// 4. A 3-minute take analysed (goal: 0.5 s here).
+/// 5. Pitch and notes without a score on the harder voices
+///    (Tools/make-hard-voices.py) and the shared ones, beside the public
+///    trackers (Tools/compare-trackers.py in `Tools/python-env peers`:
+///    swift-f0, Praat, pYIN, CREPE, basic-pitch), each scored alike.
 func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     let folder = NSTemporaryDirectory() + "acapella-bench-analyze-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let aubio = capture(["aubiopitch", "--help"], passErrors: true) != nil
-    let sections = Set((arguments.value("--only") ?? "1,2,3,4").split(separator: ",").compactMap { Int($0) })
+    let sections = Set((arguments.value("--only") ?? "1,2,3,4,5").split(separator: ",").compactMap { Int($0) })
 
     if sections.contains(1) {
     print("bench analyze: 1. the take analysis against the synthetic singer's truth (8 songs, 3 singers; goals: cents p95 ≤ 3, onsets p95 ≤ 10 ms, missed recall ≥ 95 %, false alarms ≤ 2 %)")
@@ -84,7 +88,32 @@ func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     }
 
     }
-    guard sections.contains(4) else { return 0 }
+    if sections.contains(4) { try benchLongTake() }
+    if sections.contains(5) { benchAgainstTrackers(folder: folder) }
+    return 0
+}
+
+/// Section 5: the harder voices made, then every tracker on them and on the
+/// shared voices (goal: at or above the best peer on accuracy and note F
+/// on every file, keeping the precision and the speed).
+func benchAgainstTrackers(folder: String) {
+    print("bench analyze: 5. pitch and notes without a score on the harder voices and the shared ones, beside swift-f0, Praat, pYIN, CREPE and basic-pitch")
+    let tool = { (name: String) in ShippedFiles.path("Tools/\(name)", installed: "share/acapella/tools/\(name)") }
+    guard let environment = tool("python-env"), let python = capture([environment, "peers"])?.trimmingCharacters(in: .whitespacesAndNewlines), !python.isEmpty,
+          let generator = tool("make-hard-voices.py"), let compare = tool("compare-trackers.py"),
+          capture([python, generator, folder + "/hard"]) != nil else {
+        print("  not run: `Tools/python-env peers` (the trackers from PyPI) or the voice generator is missing")
+        return
+    }
+    let acapella = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("acapella").path
+    let files = [folder + "/hard", "../shared/data/voice"].flatMap { directory in
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".wav") }.sorted().map { directory + "/" + $0 }
+    }
+    print((capture([python, compare, "--acapella", acapella] + files) ?? "  compare-trackers.py did not run\n").split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+}
+
+/// Section 4: a 3-minute take's guide taken out and its notes analysed.
+func benchLongTake() throws {
     print("bench analyze: 4. a 3-minute take analysed (goal ≤ 0.5 s)")
     let long = try threeMinuteScore(rate: 48_000)
     let take = try AnalysisTruth.take(score: long, profile: AnalysisTruth.profiles[1], seed: 7)
@@ -104,7 +133,6 @@ func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     }
     print(String(format: "  %.0f s take, %d notes: guide rendered and taken out %.0f ms + analysis %.0f ms = %.2f s (best of 3)",
                  Double(take.samples.count) / 48_000, best.notes, best.guide * 1_000, best.analysis * 1_000, best.guide + best.analysis))
-    return 0
 }
 
 /// aubio's reading of a truth take: `aubiopitch` (its default yinfft, hop
