@@ -248,7 +248,7 @@ async function loadScore() {
   syllables = [];
   shaded = null;
   showRanges();
-  if (csrf !== null) loadAnalysis();
+  if (csrf !== null) { loadAnalysis(); loadBlend(); }
 }
 
 // MARK: how the last take was sung: noteheads coloured, ranges to punch.
@@ -292,6 +292,56 @@ async function loadAnalysis() {
   }
   if (off.length > 0) offer("put the " + off.length + " note" + (off.length === 1 ? "" : "s") + " off pitch in tune", "flagged");
 }
+
+// MARK: how the parts sang together: each chord's notes coloured on the
+// score by the interval each sang above the chord's bass (equal temperament:
+// within 10 cents in tune, within 25 near), what a director would say above.
+
+function clearBlend() {
+  for (const note of document.querySelectorAll("#score g.note[class*=tog-]")) {
+    note.classList.remove("tog-in", "tog-near", "tog-off", "tog-bass");
+    for (const title of note.querySelectorAll("title.tog")) title.remove();
+  }
+}
+
+async function loadBlend() {
+  const panel = $("together-view");
+  clearBlend();
+  const response = await fetch("/api/blend");
+  if (!response.ok) { panel.hidden = true; return; }
+  const blend = await response.json();
+  panel.hidden = false;
+  const list = $("together-lines");
+  list.innerHTML = "";
+  if (blend.error) { $("together-summary").textContent = blend.error; return; }
+  for (const chord of blend.chords) {
+    for (const [part, id] of Object.entries(chord.notes || {})) {
+      const group = document.getElementById(id);
+      const off = chord.againstEqual[part];
+      if (!group) continue;
+      const bass = part === chord.bass || typeof off !== "number";
+      group.classList.remove("acc-good", "acc-near", "acc-far", "acc-missed");
+      group.classList.add(bass ? "tog-bass" : Math.abs(off) < 10 ? "tog-in" : Math.abs(off) < 25 ? "tog-near" : "tog-off");
+      const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
+      title.classList.add("tog");
+      const just = chord.againstJust[part];
+      title.textContent = "m. " + chord.measure + ": " + part + (bass ? ", the chord's bass"
+        : " " + Math.abs(Math.round(off)) + " cents " + (off >= 0 ? "sharp" : "flat") + " of the interval above the bass"
+          + (typeof just === "number" ? " (" + (just >= 0 ? "+" : "") + Math.round(just) + " against just intonation)" : ""));
+      group.appendChild(title);
+    }
+  }
+  // The choir's pitch from the first chord to the last (a rate a minute over a few bars says little).
+  const moved = blend.ensemble.endCents - blend.ensemble.startCents;
+  $("together-summary").textContent = blend.parts.map((part) => part.name + " (take " + part.take + ")").join(", ") + ": "
+    + blend.chords.length + " chords, " + blend.entries.length + " entries together"
+    + (typeof moved === "number" && blend.chords.length > 1 ? ", the choir " + (Math.abs(moved) < 5 ? "held its pitch"
+      : "went " + Math.abs(Math.round(moved)) + " cents " + (moved > 0 ? "sharp" : "flat") + " from the first chord to the last") : "");
+  for (const line of blend.lines.concat(blend.leftOut)) child(list, "li", null, line);
+}
+
+$("together-ask").addEventListener("click", () => post("/api/blend", ""));
+$("together-hide").addEventListener("click", () => { clearBlend(); $("together-view").hidden = true; if (csrf !== null) loadAnalysis(); });
 
 // The lyric groups of the sung part and verse, in time order.
 function findSyllables() {
@@ -343,6 +393,7 @@ function listen() {
     events.addEventListener("takes", () => loadTakes());
     events.addEventListener("library", () => loadLibrary());
     events.addEventListener("analysis", () => loadAnalysis());
+    events.addEventListener("blend", () => loadBlend());
   }
   requestAnimationFrame(draw);
 }

@@ -61,6 +61,9 @@ public struct Blend: Sendable {
         /// or not singing).
         public var againstEqual: [Double?]
         public var againstJust: [Double?]
+        /// Per part: the note's id in the engraved score (`n<part>-<note>`,
+        /// as the take analysis names it), for the page's "together" view.
+        public var noteIDs: [String?] = []
     }
 
     /// Parts singing a note from the same written sample.
@@ -137,7 +140,8 @@ public struct Blend: Sendable {
                 just[part] = sung - (octaves + justCents[((semitones % 12) + 12) % 12])
             }
             chords.append(Chord(start: start, measure: first?.writtenMeasure ?? 0, beat: first?.beat ?? 1, midi: midi, cents: cents, bass: bass,
-                                ensembleCents: ensemble, againstEqual: equal, againstJust: just))
+                                ensembleCents: ensemble, againstEqual: equal, againstJust: just,
+                                noteIDs: noteIndex.indices.map { part in noteIndex[part].map { Score.noteID(part: part, note: $0) } }))
         }
         // Entries together.
         var entries: [Entry] = []
@@ -358,7 +362,8 @@ extension Blend {
             "chords": chords.map { chord -> [String: Any] in
                 ["sample": chord.start, "measure": chord.measure, "beat": chord.beat, "bass": names[chord.bass] ?? "",
                  "ensembleCents": rounded(chord.ensembleCents), "cents": byName(chord.cents) { rounded($0) }, "midi": byName(chord.midi) { $0 },
-                 "againstEqual": byName(chord.againstEqual) { rounded($0) }, "againstJust": byName(chord.againstJust) { rounded($0) }]
+                 "againstEqual": byName(chord.againstEqual) { rounded($0) }, "againstJust": byName(chord.againstJust) { rounded($0) },
+                 "notes": byName(chord.noteIDs) { $0 }]
             },
             "entries": entries.map { entry -> [String: Any] in
                 ["sample": entry.start, "measure": entry.measure, "spreadMilliseconds": rounded(entry.spreadMilliseconds),

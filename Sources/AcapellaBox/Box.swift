@@ -586,6 +586,41 @@ final class TakeAnalyses: Sendable {
         }
     }
 
+    /// How the parts' playing takes sang together (`acapella blend --json`
+    /// in a process of its own), for the page: the JSON, or `{"error": …}`.
+    private let blends = VisibleLock<[[UInt8]]>([])
+
+    func blend(project path: String) {
+        queue.async { [self] in
+            let limits = WebHub.childLimits
+            var json: [UInt8]
+            switch BoundedChild.run(analyzer, ["blend", path, "--json"], limits: limits, outputLimit: 32 << 20) {
+            case .failure(let error):
+                json = Self.error(error.description)
+            case .success(let outcome):
+                if let failure = outcome.failure(limits: limits) {
+                    json = Self.error(failure.replacingOccurrences(of: "acapella blend: error: \(path): ", with: "").replacingOccurrences(of: "acapella blend: error: ", with: ""))
+                } else {
+                    json = Array(outcome.output.utf8)
+                }
+            }
+            blends.withLock { $0.append(json) }
+            wake.wake()
+        }
+    }
+
+    static func error(_ text: String) -> [UInt8] {
+        [UInt8]((try? JSONSerialization.data(withJSONObject: ["error": text], options: [.sortedKeys])) ?? Data())
+    }
+
+    /// The blends worked out since the last call (the newest last).
+    func blendsFinished() -> [[UInt8]] {
+        blends.withLock { done in
+            defer { done = [] }
+            return done
+        }
+    }
+
     /// The corrections finished since the last call.
     func correctionsFinished() -> [Corrected] {
         corrected.withLock { done in

@@ -264,6 +264,9 @@ public struct BoxSession: Sendable {
         /// else those 15 cents or more off); the new take comes back as
         /// `.takeFinished`, a failure as `.notice`.
         case correct(take: Int, measures: ClosedRange<Int>?)
+        /// How the parts' playing takes sang together worked out beside the
+        /// loop (`acapella blend`); the page is given it when it is ready.
+        case blend
         /// A line for the singer (the readout's message line) and the log.
         case say(String)
         /// A line for the log only, with its priority.
@@ -703,6 +706,9 @@ public struct BoxSession: Sendable {
             // The box's loop made it or found it; the song opens again in it.
             return [.answer(.success("project '\(name)' of \(context.songTitle)")), .end(.switchTo(song: context.songIndex, part: context.partIndex))]
         case .project(.remove): return [.answer(.failure(WebFailure(500, "projects are removed by the box's loop")))]
+        case .blend:
+            guard context.partNames.count >= 2 else { return [.answer(.failure(WebFailure(422, "\(context.songTitle) has one part: nothing sings together")))] }
+            return [.blend, .answer(.success("listening to how the parts sang together: the score shows it when it is ready"))]
         case .metronomeLevel(let value):
             let effects = setMetronome(level: value)
             return effects + [.answer(.success(message?.text ?? "done"))]

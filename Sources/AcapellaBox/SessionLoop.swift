@@ -575,6 +575,7 @@ final class SessionLoop {
 
     /// Analyses finished beside the loop.
     func analysisInputs() {
+        if let blend = analyses.blendsFinished().last { io.web?.publishBlend(blend) }
         for finished in analyses.finished() {
             if finished.quiet { scoring = nil }
             switch finished.result {
@@ -710,6 +711,8 @@ final class SessionLoop {
             let file = options.dataDirectory + "/.correcting-\(getpid())-\(id)-\(corrections).wav"
             unlink(file)  // left by a box before this one with the same process id
             analyses.correct(take, notes: notes, project: project.path, into: file)
+        case .blend:
+            analyses.blend(project: project.path)
         case .reloadTakes:
             rig.tones = session.context.tones
             rig.reloadTakes()

@@ -369,7 +369,7 @@ public struct TakeReport: Sendable {
         func value(_ number: Double?) -> Any { number.map { ($0 * 10).rounded() / 10 } ?? NSNull() }
         return ["take": takeID, "part": part, "score": value(score), "punch": suggestions.map { [$0.lowerBound, $0.upperBound] },
                 "notes": notes.map { note in
-                    ["id": "n\(partIndex)-\(note.note)", "measure": note.measure, "score": value(note.analysis.score), "sung": note.analysis.sung, "judged": note.judged,
+                    ["id": Score.noteID(part: partIndex, note: note.note), "measure": note.measure, "score": value(note.analysis.score), "sung": note.analysis.sung, "judged": note.judged,
                      "cents": value(note.analysis.cents), "onsetMilliseconds": value(note.analysis.onsetMilliseconds)] as [String: Any]
                 }]
     }

@@ -45,6 +45,9 @@ public final class WebHub: WebBox {
         /// The newest take's analysis for the page (JSON), and its count.
         var analysis: [UInt8]?
         var analysisVersion = 0
+        /// How the parts sang together for the page (JSON), and its count.
+        var blend: [UInt8]?
+        var blendVersion = 0
         /// The name mDNS announced (`acapella.local`, or the next free one).
         var announcedHost: String?
     }
@@ -220,6 +223,7 @@ public final class WebHub: WebBox {
             live.takesVersion = shared.takesVersion
             live.libraryVersion = shared.libraryVersion
             live.analysisVersion = shared.analysisVersion
+            live.blendVersion = shared.blendVersion
             live.scoreVersion = shared.scoreVersion
             live.scoreVersions = shared.scoreVersions
             live.publishedNanoseconds = MonotonicClock.nanoseconds()
@@ -283,6 +287,17 @@ public final class WebHub: WebBox {
 
     public func analysis() -> [UInt8]? { shared.withLock { $0.analysis } }
 
+    /// How the parts sang together, for the page (the page marks the chords).
+    func publishBlend(_ json: [UInt8]?) {
+        shared.withLock { shared in
+            shared.blend = json
+            shared.blendVersion += 1
+            shared.live.blendVersion = shared.blendVersion
+        }
+    }
+
+    public func blend() -> [UInt8]? { shared.withLock { $0.blend } }
+
     /// The library: each song's title and tags, which one is sung.
     func publishLibrary(_ paths: [String], current: Int, reread: Set<String> = []) {
         // A song new to the list (or changed) is read outside the lock (the web threads wait on it).
@@ -325,9 +340,11 @@ public final class WebHub: WebBox {
             $0.scoreVersions = [:]
             $0.live.scoreVersions = [:]
             $0.scoreProblem = nil
-            // Another song: the last take's analysis no longer applies.
+            // Another song: the last take's analysis and the blend no longer apply.
             $0.analysis = nil
             $0.analysisVersion += 1
+            $0.blend = nil
+            $0.blendVersion += 1
         }
         let folder = pageCache
         let engraver = self.program

@@ -276,7 +276,7 @@ struct StaffDrawing {
         for index in indices {
             let note = notesOfPart[index]
             guard let x = placement.noteX[shown]?[index] else { continue }
-            let id = "n\(part.index)-\(index)"
+            let id = Score.noteID(part: part.index, note: index)
             var data = [DataAttribute("part", part.part.name), DataAttribute("measure", "\(measure.number)"), DataAttribute("tick", "\(note.startTick)"),
                         DataAttribute("sample", "\(layout.timeMap.sample(atTick: note.startTick))")]
             if let pitch = note.pitch { data.append(DataAttribute("midi", "\(pitch.midi)")) }

@@ -57,7 +57,7 @@ struct CheckingBox: WebBox {
             precondition((0...127).contains(value), "metronome value \(value)")
         case .project(.create(let name)), .project(.select(let name)), .project(.remove(let name)):
             precondition(!name.isEmpty && name.count <= 80 && !name.unicodeScalars.contains(where: SafeText.isControl), "project \(name)")
-        case .undo, .removeReference: break
+        case .undo, .removeReference, .blend: break
         }
         return .success("done")
     }

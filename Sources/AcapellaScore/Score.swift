@@ -246,6 +246,11 @@ public struct TempoChange: Hashable, Sendable {
 /// A whole arrangement: metadata, the maps of meter, key and tempo, and the
 /// parts. Song tick 0 is the first written note (the pickup's start).
 public struct Score: Hashable, Sendable {
+    /// A note's id wherever a note is named across programs (the engraved
+    /// score's groups, the take analysis, the blend): `n<part>-<note>`,
+    /// the part's and the note's indexes from 0.
+    public static func noteID(part: Int, note: Int) -> String { "n\(part)-\(note)" }
+
     /// Title.
     public var title: String?
     /// A movement's or work's second title, printed under the title.

@@ -124,6 +124,8 @@ public struct WebLiveState: Sendable, Hashable {
     public var takesVersion = 0
     public var libraryVersion = 0
     public var analysisVersion = 0
+    /// Counts up when how the parts sang together (`WebBox.blend`) is new.
+    public var blendVersion = 0
     /// Counts up when the song's score for the page is ready (engraved
     /// after the song is loaded; the page loads it then).
     public var scoreVersion = 0
@@ -149,7 +151,7 @@ public struct WebLiveState: Sendable, Hashable {
     var json: [String: Any] {
         var object: [String: Any] = ["serial": serial, "state": state, "sample": sample, "measure": measure, "beat": beat,
                                      "song": song, "part": part, "level": level.isFinite ? level : -120, "review": review, "verse": verse,
-                                     "takesVersion": takesVersion, "libraryVersion": libraryVersion, "analysisVersion": analysisVersion,
+                                     "takesVersion": takesVersion, "libraryVersion": libraryVersion, "analysisVersion": analysisVersion, "blendVersion": blendVersion,
                                      "scoreVersion": scoreVersion, "scoreVersions": scoreVersions,
                                      "tempo": tempo.isFinite ? (tempo * 10).rounded() / 10 : 0, "tempoPercent": tempoPercent, "countIn": countIn,
                                      "metronome": metronome, "transpose": transpose, "soloed": soloed, "guideMuted": guideMuted,
@@ -402,6 +404,9 @@ public final class WebApp: Sendable {
         case "/api/analysis":
             guard let analysis = box.analysis() else { return .response(.error(404, "no take analysed yet for this song")) }
             return .response(WebResponse(status: 200, contentType: "application/json", body: analysis))
+        case "/api/blend":
+            guard let blend = box.blend() else { return .response(.error(404, "not worked out yet: ask for 'together' first")) }
+            return .response(WebResponse(status: 200, contentType: "application/json", body: blend))
         default:
             guard let download = Self.download(request.path) else { return .response(.error(404, "no such page")) }
             switch box.download(download) {
@@ -489,6 +494,8 @@ public final class WebApp: Sendable {
             }
         case "/api/undo":
             change = .undo
+        case "/api/blend":
+            change = .blend
         case "/api/reference/remove":
             change = .removeReference
         case "/api/choose":
@@ -637,6 +644,7 @@ public final class WebApp: Sendable {
                 if let before, before.takesVersion != state.takesVersion { message += Array("event: takes\ndata: \(state.takesVersion)\n\n".utf8) }
                 if let before, before.libraryVersion != state.libraryVersion { message += Array("event: library\ndata: \(state.libraryVersion)\n\n".utf8) }
                 if let before, before.analysisVersion != state.analysisVersion { message += Array("event: analysis\ndata: \(state.analysisVersion)\n\n".utf8) }
+                if let before, before.blendVersion != state.blendVersion { message += Array("event: blend\ndata: \(state.blendVersion)\n\n".utf8) }
                 let data = (try? JSONSerialization.data(withJSONObject: state.json, options: [.sortedKeys])) ?? Data()
                 return message + Array("data: ".utf8) + [UInt8](data) + Array("\n\n".utf8)
             }

@@ -28,6 +28,10 @@ public protocol WebBox: Sendable {
     func library() -> [WebSong]
     /// The newest take's analysis (JSON: notes by their id in the score), if any.
     func analysis() -> [UInt8]?
+    /// How the parts' playing takes sang together, the last time the page
+    /// asked (`WebChange.blend`): `acapella blend --json`, with each chord's
+    /// notes by their id in the score; or `{"error": …}` saying why not.
+    func blend() -> [UInt8]?
     /// An uploaded song: validated and imported before anything is
     /// written, then stored in the library folder under a name of the
     /// box's making. `fileName` only says the format (its extension).
@@ -37,6 +41,9 @@ public protocol WebBox: Sendable {
 extension WebBox {
     /// No analysis.
     public func analysis() -> [UInt8]? { nil }
+
+    /// No blend.
+    public func blend() -> [UInt8]? { nil }
 
     /// Why the current song's score could not be engraved, if it could not.
     public func scoreProblem() -> String? { nil }
@@ -101,6 +108,9 @@ public enum WebChange: Hashable, Sendable {
     case metronomeLevel(Int)
     /// The song's projects: a new one, another opened, one to the trash.
     case project(WebProjectChange)
+    /// How the parts' playing takes sang together worked out (beside the
+    /// box; the page hears `blendVersion` when it is ready).
+    case blend
 }
 
 /// A change to the current song's projects, each named as the page lists it.

@@ -136,6 +136,22 @@ import Testing
         #expect(takes[0].alignmentOffsetSamples == takes[1].alignmentOffsetSamples && takes[0].frames == takes[1].frames, "one capture, one clock")
         let audio = try takes.map { try AudioFile.readMono(box.project!.path + "/" + $0.file).samples }
         #expect(audio[0] != audio[1], "each part from its own microphone")
+        // The page asks how they sang together: worked out beside the loop
+        // (a child process), published with each chord's notes by their id
+        // on the page's score.
+        let versionBefore = box.web.live().blendVersion
+        #expect(try box.change(.blend) == .success("listening to how the parts sang together: the score shows it when it is ready"))
+        #expect(try box.run(turns: 200_000) { $0.web.blend() != nil }, "\(box.lines.suffix(3))")
+        let blend = try #require(try JSONSerialization.jsonObject(with: Data(box.web.blend() ?? [])) as? [String: Any])
+        let parts = (blend["parts"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(parts == ["Soprano", "Bass"], "\(blend)")
+        let chords = blend["chords"] as? [[String: Any]] ?? []
+        #expect(chords.count >= 4, "\(chords.count) chords")
+        for chord in chords {
+            let notes = chord["notes"] as? [String: String] ?? [:]
+            #expect(notes.keys.sorted() == ["Bass", "Soprano"] && notes["Soprano"]?.hasPrefix("n0-") == true && notes["Bass"]?.hasPrefix("n1-") == true, "\(chord)")
+        }
+        #expect(box.web.live().blendVersion == versionBefore + 1, "the page hears of it once")
         // u: the set is undone together.
         box.press("u")
         #expect(try box.run { $0.project?.manifest.takes.allSatisfy { $0.state == .discarded } == true })

@@ -370,12 +370,15 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(post("/api/project/new", "a\u{7}b") == 400)
         #expect(post("/api/project/new", String(repeating: "x", count: 81)) == 400)
         #expect(post("/api/project/rename", "Choir") == 404)
+        // How the parts sang together: asked for, then read (none yet from this box).
+        #expect(post("/api/blend", "") == 200)
+        #expect(response(app.handle(testRequest(method: "GET", path: "/api/blend", headers: ["cookie": cookie]))).status == 404)
         #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .correct(take: 3, measures: 7...9),
                                                 .correct(take: 3, measures: nil), .discard(take: 3), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3),
                                                 .fader(part: 1, control: .level, value: 80), .fader(part: nil, control: .pan, value: 0),
                                                 .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false), .removeSong(4),
-                                                .project(.create("Choir")), .project(.select("Main")), .project(.remove("Choir"))])
+                                                .project(.create("Choir")), .project(.select("Main")), .project(.remove("Choir")), .blend])
         // Changes need the token; an upload goes to the box with its name.
         #expect(response(app.handle(testRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
         #expect(post("/api/upload", "<score-partwise/>", headers: ["x-file-name": "hymn.musicxml"]) == 200)

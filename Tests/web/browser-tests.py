@@ -445,6 +445,44 @@ def record_and_keep(driver, shots):
     driver.save_screenshot(os.path.join(shots, "5-takes.png"))
 
 
+def together(driver, shots):
+    """Another part's measures 1-2 recorded (the part chosen from the page),
+    then "how the parts sang together" asked for in Takes: the Rehearse
+    score shows each chord's notes coloured against the chord, both parts
+    named above it; the first part chosen again."""
+    tab(driver, "rehearse")
+    first = driver.execute_script("return live.part")
+    other = driver.execute_script(
+        "const song = songs.find((s) => s.current); const index = song.parts.findIndex((p) => p !== live.part);"
+        "post('/api/choose', song.index + ' ' + index); return song.parts[index]")
+    check("another part chosen from the page", wait_for(lambda: driver.execute_script("return live.part") == other, 15),
+          driver.execute_script("return live.part"))
+    driver.execute_script("post('/api/punch', '1-2')")
+    check("its punch range set", wait_for(lambda: driver.execute_script("return live.punch") == "1-2", 5))
+    driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="record"]').click()
+    review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 25)
+    check(f"{other}'s measures 1-2 recorded", review, driver.find_element(By.ID, "transport").text)
+    driver.find_element(By.CSS_SELECTOR, '#review-sheet button[data-action="keep-take"]').click()
+    check("and kept", wait_for(lambda: driver.find_element(By.ID, "transport").text == "stopped", 5))
+    tab(driver, "takes")
+    driver.find_element(By.ID, "together-ask").click()
+    tab(driver, "rehearse")
+    view = wait_for(lambda: driver.find_element(By.ID, "together-view").is_displayed() and driver.find_element(By.ID, "together-summary").text, 30)
+    check("how the parts sang together is above the score, both parts named", view and first in view and other in view
+          and "chords" in view, driver.find_element(By.ID, "together-summary").text)
+    marked = driver.execute_script("return Array.from(document.querySelectorAll('#score g.note[class*=tog-]')).map(g => g.dataset.part + ' ' + g.dataset.measure)")
+    check("the chords' notes of both parts are coloured on the score (measures 1-2)", marked and set(marked) == {f"{first} 1", f"{first} 2", f"{other} 1", f"{other} 2"}, marked)
+    # The simulated room's singers sing in tune: no note off the chord.
+    off = driver.execute_script("return document.querySelectorAll('#score g.note.tog-off').length")
+    check("and none of them off the chord (the room's singers sing in tune)", off == 0, off)
+    driver.save_screenshot(os.path.join(shots, "5b-together.png"))
+    driver.find_element(By.ID, "together-hide").click()
+    check("hidden again", wait_for(lambda: not driver.find_element(By.ID, "together-view").is_displayed()
+                                   and not driver.find_elements(By.CSS_SELECTOR, "#score g.note[class*=tog-]"), 5))
+    driver.execute_script("const song = songs.find((s) => s.current); post('/api/choose', song.index + ' ' + song.parts.indexOf(arguments[0]))", first)
+    check("the first part chosen again", wait_for(lambda: driver.execute_script("return live.part") == first, 15))
+
+
 def compare_takes(driver, shots):
     """A second take of the same measures, discarded at review; the two
     compared A/B from the player at the top, in time."""
@@ -847,6 +885,7 @@ def main():
             upload_song(driver, shots, data)
             if not webkit:  # WebKitWebDriver opens no second tab; the origin check is the server's, browser-independent
                 refusals(driver, port, data)
+            together(driver, shots)
             sizes(driver, shots)
             accessibility(driver, shots)
             check("the box still runs for the last test", box.poll() is None, f"it ended with {box.poll()}")
