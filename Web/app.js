@@ -304,12 +304,17 @@ function clearBlend() {
   }
 }
 
+let blendLoads = 0;
 async function loadBlend() {
   const panel = $("together-view");
-  clearBlend();
+  const load = ++blendLoads;  // the newest load wins (an event and a new score at once)
+  $("together-ask").disabled = false;
   const response = await fetch("/api/blend");
-  if (!response.ok) { panel.hidden = true; return; }
-  const blend = await response.json();
+  let blend = null;
+  try { blend = response.ok ? await response.json() : null; } catch (error) { blend = { error: "the box sent something unreadable" }; }
+  if (load !== blendLoads) return;
+  clearBlend();
+  if (!blend) { panel.hidden = true; return; }
   panel.hidden = false;
   const list = $("together-lines");
   list.innerHTML = "";
@@ -320,15 +325,24 @@ async function loadBlend() {
       const off = chord.againstEqual[part];
       if (!group) continue;
       const bass = part === chord.bass || typeof off !== "number";
-      group.classList.remove("acc-good", "acc-near", "acc-far", "acc-missed");
-      group.classList.add(bass ? "tog-bass" : Math.abs(off) < 10 ? "tog-in" : Math.abs(off) < 25 ? "tog-near" : "tog-off");
-      const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
-      title.classList.add("tog");
+      // A note held under several chords: coloured by the worst of them.
+      const rank = ["tog-bass", "tog-in", "tog-near", "tog-off"];
+      const was = rank.findIndex((name) => group.classList.contains(name));
+      const now = bass ? 0 : Math.abs(off) < 10 ? 1 : Math.abs(off) < 25 ? 2 : 3;
+      group.classList.remove("acc-good", "acc-near", "acc-far", "acc-missed", ...rank);
+      group.classList.add(rank[Math.max(was, now)]);
+      // One tooltip a note, a line for each chord it is part of.
+      let title = group.querySelector("title.tog");
+      if (!title) {
+        title = document.createElementNS("http://www.w3.org/2000/svg", "title");
+        title.classList.add("tog");
+        group.appendChild(title);
+      }
       const just = chord.againstJust[part];
-      title.textContent = "m. " + chord.measure + ": " + part + (bass ? ", the chord's bass"
+      const said = "m. " + chord.measure + ", beat " + chord.beat + ": " + part + (bass ? ", the chord's bass"
         : " " + Math.abs(Math.round(off)) + " cents " + (off >= 0 ? "sharp" : "flat") + " of the interval above the bass"
           + (typeof just === "number" ? " (" + (just >= 0 ? "+" : "") + Math.round(just) + " against just intonation)" : ""));
-      group.appendChild(title);
+      title.textContent = title.textContent ? title.textContent + "\n" + said : said;
     }
   }
   // The choir's pitch from the first chord to the last (a rate a minute over a few bars says little).
@@ -340,7 +354,11 @@ async function loadBlend() {
   for (const line of blend.lines.concat(blend.leftOut)) child(list, "li", null, line);
 }
 
-$("together-ask").addEventListener("click", () => post("/api/blend", ""));
+$("together-ask").addEventListener("click", async () => {
+  $("together-ask").disabled = true;  // until the blend (or a refusal) comes back
+  const done = await post("/api/blend", "");
+  if (!done.ok) $("together-ask").disabled = false;
+});
 $("together-hide").addEventListener("click", () => { clearBlend(); $("together-view").hidden = true; if (csrf !== null) loadAnalysis(); });
 
 // The lyric groups of the sung part and verse, in time order.

@@ -10,8 +10,9 @@ public struct SplitNote: Hashable, Sendable {
     public var offset: Int64
     /// The nearest equal-tempered note (A4 = 440 Hz) to the sung pitch.
     public var midi: Int
-    /// The sung pitch against `midi`, cents (+ sharp): the median over the
-    /// note, so vibrato centres.
+    /// The sung pitch against `midi`, cents (+ sharp): the median of the
+    /// pitch held over the note (a slide into it left out), so vibrato
+    /// centres.
     public var cents: Double
     /// The sung pitch, Hz.
     public var frequency: Double
@@ -107,6 +108,7 @@ public struct NoteSplitter: Sendable {
     /// level of each frame.
     public func notes(from estimates: [PitchEstimate], levels: [Double]) -> [SplitNote] {
         let shortestFrames = max(1, Int((shortest * Double(sampleRate) / Double(hop)).rounded()))
+        let estimates = Self.bridged(estimates, levels: levels, silence: silence)
         let sung = { (frame: Int) in
             estimates[frame].voiced && estimates[frame].frequency > 0 && (frame >= levels.count || levels[frame] > silence)
         }
@@ -118,16 +120,52 @@ public struct NoteSplitter: Sendable {
             while end < estimates.count && sung(end) { end += 1 }
             if end - index >= shortestFrames {
                 let pitches = estimates[index..<end].map { Tuning.midi(frequency: $0.frequency) }
-                let held = Self.runningMedian(pitches, half: max(1, Int(steadying / 2 * Double(sampleRate) / Double(hop))))
+                let (held, median) = self.held(pitches)
                 for piece in pieces(held, shortestFrames: shortestFrames) {
                     for part in reattacked(piece, levels: levels, offset: index, shortestFrames: shortestFrames) {
-                        notes.append(note(frames: (part.lowerBound + index)..<(part.upperBound + index), pitches: Array(pitches[part]), held: Array(held[part])))
+                        notes.append(note(frames: (part.lowerBound + index)..<(part.upperBound + index), pitches: Array(pitches[part]), held: Array(median[part])))
                     }
                 }
             }
             index = end
         }
         return notes
+    }
+
+    /// The pitch a run holds: its running median over `steadying` where the
+    /// run has wide vibrato (its frames half their time more than 25 cents
+    /// from it), else the pitch as tracked — a median also drops a note
+    /// shorter than half of it (a fast run's turning note).
+    /// Also returns the running median itself (the notes' centres).
+    func held(_ pitches: [Double]) -> (held: [Double], median: [Double]) {
+        let median = Self.runningMedian(pitches, half: max(1, Int(steadying / 2 * Double(sampleRate) / Double(hop))))
+        let wide = Self.median(zip(pitches, median).map { abs($0 - $1) }) > 0.25
+        return (wide ? median : pitches, median)
+    }
+
+    /// The track with each gap of one or two unvoiced frames inside a held
+    /// pitch (the same within half a semitone either side, the gap not
+    /// silent) given the pitch before it: the tracker loses a frame where
+    /// the voice only wavers, which is no new note; a real re-attack is
+    /// found by its dip in level (`reattack`), a breath by its silence.
+    static func bridged(_ estimates: [PitchEstimate], levels: [Double], silence: Double) -> [PitchEstimate] {
+        var bridged = estimates
+        var index = 1
+        while index < estimates.count {
+            guard !estimates[index].voiced, estimates[index - 1].voiced, estimates[index - 1].frequency > 0 else { index += 1; continue }
+            var end = index
+            while end < estimates.count && !estimates[end].voiced && end - index < 3 { end += 1 }
+            let audible = (index..<end).allSatisfy { $0 < levels.count && levels[$0] > silence }
+            if end - index <= 2, end < estimates.count, estimates[end].voiced, estimates[end].frequency > 0, audible,
+               abs(Tuning.midi(frequency: estimates[end].frequency) - Tuning.midi(frequency: estimates[index - 1].frequency)) < 0.5 {
+                for frame in index..<end {
+                    bridged[frame].voiced = true
+                    bridged[frame].frequency = estimates[index - 1].frequency
+                }
+            }
+            index = end + 1
+        }
+        return bridged
     }
 
     /// The semitone pieces of one voiced run (frame ranges within it).
@@ -177,16 +215,28 @@ public struct NoteSplitter: Sendable {
             let (low, high) = (max(0, frame - reach), min(count - 1, frame + reach))
             return high > low && abs(pitches[high] - pitches[low]) / (Double((high - low) * hop) / Double(sampleRate)) > slide
         }
-        func passing(_ index: Int) -> Bool {
-            let range = pieces[index].range
-            guard range.count >= shortestFrames else { return true }
+        func sliding(_ index: Int) -> Bool {
             guard index > 0, index + 1 < pieces.count else { return false }
             let (before, here, after) = (states[pieces[index - 1].state], states[pieces[index].state], states[pieces[index + 1].state])
             guard min(before, after) < here && here < max(before, after) else { return false }
             // Judged where the voice is on the piece's semitone (Viterbi may
-            // hold it on into the slow end of a slide).
-            let own = range.filter { abs(pitches[$0] - Double(here)) < 0.5 }
-            return own.filter { moving[$0] }.count * 10 >= own.count * 6
+            // hold it on into the slow end of a slide); a note, however
+            // short, holds its pitch between its edges.
+            let own = pieces[index].range.filter { abs(pitches[$0] - Double(here)) < 0.5 }
+            return !own.isEmpty && own.filter { moving[$0] }.count * 10 >= own.count * 6
+        }
+        func passing(_ index: Int) -> Bool {
+            guard pieces[index].range.count >= shortestFrames else { return true }
+            guard sliding(index) else { return false }
+            // The slide (this piece and the sliding ones beside it) goes
+            // between notes held at least twice as long: a fast run's notes
+            // are as short as the notes around them.
+            var (first, last) = (index, index)
+            while first > 0 && sliding(first - 1) { first -= 1 }
+            while last + 1 < pieces.count && sliding(last + 1) { last += 1 }
+            guard first > 0, last + 1 < pieces.count else { return false }
+            let slide = pieces[first...last].map(\.range.count).reduce(0, +)
+            return 2 * slide <= min(pieces[first - 1].range.count, pieces[last + 1].range.count)
         }
         while pieces.count > 1, let shortest = pieces.indices.filter(passing).min(by: { pieces[$0].range.count < pieces[$1].range.count }) {
             let piece = pieces[shortest]
@@ -253,10 +303,13 @@ public struct NoteSplitter: Sendable {
     /// A note over `frames`: its pitch the median of the frames where the
     /// voice holds it (`held` within 35 cents of its middle: a slide into
     /// or out of the note does not pull its centre; vibrato centres).
+    /// A note shorter than half the median's span is not held in it (the
+    /// median shows its neighbours): its frames as tracked then.
     func note(frames: Range<Int>, pitches: [Double], held: [Double]) -> SplitNote {
         let middle = Self.median(held)
         let steady = held.filter { abs($0 - middle) <= 0.35 }
-        let pitch = Self.median(steady.isEmpty ? pitches : steady)
+        let tracked = Self.median(pitches)
+        let pitch = steady.isEmpty || abs(middle - tracked) > 0.5 ? tracked : Self.median(steady)
         let midi = Int(pitch.rounded())
         let onset = Int64(frames.lowerBound * hop - hop / 2)
         let offset = Int64(frames.upperBound * hop - hop / 2)

@@ -586,26 +586,46 @@ final class TakeAnalyses: Sendable {
         }
     }
 
-    /// How the parts' playing takes sang together (`acapella blend --json`
-    /// in a process of its own), for the page: the JSON, or `{"error": …}`.
+    /// How the parts' playing takes sang together (`acapella blend
+    /// --for-box` in a process of its own), for the page: the JSON, or
+    /// `{"error": …}`. One at a time: asked again while one is worked out,
+    /// it is worked out once more after it (the takes may have changed).
     private let blends = VisibleLock<[[UInt8]]>([])
+    private let blendAsked = VisibleLock<(running: Bool, again: Bool)>((false, false))
 
     func blend(project path: String) {
+        let start = blendAsked.withLock { asked in
+            if asked.running { asked.again = true } else { asked.running = true }
+            return !asked.again
+        }
+        guard start else { return }
         queue.async { [self] in
-            let limits = WebHub.childLimits
-            var json: [UInt8]
-            switch BoundedChild.run(analyzer, ["blend", path, "--json"], limits: limits, outputLimit: 32 << 20) {
-            case .failure(let error):
-                json = Self.error(error.description)
-            case .success(let outcome):
-                if let failure = outcome.failure(limits: limits) {
-                    json = Self.error(failure.replacingOccurrences(of: "acapella blend: error: \(path): ", with: "").replacingOccurrences(of: "acapella blend: error: ", with: ""))
-                } else {
-                    json = Array(outcome.output.utf8)
-                }
+            repeat {
+                let json = Self.blended(analyzer, project: path)
+                blends.withLock { $0.append(json) }
+                wake.wake()
+            } while blendAsked.withLock { asked in
+                defer { asked = (asked.again, false) }
+                return asked.again
             }
-            blends.withLock { $0.append(json) }
-            wake.wake()
+        }
+    }
+
+    /// `acapella blend --for-box` run once: its JSON, checked, or why not.
+    static func blended(_ program: String, project path: String) -> [UInt8] {
+        let limits = WebHub.childLimits
+        switch BoundedChild.run(program, ["blend", path, "--for-box"], limits: limits, outputLimit: 8 << 20) {
+        case .failure(let problem):
+            return error(problem.description)
+        case .success(let outcome):
+            if let failure = outcome.failure(limits: limits) {
+                return error(failure.replacingOccurrences(of: "acapella blend: error: \(path): ", with: "").replacingOccurrences(of: "acapella blend: error: ", with: ""))
+            }
+            guard let object = TakeReport.lastJSONLine(Array(outcome.output.utf8)), object["chords"] is [Any],
+                  let bytes = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+                return error("the blend said something else than expected")
+            }
+            return [UInt8](bytes)
         }
     }
 

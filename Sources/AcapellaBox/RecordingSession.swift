@@ -83,8 +83,9 @@ public struct PartOnInput: Hashable, Sendable {
     /// The song's part a name stands for: its name in any case, or its
     /// number from 1 (`record --parts`, the box's recording set, `--part`).
     public static func partIndex(named name: String, in score: Score) -> Int? {
-        if let number = Int(name), score.parts.indices.contains(number - 1) { return number - 1 }
-        return score.parts.firstIndex { $0.name.lowercased() == name.lowercased() }
+        if let named = score.parts.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) { return named }
+        guard let number = Int(name), number >= 1, number <= score.parts.count else { return nil }
+        return number - 1
     }
 }
 

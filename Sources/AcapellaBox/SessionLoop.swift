@@ -43,6 +43,8 @@ final class SessionLoop {
     var lights: Set<String> = []
     var lastDraw: Int64 = 0
     var takesChanged = true
+    /// The takes playing when the page's blend was worked out (nil: none shown).
+    var blendTakes: Set<Int>?
     /// Each take's score for the takes list, and the take being scored
     /// (one at a time) and those that could not be.
     var scores: TakeScores
@@ -575,7 +577,10 @@ final class SessionLoop {
 
     /// Analyses finished beside the loop.
     func analysisInputs() {
-        if let blend = analyses.blendsFinished().last { io.web?.publishBlend(blend) }
+        if let blend = analyses.blendsFinished().last {
+            io.web?.publishBlend(blend)
+            blendTakes = playingTakes()
+        }
         for finished in analyses.finished() {
             if finished.quiet { scoring = nil }
             switch finished.result {
@@ -800,9 +805,19 @@ final class SessionLoop {
     /// The project's takes as they are now.
     func currentTakes() -> [TakeRecord] { project.manifest.takes }
 
-    /// The song's takes for the web page, as the project says now.
+    /// The takes that play now (each part's active one), by id.
+    func playingTakes() -> Set<Int> {
+        Set(project.manifest.takes.filter { $0.active && $0.state.isUsable && $0.state != .discarded }.map(\.id))
+    }
+
+    /// The song's takes for the web page, as the project says now; a blend
+    /// shown of takes that no longer all play is taken down.
     func publishTakes(_ web: WebHub) {
         takesChanged = false
+        if let shown = blendTakes, shown != playingTakes() {
+            web.publishBlend(nil)
+            blendTakes = nil
+        }
         let withReference = session.context.reference != nil
         let rate = project.manifest.sampleRate
         let (records, reference) = (project.manifest.takes, withReference ? project.referenceRecord?.describe(sampleRate: rate) : nil)

@@ -352,9 +352,7 @@ public struct TakeReport: Sendable {
     /// The summary and the page's JSON (bytes, keys sorted) from `boxJSON`
     /// as printed; nil when it is not that.
     public static func parseBoxJSON(_ bytes: [UInt8]) -> (summary: TakeSummary, page: [UInt8])? {
-        // The last line: what the project's opening said (on stderr) comes before it.
-        let line = bytes.split(separator: UInt8(ascii: "\n")).last { $0.first == UInt8(ascii: "{") } ?? []
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+        guard let object = lastJSONLine(bytes),
               let summary = object["summary"] as? [String: Any], let page = object["page"],
               let take = summary["take"] as? Int, let score = summary["score"] as? Int, let sung = summary["sung"] as? Int,
               let notes = summary["notes"] as? Int, let worst = summary["worst"] as? [String], let punch = summary["punch"] as? [Int],
@@ -363,6 +361,13 @@ public struct TakeReport: Sendable {
         else { return nil }
         return (TakeSummary(takeID: take, score: score, sung: sung, notes: notes, worst: worst, punch: punch.count == 2 ? punch[0]...punch[1] : nil),
                 [UInt8](pageBytes))
+    }
+
+    /// The object on the last line of a child's output that is one (what
+    /// the project's opening said, on stderr, comes before it), if any.
+    static func lastJSONLine(_ bytes: [UInt8]) -> [String: Any]? {
+        let line = bytes.split(separator: UInt8(ascii: "\n")).last { $0.first == UInt8(ascii: "{") } ?? []
+        return try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
     }
 
     public func pageJSON(takeID: Int) -> [String: Any] {

@@ -23,13 +23,15 @@ import Foundation
 /// 5. Pitch and notes without a score on the harder voices
 ///    (Tools/make-hard-voices.py) and the shared ones, beside the public
 ///    trackers (Tools/compare-trackers.py in `Tools/python-env peers`:
-///    swift-f0, Praat, pYIN, CREPE, basic-pitch), each scored alike.
+///    swift-f0, Praat, pYIN, CREPE, basic-pitch), each scored alike. Only
+///    when asked (`--only 5`): its first run installs torch and tensorflow
+///    (a few GB), and CREPE takes about 20 minutes here.
 func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     let folder = NSTemporaryDirectory() + "acapella-bench-analyze-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let aubio = capture(["aubiopitch", "--help"], passErrors: true) != nil
-    let sections = Set((arguments.value("--only") ?? "1,2,3,4,5").split(separator: ",").compactMap { Int($0) })
+    let sections = Set((arguments.value("--only") ?? "1,2,3,4").split(separator: ",").compactMap { Int($0) })
 
     if sections.contains(1) {
     print("bench analyze: 1. the take analysis against the synthetic singer's truth (8 songs, 3 singers; goals: cents p95 ≤ 3, onsets p95 ≤ 10 ms, missed recall ≥ 95 %, false alarms ≤ 2 %)")

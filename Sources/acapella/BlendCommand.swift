@@ -17,6 +17,10 @@ func runBlend(_ arguments: ParsedArguments) throws -> Int32 {
         }
         writeError("wrote \(plot): each part's pitch at every chord against the written notes, the ensemble's in black")
     }
+    if arguments.flags.contains("--for-box") {
+        print(String(decoding: try JSONSerialization.data(withJSONObject: blend.json, options: [.sortedKeys]), as: UTF8.self))
+        return 0
+    }
     if arguments.flags.contains("--json") {
         print(String(decoding: try JSONSerialization.data(withJSONObject: blend.json, options: [.sortedKeys, .prettyPrinted]), as: UTF8.self))
         return 0

@@ -141,6 +141,7 @@ let commands: [Subcommand] = [
         options: [
             OptionSpec(names: ["--json"], valueName: nil, help: "the blend as JSON: the ensemble, each part, every chord and common entry"),
             OptionSpec(names: ["--svg"], valueName: "OUT.svg", help: "a plot: each part's pitch at every chord, the ensemble's line", writes: true),
+            OptionSpec(names: ["--for-box"], valueName: nil, help: "the JSON on one line: what the box runs, in a process of its own, for the page"),
         ],
         details: "Each part's playing take is analysed as 'analyze' does. Wherever two or more parts sing together:\neach upper part's interval above the lowest, as sung, against equal temperament and just\nintonation (cents); the ensemble's pitch (the mean of the parts') and its drift in cents a minute;\neach part's offset from the ensemble; how far apart the parts entered where they begin a note\ntogether (ms); each take's loudness (LUFS) against the parts' mean. A part 15 cents or more\noff the chord, or entering 40 ms or more from the others, is named.",
         run: runBlend),

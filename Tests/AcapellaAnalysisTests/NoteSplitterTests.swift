@@ -106,6 +106,46 @@ import Testing
         }
     }
 
+    /// A fast run between held notes keeps every note (80 and 125 ms, up
+    /// and back, plain and with ±30 cents of vibrato): a running median
+    /// would drop the turning notes and the slide rule would take the run
+    /// for a portamento (2–5 notes of 8 before both were held back).
+    @Test(arguments: [(0.08, 0.0), (0.08, 30.0), (0.125, 0.0), (0.125, 30.0)])
+    func aFastRunKeepsItsNotes(seconds: Double, vibrato: Double) {
+        let rate = 48_000
+        for midis in [[60, 62, 64, 65, 67, 69, 71, 72], [60, 62, 64, 62, 60, 62, 64, 62, 60]] {
+            let line = midis.enumerated().map { index, midi in
+                Sung(midi: midi, cents: 0, seconds: index == 0 || index == midis.count - 1 ? 0.6 : seconds, vibrato: true, gapBefore: index == 0 ? 0.2 : 0)
+            }
+            let (samples, _) = Self.render(rate: rate, line: line, vibrato: vibrato, glide: 0.005)
+            let notes = NoteSplitter(sampleRate: rate).notes(in: samples)
+            #expect(notes.map(\.midi) == midis, "\(seconds) s, ±\(vibrato) cents: \(notes.map(\.midi))")
+        }
+    }
+
+    /// A held pitch whose track loses a frame or two where the voice only
+    /// wavers (audible, the same pitch either side) stays one note (the
+    /// shared chorale's B4 held over a 7 dB waver was two); a gap of six
+    /// frames, a silent one, or another pitch after it still splits.
+    @Test func aFrameOrTwoLostInAHeldNoteIsNoNewNote() {
+        let splitter = NoteSplitter(sampleRate: 48_000)
+        func notes(gap: Int, gapLevel: Double = -25, after: Double = 440) -> [SplitNote] {
+            let frames = 200
+            let estimates = (0..<frames).map { frame in
+                let lost = (100..<(100 + gap)).contains(frame)
+                return PitchEstimate(centreSample: Int64(frame * splitter.hop), frequency: lost ? 0 : frame < 100 ? 440 : after, aperiodicity: lost ? 1 : 0.05, voiced: !lost)
+            }
+            let levels = (0..<frames).map { (100..<(100 + gap)).contains($0) ? gapLevel : -20 }
+            return splitter.notes(from: estimates, levels: levels)
+        }
+        #expect(notes(gap: 1).map(\.midi) == [69])
+        #expect(notes(gap: 2).map(\.midi) == [69])
+        #expect(notes(gap: 6).map(\.midi) == [69, 69], "a break")
+        #expect(notes(gap: 2, gapLevel: -90).map(\.midi) == [69, 69], "a silence, however short")
+        #expect(notes(gap: 2, after: 493.88).map(\.midi) == [69, 71], "another note")
+        #expect(notes(gap: 2, gapLevel: -40).map(\.midi) == [69, 69], "a re-attack: 20 dB down")
+    }
+
     /// Silence, a click and blips of pitch shorter than the shortest note
     /// are no notes; a tone just longer is one note, as long as it sounds.
     /// (The 43 ms window finds a clean period in a tone that fills only its
