@@ -213,9 +213,12 @@ public struct Blend: Sendable {
     /// chords and entries worth naming.
     public var lines: [String] {
         var lines: [String] = []
-        lines.append(String(format: "%d chords sung together, %d common entries; the ensemble %@ (%+.1f cents a minute: %+.0f at the first chord, %+.0f at the last)",
-                            chords.count, entries.count, abs(ensembleDriftCentsPerMinute) < 2 ? "held its pitch" : ensembleDriftCentsPerMinute < 0 ? "sank" : "rose",
-                            ensembleDriftCentsPerMinute, ensembleStartCents, ensembleEndCents))
+        // A rate a minute is said only where the line moved by 5 cents or more
+        // (over a few bars, 2 cents would read as tens of cents a minute).
+        let moved = abs(ensembleEndCents - ensembleStartCents) >= 5 && abs(ensembleDriftCentsPerMinute) >= 2
+        lines.append(String(format: "%d chords sung together, %d common entries; the ensemble %@ (%@%+.0f at the first chord, %+.0f at the last)",
+                            chords.count, entries.count, !moved ? "held its pitch" : ensembleDriftCentsPerMinute < 0 ? "sank" : "rose",
+                            moved ? String(format: "%+.1f cents a minute: ", ensembleDriftCentsPerMinute) : "", ensembleStartCents, ensembleEndCents))
         for part in parts {
             var text: String
             if part.chords == 0 {

@@ -204,6 +204,11 @@ func leastSquares(columns: [[Float]], target: [Float]) -> [Double] {
         #expect(blend.lines.contains { $0.hasPrefix("Tenor (take 3): ") && $0.contains(" ms after the others") }, "\(blend.lines.prefix(5))")
         #expect(blend.lines.contains { $0.contains(": tenor entered ") && $0.contains(" ms after the others") }, "\(blend.lines)")
         #expect(blend.lines.contains { $0.contains(": alto ") && $0.contains("cents flat of the chord") }, "\(blend.lines)")
+        // The sinking said with its rate; the same blend over a moment that moved 2 cents holds its pitch, no rate given.
+        #expect(blend.lines.first?.contains("; the ensemble sank (-") == true && blend.lines.first?.contains(" cents a minute: ") == true, "\(blend.lines.first ?? "")")
+        var moment = blend
+        (moment.ensembleStartCents, moment.ensembleEndCents) = (0, -2)
+        #expect(moment.lines.first?.hasSuffix("; the ensemble held its pitch (+0 at the first chord, -2 at the last)") == true, "\(moment.lines.first ?? "")")
         print(String(format: "blend: intervals p95 %.2f cents (%d), entries p95 %.1f ms (%d), ensemble drift %.1f cents a minute (chosen %.0f); ", p95, intervalErrors.count,
                      entryP95, entryErrors.count, blend.ensembleDriftCentsPerMinute, drift) + blend.parts.map { String(format: "%@ %+.1f ¢ %+.0f ms", $0.name, $0.offsetCents, $0.entryMilliseconds) }.joined(separator: ", "))
     }
