@@ -113,6 +113,19 @@ def given_notes(path):
     return rows[:, 0:2], 440 * 2 ** ((rows[:, 2] + rows[:, 3] / 100 - 69) / 12)
 
 
+def reference_notes(path, acapella, shared):
+    """FILE.wav's truth notes (intervals, Hz) as the module doc says, or
+    None when no notes are known for it."""
+    if os.path.exists(path[:-4] + ".notes.csv"):
+        return given_notes(path[:-4] + ".notes.csv")
+    name = re.sub(r"-(world|h2|h2strong|h2extreme|h3)$", "", os.path.basename(path)[:-4])
+    if name not in SUNG:
+        return None
+    with open(path[:-4] + ".f0.csv") as handle:
+        f0 = [float(line.split(",")[-1]) for line in handle if line.strip() and not line.startswith("#")]
+    return truth_notes(f0, score_notes(acapella, shared, name))
+
+
 def ours(acapella, path):
     out = subprocess.run([acapella, "notes", path], check=True, capture_output=True, text=True).stdout
     rows = [line.split(",") for line in out.strip().split("\n")[1:] if line]
@@ -147,16 +160,10 @@ def main():
     means = {"acapella": [], "aubio": []}
     for path in arguments.files:
         stem = os.path.basename(path)[:-4]
-        name = re.sub(r"-(world|h2|h2strong|h2extreme|h3)$", "", stem)
-        if os.path.exists(path[:-4] + ".notes.csv"):
-            reference = given_notes(path[:-4] + ".notes.csv")
-        elif name not in SUNG:
+        reference = reference_notes(path, arguments.acapella, arguments.shared)
+        if reference is None:
             print(f"{stem}: skipped (no notes known for it)")
             continue
-        else:
-            with open(path[:-4] + ".f0.csv") as handle:
-                f0 = [float(line.split(",")[-1]) for line in handle if line.strip() and not line.startswith("#")]
-            reference = truth_notes(f0, score_notes(arguments.acapella, arguments.shared, name))
         for program, estimate in (("acapella", ours(arguments.acapella, path)), ("aubio", aubio(path))):
             (precision, recall, f), with_offsets, count = scores(reference, estimate)
             means[program].append(f)

@@ -51,26 +51,16 @@ def read_csv(path):
     return numpy.array(rows)
 
 
+# The notes' truth and acapella's notes as Tools/compare-notes.py reads them.
+_spec = importlib.util.spec_from_file_location("compare_notes", os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare-notes.py"))
+NOTES = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(NOTES)
+
+
 def truth_of(path, acapella, shared):
     f0 = read_csv(path[:-4] + ".f0.csv")[:, 1]
     times = numpy.arange(len(f0)) * HOP / RATE
-    notes_path = path[:-4] + ".notes.csv"
-    if os.path.exists(notes_path):
-        rows = read_csv(notes_path)
-        intervals = rows[:, 0:2]
-        pitches = 440 * 2 ** ((rows[:, 2] + rows[:, 3] / 100 - 69) / 12)
-    else:
-        here = os.path.dirname(os.path.abspath(__file__))
-        spec = importlib.util.spec_from_file_location("compare_notes", os.path.join(here, "compare-notes.py"))
-        notes = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(notes)
-        name = os.path.basename(path)[:-4]
-        import re
-        name = re.sub(r"-(world|h2|h2strong|h2extreme|h3)$", "", name)
-        if name not in notes.SUNG:
-            return times, f0, None
-        intervals, pitches = notes.truth_notes(list(f0), notes.score_notes(acapella, shared, name))
-    return times, f0, (intervals, pitches)
+    return times, f0, NOTES.reference_notes(path, acapella, shared)
 
 
 # Each tracker: (name, pitch(path) -> (times, hz with 0 unvoiced) or None, notes(path) -> (intervals, hz) or None)
@@ -81,11 +71,7 @@ def acapella_tracker(binary):
         rows = [line.split(",") for line in out.strip().split("\n")[1:] if line]
         return numpy.array([float(r[0]) for r in rows]), numpy.array([float(r[1]) for r in rows])
 
-    def notes(path):
-        out = subprocess.run([binary, "notes", path], check=True, capture_output=True, text=True).stdout
-        rows = [line.split(",") for line in out.strip().split("\n")[1:] if line]
-        return numpy.array([(float(r[0]), float(r[1])) for r in rows]).reshape(-1, 2), numpy.array([float(r[5]) for r in rows])
-    return "acapella", pitch, notes
+    return "acapella", pitch, lambda path: NOTES.ours(binary, path)
 
 
 def swift_tracker():

@@ -36,9 +36,10 @@ public struct SplitNote: Hashable, Sendable {
 ///    hop below `silence`: the 43 ms window still finds a clean period
 ///    when a tone fills only its edge, so without this a 20 ms blip would
 ///    read as 60 ms of pitch and a note would start before it is sung).
-/// 2. Within each voiced run, the pitch held: a running median over about
-///    one vibrato cycle (`steadying`), which keeps steps and slides where
-///    they are sung and takes out vibrato as wide as ±100 cents.
+/// 2. Within each voiced run, the pitch held: where the run has wide
+///    vibrato, a running median over about one vibrato cycle (`steadying`),
+///    which keeps steps and slides where they are sung and takes out
+///    vibrato as wide as ±100 cents; elsewhere the pitch as tracked.
 /// 3. The semitone held at each frame by Viterbi over the semitones the
 ///    run visits: a frame costs its squared distance from the semitone in
 ///    half-semitones, a change of semitone costs `changeCost`. A note sung
@@ -46,8 +47,9 @@ public struct SplitNote: Hashable, Sendable {
 ///    change); a real step of a semitone or more changes within two frames.
 /// 4. Pieces shorter than `shortest` (a scoop) go to the neighbour nearer
 ///    in pitch, and so do pieces between their neighbours' pitches where
-///    the voice moves faster than `slide` (a portamento, a legato step):
-///    the voice passing, not a note. Runs shorter than `shortest` are
+///    the voice moves faster than `slide` when the slide is at most half
+///    as long as the notes either side (a portamento, a legato step): the
+///    voice passing, not a note; a fast run's notes stay. Runs shorter than `shortest` are
 ///    dropped (a click, a breath with a pitch). Each change of note is put
 ///    where the held pitch crosses half-way between the two.
 /// 5. A note sung again on the same pitch without a break: split where the
@@ -69,8 +71,9 @@ public struct NoteSplitter: Sendable {
     /// The level (dBFS, over the frame's own hop) below which a frame is
     /// silence, whatever pitch its window shows.
     public var silence = -60.0
-    /// The running median (seconds) the notes are found on: about one
-    /// vibrato cycle (4.5–7 Hz), so that vibrato as wide as ±100 cents
+    /// The running median (seconds) the notes are found on where a run has
+    /// wide vibrato, and the notes' centres: about one vibrato cycle
+    /// (4.5–7 Hz), so that vibrato as wide as ±100 cents
     /// keeps to its note while a step of pitch stays where it was sung (a
     /// median keeps steps and slides, and drops what is shorter than half
     /// of it).

@@ -541,8 +541,7 @@ final class TakeAnalyses: Sendable {
                 result = .failure(ProjectError(description: "take \(take.id) not analysed: \(error.description)"))
             case .success(let outcome):
                 if let failure = outcome.failure(limits: limits) {
-                    let said = failure.replacingOccurrences(of: "acapella analyze: error: \(path): ", with: "")
-                    result = .failure(ProjectError(description: "take \(take.id) not analysed: \(said)"))
+                    result = .failure(ProjectError(description: "take \(take.id) not analysed: " + Self.said(failure, by: "analyze", of: path)))
                 } else if let parsed = TakeReport.parseBoxJSON(Array(outcome.output.utf8)) {
                     result = .success(parsed)
                 } else {
@@ -576,7 +575,7 @@ final class TakeAnalyses: Sendable {
                 result = .failure(ProjectError(description: "take \(take.id) not put in tune: \(error.description)"))
             case .success(let outcome):
                 if let failure = outcome.failure(limits: limits) {
-                    result = .failure(ProjectError(description: "take \(take.id) not put in tune: " + failure.replacingOccurrences(of: "acapella correct: error: \(path): ", with: "")))
+                    result = .failure(ProjectError(description: "take \(take.id) not put in tune: " + Self.said(failure, by: "correct", of: path)))
                 } else {
                     result = .success((file, outcome.output.split(separator: "\n").map(String.init)))
                 }
@@ -619,7 +618,7 @@ final class TakeAnalyses: Sendable {
             return error(problem.description)
         case .success(let outcome):
             if let failure = outcome.failure(limits: limits) {
-                return error(failure.replacingOccurrences(of: "acapella blend: error: \(path): ", with: "").replacingOccurrences(of: "acapella blend: error: ", with: ""))
+                return error(said(failure, by: "blend", of: path))
             }
             guard let object = TakeReport.lastJSONLine(Array(outcome.output.utf8)), object["chords"] is [Any],
                   let bytes = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
@@ -627,6 +626,12 @@ final class TakeAnalyses: Sendable {
             }
             return [UInt8](bytes)
         }
+    }
+
+    /// What a child (`acapella COMMAND PROJECT …`) said when it failed,
+    /// without the program's and the project's names before it.
+    static func said(_ failure: String, by command: String, of path: String) -> String {
+        failure.replacingOccurrences(of: "acapella \(command): error: \(path): ", with: "")
     }
 
     static func error(_ text: String) -> [UInt8] {

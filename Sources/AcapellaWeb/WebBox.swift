@@ -29,7 +29,7 @@ public protocol WebBox: Sendable {
     /// The newest take's analysis (JSON: notes by their id in the score), if any.
     func analysis() -> [UInt8]?
     /// How the parts' playing takes sang together, the last time the page
-    /// asked (`WebChange.blend`): `acapella blend --json`, with each chord's
+    /// asked (`WebChange.blend`): `acapella blend --for-box`, with each chord's
     /// notes by their id in the score; or `{"error": …}` saying why not.
     func blend() -> [UInt8]?
     /// An uploaded song: validated and imported before anything is
