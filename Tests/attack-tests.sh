@@ -33,7 +33,7 @@ wait "$recorder"
 grep -q "^take 1  Alto  kept" "$work/xruns.out" && pass "recorded through $stops stops: $(grep -m1 '^take' "$work/xruns.out")" || fail "the take: $(tail -2 "$work/xruns.err")"
 grep -q "the device dropped frames [0-9]* times (xruns" "$work/xruns.err" && pass "said as xruns, not the disk: $(grep -o 'the device dropped frames [0-9]* times' "$work/xruns.err")" ||
   fail "the xruns were not said: $(cat "$work/xruns.err")"
-grep -q "disk fell behind" "$work/xruns.err" && fail "stops blamed on the disk: $(grep -m1 disk "$work/xruns.err")"
+grep -q "writer fell behind" "$work/xruns.err" && fail "capture lost by the writer, not the device: $(grep -m1 "writer fell behind" "$work/xruns.err")"
 if ACAPELLA_HIL_PROJECT="$project" ACAPELLA_HIL_PART=Alto ACAPELLA_HIL_XRUNS="$stops" "$xctest" --testing-library swift-testing --filter HILAlignment > "$work/align.out" 2>&1; then
   pass "$(grep -m1 'hil alignment' "$work/align.out")"
 else

@@ -196,10 +196,17 @@ public final class Recorder: @unchecked Sendable {
         }
         received.add(1, ordering: .relaxed)
         let song = frame.mark.songSample
-        if let open = current, song <= open.lastSong { close() }  // a loop pass ends: the next take begins
+        if let lastSong = current?.lastSong, song <= lastSong { close() }  // a loop pass ends: the next take begins
         if current == nil { open(at: song) }
-        guard var open = current else { return }
-        current = nil
+        guard current != nil else { return }
+        // In place: the open take is not copied a frame at a time (a
+        // quartet's four writers on a loaded box spent most of their time
+        // copying it, and fell behind).
+        append(frame, at: song, to: &current!)
+    }
+
+    /// Writer thread: one armed frame at song sample `song` into the open take.
+    private func append(_ frame: CapturedFrame, at song: Int64, to open: inout OpenTake) {
         let target = song + open.offset
         if target > open.position {
             // Capture lost before this frame: silence keeps its place.
@@ -215,14 +222,13 @@ public final class Recorder: @unchecked Sendable {
         }
         if frame.unaligned, open.unalignedFrom == nil { open.unalignedFrom = song }
         if frame.mark.kind == .recording {
-            open.recordingStart = open.recordingStart ?? song
+            if open.recordingStart == nil { open.recordingStart = song }
             open.recordingEnd = song + 1
         }
         open.pending.append(frame.value)
         open.position += 1
         open.lastSong = song
         if open.pending.count >= 4_096 { flush(&open) }
-        current = open
     }
 
     /// Writer thread: asks the owner to begin a take at `song`. The
@@ -289,11 +295,11 @@ public final class Recorder: @unchecked Sendable {
 
     private func flush(_ open: inout OpenTake) {
         guard !open.pending.isEmpty, !open.awaitingBegin else { return }
-        let samples = open.pending
-        open.pending.removeAll(keepingCapacity: true)
+        let writer = open.writer
         do {
-            try samples.withUnsafeBufferPointer { (buffer) throws(FileError) in try open.writer?.write(buffer.baseAddress!, count: buffer.count) }
+            try open.pending.withUnsafeBufferPointer { (buffer) throws(FileError) in try writer?.write(buffer.baseAddress!, count: buffer.count) }
         } catch { fail(&open, error) }
+        open.pending.removeAll(keepingCapacity: true)
     }
 
     private func flushPending() {

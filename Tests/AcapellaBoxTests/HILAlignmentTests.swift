@@ -6,27 +6,61 @@ import Foundation
 import Testing
 
 /// Run by Tests/hil/scenarios.sh inside the hardware-in-the-loop VM after
-/// `acapella record PROJECT --part PART --guide` on the loopback card, and
-/// by Tests/cli-tests.sh after the same in the simulated room at real time
-/// with the microphone hearing nothing but the playback: the captured signal
-/// is the box's own playback (every part's guide, the recorded part's
-/// included). Both stall the recording on purpose (`SIGSTOP`) so the device
-/// xruns. The take, read through its alignment, must line up with the same
-/// mix rendered offline in every stretch between its dropouts — before the
-/// first xrun, after the first, the tenth, the hundredth — and be silent
-/// inside each dropout, in place. Skipped (and reported as skipped)
-/// anywhere else: it needs that recording.
+/// `acapella record PROJECT --part PART --guide` on the loopback card (and
+/// after `--parts` on a four-input loopback whose inputs hear the two played
+/// channels in four known mixes), and by Tests/cli-tests.sh after the same in
+/// the simulated room at real time with the microphone hearing nothing but
+/// the playback: the captured signal is the box's own playback (every part's
+/// guide, the recorded part's included). Both stall the recording on purpose
+/// (`SIGSTOP`) so the device xruns. Each take, read through its alignment,
+/// must line up with the same mix rendered offline in every stretch between
+/// its dropouts — before the first xrun, after the first, the tenth, the
+/// hundredth — and be silent inside each dropout, in place. Takes recorded
+/// together must share their mark, offset, length and dropouts. Skipped (and
+/// reported as skipped) anywhere else: it needs that recording.
 @Suite struct HILAlignmentTests {
     static let environment = ProcessInfo.processInfo.environment
     static let project = environment["ACAPELLA_HIL_PROJECT"]
 
+    /// `ACAPELLA_HIL_PARTS`: `PART=LEFT:RIGHT,…`, each part's input as a mix
+    /// of the played channels; else `ACAPELLA_HIL_PART` (default Alto)
+    /// hearing their average, as a one-input capture does.
+    static func inputs() throws -> [(part: String, left: Float, right: Float)] {
+        guard let spec = environment["ACAPELLA_HIL_PARTS"] else { return [(environment["ACAPELLA_HIL_PART"] ?? "Alto", 0.5, 0.5)] }
+        return try spec.split(separator: ",").map { item in
+            let pair = item.split(separator: "=")
+            let gains = pair.count == 2 ? pair[1].split(separator: ":").compactMap { Float($0) } : []
+            guard gains.count == 2 else { throw ProjectError(description: "ACAPELLA_HIL_PARTS: '\(item)' is not PART=LEFT:RIGHT") }
+            return (String(pair[0]), gains[0], gains[1])
+        }
+    }
+
     @Test(.enabled(if: project != nil, "needs a take recorded on the loopback card or in a silent room (Tests/hil/scenarios.sh, Tests/cli-tests.sh)"))
     func loopbackTakeLinesUpWithThePlayback() throws {
         let (project, _) = try Project.open(try #require(Self.project), for: .read)
-        let part = Self.environment["ACAPELLA_HIL_PART"] ?? "Alto"
+        let inputs = try Self.inputs()
+        var takes: [TakeRecord] = []
+        for input in inputs {
+            let take = try #require(project.manifest.takes.last { $0.part == input.part && $0.state == .kept }, "no kept \(input.part) take")
+            try check(take, in: project, hearing: input.left, input.right)
+            takes.append(take)
+        }
+        // Recorded together: one capture, so one mark, one alignment, one length, the same dropouts.
+        if let first = takes.first, takes.count > 1 {
+            for take in takes.dropFirst() {
+                #expect(take.ensemble != nil && take.ensemble == first.ensemble, "take \(take.id) was not recorded with take \(first.id)")
+                #expect(take.alignmentOffsetSamples == first.alignmentOffsetSamples && take.frames == first.frames,
+                        "take \(take.id): offset \(take.alignmentOffsetSamples), \(take.frames) frames; take \(first.id): \(first.alignmentOffsetSamples), \(first.frames)")
+                #expect(take.dropouts == first.dropouts, "take \(take.id)'s dropouts differ from take \(first.id)'s")
+            }
+            print("hil alignment: \(takes.count) takes recorded together (\(takes.map { "\($0.id) \($0.part)" }.joined(separator: ", "))): one mark, offset \(first.alignmentOffsetSamples), \(first.frames) frames each, the same \(first.dropouts.count) dropouts")
+        }
+    }
+
+    func check(_ take: TakeRecord, in project: Project, hearing leftGain: Float, _ rightGain: Float) throws {
+        let part = take.part
         // The xruns forced on the recording: at least as many dropouts.
         let forced = Int(Self.environment["ACAPELLA_HIL_XRUNS"] ?? "0") ?? 0
-        let take = try #require(project.manifest.takes.last { $0.part == part && $0.state == .kept }, "no kept \(part) take")
         let (samples, _) = try AudioFile.readMono(project.path + "/" + take.file)
         func taken(_ song: Int64) -> Float {
             let frame = song + take.alignmentOffsetSamples + take.nudgeSamples
@@ -34,12 +68,12 @@ import Testing
         }
         // What the recording played: every part spread as the session does,
         // its own guide on (--guide), the session's clicks; captured as the
-        // average of the two channels.
+        // input's mix of the two channels.
         let schedule = try Schedule(score: project.score, options: ScheduleOptions(sampleRate: project.manifest.sampleRate, countInMeasures: 1))
         let played = OfflineRender.render(schedule, mixes: PartMix.spread(count: project.score.parts.count), clickGain: 0.2)
         func heard(_ song: Int64) -> Float {
             let index = Int(song - played.firstSample)
-            return index >= 0 && index < played.left.count ? (played.left[index] + played.right[index]) / 2 : 0
+            return index >= 0 && index < played.left.count ? leftGain * played.left[index] + rightGain * played.right[index] : 0
         }
         let dropouts = take.dropouts.sorted { $0.start < $1.start }
         #expect(dropouts.count >= forced, "\(forced) xruns forced, \(dropouts.count) dropouts in the take")
@@ -94,8 +128,8 @@ import Testing
             lags.append("\(lag) after \(after)")
             #expect(lag == 0, "the take is \(lag) samples off after \(after) xruns")
         }
-        print(String(format: "hil alignment: take %d (%@): %d dropouts (%d xruns forced); lag %@; %d stretches between them, %d samples, the worst %.1f dB against the playback; every dropout silent in place: %@; calibration: %@",
-                     take.id, part, dropouts.count, forced, lags.joined(separator: ", "), stretches.count, compared, worst, loud == 0 ? "yes" : "no",
+        print(String(format: "hil alignment: take %d (%@, hearing %.2f left + %.2f right): %d dropouts (%d xruns forced); lag %@; %d stretches between them, %d samples, the worst %.1f dB against the playback; every dropout silent in place: %@; calibration: %@",
+                     take.id, part, leftGain, rightGain, dropouts.count, forced, lags.joined(separator: ", "), stretches.count, compared, worst, loud == 0 ? "yes" : "no",
                      take.calibration ?? "none"))
         #expect(misaligned.isEmpty, "\(misaligned.count) stretches off the playback: \(misaligned.prefix(5))")
         #expect(compared > 100_000, "only \(compared) samples compared")
