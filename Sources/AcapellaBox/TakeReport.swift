@@ -127,8 +127,10 @@ public struct TakeReport: Sendable {
     /// level at each note's middle; the second takes the guide out and
     /// reads the notes a stretch at a time (`TakeAnalyzer`). Every note of
     /// the part the take covers, at the tempo and key it was sung in. Also
-    /// returns the guide's level found in it.
-    public static func analyze(_ take: TakeRecord, in project: Project, stretchSeconds: Int = 30) throws(ProjectError) -> (report: TakeReport, guide: Double) {
+    /// returns the guide's level found in it. A take sung at once with
+    /// others has each of them and the guide taken out on its own
+    /// (`Unmixing`; `unmixing: false`, for comparison, fits them as one).
+    public static func analyze(_ take: TakeRecord, in project: Project, stretchSeconds: Int = 30, unmixing unmix: Bool = true) throws(ProjectError) -> (report: TakeReport, guide: Double) {
         guard take.state != .recording else { throw ProjectError(description: "take \(take.id) is still being recorded") }
         guard let part = project.score.parts.firstIndex(where: { $0.name == take.part }) else {
             throw ProjectError(description: "take \(take.id) is of part '\(take.part)', which the song no longer has")
@@ -150,10 +152,6 @@ public struct TakeReport: Sendable {
             .map { TargetNote(start: tones[$0].startSample, end: tones[$0].endSample, frequency: tones[$0].frequency) }
         let analyzer = TakeAnalyzer(sampleRate: file.sampleRate)
         // The guide as the singer heard it: their own part muted, the others' takes where they have them.
-        // Takes sung at once with this one (`ensemble`) were not played, but their singers' voices
-        // reach this microphone: they stay in what is found by least squares and taken out (measured
-        // in the README: crosstalk of 0.3 between four microphones leaves notes 10–18 cents off at p95,
-        // against 17–39 cents and notes lost when left in).
         var mixes = PartMix.spread(count: schedule.tones.count)
         mixes[part].muted = true
         let playing = project.activeTakes(for: schedule.options, loading: .streamed()).takes
@@ -161,6 +159,12 @@ public struct TakeReport: Sendable {
             var others = playing
             if part < others.count { others[part] = .none }
             return GuideReader(schedule: schedule, mixes: mixes, takes: others)
+        }
+        // Sung at once with others (`ensemble`): each other singer's microphone and the guide are
+        // fitted on their own where this voice is not, and taken out as the take is read (`Unmixing`).
+        let unmixing = unmix ? Unmixing.fit(take, part: part, in: project, schedule: schedule, file: file, playing: playing) : nil
+        let read: (Int, Int, UnsafeMutablePointer<Float>) -> Int = { from, count, into in
+            unmixing.map { $0.read(file, from: from, count: count, into: into) } ?? file.read(from: Int64(from), count: count, into: into)
         }
 
         // Pass 1: the guide's share of the take, and each note's middle (its level window) in sums.
@@ -171,14 +175,16 @@ public struct TakeReport: Sendable {
         let block = 65_536
         var taken = [Float](repeating: 0, count: block)
         var played = [Float](repeating: 0, count: block)
-        let firstGuide = guide()
+        // Unmixed, the guide is out already: nothing more is fitted here.
+        let firstGuide: GuideReader? = unmixing == nil ? guide() : nil
+        func covers(_ song: Int64) -> Bool { firstGuide?.covers(song) ?? false }
         var at = 0
         while at < frames {
             let count = min(block, frames - at)
-            let got = taken.withUnsafeMutableBufferPointer { file.read(from: Int64(at), count: count, into: $0.baseAddress!) }
+            let got = taken.withUnsafeMutableBufferPointer { read(at, count, $0.baseAddress!) }
             guard got > 0 else { break }
-            played.withUnsafeMutableBufferPointer { firstGuide.read(from: origin + Int64(at), count: got, into: $0.baseAddress!) }
-            for index in 0..<got where firstGuide.covers(origin + Int64(at + index)) {
+            played.withUnsafeMutableBufferPointer { firstGuide?.read(from: origin + Int64(at), count: got, into: $0.baseAddress!) }
+            for index in 0..<got where covers(origin + Int64(at + index)) {
                 let (t, g) = (Double(taken[index]), Double(played[index]))
                 dot += t * g
                 power += g * g
@@ -190,7 +196,7 @@ public struct TakeReport: Sendable {
             while note < middles.count, middles[note].lowerBound < span.upperBound {
                 for song in max(middles[note].lowerBound, span.lowerBound)..<min(middles[note].upperBound, span.upperBound) {
                     let index = Int(song - span.lowerBound)
-                    let (t, g) = (Double(taken[index]), firstGuide.covers(song) ? Double(played[index]) : 0)
+                    let (t, g) = (Double(taken[index]), covers(song) ? Double(played[index]) : 0)
                     middleSums[note].taken += t * t
                     middleSums[note].mixed += t * g
                     middleSums[note].played += g * g
@@ -210,7 +216,7 @@ public struct TakeReport: Sendable {
         // Pass 2: the notes, a stretch at a time, the guide taken out as the take is read.
         let secondGuide = guide()
         let cleaned: (Int, Int, UnsafeMutablePointer<Float>) -> Int = { from, count, into in
-            let got = file.read(from: Int64(from), count: count, into: into)
+            let got = read(from, count, into)
             guard gain > 0, got > 0 else { return got }
             var heard = [Float](repeating: 0, count: got)
             heard.withUnsafeMutableBufferPointer { secondGuide.read(from: origin + Int64(from), count: got, into: $0.baseAddress!) }
@@ -223,7 +229,7 @@ public struct TakeReport: Sendable {
             analyzer.analyze(frameCount: frames, origin: origin, notes: notes, typical: typical, stretchSeconds: stretchSeconds, read: cleaned)
         }
         guard !report.notes.isEmpty else { throw ProjectError(description: "take \(take.id) covers none of \(take.part)'s notes") }
-        return (report, gain)
+        return (report, unmixing?.gains[0] ?? gain)
     }
 
     /// The take with the guide it was sung to taken out: the box knows what

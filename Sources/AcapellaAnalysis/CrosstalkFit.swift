@@ -1,0 +1,144 @@
+internal import CFFTW
+import Foundation
+
+/// How much of each other source — the guide the speakers played, the other
+/// singers' microphones — is in one singer's microphone, by least squares
+/// over the part of the spectrum where that singer's own voice is not:
+/// between their harmonics (and below their top) while they sing, the
+/// whole band while they rest.
+///
+/// Why not over the whole signal: another singer's microphone carries a
+/// little of this singer too, so a fit over everything takes that copy for
+/// crosstalk and overshoots (two microphones hearing each other at 0.3 are
+/// each fitted at ~0.55 and the cleaned take keeps 0.25 of the other voice).
+/// Where this singer has no energy, each other microphone holds only its
+/// own singer and the rest, and the least squares of this microphone on all
+/// of them at once finds the gains that take every other voice out, one
+/// gain a source (microphones and speakers of one room, aligned by the
+/// capture: instantaneous gains, no filters).
+public final class CrosstalkFit {
+    /// Samples a frame (Hann window); frames go `hop` apart.
+    public static let window = 4_096
+    /// Samples between frames.
+    public static let hop = 2_048
+    /// The band fitted (Hz): below it, hum and handling; above it, the
+    /// singers' harmonics crowd and vibrato smears them.
+    public static let band = 60.0...3_000.0
+    /// How far either side of each of the singer's harmonics is theirs: 6 %
+    /// of its frequency (a semitone's reach: detuned, sliding or with
+    /// vibrato) and two bins (the window's main lobe).
+    static let reach = 0.06
+
+    public let sampleRate: Int
+    /// The sources fitted.
+    public let sourceCount: Int
+    private var normal: [Double]
+    private var right: [Double]
+    private let input: UnsafeMutablePointer<Float>
+    private let spectrum: UnsafeMutablePointer<fftwf_complex>
+    private let plan: OpaquePointer
+    private let hann: [Float]
+    /// The current frame's sources' spectra (re, im per bin).
+    private var spectra: [[Float]]
+    /// Bins fitted so far.
+    public private(set) var bins = 0
+
+    /// A fit of `sourceCount` sources at `sampleRate`.
+    public init(sampleRate: Int, sourceCount: Int) {
+        self.sampleRate = sampleRate
+        self.sourceCount = sourceCount
+        let length = Self.window
+        normal = [Double](repeating: 0, count: sourceCount * sourceCount)
+        right = [Double](repeating: 0, count: sourceCount)
+        input = fftwf_alloc_real(length)!
+        spectrum = fftwf_alloc_complex(length / 2 + 1)!
+        let (real, complex) = (input, spectrum)
+        plan = OpaquePointer(bitPattern: fftwPlanner.withLock { _ in UInt(bitPattern: fftwf_plan_dft_r2c_1d(Int32(length), real, complex, UInt32(FFTW_ESTIMATE))) })!
+        hann = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length))) }
+        spectra = [[Float]](repeating: [Float](repeating: 0, count: 2 * (length / 2 + 1)), count: sourceCount)
+    }
+
+    deinit {
+        let plan = UInt(bitPattern: plan)
+        fftwPlanner.withLock { _ in fftwf_destroy_plan(OpaquePointer(bitPattern: plan)) }
+        fftwf_free(input)
+        fftwf_free(spectrum)
+    }
+
+    private func transform(_ frame: UnsafePointer<Float>, into values: inout [Float]) {
+        for index in 0..<Self.window { input[index] = frame[index] * hann[index] }
+        fftwf_execute(plan)
+        for bin in 0...(Self.window / 2) {
+            values[2 * bin] = spectrum[bin].0
+            values[2 * bin + 1] = spectrum[bin].1
+        }
+    }
+
+    /// Whether `frequency` is clear of a voice singing `pitches` (Hz; empty:
+    /// resting) — inside the band, below the singer's eighth harmonic, and
+    /// outside each harmonic's reach.
+    func clear(_ frequency: Double, of pitches: [Double]) -> Bool {
+        guard Self.band.contains(frequency) else { return false }
+        let binWidth = Double(sampleRate) / Double(Self.window)
+        for pitch in pitches where pitch > 0 {
+            // From the eighth harmonic up, the reaches meet: all theirs.
+            if frequency > 7.5 * pitch { return false }
+            let harmonic = max(1, (frequency / pitch).rounded())
+            if abs(frequency - harmonic * pitch) <= harmonic * pitch * Self.reach + 2 * binWidth { return false }
+        }
+        return true
+    }
+
+    /// One frame (`window` samples each, at the same moment): the singer's
+    /// microphone, each source, and the pitches the singer may be singing
+    /// there (their written notes near it; empty while they rest).
+    public func add(target: UnsafePointer<Float>, sources: [UnsafePointer<Float>], pitches: [Double]) {
+        precondition(sources.count == sourceCount, "one frame per source")
+        var wanted = [Float](repeating: 0, count: 2 * (Self.window / 2 + 1))
+        transform(target, into: &wanted)
+        for (index, source) in sources.enumerated() { transform(source, into: &spectra[index]) }
+        let binWidth = Double(sampleRate) / Double(Self.window)
+        for bin in 1..<(Self.window / 2) where clear(Double(bin) * binWidth, of: pitches) {
+            bins += 1
+            let (re, im) = (Double(wanted[2 * bin]), Double(wanted[2 * bin + 1]))
+            for i in 0..<sourceCount {
+                let (ri, ii) = (Double(spectra[i][2 * bin]), Double(spectra[i][2 * bin + 1]))
+                right[i] += re * ri + im * ii
+                for j in i..<sourceCount {
+                    normal[i * sourceCount + j] += ri * Double(spectra[j][2 * bin]) + ii * Double(spectra[j][2 * bin + 1])
+                }
+            }
+        }
+    }
+
+    /// Each source's gain in the microphone (0 for a source that was never
+    /// heard where the fit looked), or nil when nothing could be fitted.
+    public func gains() -> [Double]? {
+        let n = sourceCount
+        guard bins > 0 else { return nil }
+        let diagonal = (0..<n).map { normal[$0 * n + $0] }
+        let largest = diagonal.max() ?? 0
+        guard largest > 0 else { return nil }
+        // Sources silent where the fit looked (a guide with nothing in it) are left out.
+        let used = (0..<n).filter { diagonal[$0] > largest * 1e-8 }
+        let m = used.count
+        var matrix = [[Double]](repeating: [Double](repeating: 0, count: m + 1), count: m)
+        for (a, i) in used.enumerated() {
+            for (b, j) in used.enumerated() { matrix[a][b] = normal[min(i, j) * n + max(i, j)] }
+            matrix[a][a] += diagonal[i] * 1e-9
+            matrix[a][m] = right[i]
+        }
+        for pivot in 0..<m {
+            let best = (pivot..<m).max { abs(matrix[$0][pivot]) < abs(matrix[$1][pivot]) }!
+            matrix.swapAt(pivot, best)
+            guard abs(matrix[pivot][pivot]) > 0 else { return nil }
+            for row in 0..<m where row != pivot {
+                let factor = matrix[row][pivot] / matrix[pivot][pivot]
+                for column in pivot...m { matrix[row][column] -= factor * matrix[pivot][column] }
+            }
+        }
+        var gains = [Double](repeating: 0, count: n)
+        for (a, i) in used.enumerated() { gains[i] = matrix[a][m] / matrix[a][a] }
+        return gains.allSatisfy(\.isFinite) ? gains : nil
+    }
+}
