@@ -42,6 +42,14 @@ public final class CrosstalkFit {
     private var spectra: [[Float]]
     /// Bins fitted so far.
     public private(set) var bins = 0
+    /// Per bin of the band, the complex normal equations of the
+    /// microphone on every source at once over the frames where the bin is
+    /// clear (`sourceCount` × `sourceCount` then `sourceCount` on the right,
+    /// re and im): each source's transfer to the microphone, the others
+    /// held apart, where its path's delay shows.
+    private var perBin: [[Double]]
+    private let bandBins: ClosedRange<Int>
+    private var wanted: [Float]
 
     /// A fit of `sourceCount` sources at `sampleRate`.
     public init(sampleRate: Int, sourceCount: Int) {
@@ -56,6 +64,10 @@ public final class CrosstalkFit {
         plan = OpaquePointer(bitPattern: fftwPlanner.withLock { _ in UInt(bitPattern: fftwf_plan_dft_r2c_1d(Int32(length), real, complex, UInt32(FFTW_ESTIMATE))) })!
         hann = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length))) }
         spectra = [[Float]](repeating: [Float](repeating: 0, count: 2 * (length / 2 + 1)), count: sourceCount)
+        let binWidth = Double(sampleRate) / Double(length)
+        bandBins = Int((Self.band.lowerBound / binWidth).rounded(.up))...Int(Self.band.upperBound / binWidth)
+        perBin = [[Double]](repeating: [Double](repeating: 0, count: 2 * sourceCount * (sourceCount + 1)), count: bandBins.count)
+        wanted = [Float](repeating: 0, count: 2 * (length / 2 + 1))
     }
 
     deinit {
@@ -94,7 +106,6 @@ public final class CrosstalkFit {
     /// there (their written notes near it; empty while they rest).
     public func add(target: UnsafePointer<Float>, sources: [UnsafePointer<Float>], pitches: [Double]) {
         precondition(sources.count == sourceCount, "one frame per source")
-        var wanted = [Float](repeating: 0, count: 2 * (Self.window / 2 + 1))
         transform(target, into: &wanted)
         for (index, source) in sources.enumerated() { transform(source, into: &spectra[index]) }
         let binWidth = Double(sampleRate) / Double(Self.window)
@@ -108,6 +119,95 @@ public final class CrosstalkFit {
                     normal[i * sourceCount + j] += ri * Double(spectra[j][2 * bin]) + ii * Double(spectra[j][2 * bin + 1])
                 }
             }
+            guard bandBins.contains(bin) else { continue }
+            // conj(R_i)·R_j and conj(R_i)·T.
+            let n = sourceCount
+            perBin[bin - bandBins.lowerBound].withUnsafeMutableBufferPointer { sums in
+                for i in 0..<n {
+                    let (ri, ii) = (Double(spectra[i][2 * bin]), Double(spectra[i][2 * bin + 1]))
+                    for j in 0..<n {
+                        let (rj, ij) = (Double(spectra[j][2 * bin]), Double(spectra[j][2 * bin + 1]))
+                        sums[2 * (i * (n + 1) + j)] += ri * rj + ii * ij
+                        sums[2 * (i * (n + 1) + j) + 1] += ri * ij - ii * rj
+                    }
+                    sums[2 * (i * (n + 1) + n)] += ri * re + ii * im
+                    sums[2 * (i * (n + 1) + n) + 1] += ri * im - ii * re
+                }
+            }
+        }
+    }
+
+    /// Where each source may reach the microphone, later than it was read
+    /// (frames, within ±`maximum`): the peaks of its impulse response to
+    /// the microphone, from its transfer found bin by bin with the other
+    /// sources held apart (the complex least squares of each bin over the
+    /// frames where the bin is clear) — once with every bin alike, once
+    /// with each bin weighed by the source's energy in it. A strong path
+    /// shows in both; a weak one may show in one of them, or in neither
+    /// (crosstalk at 0.05 is buried under the singer's breath). The gains
+    /// are then fitted at every place found (`gains`), so a wrong one is
+    /// given little.
+    public func delays(maximum: Int) -> [[Int]] {
+        let n = sourceCount
+        var alike = [[(Double, Double)]](repeating: [], count: n)
+        var weighed = [[(Double, Double)]](repeating: [], count: n)
+        for sums in perBin {
+            let solved = Self.solveComplex(sums, n) ?? [(Double, Double)](repeating: (0, 0), count: n)
+            for j in 0..<n {
+                let energy = sums[2 * (j * (n + 1) + j)]
+                alike[j].append(solved[j])
+                weighed[j].append((solved[j].0 * energy, solved[j].1 * energy))
+            }
+        }
+        func peak(_ response: [(Double, Double)]) -> Int {
+            var best = (lag: 0, value: 0.0)
+            for lag in -maximum...maximum {
+                var value = 0.0
+                for (offset, h) in response.enumerated() {
+                    let phase = 2 * Double.pi * Double(bandBins.lowerBound + offset) * Double(lag) / Double(Self.window)
+                    value += h.0 * cos(phase) - h.1 * sin(phase)
+                }
+                if value > best.value { best = (lag, value) }
+            }
+            return best.lag
+        }
+        return (0..<n).map { j in
+            let first = peak(alike[j])
+            let second = peak(weighed[j])
+            return first == second ? [first] : [first, second]
+        }
+    }
+
+    /// The complex system `sums` holds (n × n, then the right side, each
+    /// row n + 1 complex numbers as re, im), solved with a little ridge;
+    /// nil when singular.
+    static func solveComplex(_ sums: [Double], _ n: Int) -> [(Double, Double)]? {
+        var m = (0..<n).map { i in (0...n).map { j in (sums[2 * (i * (n + 1) + j)], sums[2 * (i * (n + 1) + j) + 1]) } }
+        let trace = (0..<n).reduce(0.0) { $0 + m[$1][$1].0 }
+        guard trace > 0 else { return nil }
+        for i in 0..<n { m[i][i].0 += trace * 1e-6 }
+        for pivot in 0..<n {
+            let best = (pivot..<n).max { hypot(m[$0][pivot].0, m[$0][pivot].1) < hypot(m[$1][pivot].0, m[$1][pivot].1) }!
+            m.swapAt(pivot, best)
+            let (pr, pi) = m[pivot][pivot]
+            let size = pr * pr + pi * pi
+            guard size > 0 else { return nil }
+            for row in 0..<n where row != pivot {
+                // factor = m[row][pivot] / m[pivot][pivot]
+                let (ar, ai) = m[row][pivot]
+                let factor = ((ar * pr + ai * pi) / size, (ai * pr - ar * pi) / size)
+                for column in pivot...n {
+                    let (br, bi) = m[pivot][column]
+                    m[row][column].0 -= factor.0 * br - factor.1 * bi
+                    m[row][column].1 -= factor.0 * bi + factor.1 * br
+                }
+            }
+        }
+        return (0..<n).map { i in
+            let (ar, ai) = m[i][n]
+            let (pr, pi) = m[i][i]
+            let size = pr * pr + pi * pi
+            return ((ar * pr + ai * pi) / size, (ai * pr - ar * pi) / size)
         }
     }
 

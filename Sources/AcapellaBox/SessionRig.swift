@@ -196,6 +196,7 @@ public final class SessionRig {
                 voice.vibratoCents = settings.vibratoCents
                 voice.timingErrorSamples = settings.timingErrorSamples
                 voice.noise = settings.noise
+                voice.breathSeed = UInt64(part.partIndex)
                 voice.driftCentsPerMinute = settings.driftCentsPerMinute
                 voice.level = settings.level
                 singers[part.input] = voice

@@ -3,12 +3,14 @@ import AcapellaEngine
 import AcapellaProject
 
 /// A take sung at once with others (`ensemble`: a microphone a singer, one
-/// capture) read with the other singers and the guide taken out: each other
-/// microphone and the guide the speakers played are one source each, their
-/// gains in this microphone found by `CrosstalkFit` (least squares where
-/// this singer's own voice is not), and subtracted sample by sample as the
-/// take is read. The sources are read forward beside the take, in bounded
-/// memory, however long it is.
+/// capture) read with the other singers and the guide taken out. First
+/// `CrosstalkFit` finds where each other singer's path puts them in this
+/// microphone (their delay: a singer a metre further away arrives 140
+/// frames later); then each other microphone, at each delay found, and the
+/// guide the speakers played are a source each, their gains found by least
+/// squares where this singer's own voice is not, and subtracted sample by
+/// sample as the take is read. The sources are read forward beside the
+/// take, in bounded memory, however long it is.
 final class Unmixing {
     /// The guide's gain, then each other microphone's.
     let gains: [Double]
@@ -49,14 +51,26 @@ final class Unmixing {
         guard !others.isEmpty else { return nil }
         mixes[part].muted = true
         if part < heard.count { heard[part] = .none }
+        // First where each other singer's path puts them (their delay in this microphone), then how loud.
+        let found = CrosstalkFit(sampleRate: file.sampleRate, sourceCount: 1 + others.count)
+        scan(found, file: file, others: others, guide: GuideReader(schedule: schedule, mixes: mixes, takes: heard), tones: schedule.tones[part], origin: origin)
+        let delays = found.delays(maximum: file.sampleRate / 50)
+        others = zip(others, delays.dropFirst()).flatMap { other, lags in lags.map { (other.file, other.shift - Int64($0)) } }
         let fit = CrosstalkFit(sampleRate: file.sampleRate, sourceCount: 1 + others.count)
-        let guide = GuideReader(schedule: schedule, mixes: mixes, takes: heard)
+        scan(fit, file: file, others: others, guide: GuideReader(schedule: schedule, mixes: mixes, takes: heard), tones: schedule.tones[part], origin: origin)
+        guard let gains = fit.gains() else { return nil }
+        return Unmixing(gains: gains, guide: GuideReader(schedule: schedule, mixes: mixes, takes: heard), others: others, origin: origin)
+    }
+
+    /// Every frame of the take into `fit`, beside the guide and the others
+    /// at the same moment, with the notes the singer may be on there (a
+    /// tenth of a second either side). A window of each, slid forward a hop
+    /// at a time: each read once, in order.
+    private static func scan(_ fit: CrosstalkFit, file: SoundFileBlockSource, others: [(file: SoundFileBlockSource, shift: Int64)], guide: GuideReader, tones: [ToneEvent], origin: Int64) {
         let (window, hop) = (CrosstalkFit.window, CrosstalkFit.hop)
-        // A window of each (the take, the guide, the others), slid forward a hop at a time: each read once, in order.
         let frames = (0..<(2 + others.count)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: window) }
         defer { for frame in frames { frame.deallocate() } }
         for frame in frames { frame.initialize(repeating: 0, count: window) }
-        let tones = schedule.tones[part]
         let reach = Int64(file.sampleRate / 10)
         var firstTone = 0
         var at = -window + hop
@@ -67,12 +81,11 @@ final class Unmixing {
                 let fresh = frame + (window - hop)
                 fresh.update(repeating: 0, count: hop)
                 switch index {
-                case 0: if from >= 0 { _ = file.read(from: Int64(from), count: hop, into: fresh) }
+                case 0: _ = file.read(from: Int64(from), count: hop, into: fresh)
                 case 1: guide.read(from: origin + Int64(from), count: hop, into: fresh)
-                default: Self.read(others[index - 2], from: Int64(from), count: hop, into: fresh)
+                default: read(others[index - 2], from: Int64(from), count: hop, into: fresh)
                 }
             }
-            // The notes the singer may be on in this window (a tenth of a second either side).
             let span = (origin + Int64(at) - reach)..<(origin + Int64(at + window) + reach)
             while firstTone < tones.count, tones[firstTone].endSample <= span.lowerBound { firstTone += 1 }
             var pitches: [Double] = []
@@ -84,8 +97,6 @@ final class Unmixing {
             fit.add(target: frames[0], sources: frames.dropFirst().map { UnsafePointer($0) }, pitches: pitches)
             at += hop
         }
-        guard let gains = fit.gains() else { return nil }
-        return Unmixing(gains: gains, guide: GuideReader(schedule: schedule, mixes: mixes, takes: heard), others: others, origin: origin)
     }
 
     /// Another take's frames for this take's `from ..< from + count` (zeros where it has none).

@@ -68,6 +68,16 @@ public final class SimulatedRoom: AudioDevice {
         public var crosstalk: [[Float]]?
         /// The other singers at a microphone, when `crosstalk` is nil.
         public var crosstalkGain: Float = 0
+        /// How much later singer s reaches microphone c than their own
+        /// (`crosstalkDelays[c][s]`, frames: the path across the room, a
+        /// metre a 140 at 48 kHz). Nil: every path as long as the singer's own.
+        public var crosstalkDelays: [[Int]]?
+
+        /// How much later singer `singer` reaches microphone `microphone` than their own, frames.
+        public func delay(singer: Int, microphone: Int) -> Int {
+            guard let crosstalkDelays, microphone < crosstalkDelays.count, singer < crosstalkDelays[microphone].count else { return 0 }
+            return max(0, crosstalkDelays[microphone][singer])
+        }
 
         /// How loud singer `singer` is at microphone `microphone`.
         public func gain(singer: Int, microphone: Int) -> Float {
@@ -237,6 +247,13 @@ public final class SimulatedRoom: AudioDevice {
         let microphones = options.inputs
         let size = mask + 1
         let gains = (0..<microphones).map { microphone in (0..<microphones).map { options.gain(singer: $0, microphone: microphone) } }
+        let delays = (0..<microphones).map { microphone in (0..<microphones).map { options.delay(singer: $0, microphone: microphone) } }
+        // Each singer's voice, kept as long as the longest path across the room.
+        var sung = 1
+        while sung < frames + (delays.joined().max() ?? 0) + 1 { sung *= 2 }
+        let voices = UnsafeMutablePointer<Float>.allocate(capacity: sung * microphones)
+        voices.initialize(repeating: 0, count: sung * microphones)
+        defer { voices.deallocate() }
         let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
@@ -250,7 +267,10 @@ public final class SimulatedRoom: AudioDevice {
             voice.deallocate()
         }
         // Each microphone's own noise (the first's as a one-microphone room's).
-        var noises = (0..<options.inputs).map { SplitMix64(seed: options.seed &+ UInt64($0) &* 0x9E37_79B9_7F4A_7C15) }
+        // (Not seeds a multiple of SplitMix64's own step apart: each microphone's
+        // noise was then the first's a sample or three later, the same noise in
+        // every microphone.)
+        var noises = (0..<options.inputs).map { SplitMix64(seed: options.seed &+ UInt64($0) &* 0xD1B5_4A32_D192_ED03) }
         var skews = SplitMix64(seed: options.seed &+ 0x5EED)
         var frame: Int64 = 0
         var index = periodsBefore
@@ -282,6 +302,7 @@ public final class SimulatedRoom: AudioDevice {
                 // Nothing played, nothing captured: the frames are gone; both
                 // streams start again, the playback's buffer dropped unheard.
                 for offset in acoustic.indices { acoustic[offset] = 0 }
+                voices.update(repeating: 0, count: sung * microphones)
                 frame += lost
                 xrunsSoFar.add(1, ordering: .relaxed)
                 skew = startSkew()
@@ -314,11 +335,16 @@ public final class SimulatedRoom: AudioDevice {
             period(PeriodBuffers(input: input, left: left, right: right, frames: frames, deviceFrame: frame, roomVoice: voice,
                                  hostNanoseconds: MonotonicClock.nanoseconds(), alignment: streams,
                                  inputs: microphones > 1 ? UnsafePointer(inputs) : nil, inputCount: microphones, roomVoiceCount: microphones))
+            for singer in 0..<microphones {
+                for sample in 0..<frames { voices[singer * sung + Int((frame + Int64(sample)) & Int64(sung - 1))] = voice[singer * frames + sample] }
+            }
             for microphone in 0..<microphones {
                 let base = microphone * size
                 for sample in 0..<frames {
                     var value = options.bleed * (left[sample] + right[sample]) / 2
-                    for singer in 0..<microphones { value += gains[microphone][singer] * voice[singer * frames + sample] }
+                    for singer in 0..<microphones {
+                        value += gains[microphone][singer] * voices[singer * sung + Int((frame + Int64(sample) - Int64(delays[microphone][singer])) & Int64(sung - 1))]
+                    }
                     acoustic[base + Int((frame + Int64(sample)) & Int64(mask))] = value
                 }
             }
@@ -358,6 +384,10 @@ public struct SyntheticSinger: Sendable {
     public var timingErrorSamples: Int64 = 0
     /// Breath noise (amplitude).
     public var noise: Float = 0.005
+    /// Whose breath: singers of different parts breathe differently (with
+    /// one seed, every singer of a quartet had the same breath noise, at
+    /// once in every microphone).
+    public var breathSeed: UInt64 = 0
     /// Loudness.
     public var level: Float = 0.5
     /// How far the singer's pitch wanders over the song: cents a minute
@@ -390,7 +420,7 @@ public struct SyntheticSinger: Sendable {
             if 3 * frequency < 0.45 * rate { wave += 0.15 * sin(3 * phase) }
             value = Float(wave / 1.45 * envelope) * level
         }
-        var hash = SplitMix64(seed: UInt64(bitPattern: song) &* 0x9E37_79B9)
+        var hash = SplitMix64(seed: UInt64(bitPattern: song) &* 0x9E37_79B9 &+ breathSeed &* 0xD1B5_4A32_D192_ED03)
         return value + noise * (Float(hash.next() >> 40) / Float(1 << 24) * 2 - 1)
     }
 }
