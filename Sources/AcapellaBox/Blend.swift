@@ -302,6 +302,11 @@ public struct Blend: Sendable {
 }
 
 extension Blend {
+    /// The take a blend hears of `part`: its active take (its newest usable one).
+    public static func playingTake(of part: String, in takes: [TakeRecord]) -> TakeRecord? {
+        takes.last { $0.part == part && $0.state.isUsable && $0.state != .discarded && $0.active }
+    }
+
     /// The blend of `project`'s playing takes: each part's active take (its
     /// newest usable one), analysed as `acapella analyze` does, and its
     /// loudness. Needs two parts with takes.
@@ -310,8 +315,7 @@ extension Blend {
         var unread: [String] = []
         var tempoAndKey: (String, Int)?
         for part in project.score.parts {
-            let playing = project.manifest.takes.filter { $0.part == part.name && $0.state.isUsable && $0.state != .discarded && $0.active }
-            guard let take = playing.last else { continue }
+            guard let take = playingTake(of: part.name, in: project.manifest.takes) else { continue }
             if let reference = tempoAndKey, reference != (take.tempoScale, take.transpose) {
                 func percent(_ scale: String) -> String {
                     let terms = scale.split(separator: "/").compactMap { Double($0) }

@@ -578,8 +578,14 @@ final class SessionLoop {
     /// Analyses finished beside the loop.
     func analysisInputs() {
         if let blend = analyses.blendsFinished().last {
-            io.web?.publishBlend(blend)
-            blendTakes = playingTakes()
+            // Worked out on takes that no longer all play (one replaced or set
+            // aside while the blend ran): worked out again, not shown.
+            if Self.blendIsStale(blend, takes: project.manifest.takes) {
+                analyses.blend(project: project.path)
+            } else {
+                io.web?.publishBlend(blend)
+                blendTakes = playingTakes()
+            }
         }
         for finished in analyses.finished() {
             if finished.quiet { scoring = nil }
@@ -808,6 +814,16 @@ final class SessionLoop {
     /// The takes that play now (each part's active one), by id.
     func playingTakes() -> Set<Int> {
         Set(project.manifest.takes.filter { $0.active && $0.state.isUsable && $0.state != .discarded }.map(\.id))
+    }
+
+    /// Whether a blend's JSON heard a take of some part that is no longer
+    /// the one playing (a refusal heard none).
+    static func blendIsStale(_ blend: [UInt8], takes: [TakeRecord]) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(blend)) as? [String: Any], let parts = object["parts"] as? [[String: Any]] else { return false }
+        return parts.contains { part in
+            guard let name = part["name"] as? String, let take = part["take"] as? Int else { return false }
+            return Blend.playingTake(of: name, in: takes)?.id != take
+        }
     }
 
     /// The song's takes for the web page, as the project says now; a blend

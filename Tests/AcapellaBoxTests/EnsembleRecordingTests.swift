@@ -177,6 +177,26 @@ func leastSquares(columns: [[Float]], target: [Float]) -> [Double] {
     return (0..<n).map { matrix[$0][n] / matrix[$0][$0] }
 }
 
+/// A blend worked out while a take was replaced or set aside is not shown
+/// (the box works it out again): it heard a take that no longer plays.
+@Test func aBlendOfTakesThatNoLongerPlayIsStale() throws {
+    func take(_ id: Int, _ part: String, state: TakeState = .kept, active: Bool = true) -> TakeRecord {
+        var record = BoxSessionTests.take(id, state: state)
+        record.part = part
+        record.active = active
+        return record
+    }
+    let blend = Array(#"{"chords":[],"parts":[{"name":"Soprano","take":1},{"name":"Alto","take":2}]}"#.utf8)
+    #expect(!SessionLoop.blendIsStale(blend, takes: [take(1, "Soprano"), take(2, "Alto")]))
+    // A third part's new take: what the blend heard still plays.
+    #expect(!SessionLoop.blendIsStale(blend, takes: [take(1, "Soprano"), take(2, "Alto"), take(3, "Tenor")]))
+    // The alto sang again (take 3 plays), or take 2 was set aside (no alto plays).
+    #expect(SessionLoop.blendIsStale(blend, takes: [take(1, "Soprano"), take(2, "Alto", active: false), take(3, "Alto")]))
+    #expect(SessionLoop.blendIsStale(blend, takes: [take(1, "Soprano"), take(2, "Alto", state: .discarded)]))
+    // A refusal heard nothing.
+    #expect(!SessionLoop.blendIsStale(Array(#"{"error":"one part has a take"}"#.utf8), takes: []))
+}
+
 /// The median a part's lead or lag is measured against: two parts entering
 /// together are together whatever the third does.
 @Test func blendMedianOfTheOthers() {
