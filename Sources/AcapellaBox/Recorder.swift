@@ -58,9 +58,15 @@ public final class Recorder: @unchecked Sendable {
     /// Signalled when the owner has answered a take's beginning.
     private let answered = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
-    /// Whether the writer holds a take still open (set after each batch of
-    /// frames, once a take it closed has been handed back).
+    /// Whether the writer holds a take still open, or has not yet read a
+    /// frame of the transport idle since its last armed one (set after each
+    /// batch of frames, once a take it closed has been handed back). A loop
+    /// pass ends on a period's edge: between one pass's last batch and the
+    /// next's first, no take is open, and a stop there must still wait for
+    /// the pass it cut short (its frames are in the ring).
     private let takeOpen = Atomic<Bool>(false)
+    /// Writer thread: the last frame read was of the transport idle.
+    private var idleSeen = true
     private let received = Atomic<Int64>(0)
     private let done = DispatchSemaphore(value: 0)
 
@@ -160,7 +166,7 @@ public final class Recorder: @unchecked Sendable {
                 let count = buffer.withUnsafeMutableBufferPointer { ring.pop(into: $0.baseAddress!, maximum: $0.count) }
                 for index in 0..<count { take(buffer[index]) }
                 receiveBegin(waiting: false)
-                takeOpen.store(current != nil, ordering: .releasing)
+                takeOpen.store(current != nil || !idleSeen, ordering: .releasing)
                 if count == 0 {
                     if stopping { break }
                     flushPending()
@@ -189,10 +195,11 @@ public final class Recorder: @unchecked Sendable {
         case .gap:
             return
         case .none, .playing:
+            idleSeen = true
             if current != nil { close() }
             return
         case .armed, .recording:
-            break
+            idleSeen = false
         }
         received.add(1, ordering: .relaxed)
         let song = frame.mark.songSample
