@@ -28,6 +28,8 @@ public final class CrosstalkFit {
     /// of its frequency (a semitone's reach: detuned, sliding or with
     /// vibrato) and two bins (the window's main lobe).
     static let reach = 0.06
+    /// Places of one source this close (frames) are one path.
+    static let samePath = 16
 
     public let sampleRate: Int
     /// The sources fitted.
@@ -51,10 +53,15 @@ public final class CrosstalkFit {
     private let bandBins: ClosedRange<Int>
     private var wanted: [Float]
 
-    /// A fit of `sourceCount` sources at `sampleRate`.
-    public init(sampleRate: Int, sourceCount: Int) {
+    /// Whether `add` keeps what `delays` needs (the per-bin sums).
+    public let findsDelays: Bool
+
+    /// A fit of `sourceCount` sources at `sampleRate` (`findsDelays`: for
+    /// `delays`; without, for `gains` only, a quarter of the work).
+    public init(sampleRate: Int, sourceCount: Int, findsDelays: Bool = true) {
         self.sampleRate = sampleRate
         self.sourceCount = sourceCount
+        self.findsDelays = findsDelays
         let length = Self.window
         normal = [Double](repeating: 0, count: sourceCount * sourceCount)
         right = [Double](repeating: 0, count: sourceCount)
@@ -119,7 +126,7 @@ public final class CrosstalkFit {
                     normal[i * sourceCount + j] += ri * Double(spectra[j][2 * bin]) + ii * Double(spectra[j][2 * bin + 1])
                 }
             }
-            guard bandBins.contains(bin) else { continue }
+            guard findsDelays, bandBins.contains(bin) else { continue }
             // conj(R_i)·R_j and conj(R_i)·T.
             let n = sourceCount
             perBin[bin - bandBins.lowerBound].withUnsafeMutableBufferPointer { sums in
@@ -171,10 +178,12 @@ public final class CrosstalkFit {
             }
             return best.lag
         }
+        // Two places a few frames apart are one path (the two sources would be
+        // nearly the same, their gains large and opposite): the first is kept.
         return (0..<n).map { j in
             let first = peak(alike[j])
             let second = peak(weighed[j])
-            return first == second ? [first] : [first, second]
+            return abs(first - second) <= Self.samePath ? [first] : [first, second]
         }
     }
 

@@ -45,6 +45,8 @@ final class SessionLoop {
     var takesChanged = true
     /// The takes playing when the page's blend was worked out (nil: none shown).
     var blendTakes: Set<Int>?
+    /// Blends worked out again since the page asked (their takes changed meanwhile).
+    var blendRetries = 0
     /// Each take's score for the takes list, and the take being scored
     /// (one at a time) and those that could not be.
     var scores: TakeScores
@@ -581,7 +583,14 @@ final class SessionLoop {
             // Worked out on takes that no longer all play (one replaced or set
             // aside while the blend ran): worked out again, not shown.
             if Self.blendIsStale(blend, takes: project.manifest.takes) {
-                analyses.blend(project: project.path)
+                // At most twice more (takes replaced pass after pass: said, not chased).
+                blendRetries += 1
+                if blendRetries <= 2 {
+                    analyses.blend(project: project.path)
+                } else {
+                    io.web?.publishBlend(TakeAnalyses.error("the takes changed while the blend was worked out: ask again when they are settled"))
+                    blendTakes = playingTakes()
+                }
             } else {
                 io.web?.publishBlend(blend)
                 blendTakes = playingTakes()
@@ -663,7 +672,7 @@ final class SessionLoop {
             takesChanged = true
             for newest in new.reversed() { feed(.takeFinished(newest)) }
             // How it was sung, worked out beside the control loop while the singer listens (the first part's).
-            if let newest = new.first, newest.state == .kept {
+            if let newest = new.first, newest.state == .kept, !TakeScores.setStillRecording(newest, in: project.manifest.takes) {
                 analyses.start(newest, project: project.path)
                 unscorable.insert(newest.id)  // scored by this analysis, not again quietly
             }
@@ -723,6 +732,7 @@ final class SessionLoop {
             unlink(file)  // left by a box before this one with the same process id
             analyses.correct(take, notes: notes, project: project.path, into: file)
         case .blend:
+            blendRetries = 0
             analyses.blend(project: project.path)
         case .reloadTakes:
             rig.tones = session.context.tones

@@ -33,7 +33,17 @@ struct TakeScores: Equatable {
     /// The next take to analyse: the newest kept (or recovered) take with
     /// no score, none of `skipping` (in flight, or not analysable).
     func next(in takes: [TakeRecord], project: String, skipping: Set<Int>) -> TakeRecord? {
-        takes.last { ($0.state == .kept || $0.state == .recovered) && !skipping.contains($0.id) && score(of: $0, project: project) == nil }
+        takes.last { take in
+            (take.state == .kept || take.state == .recovered) && !skipping.contains(take.id) && score(of: take, project: project) == nil
+                && !Self.setStillRecording(take, in: takes)
+        }
+    }
+
+    /// Whether another take sung with `take` (its `ensemble` mark) is still
+    /// being written: its analysis would not hear that singer taken out.
+    static func setStillRecording(_ take: TakeRecord, in takes: [TakeRecord]) -> Bool {
+        guard let mark = take.ensemble else { return false }
+        return takes.contains { $0.ensemble == mark && $0.state == .recording }
     }
 
     /// The cache as saved; empty when there is none or it is damaged.

@@ -41,12 +41,15 @@ final class Unmixing {
         var mixes = PartMix.spread(count: schedule.tones.count)
         var heard = playing
         var others: [(file: SoundFileBlockSource, shift: Int64)] = []
-        for other in project.manifest.takes where other.ensemble == mark && other.id != take.id && other.part != take.part && other.state != .recording {
-            guard let index = project.score.parts.firstIndex(where: { $0.name == other.part }),
-                  let path = try? project.takePath(other), let source = try? SoundFileBlockSource(path: path), source.sampleRate == file.sampleRate else { continue }
+        for other in project.manifest.takes where other.ensemble == mark && other.id != take.id && other.part != take.part {
+            // Its part was not played while the set sang, whatever became of its file.
+            guard let index = project.score.parts.firstIndex(where: { $0.name == other.part }) else { continue }
             mixes[index].muted = true
             if index < heard.count { heard[index] = .none }
-            others.append((source, origin + other.alignmentOffsetSamples + other.nudgeSamples))
+            guard other.state != .recording, let path = try? project.takePath(other), let source = try? SoundFileBlockSource(path: path),
+                  source.sampleRate == file.sampleRate else { continue }
+            // One capture: the same moment is where the recording put it in each (a nudge moves how a take plays, not what it heard).
+            others.append((source, other.alignmentOffsetSamples - take.alignmentOffsetSamples))
         }
         guard !others.isEmpty else { return nil }
         mixes[part].muted = true
@@ -54,9 +57,10 @@ final class Unmixing {
         // First where each other singer's path puts them (their delay in this microphone), then how loud.
         let found = CrosstalkFit(sampleRate: file.sampleRate, sourceCount: 1 + others.count)
         scan(found, file: file, others: others, guide: GuideReader(schedule: schedule, mixes: mixes, takes: heard), tones: schedule.tones[part], origin: origin)
-        let delays = found.delays(maximum: file.sampleRate / 50)
+        // Paths up to 20 ms (7 m), and less than half a window (beyond it a delay and its alias tie).
+        let delays = found.delays(maximum: min(file.sampleRate / 50, CrosstalkFit.window / 2 - 1))
         others = zip(others, delays.dropFirst()).flatMap { other, lags in lags.map { (other.file, other.shift - Int64($0)) } }
-        let fit = CrosstalkFit(sampleRate: file.sampleRate, sourceCount: 1 + others.count)
+        let fit = CrosstalkFit(sampleRate: file.sampleRate, sourceCount: 1 + others.count, findsDelays: false)
         scan(fit, file: file, others: others, guide: GuideReader(schedule: schedule, mixes: mixes, takes: heard), tones: schedule.tones[part], origin: origin)
         guard let gains = fit.gains() else { return nil }
         return Unmixing(gains: gains, guide: GuideReader(schedule: schedule, mixes: mixes, takes: heard), others: others, origin: origin)

@@ -98,7 +98,7 @@ import Testing
     /// their own (the room's paths alike) or 140–330 frames later (1–2.4 m
     /// further, the paths the test chooses): every sung note's centre is
     /// read within 3 cents of the truth at p95 with each other singer taken
-    /// out on their own (5 with the longer paths, found by the fit), and at
+    /// out on their own (4 with the longer paths, found by the fit), and at
     /// least five times closer than with them fitted as one gain.
     @Test(arguments: [nil, [[0, 140, 250, 330], [140, 0, 140, 250], [250, 140, 0, 140], [330, 250, 140, 0]]] as [[[Int]]?])
     func eachOtherSingerIsTakenOutOnTheirOwn(delays: [[Int]]?) throws {
@@ -127,8 +127,16 @@ import Testing
         }
         let unmixed = try errors(unmixing: true)
         let asOne = try errors(unmixing: false)
+        // The bass set aside and the tenor nudged 30 ms: the soprano's reading is
+        // the same (the bass's microphone still heard the bass; a nudge moves how
+        // a take plays, not what the microphones heard at once).
+        let soprano = try TakeReport.analyze(result.takes[0], in: project).report.notes.compactMap(\.analysis.cents)
+        try project.discard(result.takes[3].id)
+        _ = try project.nudge(result.takes[2].id, by: 1_440)
+        let again = try TakeReport.analyze(try #require(project.manifest.takes.first { $0.id == result.takes[0].id }), in: project).report.notes.compactMap(\.analysis.cents)
+        #expect(again == soprano, "the soprano read otherwise after the bass was set aside and the tenor nudged")
         print(String(format: "crosstalk up to 0.35, %@: note centres p95 %.2f cents, %d missed, each singer taken out on their own; %.2f cents, %d missed, fitted as one", delays == nil ? "no path delays" : "paths 1-2.4 m longer", unmixed.p95, unmixed.missed, asOne.p95, asOne.missed))
-        #expect(unmixed.p95 <= (delays == nil ? 3 : 5) && unmixed.missed == 0, "unmixed: p95 \(unmixed.p95) cents, \(unmixed.missed) missed")
+        #expect(unmixed.p95 <= (delays == nil ? 3 : 4) && unmixed.missed == 0, "unmixed: p95 \(unmixed.p95) cents, \(unmixed.missed) missed")
         #expect(unmixed.p95 * 5 <= asOne.p95, "unmixed p95 \(unmixed.p95) against \(asOne.p95) fitted as one")
     }
 
@@ -245,7 +253,8 @@ func leastSquares(columns: [[Float]], target: [Float]) -> [Double] {
         }
         intervalErrors.sort()
         let p95 = intervalErrors[Int(Double(intervalErrors.count - 1) * 0.95)]
-        #expect(intervalErrors.count > 50 && p95 <= 3, "intervals against equal temperament: p95 \(p95) cents off the truth over \(intervalErrors.count)")
+        // Each other singer taken out on their own: 0.1 here (2.6 with one gain for them all).
+        #expect(intervalErrors.count > 50 && p95 <= 0.5, "intervals against equal temperament: p95 \(p95) cents off the truth over \(intervalErrors.count)")
         // Each part's offset from the ensemble.
         let mean = chosen.map(\.cents).reduce(0, +) / 4
         for (index, part) in blend.parts.enumerated() {
