@@ -116,7 +116,7 @@ public final class CrosstalkFit {
         transform(target, into: &wanted)
         for (index, source) in sources.enumerated() { transform(source, into: &spectra[index]) }
         let binWidth = Double(sampleRate) / Double(Self.window)
-        for bin in 1..<(Self.window / 2) where clear(Double(bin) * binWidth, of: pitches) {
+        for bin in bandBins where clear(Double(bin) * binWidth, of: pitches) {
             bins += 1
             let (re, im) = (Double(wanted[2 * bin]), Double(wanted[2 * bin + 1]))
             for i in 0..<sourceCount {
@@ -126,7 +126,7 @@ public final class CrosstalkFit {
                     normal[i * sourceCount + j] += ri * Double(spectra[j][2 * bin]) + ii * Double(spectra[j][2 * bin + 1])
                 }
             }
-            guard findsDelays, bandBins.contains(bin) else { continue }
+            guard findsDelays else { continue }
             // conj(R_i)·R_j and conj(R_i)·T.
             let n = sourceCount
             perBin[bin - bandBins.lowerBound].withUnsafeMutableBufferPointer { sums in
@@ -230,24 +230,10 @@ public final class CrosstalkFit {
         guard largest > 0 else { return nil }
         // Sources silent where the fit looked (a guide with nothing in it) are left out.
         let used = (0..<n).filter { diagonal[$0] > largest * 1e-8 }
-        let m = used.count
-        var matrix = [[Double]](repeating: [Double](repeating: 0, count: m + 1), count: m)
-        for (a, i) in used.enumerated() {
-            for (b, j) in used.enumerated() { matrix[a][b] = normal[min(i, j) * n + max(i, j)] }
-            matrix[a][a] += diagonal[i] * 1e-9
-            matrix[a][m] = right[i]
-        }
-        for pivot in 0..<m {
-            let best = (pivot..<m).max { abs(matrix[$0][pivot]) < abs(matrix[$1][pivot]) }!
-            matrix.swapAt(pivot, best)
-            guard abs(matrix[pivot][pivot]) > 0 else { return nil }
-            for row in 0..<m where row != pivot {
-                let factor = matrix[row][pivot] / matrix[pivot][pivot]
-                for column in pivot...m { matrix[row][column] -= factor * matrix[pivot][column] }
-            }
-        }
+        let matrix = used.map { i in used.map { j in normal[min(i, j) * n + max(i, j)] + (i == j ? diagonal[i] * 1e-9 : 0) } }
+        guard let solved = TakeAnalyzer.solve(matrix, used.map { right[$0] }) else { return nil }
         var gains = [Double](repeating: 0, count: n)
-        for (a, i) in used.enumerated() { gains[i] = matrix[a][m] / matrix[a][a] }
+        for (a, i) in used.enumerated() { gains[i] = solved[a] }
         return gains.allSatisfy(\.isFinite) ? gains : nil
     }
 }

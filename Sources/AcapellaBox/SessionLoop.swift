@@ -582,17 +582,13 @@ final class SessionLoop {
         if let blend = analyses.blendsFinished().last {
             // Worked out on takes that no longer all play (one replaced or set
             // aside while the blend ran): worked out again, not shown.
-            if Self.blendIsStale(blend, takes: project.manifest.takes) {
-                // At most twice more (takes replaced pass after pass: said, not chased).
-                blendRetries += 1
-                if blendRetries <= 2 {
-                    analyses.blend(project: project.path)
-                } else {
-                    io.web?.publishBlend(TakeAnalyses.error("the takes changed while the blend was worked out: ask again when they are settled"))
-                    blendTakes = playingTakes()
-                }
+            // At most twice more (takes replaced pass after pass: said, not chased).
+            let stale = Self.blendIsStale(blend, takes: project.manifest.takes)
+            if stale { blendRetries += 1 }
+            if stale && blendRetries <= 2 {
+                analyses.blend(project: project.path)
             } else {
-                io.web?.publishBlend(blend)
+                io.web?.publishBlend(stale ? TakeAnalyses.error("the takes changed while the blend was worked out: ask again when they are settled") : blend)
                 blendTakes = playingTakes()
             }
         }

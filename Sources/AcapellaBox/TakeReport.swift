@@ -214,10 +214,10 @@ public struct TakeReport: Sendable {
         })
 
         // Pass 2: the notes, a stretch at a time, the guide taken out as the take is read.
-        let secondGuide = guide()
+        let secondGuide: GuideReader? = unmixing == nil ? guide() : nil
         let cleaned: (Int, Int, UnsafeMutablePointer<Float>) -> Int = { from, count, into in
             let got = read(from, count, into)
-            guard gain > 0, got > 0 else { return got }
+            guard gain > 0, got > 0, let secondGuide else { return got }
             var heard = [Float](repeating: 0, count: got)
             heard.withUnsafeMutableBufferPointer { secondGuide.read(from: origin + Int64(from), count: got, into: $0.baseAddress!) }
             for index in 0..<got where secondGuide.covers(origin + Int64(from + index)) { into[index] -= Float(gain) * heard[index] }

@@ -20,7 +20,7 @@ final class Unmixing {
     private let others: [(file: SoundFileBlockSource, shift: Int64)]
     /// Song sample of this take's frame 0.
     private let origin: Int64
-    /// What it read last, to give back the same cleaned samples.
+    /// Each source's samples while a read takes it out.
     private var scratch: [Float] = []
 
     private init(gains: [Double], guide: GuideReader, others: [(file: SoundFileBlockSource, shift: Int64)], origin: Int64) {
