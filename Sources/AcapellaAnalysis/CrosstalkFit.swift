@@ -191,32 +191,60 @@ public final class CrosstalkFit {
     /// row n + 1 complex numbers as re, im), solved with a little ridge;
     /// nil when singular.
     static func solveComplex(_ sums: [Double], _ n: Int) -> [(Double, Double)]? {
-        var m = (0..<n).map { i in (0...n).map { j in (sums[2 * (i * (n + 1) + j)], sums[2 * (i * (n + 1) + j) + 1]) } }
-        let trace = (0..<n).reduce(0.0) { $0 + m[$1][$1].0 }
+        // Spelled out step by step, with a named complex type: older
+        // compilers (Debian's swiftlang 6.2, the aarch64 check) give up
+        // type-checking the same arithmetic written on tuples in one line.
+        var m = [[Complex]]()
+        m.reserveCapacity(n)
+        for i in 0..<n {
+            var row = [Complex]()
+            row.reserveCapacity(n + 1)
+            for j in 0...n {
+                let at: Int = 2 * (i * (n + 1) + j)
+                row.append(Complex(sums[at], sums[at + 1]))
+            }
+            m.append(row)
+        }
+        var trace = 0.0
+        for i in 0..<n { trace += m[i][i].re }
         guard trace > 0 else { return nil }
-        for i in 0..<n { m[i][i].0 += trace * 1e-6 }
+        for i in 0..<n { m[i][i].re += trace * 1e-6 }
         for pivot in 0..<n {
-            let best = (pivot..<n).max { hypot(m[$0][pivot].0, m[$0][pivot].1) < hypot(m[$1][pivot].0, m[$1][pivot].1) }!
+            var best = pivot
+            for row in pivot..<n where m[row][pivot].magnitude > m[best][pivot].magnitude { best = row }
             m.swapAt(pivot, best)
-            let (pr, pi) = m[pivot][pivot]
-            let size = pr * pr + pi * pi
-            guard size > 0 else { return nil }
+            let divisor = m[pivot][pivot]
+            guard divisor.magnitude > 0 else { return nil }
             for row in 0..<n where row != pivot {
-                // factor = m[row][pivot] / m[pivot][pivot]
-                let (ar, ai) = m[row][pivot]
-                let factor = ((ar * pr + ai * pi) / size, (ai * pr - ar * pi) / size)
+                let factor = m[row][pivot].divided(by: divisor)
                 for column in pivot...n {
-                    let (br, bi) = m[pivot][column]
-                    m[row][column].0 -= factor.0 * br - factor.1 * bi
-                    m[row][column].1 -= factor.0 * bi + factor.1 * br
+                    m[row][column] = m[row][column].minus(factor.times(m[pivot][column]))
                 }
             }
         }
         return (0..<n).map { i in
-            let (ar, ai) = m[i][n]
-            let (pr, pi) = m[i][i]
-            let size = pr * pr + pi * pi
-            return ((ar * pr + ai * pi) / size, (ai * pr - ar * pi) / size)
+            let x = m[i][n].divided(by: m[i][i])
+            return (x.re, x.im)
+        }
+    }
+
+    /// A complex number for `solveComplex`.
+    struct Complex {
+        var re: Double
+        var im: Double
+        init(_ re: Double, _ im: Double) { self.re = re; self.im = im }
+        var magnitude: Double { hypot(re, im) }
+        func times(_ o: Complex) -> Complex {
+            let r: Double = re * o.re - im * o.im
+            let i: Double = re * o.im + im * o.re
+            return Complex(r, i)
+        }
+        func minus(_ o: Complex) -> Complex { Complex(re - o.re, im - o.im) }
+        func divided(by o: Complex) -> Complex {
+            let size: Double = o.re * o.re + o.im * o.im
+            let r: Double = (re * o.re + im * o.im) / size
+            let i: Double = (im * o.re - re * o.im) / size
+            return Complex(r, i)
         }
     }
 
