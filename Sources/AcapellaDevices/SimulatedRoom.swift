@@ -62,6 +62,12 @@ public final class SimulatedRoom: AudioDevice {
         public var lockMemory = false
         /// Microphones, one a singer (a quartet: 4); each is an input.
         public var inputs = 1
+        /// Whether a recording set may give the room more microphones
+        /// (up to `growableInputs`): a room not given its number (`sim`,
+        /// not `sim:inputs=2`), as `DeviceChoice.capturing` opens it.
+        public var growable = false
+        /// The most microphones a growable room is given: an octet.
+        public static let growableInputs = 8
         /// How loud singer s is at microphone c (`crosstalk[c][s]`; the
         /// diagonal is each singer at their own microphone). Nil: 1 on the
         /// diagonal, `crosstalkGain` elsewhere.
@@ -161,6 +167,7 @@ public final class SimulatedRoom: AudioDevice {
     public var sampleRate: Int { options.sampleRate }
     public var periodFrames: Int { options.periodFrames }
     public var inputCount: Int { options.inputs }
+    public var mostInputs: Int { options.growable ? max(options.inputs, Options.growableInputs) : options.inputs }
     public var roundTripFrames: Double { reportedRoundTripFrames + calibrationTrimFrames }
     public var reportedRoundTripFrames: Double { options.reportedLatencyFrames ?? options.latencyFrames }
     public var calibrationTrimFrames = 0.0
@@ -295,7 +302,8 @@ public final class SimulatedRoom: AudioDevice {
             if let stallFrames, case .realTime(let speed) = options.pacing {
                 // The room's clock ran on while the box was away: past the buffer, an xrun, as on a card.
                 let elapsed = start.duration(to: clock.now)
-                let now = Int64((Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * Double(options.sampleRate) * speed)
+                let seconds: Double = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let now = Int64(seconds * Double(options.sampleRate) * speed)
                 if now - frame > stallFrames { lost = max(lost, now - frame) }
             }
             if lost > 0 {

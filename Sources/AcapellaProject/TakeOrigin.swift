@@ -82,7 +82,12 @@ public enum BoxIdentity {
         guard let data = FileManager.default.contents(atPath: "/etc/machine-id"), data.count >= 8 else { return nil }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in data { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return String((0..<6).map { index in alphabet[Int((hash >> (UInt64(index) * 5)) & 31)] })
+        var letters: [Character] = []
+        for index in 0..<6 {
+            let shift = UInt64(index) * 5
+            letters.append(alphabet[Int((hash >> shift) & 31)])
+        }
+        return String(letters)
     }
 }
 
