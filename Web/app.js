@@ -459,7 +459,56 @@ function showSettings() {
   pressed("solo-button", live.soloed, "My part alone: " + (live.soloed ? "on" : "off"));
   $("verse-button").textContent = "Verse " + live.verse;
   showMixer();
+  showRecordingSet();
 }
+
+// The recording set: each part's input on the card (— for none), every
+// part with an input recorded at once by Record and the foot switch, a
+// take each. Chosen here, it holds until changed (the song opens again
+// with it); the box's as shown unless the singer is choosing.
+let setChoosing = false;
+function showRecordingSet() {
+  const names = (live.mixer || []).filter((strip) => !strip.reference && !strip.metronome).map((strip) => strip.name);
+  const most = Math.min(live.mostInputs || 1, 16);
+  const current = live.recordingSet || [];
+  const holder = $("set-parts");
+  const key = names.join("\n") + "|" + most + "|" + current.join(",");
+  $("set-off").disabled = current.length === 0;
+  $("set-apply").disabled = most < 2 && !setChoosing;
+  if (holder.dataset.key === key || setChoosing) return;
+  holder.dataset.key = key;
+  holder.innerHTML = "";
+  $("set-about").textContent = current.length > 0
+    ? "Recording at once: " + names.map((name, index) => current[index] ? name + " (input " + current[index] + ")" : null).filter((text) => text).join(", ") + "."
+    : most < 2 ? "This device has one input: one part at a time." : "One part at a time. Give each singer's part the input of their microphone to record them at once.";
+  names.forEach((name, index) => {
+    const label = document.createElement("label");
+    label.className = "set-part";
+    const select = document.createElement("select");
+    select.dataset.part = String(index);
+    select.setAttribute("aria-label", name + "'s input");
+    for (let input = 0; input <= most; input++) {
+      const option = document.createElement("option");
+      option.value = String(input);
+      option.textContent = input === 0 ? "—" : "input " + input;
+      select.appendChild(option);
+    }
+    select.value = String(current[index] || 0);
+    select.disabled = most < 2;
+    select.addEventListener("change", () => { setChoosing = true; $("set-apply").disabled = false; });
+    label.append(name + " ", select);
+    holder.appendChild(label);
+  });
+}
+$("set-apply").addEventListener("click", async () => {
+  const pairs = [...$("set-parts").querySelectorAll("select")].filter((select) => select.value !== "0").map((select) => select.dataset.part + "=" + select.value);
+  const done = await post("/api/together", pairs.join(","));
+  if (done.ok) { setChoosing = false; $("set-parts").dataset.key = ""; }
+});
+$("set-off").addEventListener("click", async () => {
+  const done = await post("/api/together", "");
+  if (done.ok) { setChoosing = false; $("set-parts").dataset.key = ""; }
+});
 
 // The live mixer: a level slider per part (and the reference recording),
 // moved as a MIDI fader moves it (0…127, 100 the part's own level), its

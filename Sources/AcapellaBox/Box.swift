@@ -40,8 +40,11 @@ public struct BoxOptions: Sendable {
     /// (1-based), by part name or number; a take each. Empty: `partIndex`
     /// alone. Parts a song lacks are left out of its sessions, and said.
     public var together: [PartOnInput] = []
-    /// Where the set came from, for its errors ("--parts", "…: together").
+    /// Where the set came from, for its errors ("--parts", "…: together",
+    /// "the page").
     public var togetherSource = "together"
+    /// The inputs a device is opened with for the set: the highest it names (1: none).
+    public var capturedInputs: Int { max(1, together.map(\.input).max() ?? 1) }
     /// Where each song's project lives (created on first use).
     public var dataDirectory: String
     /// Quit after this many seconds (tests, demos); nil: until asked.
@@ -110,8 +113,9 @@ public enum Box {
     static let frameMilliseconds: Int32 = 33
 
     /// Runs until asked to stop. `openDevice` makes a device for each
-    /// session (and again when a lost one comes back).
-    public static func run(options: BoxOptions, controls: ControlConfig, openDevice: @escaping @Sendable () throws(DeviceError) -> any AudioDevice, log: BoxLog) throws {
+    /// session (and again when a lost one comes back) with the inputs its
+    /// recording set needs.
+    public static func run(options: BoxOptions, controls: ControlConfig, openDevice: @escaping @Sendable (_ inputs: Int) throws(DeviceError) -> any AudioDevice, log: BoxLog) throws {
         let wake = WakeDescriptor()
         StopSignals.install()
         StopSignals.wake(wake)
@@ -160,7 +164,7 @@ public enum Box {
     /// that cannot be opened any more left out of the library. Returns how
     /// the last one ended.
     static func sessions(_ options: inout BoxOptions, shared: SessionIO, web: (hub: WebHub, banner: WebBanner)?,
-                         openDevice: @escaping @Sendable () throws(DeviceError) -> any AudioDevice) throws -> SessionEnd {
+                         openDevice opener: @escaping @Sendable (_ inputs: Int) throws(DeviceError) -> any AudioDevice) throws -> SessionEnd {
         let log = shared.log
         var next = SessionEnd.switchTo(song: options.songIndex, part: options.partIndex)
         var first = true
@@ -173,11 +177,14 @@ public enum Box {
             case .quit, .shutdown:
                 break loop
             case .calibrate:
-                calibrate(device: try openDevice(), options: options, log: log)
+                calibrate(device: try opener(options.capturedInputs), options: options, log: log)
             case .switchTo(let song, let part):
                 options.songIndex = song
                 options.partIndex = part
             }
+            // As many inputs as the recording set names (it may have changed on the page).
+            let inputs = options.capturedInputs
+            let openDevice: @Sendable () throws(DeviceError) -> any AudioDevice = { () throws(DeviceError) -> any AudioDevice in try opener(inputs) }
             let device: any AudioDevice
             if options.waitForSoundCard {
                 guard let found = awaitSoundCard(openDevice, options: options, lcd: shared.lcd, web: web?.hub, service: shared.service, wake: shared.wake, log: log) else { break loop }

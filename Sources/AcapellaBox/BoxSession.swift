@@ -84,6 +84,12 @@ public struct BoxSession: Sendable {
         }
         /// The web page's address and code, shown when the session begins.
         public var web: WebBanner?
+        /// The recording set in force: each part (its index) and its input
+        /// (from 1); empty: `partIndex` alone.
+        public var recordingSet: [WebPartInput] = []
+        /// The most inputs the device offers a set (its name for refusals).
+        public var mostInputs = 1
+        public var deviceName = "the device"
 
         /// Takes on `rehearsal`'s tempo, count-in, metronome and verse (its
         /// key is the schedule's, compiled with it).
@@ -282,6 +288,9 @@ public struct BoxSession: Sendable {
         case end(SessionEnd)
         /// Change the project; answer with `.edited`.
         case edit(ProjectEdit)
+        /// The box's recording set from now on (the session then ends:
+        /// the song opens again with a device input for each part).
+        case recordingSet([WebPartInput])
         /// The page's change done (the words it shows) or refused.
         case answer(Result<String, WebFailure>)
     }
@@ -706,6 +715,8 @@ public struct BoxSession: Sendable {
             // The box's loop made it or found it; the song opens again in it.
             return [.answer(.success("project '\(name)' of \(context.songTitle)")), .end(.switchTo(song: context.songIndex, part: context.partIndex))]
         case .project(.remove): return [.answer(.failure(WebFailure(500, "projects are removed by the box's loop")))]
+        case .together(let set):
+            return together(set, snapshot: snapshot)
         case .blend:
             guard context.partNames.count >= 2 else { return [.answer(.failure(WebFailure(422, "\(context.songTitle) has one part: nothing sings together")))] }
             return [.blend, .answer(.success("listening to how the parts sang together: the score shows it when it is ready"))]
@@ -740,6 +751,28 @@ public struct BoxSession: Sendable {
                 return effects + [.answer(.success(Self.lastSaid(effects) ?? "done"))]
             }
         }
+    }
+
+    /// A recording set chosen on the page: refused while a take is being
+    /// recorded, for a part the song lacks or an input the device lacks;
+    /// else kept, and the song opens again with it (the device opened with
+    /// an input for each part). The part the box follows stays when it is
+    /// in the set, else it is the set's first.
+    func together(_ set: [WebPartInput], snapshot: EngineSnapshot) -> [Effect] {
+        if [.recording, .countIn].contains(snapshot.state) { return [.answer(.failure(WebFailure(409, "a take is being recorded: stop first")))] }
+        if let missing = set.first(where: { $0.part >= context.partNames.count }) {
+            return [.answer(.failure(WebFailure(404, "no part \(missing.part + 1) in \(context.songTitle): it has \(context.partNames.count)")))]
+        }
+        if let beyond = set.first(where: { $0.input > context.mostInputs }) {
+            let has = "\(context.mostInputs) input\(context.mostInputs == 1 ? "" : "s")"
+            return [.answer(.failure(WebFailure(422, "\(context.partNames[beyond.part]) on input \(beyond.input): \(context.deviceName) has \(has)")))]
+        }
+        let words = set.isEmpty ? "one part at a time (\(context.partName))"
+            : "recording together " + set.map { "\(context.partNames[$0.part]) (input \($0.input))" }.joined(separator: ", ")
+        if set == context.recordingSet { return [.answer(.success(words + ", as now"))] }
+        let part = set.isEmpty || set.contains(where: { $0.part == context.partIndex }) ? context.partIndex : set[0].part
+        return [.recordingSet(set), .log("the page: " + words, .info), .answer(.success(words + " from now on: the song opens again with the set")),
+                .end(.switchTo(song: context.songIndex, part: part))]
     }
 
     /// The loop on these measures (nil: off), or refused in words.

@@ -239,8 +239,6 @@ public struct BoxSetup: Sendable {
         let asksForTheRoom = if case .simulated = device { true } else { false }
         options.waitForSoundCard = service && !asksForTheRoom
         if device == .automatic && !service && DeviceInventory.scan().cards.isEmpty { device = .simulated(SimulatedRoom.Options.realTime) }
-        // A recording set: the device opened with an input for each (a card with fewer is refused when the session rigs).
-        if let inputs = options.together.map(\.input).max(), inputs > 1, device != .automatic || !options.waitForSoundCard { device = device.capturing(inputs: inputs) }
         var setup = BoxSetup(options: options, controls: controls, device: device, deviceSource: deviceSource)
         setup.notes += arrivals
         if isatty(STDIN_FILENO) == 0 && flags.seconds == nil && !flags.once {
@@ -250,16 +248,19 @@ public struct BoxSetup: Sendable {
     }
 
     /// Opens the device the set-up names (a fresh one each call: the box
-    /// opens one per session and again when a lost one returns).
-    public func openDevice() throws(DeviceError) -> any AudioDevice {
+    /// opens one per session and again when a lost one returns), with an
+    /// input for each part of the session's recording set (`inputs`, the
+    /// highest input it names; a card with fewer is refused when the
+    /// session rigs, and a set chosen on the page is checked first).
+    public func openDevice(inputs: Int) throws(DeviceError) -> any AudioDevice {
         // Waiting for a card, the room is never a stand-in for it.
         if options.waitForSoundCard && device == .automatic {
             guard !DeviceInventory.scan().cards.isEmpty else { throw DeviceError(.lost, "no sound card") }
             var card = ALSADevice.Options()
-            card.inputs = max(1, options.together.map(\.input).max() ?? 1)
+            card.inputs = inputs
             return try DeviceChoice.alsa(card).open()
         }
-        return try device.open()
+        return try device.capturing(inputs: inputs).open()
     }
 }
 

@@ -86,6 +86,8 @@ final class SessionLoop {
             rig = try SessionRig(project: project, device: device, reopen: reopen, options: rigOptions)
             for take in rig.leftOut { log(take.description, .warning) }
             var made = Self.context(options: options, io: io, project: project, rig: rig, saved: saved, refused: refused)
+            made.mostInputs = device.mostInputs
+            made.deviceName = device.name
             made.reference = Self.reference(project, rig: rig, saved: saved, options: options, log: log)
             context = made
         } catch {
@@ -147,6 +149,18 @@ final class SessionLoop {
         return (set, [left + (set.isEmpty ? "; recording one part" : "; the others are recorded together")])
     }
 
+    /// A set chosen on the page as the settings name it: by part name, so
+    /// the songs that follow record their parts of the same names (a name
+    /// two parts share, or a number, by the part's number).
+    static func together(_ set: [WebPartInput], score: Score) -> [PartOnInput] {
+        let names = score.parts.map(\.name)
+        return set.map { part in
+            let name = names[part.part]
+            let unique = names.filter { $0.lowercased() == name.lowercased() }.count == 1 && Int(name) == nil
+            return PartOnInput(part: unique ? name : String(part.part + 1), input: part.input)
+        }
+    }
+
     /// What the rig is built with: the box's settings for this session.
     static func rigOptions(_ options: BoxOptions) -> RigOptions {
         var rig = RigOptions(partIndex: options.partIndex)
@@ -177,6 +191,7 @@ final class SessionLoop {
         context.ownMix = saved.partMixes(for: score)[options.partIndex]
         context.mixes = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)
         context.tones = rig.tones
+        context.recordingSet = rig.ensemble.map { WebPartInput(part: $0.partIndex, input: $0.input + 1) }
         return context
     }
 
@@ -757,6 +772,9 @@ final class SessionLoop {
             lights = on
         case .tag(let tag):
             options.tagFilter = tag
+        case .recordingSet(let set):
+            options.together = Self.together(set, score: project.score)
+            options.togetherSource = "the page's recording set"
         case .end:
             break
         }
@@ -894,6 +912,10 @@ final class SessionLoop {
         live.punch = session.punchRange.map { "\($0.lowerBound)-\($0.upperBound)" }
         live.rawCents = readout.cents == nil ? nil : frame.reading?.rawCents
         let context = session.context
+        live.mostInputs = context.mostInputs
+        live.recordingSet = context.recordingSet.isEmpty ? [] : project.score.parts.indices.map { part in
+            context.recordingSet.first { $0.part == part }?.input ?? 0
+        }
         live.tempo = readout.tempo
         live.tempoPercent = context.tempoPercent
         live.countIn = context.countIn

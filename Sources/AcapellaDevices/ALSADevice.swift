@@ -198,6 +198,10 @@ public final class ALSADevice: AudioDevice {
     /// Inputs captured apart: every channel the capture opened with when
     /// several were asked for, else one (a mono or stereo capture averaged).
     public var inputCount: Int { options.inputs == 1 ? 1 : captureChannels }
+    /// The capture's channels at most (a plugin that converts, as
+    /// `default` and `plughw` do, offers more than the card has: up to
+    /// `maximumInputs`).
+    public let mostInputs: Int
     // MARK: AudioDevice
     public var roundTripFrames: Double { reportedRoundTripFrames + calibrationTrimFrames }
     /// What the device itself says the round trip is (`snd_pcm_delay` of
@@ -250,6 +254,7 @@ public final class ALSADevice: AudioDevice {
         captureFormat = captureSetup.format
         playbackChannels = playbackSetup.channels
         captureChannels = captureSetup.channels
+        mostInputs = min(max(captureSetup.most, captureSetup.channels), Self.maximumInputs)
         bufferFrames = playbackSetup.bufferFrames
         linked = snd_pcm_link(capture, playback) == 0
         reportedRoundTripFrames = Self.reportedDelay(playback: playback, capture: capture, setup: playbackSetup, options: options)
@@ -266,6 +271,7 @@ public final class ALSADevice: AudioDevice {
         captureFormat = .float
         playbackChannels = 2
         captureChannels = 1
+        mostInputs = 1
         bufferFrames = options.periodFrames * options.periods
         linked = linkedStreams
         reportedRoundTripFrames = Double(bufferFrames - options.periodFrames)
@@ -279,7 +285,7 @@ public final class ALSADevice: AudioDevice {
     /// on a sample-exact loopback this is buffer − period, what calibration
     /// measures there. The corresponding C functions are `snd_pcm_prepare`,
     /// `snd_pcm_writei`, `snd_pcm_delay`, `snd_pcm_drop`.
-    static func reportedDelay(playback: OpaquePointer, capture: OpaquePointer, setup: (format: SampleFormat, channels: Int, bufferFrames: Int), options: Options) -> Double {
+    static func reportedDelay(playback: OpaquePointer, capture: OpaquePointer, setup: (format: SampleFormat, channels: Int, bufferFrames: Int, most: Int), options: Options) -> Double {
         let queued = setup.bufferFrames - options.periodFrames
         var fallback = Double(queued)
         guard snd_pcm_prepare(playback) == 0 else { return fallback }
@@ -328,7 +334,7 @@ public final class ALSADevice: AudioDevice {
 
     /// Negotiates access, format (best first), channels, rate, period and
     /// buffer; installs the parameters and the software parameters.
-    static func configure(_ pcm: OpaquePointer, name: String, options: Options, channels: [Int]) throws(DeviceError) -> (format: SampleFormat, channels: Int, bufferFrames: Int) {
+    static func configure(_ pcm: OpaquePointer, name: String, options: Options, channels: [Int]) throws(DeviceError) -> (format: SampleFormat, channels: Int, bufferFrames: Int, most: Int) {
         var params: OpaquePointer?
         try alsaCall("snd_pcm_hw_params_malloc", device: name) { snd_pcm_hw_params_malloc(&params) }
         defer { snd_pcm_hw_params_free(params) }
@@ -338,10 +344,10 @@ public final class ALSADevice: AudioDevice {
             throw DeviceError(.configuration, "\(name): none of the sample formats FLOAT, S32, S24, S16 is supported")
         }
         try alsaCall("snd_pcm_hw_params_set_format", device: name) { snd_pcm_hw_params_set_format(pcm, params, format.alsa) }
+        var most: UInt32 = 0
+        snd_pcm_hw_params_get_channels_max(params, &most)
         guard let count = channels.first(where: { snd_pcm_hw_params_test_channels(pcm, params, UInt32($0)) == 0 }) else {
             if channels.count > 2 {
-                var most: UInt32 = 0
-                snd_pcm_hw_params_get_channels_max(params, &most)
                 throw DeviceError(.configuration, "\(name): has \(most) input\(most == 1 ? "" : "s"), \(channels[0]) asked for (a part an input)")
             }
             throw DeviceError(.configuration, "\(name): takes neither \(channels.map(String.init).joined(separator: " nor ")) channels")
@@ -365,7 +371,7 @@ public final class ALSADevice: AudioDevice {
         try alsaCall("snd_pcm_sw_params_set_start_threshold", device: name) { snd_pcm_sw_params_set_start_threshold(pcm, software, snd_pcm_uframes_t(Int32.max)) }
         try alsaCall("snd_pcm_sw_params_set_avail_min", device: name) { snd_pcm_sw_params_set_avail_min(pcm, software, period) }
         try alsaCall("snd_pcm_sw_params", device: name) { snd_pcm_sw_params(pcm, software) }
-        return (format, count, Int(buffer))
+        return (format, count, Int(buffer), Int(most))
     }
 
     /// Asks for SCHED_FIFO and locked memory; says what to change when refused.

@@ -97,6 +97,10 @@ public protocol AudioDevice: AnyObject {
     /// The inputs the device captures, each its own channel (1: a mono
     /// interface; a quartet's interface has 4 or more).
     var inputCount: Int { get }
+    /// The most inputs this device could be opened with (a recording set
+    /// chosen later, on the page, may use as many): a card's capture
+    /// channels, a room's microphones.
+    var mostInputs: Int { get }
 
     /// Runs the period loop on the calling thread (the render thread) until
     /// `keepRunning` says no. `period` is called once per period and must

@@ -36,8 +36,12 @@ public enum DeviceChoice: Hashable, Sendable {
     public func capturing(inputs: Int) -> DeviceChoice {
         switch resolved {
         case .simulated(var options):
-            // A room given its microphones (`sim:inputs=2`) keeps them.
-            if options.inputs == 1 { options.inputs = inputs }
+            // A room given its microphones (`sim:inputs=2`) keeps them;
+            // one not given them gets as many as a set asks for, now and later.
+            if options.inputs == 1 || options.growable {
+                options.inputs = inputs
+                options.growable = true
+            }
             return .simulated(options)
         case .alsa(var options):
             options.inputs = max(options.inputs, inputs)

@@ -57,6 +57,10 @@ struct CheckingBox: WebBox {
             precondition((0...127).contains(value), "metronome value \(value)")
         case .project(.create(let name)), .project(.select(let name)), .project(.remove(let name)):
             precondition(!name.isEmpty && name.count <= 80 && !name.unicodeScalars.contains(where: SafeText.isControl), "project \(name)")
+        case .together(let set):
+            precondition(set.count <= ScoreLimits.maximumParts, "a set of \(set.count)")
+            for pair in set { precondition((0..<ScoreLimits.maximumParts).contains(pair.part) && (1...32).contains(pair.input), "set \(pair)"); _ = pair.part + pair.input }
+            precondition(Set(set.map(\.part)).count == set.count && Set(set.map(\.input)).count == set.count, "set \(set): a part or an input twice")
         case .undo, .removeReference, .blend: break
         }
         return .success("done")

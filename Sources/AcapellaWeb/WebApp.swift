@@ -86,6 +86,11 @@ public struct WebLiveState: Sendable, Hashable {
     /// The recording set, when several parts are recorded at once: each
     /// part and its input ("Soprano 1"); empty: `part` alone.
     public var together: [String] = []
+    /// The recording set as the page chooses it: each part of the song's
+    /// input (from 1; 0: not in the set; empty: no set), and the most
+    /// inputs the device offers.
+    public var recordingSet: [Int] = []
+    public var mostInputs = 1
     public var note: String?
     public var cents: Double?
     /// The reading before the needle steadied it (the faint trail), cents.
@@ -158,6 +163,8 @@ public struct WebLiveState: Sendable, Hashable {
                                      "published": publishedNanoseconds]
         object["note"] = note ?? NSNull()
         object["together"] = together
+        object["recordingSet"] = recordingSet
+        object["mostInputs"] = mostInputs
         object["cents"] = cents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["reviewTake"] = reviewTake ?? NSNull()
         object["reviewSeconds"] = reviewSeconds
@@ -457,6 +464,8 @@ public final class WebApp: Sendable {
     static let takeIDs = 1...Int(Int32.max)
     static let songIndexes = 0...99_999
     static let partIndexes = 0...(ScoreLimits.maximumParts - 1)
+    /// A card's inputs, as the page may name them (`--parts` takes as many).
+    static let inputNumbers = 1...32
     static let nudgeMilliseconds = -1_000...1_000
 
     func pair(_ request: WebRequest) -> WebReply {
@@ -496,6 +505,20 @@ public final class WebApp: Sendable {
             change = .undo
         case "/api/blend":
             change = .blend
+        case "/api/together":
+            // PART=INPUT, commas between (a part's index, its input from 1); empty: one part at a time.
+            let usage = "together expects PART=INPUT pairs, commas between (a part's number from 0, an input from 1 to \(Self.inputNumbers.upperBound)), or nothing for one part at a time"
+            var set: [WebPartInput] = []
+            for item in text.split(separator: ",", omittingEmptySubsequences: false) where !text.isEmpty {
+                let pair = item.split(separator: "=", omittingEmptySubsequences: false)
+                guard pair.count == 2, let part = Self.number(pair[0], in: Self.partIndexes), let input = Self.number(pair[1], in: Self.inputNumbers) else {
+                    return .response(.error(400, usage))
+                }
+                guard !set.contains(where: { $0.part == part }) else { return .response(.error(400, "part \(part) is given twice")) }
+                guard !set.contains(where: { $0.input == input }) else { return .response(.error(400, "input \(input) is given twice (a microphone a part)")) }
+                set.append(WebPartInput(part: part, input: input))
+            }
+            change = .together(set)
         case "/api/reference/remove":
             change = .removeReference
         case "/api/choose":

@@ -111,6 +111,19 @@ public enum WebChange: Hashable, Sendable {
     /// How the parts' playing takes sang together worked out (beside the
     /// box; the page hears `blendVersion` when it is ready).
     case blend
+    /// The recording set: these parts recorded at once, each from its
+    /// input (empty: one part at a time, the part chosen).
+    case together([WebPartInput])
+}
+
+/// A part of the song (its index) sung into an input of the card (from 1, as the interface labels it).
+public struct WebPartInput: Hashable, Sendable {
+    public var part: Int
+    public var input: Int
+    public init(part: Int, input: Int) {
+        self.part = part
+        self.input = input
+    }
 }
 
 /// A change to the current song's projects, each named as the page lists it.

@@ -319,7 +319,7 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     let log = BoxLog()
     for note in setup.notes { log(note) }
     do {
-        try Box.run(options: setup.options, controls: setup.controls, openDevice: { () throws(DeviceError) -> any AudioDevice in try setup.openDevice() }, log: log)
+        try Box.run(options: setup.options, controls: setup.controls, openDevice: { (inputs: Int) throws(DeviceError) -> any AudioDevice in try setup.openDevice(inputs: inputs) }, log: log)
     } catch let error as DeviceError {
         throw CLIError("\(setup.deviceSource): \(error.description)", exitCode: 1)
     } catch {

@@ -162,6 +162,26 @@ import Testing
         session.libraryGrew(to: 3, titles: ["Amazing Grace", "Aloha Oe", "Jesu, meine Freude"])
         let chosen = session.handle(.web(.choose(song: 2, part: 0)), snapshot: stopped)
         #expect(answers(chosen) == [.success("switching to Jesu, meine Freude")] && chosen.last == .end(.switchTo(song: 2, part: 0)))
+        // A recording set: refused while recording, for a part or an input
+        // that is not there; else kept, and the song opens again with it,
+        // on the set's first part when the part followed now is not in it.
+        var four = Self.context()
+        four.mostInputs = 4
+        four.deviceName = "the card"
+        var chooser = BoxSession(four)
+        let set = [WebPartInput(part: 0, input: 2), WebPartInput(part: 2, input: 4)]
+        #expect(answers(chooser.handle(.web(.together(set)), snapshot: Self.snapshot(.recording))) == [.failure(WebFailure(409, "a take is being recorded: stop first"))])
+        #expect(answers(chooser.handle(.web(.together([WebPartInput(part: 1, input: 5)])), snapshot: stopped))
+                == [.failure(WebFailure(422, "\(four.partNames[1]) on input 5: the card has 4 inputs"))])
+        #expect(answers(chooser.handle(.web(.together([WebPartInput(part: four.partNames.count, input: 1)])), snapshot: stopped))
+                == [.failure(WebFailure(404, "no part \(four.partNames.count + 1) in \(four.songTitle): it has \(four.partNames.count)"))])
+        let taken = chooser.handle(.web(.together(set)), snapshot: stopped)
+        #expect(taken.first == .recordingSet(set) && taken.last == .end(.switchTo(song: 0, part: 0)), "\(taken)")
+        #expect(answers(taken) == [.success("recording together \(four.partNames[0]) (input 2), \(four.partNames[2]) (input 4) from now on: the song opens again with the set")])
+        four.recordingSet = set
+        var inSet = BoxSession(four)
+        #expect(answers(inSet.handle(.web(.together(set)), snapshot: stopped)).first.map { (try? $0.get())?.hasSuffix(", as now") == true } == true)
+        #expect(inSet.handle(.web(.together([])), snapshot: stopped).last == .end(.switchTo(song: 0, part: 1)), "one part at a time: the part followed now")
         // The reference removed: the session forgets it.
         var withReference = BoxSession(Self.context())
         #expect(withReference.handle(.edited(.removeReference, .success("the reference recording r.wav removed")), snapshot: stopped).contains(.reloadAllTakes))

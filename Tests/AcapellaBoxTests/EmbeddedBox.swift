@@ -41,8 +41,8 @@ final class EmbeddedBox {
     private(set) var ended: SessionEnd?
     /// Sessions opened so far.
     private(set) var sessionsOpened = 0
-    /// The room's microphones.
-    private let inputs: Int
+    /// The room's microphones when the last session opened.
+    private(set) var inputs = 1
 
     /// A box on `songs` (paths), part `part`, with its data in a fresh
     /// folder (or `data`: a box started again on another's); USB sticks
@@ -54,7 +54,6 @@ final class EmbeddedBox {
         var options = BoxOptions(songs: songs, dataDirectory: data)
         options.partIndex = part
         options.together = together
-        inputs = together.map(\.input).max() ?? 1
         options.singer.detuneCents = detune
         options.lcd = nil
         options.usbRoots = []
@@ -91,6 +90,9 @@ final class EmbeddedBox {
     /// `Box.sessions` does: a song that cannot be opened any more leaves
     /// the library, back to the last one that opened).
     private func open() throws {
+        // As `Box.sessions` opens it: an input for each part of the set (chosen on the page, maybe).
+        let inputs = between.capturedInputs
+        self.inputs = inputs
         let room = try Self.room(inputs: inputs)
         let lastSong = between.songIndex, lastPart = between.partIndex
         let options = between
@@ -109,11 +111,11 @@ final class EmbeddedBox {
         }
     }
 
-    private static func room(inputs: Int) throws(DeviceError) -> SimulatedRoom {
+    /// The room the box opens when it is not given its microphones (`sim`), running free.
+    private static func room(inputs: Int) throws(DeviceError) -> any AudioDevice {
         var options = SimulatedRoom.Options()
         options.pacing = .freeRunning
-        options.inputs = inputs
-        return try SimulatedRoom(options)
+        return try DeviceChoice.simulated(options).capturing(inputs: inputs).open()
     }
 
     /// One turn of the loop, the clock 33 ms on; a session that ended is

@@ -161,6 +161,50 @@ import Testing
         #expect(try box.run { $0.ended == .quit })
     }
 
+    /// The recording set chosen on the page: a box started for one part on
+    /// a room not given its microphones is offered up to eight inputs; a
+    /// part the song lacks, an input beyond the device's and a change while
+    /// a take is being recorded are refused with words and change nothing;
+    /// a set taken opens the song again on a device with an input for each
+    /// part (as `Box.sessions` does), the next Record makes a take of each
+    /// part at once, and "one part at a time" opens it again on one input.
+    @Test func aRecordingSetChosenOnThePage() throws {
+        let songs = try library(["simple-harmony"])
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs, part: 0)
+        #expect(box.inputs == 1 && box.sessionsOpened == 1)
+        #expect(try box.run { $0.web.live().mostInputs == 8 }, "the room offers \(box.web.live().mostInputs)")
+        #expect(box.web.live().recordingSet == [])
+        let pair = [WebPartInput(part: 0, input: 1), WebPartInput(part: 1, input: 2)]
+        #expect(try box.change(.together([WebPartInput(part: 0, input: 1), WebPartInput(part: 1, input: 9)]))
+                == .failure(WebFailure(422, "Bass on input 9: \(box.loop?.device.name ?? "?") has 8 inputs")))
+        #expect(try box.change(.together([WebPartInput(part: 2, input: 1)])) == .failure(WebFailure(404, "no part 3 in Simple Harmony Test: it has 2")))
+        #expect(box.sessionsOpened == 1 && box.options.together.isEmpty, "a refusal changes nothing")
+        #expect(try box.change(.together(pair))
+                == .success("recording together Soprano (input 1), Bass (input 2) from now on: the song opens again with the set"))
+        #expect(try box.run { $0.sessionsOpened == 2 && $0.loop != nil })
+        #expect(box.inputs == 2 && box.options.together == [PartOnInput(part: "Soprano", input: 1), PartOnInput(part: "Bass", input: 2)])
+        #expect(box.said("ready: Simple Harmony Test, recording together Soprano (input 1), Bass (input 2)"), "\(box.lines.suffix(3))")
+        #expect(try box.run { $0.web.live().recordingSet == [1, 2] && $0.web.live().together == ["Soprano 1", "Bass 2"] }, "\(box.web.live().recordingSet)")
+        box.press("r")
+        #expect(try box.run { $0.snapshot?.state == .recording })
+        #expect(try box.change(.together([])) == .failure(WebFailure(409, "a take is being recorded: stop first")))
+        #expect(try box.run { $0.session?.review != nil && $0.project?.manifest.takes.count == 2 && $0.project?.manifest.takes.allSatisfy { $0.state == .kept } == true })
+        let takes = try #require(box.project?.manifest.takes)
+        #expect(takes.map(\.part).sorted() == ["Bass", "Soprano"], "\(takes.map(\.part))")
+        #expect(takes[0].ensemble != nil && takes[0].ensemble == takes[1].ensemble && takes[0].frames == takes[1].frames, "one capture, one mark")
+        // The same set again: said, and the song is not opened again.
+        #expect(try box.change(.together(pair)) == .success("recording together Soprano (input 1), Bass (input 2), as now"))
+        #expect(box.sessionsOpened == 2)
+        #expect(try box.change(.together([])) == .success("one part at a time (Soprano) from now on: the song opens again with the set"))
+        #expect(try box.run { $0.sessionsOpened == 3 && $0.loop != nil })
+        #expect(box.inputs == 1 && box.options.together.isEmpty)
+        #expect(try box.run { $0.web.live().recordingSet == [] && $0.web.live().together == [] })
+        #expect(box.project?.manifest.takes.count == 2, "the takes stay")
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+    }
+
     /// A stick plugged in while the box runs (a tmpfs mounted under the
     /// box's USB folder: root only): the job runs beside the loop, its
     /// steps reach the readout, and the project's mix lands on the stick.

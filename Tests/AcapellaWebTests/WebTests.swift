@@ -373,12 +373,23 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         // How the parts sang together: asked for, then read (none yet from this box).
         #expect(post("/api/blend", "") == 200)
         #expect(response(app.handle(testRequest(method: "GET", path: "/api/blend", headers: ["cookie": cookie]))).status == 404)
+        // The recording set: parts (from 0) on inputs (from 1); nothing: one part at a time.
+        #expect(post("/api/together", "0=1,1=2,3=4") == 200)
+        #expect(post("/api/together", "") == 200)
+        #expect(post("/api/together", "0=1,0=2") == 400)
+        #expect(post("/api/together", "0=1,1=1") == 400)
+        #expect(post("/api/together", "0=33") == 400)
+        #expect(post("/api/together", "0=0") == 400)
+        #expect(post("/api/together", "Soprano=1") == 400)
+        #expect(post("/api/together", "0=1,") == 400)
+        #expect(post("/api/together", "0=1=2") == 400)
         #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .correct(take: 3, measures: 7...9),
                                                 .correct(take: 3, measures: nil), .discard(take: 3), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3),
                                                 .fader(part: 1, control: .level, value: 80), .fader(part: nil, control: .pan, value: 0),
                                                 .mixSwitch(part: 3, .mute, on: true), .mixSwitch(part: nil, .solo, on: false), .removeSong(4),
-                                                .project(.create("Choir")), .project(.select("Main")), .project(.remove("Choir")), .blend])
+                                                .project(.create("Choir")), .project(.select("Main")), .project(.remove("Choir")), .blend,
+                                                .together([WebPartInput(part: 0, input: 1), WebPartInput(part: 1, input: 2), WebPartInput(part: 3, input: 4)]), .together([])])
         // Changes need the token; an upload goes to the box with its name.
         #expect(response(app.handle(testRequest(method: "POST", path: "/api/take/3/activate", headers: ["cookie": cookie]))).status == 403)
         #expect(post("/api/upload", "<score-partwise/>", headers: ["x-file-name": "hymn.musicxml"]) == 200)

@@ -34,6 +34,7 @@ from selenium.webdriver.webkitgtk.options import Options as WebKitOptions
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, NoSuchFrameException, StaleElementReferenceException
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data/musicxml")
@@ -483,6 +484,68 @@ def together(driver, shots):
     check("the first part chosen again", wait_for(lambda: driver.execute_script("return live.part") == first, 15))
 
 
+def recording_set(driver, shots):
+    """The recording set chosen under More on a phone: each part given an
+    input (the room offers eight), taken; the song opens again with it, the
+    next Record makes a take of every part in the set at once; then one
+    part at a time again."""
+    tab(driver, "takes")
+    before = len(driver.find_elements(By.CSS_SELECTOR, "#takes-list tr.take"))
+    tab(driver, "rehearse")
+    emulate(driver, 390, 844, True)
+    time.sleep(1)
+    more = driver.find_element(By.ID, "more-button")
+    if more.is_displayed():
+        more.click()
+        time.sleep(0.3)
+    selects = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#set-parts select"), 5) or []
+    parts = driver.execute_script("return songs.find((s) => s.current).parts")
+    check("a choice of input for each of the song's parts", len(selects) == len(parts) >= 2, f"{len(selects)} for {parts}")
+    offered = [o.text for o in selects[0].find_elements(By.TAG_NAME, "option")] if selects else []
+    check("the simulated room offers eight inputs", offered == ["—"] + [f"input {n}" for n in range(1, 9)], offered)
+    check("one part at a time, said", "One part at a time" in driver.find_element(By.ID, "set-about").text, driver.find_element(By.ID, "set-about").text)
+    for index, select in enumerate(selects[:2]):
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", select)
+        Select(select).select_by_visible_text(f"input {index + 1}")
+    apply = driver.find_element(By.ID, "set-apply")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", apply)
+    apply.click()
+    taken = wait_for(lambda: driver.execute_script("return live.recordingSet.slice(0, 2).join(',')") == "1,2", 20)
+    check("the set taken: the song opens again with it", taken and driver.execute_script("return live.recordingSet.slice(2).every((n) => n === 0)"),
+          driver.execute_script("return live.recordingSet"))
+    shown = wait_for(lambda: (lambda t: t.startswith("together: ") and parts[0] in t and parts[1] in t and t)(driver.find_element(By.ID, "part").text), 10)
+    check("the header names both parts and their inputs", shown, driver.find_element(By.ID, "part").text)
+    about = driver.find_element(By.ID, "set-about").text
+    check("and More says the set", f"{parts[0]} (input 1)" in about and f"{parts[1]} (input 2)" in about, about)
+    driver.save_screenshot(os.path.join(shots, "5c-recording-set.png"))
+    if more.is_displayed():
+        more.click()
+        time.sleep(0.3)
+    unemulate(driver)
+    driver.execute_script("post('/api/punch', '1-2')")
+    check("the punch range set for the set", wait_for(lambda: driver.execute_script("return live.punch") == "1-2", 5))
+    driver.find_element(By.CSS_SELECTOR, '#bar button[data-action="record"]').click()
+    review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 25)
+    check("the set's measures 1-2 recorded", review, driver.find_element(By.ID, "transport").text)
+    driver.find_element(By.CSS_SELECTOR, '#review-sheet button[data-action="keep-take"]').click()
+    check("and kept", wait_for(lambda: driver.find_element(By.ID, "transport").text == "stopped", 5))
+    tab(driver, "takes")
+    rows = wait_for(lambda: (lambda r: len(r) == before + 2 and r)(driver.find_elements(By.CSS_SELECTOR, "#takes-list tr.take")), 10) or []
+    check("two takes from one press of Record, one a part", len(rows) == before + 2, f"{before} takes before, {len(rows)} after")
+    tab(driver, "rehearse")
+    if more.is_displayed():
+        more.click()
+        time.sleep(0.3)
+    off = driver.find_element(By.ID, "set-off")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", off)
+    off.click()
+    check("one part at a time again", wait_for(lambda: driver.execute_script("return live.recordingSet.length === 0 && !live.together.length"), 20)
+          and wait_for(lambda: not driver.find_element(By.ID, "part").text.startswith("together"), 5), driver.find_element(By.ID, "part").text)
+    if more.is_displayed():
+        more.click()
+        time.sleep(0.3)
+
+
 def compare_takes(driver, shots):
     """A second take of the same measures, discarded at review; the two
     compared A/B from the player at the top, in time."""
@@ -886,6 +949,7 @@ def main():
             if not webkit:  # WebKitWebDriver opens no second tab; the origin check is the server's, browser-independent
                 refusals(driver, port, data)
             together(driver, shots)
+            recording_set(driver, shots)
             sizes(driver, shots)
             accessibility(driver, shots)
             check("the box still runs for the last test", box.poll() is None, f"it ended with {box.poll()}")
