@@ -180,7 +180,8 @@ public final class SessionRig {
             if let room = device as? SimulatedRoom { room.backpressure = { butler.isAhead(margin: Int64(2 * TakeStream.blockFrames)) } }
         }
         tracker = options.trackPitch ? PitchTracker(tones: schedule.tones[options.partIndex], sampleRate: device.sampleRate) : nil
-        if let tracker { core.attachAnalysis(ring: tracker.ring) }
+        // In a set recorded at once, the needle hears the part it follows on its own input.
+        if let tracker { core.attachAnalysis(ring: tracker.ring, input: options.ensemble.first { $0.partIndex == options.partIndex }?.input) }
         link = core.link
         control = EngineControl(link: link, score: score, options: scheduleOptions)
         control.cue = butler.cue

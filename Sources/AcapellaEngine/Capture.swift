@@ -158,8 +158,11 @@ public final class BulkRing<Element: BitwiseCopyable>: @unchecked Sendable {
 /// one round trip (`latencyFrames`) earlier.
 struct CaptureTagger: ~Copyable {
     let ring: BulkRing<CapturedFrame>
-    /// A second consumer (the pitch tracker), fed the same frames.
+    /// A second consumer (the pitch tracker), fed the same frames — or,
+    /// with `analysisInput`, that input's on its own (the part the needle
+    /// follows in a set recorded at once, not the average of the singers).
     var analysisRing: BulkRing<CapturedFrame>?
+    var analysisInput: Int?
     /// Rings fed one input each (the parts recorded at once, a microphone
     /// each): the same marks, the value from input `input`.
     var inputRings: [(ring: BulkRing<CapturedFrame>, input: Int)] = []
@@ -236,19 +239,28 @@ struct CaptureTagger: ~Copyable {
             scratch[index] = CapturedFrame(value: input[index], mark: mark, unaligned: !alignment.known)
         }
         ring.push(scratch, count: count)
-        analysisRing?.push(scratch, count: count)
+        if analysisInput == nil { analysisRing?.push(scratch, count: count) }
         for (ring, channel) in inputRings {
-            // Input `channel` on its own; a device with one input gives its
-            // mono input as input 0 (and silence for any other: the CLI and
-            // the box refuse that before anything plays).
-            for index in 0..<count {
-                if let inputs, channel < inputCount {
-                    scratch[index].value = inputs[channel * count + index]
-                } else {
-                    scratch[index].value = channel == 0 ? input[index] : 0
-                }
-            }
+            take(channel, count: count, input: input, inputs: inputs, inputCount: inputCount)
             ring.push(scratch, count: count)
+        }
+        if let channel = analysisInput, let analysisRing {
+            take(channel, count: count, input: input, inputs: inputs, inputCount: inputCount)
+            analysisRing.push(scratch, count: count)
+        }
+    }
+
+    /// The scratch's values (their marks kept) from input `channel` on its
+    /// own; a device with one input gives its mono input as input 0 (and
+    /// silence for any other: the CLI and the box refuse that before
+    /// anything plays).
+    private func take(_ channel: Int, count: Int, input: UnsafePointer<Float>, inputs: UnsafePointer<Float>?, inputCount: Int) {
+        for index in 0..<count {
+            if let inputs, channel < inputCount {
+                scratch[index].value = inputs[channel * count + index]
+            } else {
+                scratch[index].value = channel == 0 ? input[index] : 0
+            }
         }
     }
 }

@@ -219,12 +219,14 @@ public struct EngineCore: ~Copyable {
     }
 
     /// Also hands every tagged captured frame to `ring` (the pitch
-    /// tracker's). Call after `attachCapture`, before the first period.
-    public mutating func attachAnalysis(ring: BulkRing<CapturedFrame>) {
+    /// tracker's): the capture as the recorder has it, or input `input`
+    /// (from 0) on its own. Call after `attachCapture`, before the first period.
+    public mutating func attachAnalysis(ring: BulkRing<CapturedFrame>, input: Int? = nil) {
         // Taken out, changed, put back (a store through the optional
         // chain of a noncopyable value crashes Swift 6.2's SIL verifier).
         guard var attached = tagger.take() else { return }
         attached.analysisRing = ring
+        attached.analysisInput = input
         tagger = consume attached
     }
 

@@ -69,6 +69,9 @@ core.attachCapture(ring: captureRing, latencyFrames: 317)
 // And a quartet a microphone each: four inputs, a ring each.
 let inputRings = (0..<4).map { _ in BulkRing<CapturedFrame>(capacity: 48_000) }
 core.attachInputs(inputRings.enumerated().map { (ring: $1, input: $0) })
+// The needle follows the third of them on its own.
+let analysisRing = BulkRing<CapturedFrame>(capacity: 48_000)
+core.attachAnalysis(ring: analysisRing, input: 2)
 let inputs = UnsafeMutablePointer<Float>.allocate(capacity: 4 * frames)
 inputs.initialize(repeating: 0.125, count: 4 * frames)
 let input = UnsafeMutablePointer<Float>.allocate(capacity: frames)
@@ -85,6 +88,7 @@ var periods = 0
 var events = 0
 var capturedFrames = 0
 var inputFrames = 0
+var analysisFrames = 0
 acapella_alloc_reset()
 while periods < 10_000 {
     switch periods % 1_000 {
@@ -123,6 +127,7 @@ while periods < 10_000 {
     deviceFrame += Int64(frames)
     capturedFrames += captureRing.pop(into: drained, maximum: 48_000)
     for ring in inputRings { inputFrames += ring.pop(into: drained, maximum: 48_000) }
+    analysisFrames += analysisRing.pop(into: drained, maximum: 48_000)
     while link.nextEvent() != nil { events += 1 }
     link.collectRetired()
     periods += 1
@@ -130,7 +135,7 @@ while periods < 10_000 {
 let allocations = acapella_alloc_end()
 let frees = acapella_alloc_frees()
 let snapshot = link.snapshot()
-print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, two streamed takes, one stretched by Rubber Band (\(butler.watched.map(\.stream.missed).reduce(0, +)) frames missed), a keyboard's notes stealing voices from a pool of \(VoicePool.size), the chord, the drone, clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged (and \(inputFrames) from four inputs apart), xruns, unlinked streams realigned); now at measure \(snapshot.measureBeat), \(snapshot.state)")
+print("alloc-check: \(allocations) allocations and \(frees) frees on the render path over \(periods) periods of \(frames) frames (8 parts, a take, a punch-in, two streamed takes, one stretched by Rubber Band (\(butler.watched.map(\.stream.missed).reduce(0, +)) frames missed), a keyboard's notes stealing voices from a pool of \(VoicePool.size), the chord, the drone, clicks, count-in, loop, \(events) engine events from live commands, \(capturedFrames) captured frames tagged (and \(inputFrames) from four inputs apart, \(analysisFrames) from the third for the needle), xruns, unlinked streams realigned); now at measure \(snapshot.measureBeat), \(snapshot.state)")
 guard snapshot.serial == Int64(periods), events >= 10, capturedFrames == periods * frames else {
     print("alloc-check: the engine did not run as driven (serial \(snapshot.serial), \(events) events)")
     exit(2)

@@ -366,6 +366,43 @@ func leftMixes(_ count: Int, muted: Bool = false) -> [PartMix] {
     /// on the range's barlines exactly, a post-roll, then a stop; every
     /// captured frame is tagged with the song sample played one round trip
     /// earlier and whether it was armed or recording.
+    /// Parts recorded at once, a microphone each: every input's ring gets
+    /// that input on its own, and the needle's ring the input of the part
+    /// it follows (not the capture's average), with the recorder's marks.
+    @Test func theNeedleHearsItsPartsOwnInput() throws {
+        let schedule = try Schedule(score: try song("amazing-grace.acasong"))
+        let period = 128
+        var core = EngineCore(schedule: schedule, mixes: leftMixes(4), maximumFrames: period)
+        let mixed = BulkRing<CapturedFrame>(capacity: 100_000), needle = BulkRing<CapturedFrame>(capacity: 100_000)
+        let rings = (0..<3).map { _ in BulkRing<CapturedFrame>(capacity: 100_000) }
+        core.attachCapture(ring: mixed, latencyFrames: 300)
+        core.attachInputs(rings.enumerated().map { (ring: $1, input: $0) })
+        core.attachAnalysis(ring: needle, input: 2)
+        core.link.send(.play)
+        // Input c at frame f holds c + f / 1e6; the average is what a mono capture gives.
+        var inputs = [Float](repeating: 0, count: 3 * period), average = [Float](repeating: 0, count: period)
+        var left = [Float](repeating: 0, count: period), right = left
+        for start in stride(from: Int64(0), to: 50 * Int64(period), by: period) {
+            for index in 0..<period {
+                for channel in 0..<3 { inputs[channel * period + index] = Float(channel) + Float(start + Int64(index)) / 1e6 }
+                average[index] = (0..<3).map { inputs[$0 * period + index] }.reduce(0, +) / 3
+            }
+            inputs.withUnsafeBufferPointer { all in average.withUnsafeBufferPointer { mono in left.withUnsafeMutableBufferPointer { l in right.withUnsafeMutableBufferPointer { r in
+                core.process(input: mono.baseAddress!, left: l.baseAddress!, right: r.baseAddress!, frames: period, deviceFrame: start, inputs: all.baseAddress!, inputCount: 3)
+            } } } }
+        }
+        func drain(_ ring: BulkRing<CapturedFrame>) -> [CapturedFrame] {
+            var frames = [CapturedFrame](repeating: CapturedFrame(value: 0, mark: .none), count: 100_000)
+            let count = frames.withUnsafeMutableBufferPointer { ring.pop(into: $0.baseAddress!, maximum: $0.count) }
+            return Array(frames.prefix(count))
+        }
+        let heard = drain(needle), recorded = drain(mixed), third = drain(rings[2])
+        #expect(heard.count == 50 * period && recorded.count == heard.count)
+        #expect(heard.map(\.value) == third.map(\.value), "the needle hears input 3 on its own")
+        #expect(heard.enumerated().allSatisfy { $1.value == 2 + Float($0) / 1e6 }, "not the average (1 + f / 1e6)")
+        #expect(heard.map(\.mark) == recorded.map(\.mark) && heard.contains { $0.mark.kind == .playing }, "with the recorder's marks")
+    }
+
     @Test(arguments: [128, 333])
     func punchRangeTagsCapturedFrames(period: Int) throws {
         let schedule = try Schedule(score: try song("amazing-grace.acasong"))
