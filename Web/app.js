@@ -469,17 +469,22 @@ function showSettings() {
 let setChoosing = false;
 function showRecordingSet() {
   const names = (live.mixer || []).filter((strip) => !strip.reference && !strip.metronome).map((strip) => strip.name);
-  const most = Math.min(live.mostInputs || 1, 16);
   const current = live.recordingSet || [];
+  // At most 16 listed (a converting PCM offers 32), and any input the set already uses.
+  const most = Math.max(Math.min(live.mostInputs || 1, 16), ...current);
   const holder = $("set-parts");
   const key = names.join("\n") + "|" + most + "|" + current.join(",");
   $("set-off").disabled = current.length === 0;
   $("set-apply").disabled = most < 2 && !setChoosing;
-  if (holder.dataset.key === key || setChoosing) return;
+  // The singer's choice is kept while they choose — unless another song opened (other parts).
+  if (holder.dataset.key === key || setChoosing && holder.dataset.names === names.join("\n")) return;
+  setChoosing = false;
   holder.dataset.key = key;
+  holder.dataset.names = names.join("\n");
   holder.innerHTML = "";
-  $("set-about").textContent = current.length > 0
+  $("set-about").textContent = current.some((input) => input > 0)
     ? "Recording at once: " + names.map((name, index) => current[index] ? name + " (input " + current[index] + ")" : null).filter((text) => text).join(", ") + "."
+    : current.length > 0 ? "None of this song's parts is in the recording set: the part chosen records alone."
     : most < 2 ? "This device has one input: one part at a time." : "One part at a time. Give each singer's part the input of their microphone to record them at once.";
   names.forEach((name, index) => {
     const label = document.createElement("label");
@@ -502,12 +507,15 @@ function showRecordingSet() {
 }
 $("set-apply").addEventListener("click", async () => {
   const pairs = [...$("set-parts").querySelectorAll("select")].filter((select) => select.value !== "0").map((select) => select.dataset.part + "=" + select.value);
-  const done = await post("/api/together", pairs.join(","));
-  if (done.ok) { setChoosing = false; $("set-parts").dataset.key = ""; }
+  await post("/api/together", pairs.join(","));
+  // Taken or refused (the box said why), the lists show the box's set again.
+  setChoosing = false;
+  $("set-parts").dataset.key = "";
 });
 $("set-off").addEventListener("click", async () => {
-  const done = await post("/api/together", "");
-  if (done.ok) { setChoosing = false; $("set-parts").dataset.key = ""; }
+  await post("/api/together", "");
+  setChoosing = false;
+  $("set-parts").dataset.key = "";
 });
 
 // The live mixer: a level slider per part (and the reference recording),

@@ -170,8 +170,9 @@ public enum Box {
         var first = true
         /// The last song and part whose session opened.
         var working: (song: Int, part: Int)?
-        /// The projects chosen when it did.
+        /// The projects chosen when it did, and its recording set.
         var workingProjects = options.projectPaths
+        var workingSet = (options.together, options.togetherSource)
         loop: while !StopSignals.received {
             switch next {
             case .quit, .shutdown:
@@ -183,10 +184,17 @@ public enum Box {
                 options.partIndex = part
             }
             // As many inputs as the recording set names (it may have changed on the page).
-            let inputs = options.capturedInputs
-            let openDevice: @Sendable () throws(DeviceError) -> any AudioDevice = { () throws(DeviceError) -> any AudioDevice in try opener(inputs) }
+            let openDevice: @Sendable () throws(DeviceError) -> any AudioDevice = { [inputs = options.capturedInputs] () throws(DeviceError) in try opener(inputs) }
+            let lastSet = (options.together, options.togetherSource)
             let device: any AudioDevice
-            if options.waitForSoundCard {
+            if !first && lastSet.0 != workingSet.0 {
+                // A set chosen on the page: the device opened once with its
+                // inputs (a card may offer more than it opens at this rate).
+                do { device = try openDevice() } catch {
+                    next = backToWorkingSet(error.description, options: &options, set: workingSet, working: working, log: log)
+                    continue
+                }
+            } else if options.waitForSoundCard {
                 guard let found = awaitSoundCard(openDevice, options: options, lcd: shared.lcd, web: web?.hub, service: shared.service, wake: shared.wake, log: log) else { break loop }
                 device = found
             } else {
@@ -199,6 +207,9 @@ public enum Box {
                 next = try session(options: &options, device: device, reopen: openDevice, io: io, firstSession: first)
                 working = (options.songIndex, options.partIndex)
                 workingProjects = lastProjects
+                workingSet = lastSet
+            } catch let error as ProjectError where !first && lastSet.0 != workingSet.0 {
+                next = backToWorkingSet(error.description, options: &options, set: workingSet, working: working, log: log)
             } catch let error as ProjectError where !first && working != nil && working! != (lastSong, lastPart) {
                 next = leaveOut(lastSong, error, options: &options, backTo: working!, log: log)
             } catch let error as ProjectError where !first && working != nil && lastProjects != workingProjects {
@@ -211,6 +222,16 @@ public enum Box {
             first = false
         }
         return next
+    }
+
+    /// Back to the recording set the last session opened with (one chosen
+    /// on the page that the device or the rig refused), said; the song and
+    /// part that worked open again.
+    static func backToWorkingSet(_ why: String, options: inout BoxOptions, set: (together: [PartOnInput], source: String),
+                                 working: (song: Int, part: Int)?, log: BoxLog) -> SessionEnd {
+        log("\(options.togetherSource): \(why); back to the recording set that worked", .warning)
+        (options.together, options.togetherSource) = set
+        return .switchTo(song: working?.song ?? options.songIndex, part: working?.part ?? options.partIndex)
     }
 
     /// What one session is given: the box's sources and sinks, the song's

@@ -87,6 +87,9 @@ public struct BoxSession: Sendable {
         /// The recording set in force: each part (its index) and its input
         /// (from 1); empty: `partIndex` alone.
         public var recordingSet: [WebPartInput] = []
+        /// The box has a recording set, though this song may have none of
+        /// its parts (then `recordingSet` is empty and one part records).
+        public var setInForce = false
         /// The most inputs the device offers a set (its name for refusals).
         public var mostInputs = 1
         public var deviceName = "the device"
@@ -759,7 +762,11 @@ public struct BoxSession: Sendable {
     /// an input for each part). The part the box follows stays when it is
     /// in the set, else it is the set's first.
     func together(_ set: [WebPartInput], snapshot: EngineSnapshot) -> [Effect] {
-        if [.recording, .countIn].contains(snapshot.state) { return [.answer(.failure(WebFailure(409, "a take is being recorded: stop first")))] }
+        // Only stopped: a punch's pre-roll and post-roll play (armed), and the song opens again.
+        if snapshot.state != .stopped {
+            let why = [.recording, .countIn].contains(snapshot.state) ? "a take is being recorded" : "the song is playing"
+            return [.answer(.failure(WebFailure(409, "\(why): stop first (the song opens again with the set)")))]
+        }
         if let missing = set.first(where: { $0.part >= context.partNames.count }) {
             return [.answer(.failure(WebFailure(404, "no part \(missing.part + 1) in \(context.songTitle): it has \(context.partNames.count)")))]
         }
@@ -769,7 +776,9 @@ public struct BoxSession: Sendable {
         }
         let words = set.isEmpty ? "one part at a time (\(context.partName))"
             : "recording together " + set.map { "\(context.partNames[$0.part]) (input \($0.input))" }.joined(separator: ", ")
-        if set == context.recordingSet { return [.answer(.success(words + ", as now"))] }
+        let asNow = set.isEmpty ? !context.setInForce
+            : context.setInForce && set.sorted { $0.part < $1.part } == context.recordingSet.sorted { $0.part < $1.part }
+        if asNow { return [.answer(.success(words + ", as now"))] }
         let part = set.isEmpty || set.contains(where: { $0.part == context.partIndex }) ? context.partIndex : set[0].part
         return [.recordingSet(set), .log("the page: " + words, .info), .answer(.success(words + " from now on: the song opens again with the set")),
                 .end(.switchTo(song: context.songIndex, part: part))]

@@ -153,11 +153,12 @@ final class SessionLoop {
     /// the songs that follow record their parts of the same names (a name
     /// two parts share, or a number, by the part's number).
     static func together(_ set: [WebPartInput], score: Score) -> [PartOnInput] {
-        let names = score.parts.map(\.name)
-        return set.map { part in
-            let name = names[part.part]
-            let unique = names.filter { $0.lowercased() == name.lowercased() }.count == 1 && Int(name) == nil
-            return PartOnInput(part: unique ? name : String(part.part + 1), input: part.input)
+        set.map { part in
+            // Whichever form `PartOnInput.partIndex` reads back as this part
+            // (a name is read before a number: parts named "2", "1").
+            let name = score.parts[part.part].name
+            let named = PartOnInput.partIndex(named: name, in: score) == part.part
+            return PartOnInput(part: named ? name : String(part.part + 1), input: part.input)
         }
     }
 
@@ -192,6 +193,7 @@ final class SessionLoop {
         context.mixes = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)
         context.tones = rig.tones
         context.recordingSet = rig.ensemble.map { WebPartInput(part: $0.partIndex, input: $0.input + 1) }
+        context.setInForce = !options.together.isEmpty
         return context
     }
 
@@ -913,7 +915,7 @@ final class SessionLoop {
         live.rawCents = readout.cents == nil ? nil : frame.reading?.rawCents
         let context = session.context
         live.mostInputs = context.mostInputs
-        live.recordingSet = context.recordingSet.isEmpty ? [] : project.score.parts.indices.map { part in
+        live.recordingSet = !context.setInForce ? [] : project.score.parts.indices.map { part in
             context.recordingSet.first { $0.part == part }?.input ?? 0
         }
         live.tempo = readout.tempo

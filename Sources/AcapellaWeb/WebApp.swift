@@ -507,6 +507,8 @@ public final class WebApp: Sendable {
             change = .blend
         case "/api/together":
             // PART=INPUT, commas between (a part's index, its input from 1); empty: one part at a time.
+            // Read whole or not at all (the text above is its first 256 bytes).
+            guard request.body.count <= 256 else { return .response(.error(413, "a recording set is at most 256 bytes")) }
             let usage = "together expects PART=INPUT pairs, commas between (a part's number from 0, an input from 1 to \(Self.inputNumbers.upperBound)), or nothing for one part at a time"
             var set: [WebPartInput] = []
             for item in text.split(separator: ",", omittingEmptySubsequences: false) where !text.isEmpty {

@@ -170,7 +170,11 @@ import Testing
         four.deviceName = "the card"
         var chooser = BoxSession(four)
         let set = [WebPartInput(part: 0, input: 2), WebPartInput(part: 2, input: 4)]
-        #expect(answers(chooser.handle(.web(.together(set)), snapshot: Self.snapshot(.recording))) == [.failure(WebFailure(409, "a take is being recorded: stop first"))])
+        #expect(answers(chooser.handle(.web(.together(set)), snapshot: Self.snapshot(.recording)))
+                == [.failure(WebFailure(409, "a take is being recorded: stop first (the song opens again with the set)"))])
+        // Playing too (a punch's pre-roll and post-roll play, armed).
+        #expect(answers(chooser.handle(.web(.together(set)), snapshot: Self.snapshot(.playing)))
+                == [.failure(WebFailure(409, "the song is playing: stop first (the song opens again with the set)"))])
         #expect(answers(chooser.handle(.web(.together([WebPartInput(part: 1, input: 5)])), snapshot: stopped))
                 == [.failure(WebFailure(422, "\(four.partNames[1]) on input 5: the card has 4 inputs"))])
         #expect(answers(chooser.handle(.web(.together([WebPartInput(part: four.partNames.count, input: 1)])), snapshot: stopped))
@@ -179,9 +183,15 @@ import Testing
         #expect(taken.first == .recordingSet(set) && taken.last == .end(.switchTo(song: 0, part: 0)), "\(taken)")
         #expect(answers(taken) == [.success("recording together \(four.partNames[0]) (input 2), \(four.partNames[2]) (input 4) from now on: the song opens again with the set")])
         four.recordingSet = set
+        four.setInForce = true
         var inSet = BoxSession(four)
-        #expect(answers(inSet.handle(.web(.together(set)), snapshot: stopped)).first.map { (try? $0.get())?.hasSuffix(", as now") == true } == true)
+        #expect(answers(inSet.handle(.web(.together(set.reversed())), snapshot: stopped)).first.map { (try? $0.get())?.hasSuffix(", as now") == true } == true,
+                "the same set in another order")
         #expect(inSet.handle(.web(.together([])), snapshot: stopped).last == .end(.switchTo(song: 0, part: 1)), "one part at a time: the part followed now")
+        // A song with none of the box's set's parts: one part at a time can still be chosen.
+        four.recordingSet = []
+        var lacking = BoxSession(four)
+        #expect(lacking.handle(.web(.together([])), snapshot: stopped).first == .recordingSet([]))
         // The reference removed: the session forgets it.
         var withReference = BoxSession(Self.context())
         #expect(withReference.handle(.edited(.removeReference, .success("the reference recording r.wav removed")), snapshot: stopped).contains(.reloadAllTakes))

@@ -1,6 +1,7 @@
 @testable import AcapellaBox
 import AcapellaEngine
 import AcapellaProject
+import AcapellaScore
 import AcapellaWeb
 import Foundation
 import Testing
@@ -188,7 +189,7 @@ import Testing
         #expect(try box.run { $0.web.live().recordingSet == [1, 2] && $0.web.live().together == ["Soprano 1", "Bass 2"] }, "\(box.web.live().recordingSet)")
         box.press("r")
         #expect(try box.run { $0.snapshot?.state == .recording })
-        #expect(try box.change(.together([])) == .failure(WebFailure(409, "a take is being recorded: stop first")))
+        #expect(try box.change(.together([])) == .failure(WebFailure(409, "a take is being recorded: stop first (the song opens again with the set)")))
         #expect(try box.run { $0.session?.review != nil && $0.project?.manifest.takes.count == 2 && $0.project?.manifest.takes.allSatisfy { $0.state == .kept } == true })
         let takes = try #require(box.project?.manifest.takes)
         #expect(takes.map(\.part).sorted() == ["Bass", "Soprano"], "\(takes.map(\.part))")
@@ -203,6 +204,39 @@ import Testing
         #expect(box.project?.manifest.takes.count == 2, "the takes stay")
         box.press("q")
         #expect(try box.run { $0.ended == .quit })
+    }
+
+    /// A set chosen on the page is kept in the form the settings read back
+    /// as the same parts: parts named by numbers out of order ("2", "1")
+    /// by name, a name two parts share (in other cases) by number.
+    @Test func aSetFromThePageNamesTheSamePartsAgain() throws {
+        let text = """
+            acasong 1
+            title: Numbers
+            time: 4/4
+            key: C major
+            tempo: 90
+
+            part 2 [treble]
+            C5 1
+
+            part 1 [treble]
+            E4 1
+
+            part Voice 3 [bass]
+            C3 1
+
+            part voice 3 [bass]
+            G2 1
+            """
+        let score = try Acasong.parse(text)
+        let set = [WebPartInput(part: 0, input: 1), WebPartInput(part: 1, input: 2), WebPartInput(part: 2, input: 3), WebPartInput(part: 3, input: 4)]
+        let named = SessionLoop.together(set, score: score)
+        #expect(named.map(\.part) == ["2", "1", "Voice 3", "4"])
+        var options = BoxOptions(songs: [], dataDirectory: "/nonexistent")
+        options.together = named
+        let back = SessionLoop.together(options, score: score)
+        #expect(back.notes.isEmpty && back.set.map(\.partIndex) == [0, 1, 2, 3] && back.set.map(\.input) == [0, 1, 2, 3], "\(back)")
     }
 
     /// A stick plugged in while the box runs (a tmpfs mounted under the

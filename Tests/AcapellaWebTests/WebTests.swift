@@ -383,6 +383,7 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(post("/api/together", "Soprano=1") == 400)
         #expect(post("/api/together", "0=1,") == 400)
         #expect(post("/api/together", "0=1=2") == 400)
+        #expect(post("/api/together", String(repeating: " ", count: 250) + "0=1,1=2") == 413, "read whole or not at all")
         #expect(box.changes.withLock { $0 } == [.activate(take: 3), .activate(take: 99), .nudge(take: 3, milliseconds: -10), .correct(take: 3, measures: 7...9),
                                                 .correct(take: 3, measures: nil), .discard(take: 3), .discard(take: 3), .undo,
                                                 .choose(song: 2, part: 1), .loop(5...8), .loop(nil), .punch(3...3),
