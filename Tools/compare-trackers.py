@@ -222,7 +222,7 @@ def main():
                 spent = time.perf_counter() - started
                 scores = pitch_scores(times, f0, estimate, notes)
                 totals[name]["pitch"].append(scores + (spent / seconds,))
-                line += " accuracy %.3f  voicing recall %.3f false %.3f  median %5.2f ¢  at changes %.3f  octave %.3f  %6.3f s" % (scores + (spent,))
+                line += "  accuracy %.4f  voicing recall %.3f false %.3f  median %5.2f ¢  at changes %.3f  octave %.3f  %6.3f s" % (scores + (spent,))
             if transcribe is not None and notes is not None:
                 started = time.perf_counter()
                 estimate = transcribe(path)
@@ -236,7 +236,7 @@ def main():
         line = f"  {name:11s}"
         if result["pitch"]:
             values = numpy.array(result["pitch"])
-            line += " accuracy %.4f (worst %.3f)  median %.2f ¢  at changes %.3f  octave %.4f  %.4f s per s of audio" % (
+            line += " accuracy %.4f (worst %.4f)  median %.2f ¢  at changes %.3f  octave %.4f  %.4f s per s of audio" % (
                 numpy.mean(values[:, 0]), numpy.min(values[:, 0]), numpy.nanmean(values[:, 3]), numpy.nanmean(values[:, 4]), numpy.mean(values[:, 5]), numpy.mean(values[:, 6]))
         if result["notes"]:
             values = numpy.array(result["notes"])

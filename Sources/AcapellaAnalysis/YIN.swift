@@ -56,6 +56,12 @@ public final class YINDetector {
     public var voicingLimit = 0.30
     /// Below this RMS a frame is silence.
     public var silenceRMS: Float = 0.000_5
+    /// The highest pitch a voice is read at (C7, past a soprano's whistle
+    /// notes): a frame read higher after the octave checks (which start
+    /// from a strong upper harmonic's short lag) is no voice — a fading
+    /// tone's last frames read as 2–7 kHz, "perfectly periodic", and made
+    /// false alarms (and, beside a legato change, a side to read it by).
+    public static let highestFrequency = 2_100.0
 
     private let input: UnsafeMutablePointer<Float>
     private let spectrumFull: UnsafeMutablePointer<fftwf_complex>
@@ -305,6 +311,11 @@ public final class YINDetector {
             results.append(result)
             centre += hop
         }
+        // Above a voice's highest pitch (read by the refinements, which
+        // search wider than the first look): no voice.
+        for index in results.indices where results[index].voiced && results[index].frequency > Self.highestFrequency {
+            results[index] = PitchEstimate(centreSample: results[index].centreSample, frequency: 0, aperiodicity: 1, voiced: false)
+        }
         if !scored {
             // Voicing edges, read again over a few periods: the long window
             // straddles the edge of a sung run (half of it breath or the
@@ -323,10 +334,29 @@ public final class YINDetector {
                     // Between notes (voiced within 3 frames on both sides): over less of the change.
                     let between = (1...3).contains { clear(index - $0) } && (1...3).contains { clear(index + $0) }
                     centre = (firstFrame + index) * hop
-                    let readings = neighbours.map { neighbour in
+                    var readings = neighbours.map { neighbour in
                         let period = Double(sampleRate) / results[neighbour].frequency
                         let periods = between ? 2.0 : 3.0
                         return analyse(lag: period, integration: min(half, max(256, Int(periods * period))), expected: results[neighbour].frequency, spread: 1.12)
+                    }
+                    if between, !readings.contains(where: \.voiced),
+                       let before = (1...3).lazy.map({ index - $0 }).first(where: clear), let after = (1...3).lazy.map({ index + $0 }).first(where: clear) {
+                        // A legato change: the voice does not stop between two
+                        // runs a few frames apart, though a window over a fast
+                        // glide (a bass's weak fundamental) reads it ragged.
+                        // Read over two periods between the two sides'
+                        // pitches; the clearest reading within them is voiced
+                        // up to twice the voicing limit.
+                        let low = min(results[before].frequency, results[after].frequency) / 1.03
+                        let high = max(results[before].frequency, results[after].frequency) * 1.03
+                        let middle = (low * high).squareRoot()
+                        readings.append(analyse(lag: Double(sampleRate) / middle, integration: min(half, max(256, Int(2 * Double(sampleRate) / middle))),
+                                                expected: middle, spread: (high / low).squareRoot() * 1.01))
+                        if var held = readings.filter({ (low...high).contains($0.frequency) && $0.aperiodicity <= 2 * voicingLimit })
+                            .min(by: { $0.aperiodicity < $1.aperiodicity }) {
+                            held.voiced = true
+                            readings = [held]
+                        }
                     }
                     if let again = readings.filter(\.voiced).min(by: { $0.aperiodicity < $1.aperiodicity }) {
                         results[index] = again
@@ -474,9 +504,15 @@ public final class YINDetector {
         return dips.first { $0.value <= 3 * best + 0.000_5 }?.lag ?? lag
     }
 
-    /// A lone estimate far (over half a semitone) from both neighbours, which
-    /// agree with each other, and less periodic than both, takes their pitch: single-frame slips of the
-    /// lag search at a consonant or a breath. Whole notes, however short,
+    /// A lone estimate less periodic than both neighbours and off the
+    /// path they trace takes the pitch between them: single-frame slips of
+    /// the lag search at a consonant, a breath or a fast slide (a voice
+    /// moves continuously; a frame 10 ms wide cannot leave a slide and come
+    /// back). Off the path: outside the neighbours' span and over 40 cents
+    /// from their middle, the neighbours within two semitones of each other
+    /// (the peak of a ±100-cent vibrato is 7 cents off its neighbours'
+    /// middle). An unvoiced frame between neighbours that agree (within
+    /// half a semitone) takes their pitch too. Whole notes, however short,
     /// span several frames and are left alone.
     static func removingOutliers(_ estimates: [PitchEstimate]) -> [PitchEstimate] {
         guard estimates.count >= 3 else { return estimates }
@@ -484,10 +520,13 @@ public final class YINDetector {
         func cents(_ a: Double, _ b: Double) -> Double { abs(1_200 * log2(a / b)) }
         for index in 1..<(estimates.count - 1) {
             let (before, here, after) = (estimates[index - 1], estimates[index], estimates[index + 1])
-            guard before.voiced, after.voiced, cents(before.frequency, after.frequency) < 50 else { continue }
+            guard before.voiced, after.voiced else { continue }
+            let apart = cents(before.frequency, after.frequency)
             let neighbours = (before.frequency * after.frequency).squareRoot()
             let doubtful = !here.voiced || here.aperiodicity > max(before.aperiodicity, after.aperiodicity)
-            if doubtful && (!here.voiced || cents(here.frequency, neighbours) > 50) {
+            let span = min(before.frequency, after.frequency)...max(before.frequency, after.frequency)
+            let offPath = here.voiced && apart < 200 && !span.contains(here.frequency) && cents(here.frequency, neighbours) > 40
+            if doubtful && (!here.voiced && apart < 50 || offPath) {
                 cleaned[index].frequency = neighbours
                 cleaned[index].voiced = true
                 cleaned[index].aperiodicity = max(before.aperiodicity, after.aperiodicity)

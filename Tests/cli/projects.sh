@@ -155,6 +155,8 @@ d=open('$work/a3.mid','rb').read()
 assert d[:4]==b'MThd' and d.count(b'MTrk')==2, d[:20]
 assert bytes([0xFF,0x51,0x03,0x0F,0x42,0x40]) in d  # 1,000,000 µs a quarter
 assert bytes([0x90,57]) in d and bytes([0x80,57]) in d or bytes([0x90,57,0]) in d"
+  expect "pitch of the sustained A3" 0 "$acapella" pitch "$voice/sustain_a3_vibrato.wav" &&
+    check "each reading stamped at its sample, to the nanosecond (frame 2: 1024 / 48000 s)" matches "$(sed -n 4p <<<"$out")" '^0\.021333333,' &&
   expect "notes of the chorale's soprano" 0 "$acapella" notes "$voice/bwv66.6_soprano.wav" &&
     check "30 to 40 notes, the first C#5, the last F#4" python3 -c "
 rows=[l.split(',') for l in '''$out'''.strip().split('\n')[1:]]
