@@ -228,8 +228,22 @@ public struct NoteSplitter: Sendable {
             let own = pieces[index].range.filter { abs(pitches[$0] - Double(here)) < 0.5 }
             return !own.isEmpty && own.filter { moving[$0] }.count * 10 >= own.count * 6
         }
+        // A piece under twice the shortest note, beside a note held at least
+        // twice as long and within 70 cents of it (medians as sung), is that
+        // note's inflection — a rise at its end, a lean before it — not a
+        // note a semitone away (those sit 100 cents off as sung).
+        func inflection(_ index: Int) -> Bool {
+            let piece = pieces[index]
+            guard piece.range.count < 2 * shortestFrames else { return false }
+            let own = Self.median(Array(pitches[piece.range]))
+            return [index - 1, index + 1].contains { side in
+                guard side >= 0, side < pieces.count, pieces[side].range.count >= 2 * piece.range.count else { return false }
+                return abs(Self.median(Array(pitches[pieces[side].range])) - own) < 0.7
+            }
+        }
         func passing(_ index: Int) -> Bool {
             guard pieces[index].range.count >= shortestFrames else { return true }
+            if inflection(index) { return true }
             guard sliding(index) else { return false }
             // The slide (this piece and the sliding ones beside it) goes
             // between notes held at least twice as long: a fast run's notes

@@ -127,6 +127,28 @@ import Testing
     /// wavers (audible, the same pitch either side) stays one note (the
     /// shared chorale's B4 held over a 7 dB waver was two); a gap of six
     /// frames, a silent one, or another pitch after it still splits.
+    /// A rise of 60 cents for 70 ms at a held note's end, before the next
+    /// note (the chorale's E5 lifting before C#5), is the note's inflection;
+    /// a grace note 70 ms long a semitone above a held note is a note.
+    @Test func aShortRiseAtANotesEndIsNoNote() {
+        let splitter = NoteSplitter(sampleRate: 48_000)
+        func notes(_ line: [(hz: Double, seconds: Double)]) -> [SplitNote] {
+            let estimates = line.flatMap { part in
+                [PitchEstimate](repeating: PitchEstimate(centreSample: 0, frequency: part.hz, aperiodicity: 0.05, voiced: true),
+                                count: Int(part.seconds * 48_000 / Double(splitter.hop)))
+            }.enumerated().map { frame, estimate in
+                var placed = estimate
+                placed.centreSample = Int64(frame * splitter.hop)
+                return placed
+            }
+            return splitter.notes(from: estimates, levels: [Double](repeating: -20, count: estimates.count))
+        }
+        let rise = notes([(657, 0.7), (680, 0.07), (556, 0.7)])
+        #expect(rise.map(\.midi) == [76, 73], "\(rise.map(\.midi))")
+        let grace = notes([(698.5, 0.07), (659.3, 0.7), (556, 0.7)])
+        #expect(grace.map(\.midi) == [77, 76, 73], "\(grace.map(\.midi))")
+    }
+
     @Test func aFrameOrTwoLostInAHeldNoteIsNoNewNote() {
         let splitter = NoteSplitter(sampleRate: 48_000)
         func notes(gap: Int, gapLevel: Double = -25, after: Double = 440) -> [SplitNote] {
