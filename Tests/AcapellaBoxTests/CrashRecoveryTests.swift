@@ -78,7 +78,8 @@ func acapellaExecutable() throws -> String {
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal, "run \(run): the recording ended before it could be killed")
             let (reopened, report) = try Project.open(project.path, for: .write(owner: "test"))
-            #expect(reopened.manifest.takes.map(\.part) == parts, "run \(run): \(reopened.manifest.takes.map(\.part))")
+            // A take for every input (numbered as the writers began them: under load not always in the parts' order).
+            #expect(reopened.manifest.takes.map(\.part).sorted() == parts.sorted(), "run \(run): \(reopened.manifest.takes.map(\.part))")
             for take in reopened.manifest.takes {
                 #expect(take.state == .recovered && report.contains { $0.contains("recovered") }, "run \(run): \(report)")
                 // `received` is the first part's; the others were captured with it.
