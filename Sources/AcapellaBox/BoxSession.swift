@@ -756,11 +756,12 @@ public struct BoxSession: Sendable {
         }
     }
 
-    /// A recording set chosen on the page: refused while a take is being
-    /// recorded, for a part the song lacks or an input the device lacks;
-    /// else kept, and the song opens again with it (the device opened with
-    /// an input for each part). The part the box follows stays when it is
-    /// in the set, else it is the set's first.
+    /// A recording set chosen on the page: refused unless the transport is
+    /// stopped, for a part the song lacks or an input the device lacks;
+    /// the same set (in any order) is "as now"; else kept, and the song
+    /// opens again with it (the device opened with an input for each
+    /// part). The part the box follows stays when it is in the set, else
+    /// it is the set's first.
     func together(_ set: [WebPartInput], snapshot: EngineSnapshot) -> [Effect] {
         // Only stopped: a punch's pre-roll and post-roll play (armed), and the song opens again.
         if snapshot.state != .stopped {
