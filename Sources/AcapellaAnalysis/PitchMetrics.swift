@@ -18,6 +18,9 @@ public struct PitchMetrics: Sendable, CustomStringConvertible {
     public var p95Cents: Double
     /// Share of frames more than 50 cents off or unvoiced.
     public var grossErrorShare: Double
+    /// Voicing false alarms: the share of the frames the truth calls
+    /// unvoiced that the estimate voices (0 when the truth has none).
+    public var falseAlarms: Double
 
     /// A truth track's frequencies from its CSV text (`time,f0` per hop,
     /// `#` comment lines, 0 = unvoiced).
@@ -61,6 +64,9 @@ public struct PitchMetrics: Sendable, CustomStringConvertible {
             errors.append(cents)
             if cents <= 50 { good += 1 }
         }
+        let unvoicedTruth = truth.indices.filter { truth[$0] <= 0 }
+        let alarms = unvoicedTruth.filter { $0 < estimates.count && estimates[$0].voiced }.count
+        falseAlarms = unvoicedTruth.isEmpty ? 0 : Double(alarms) / Double(unvoicedTruth.count)
         errors.sort()
         frames = voicedTruth
         rawPitchAccuracy = voicedTruth == 0 ? 1 : Double(good) / Double(voicedTruth)
@@ -70,6 +76,7 @@ public struct PitchMetrics: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        String(format: "%d voiced frames: raw pitch accuracy %.4f, median %.2f cents, p95 %.2f cents, %.2f %% more than 50 cents off", frames, rawPitchAccuracy, medianCents, p95Cents, grossErrorShare * 100)
+        String(format: "%d voiced frames: raw pitch accuracy %.4f, median %.2f cents, p95 %.2f cents, %.2f %% more than 50 cents off, voicing false alarms %.2f %%",
+               frames, rawPitchAccuracy, medianCents, p95Cents, grossErrorShare * 100, falseAlarms * 100)
     }
 }

@@ -316,7 +316,10 @@ public final class YINDetector {
         for index in results.indices where results[index].voiced && results[index].frequency > Self.highestFrequency {
             results[index] = PitchEstimate(centreSample: results[index].centreSample, frequency: 0, aperiodicity: 1, voiced: false)
         }
+        let levels = scored ? [] : Self.levels(samples, hop: hop, firstFrame: firstFrame, count: results.count)
         if !scored {
+            // No edge is read again from a frame where no voice sounds.
+            results = Self.trimmingEdges(results, levels: levels, silence: silenceRMS)
             // Voicing edges, read again over a few periods: the long window
             // straddles the edge of a sung run (half of it breath or the
             // next note) and calls frames unvoiced that a short window
@@ -338,6 +341,40 @@ public final class YINDetector {
                         let period = Double(sampleRate) / results[neighbour].frequency
                         let periods = between ? 2.0 : 3.0
                         return analyse(lag: period, integration: min(half, max(256, Int(periods * period))), expected: results[neighbour].frequency, spread: 1.12)
+                    }
+                    if !between, neighbours == [index + 1], !readings.contains(where: \.voiced),
+                       (index > 0 ? levels[index - 1] : Self.levels(samples, hop: hop, firstFrame: firstFrame - 1, count: 1)[0]) < 0.1 * levels[index + 1] {
+                        // A run's first frame after a rest (the hop before it 20 dB
+                        // under the next): the window centred on it begins before
+                        // the voice does. Read from half a period before its centre
+                        // on; how periodic it is, is how alike each period is to the
+                        // next whatever their levels (the normalized correlation:
+                        // YIN's difference grows with an attack's own rise over a
+                        // low voice's few long periods).
+                        let frameCentre = centre
+                        let period = Double(sampleRate) / results[index + 1].frequency
+                        let integration = min(half, max(256, Int(3 * period)))
+                        let start = frameCentre - Int(period / 2)
+                        centre = start + (integration + Int(period.rounded())) / 2
+                        var forward = analyse(lag: period, integration: integration, expected: results[index + 1].frequency, spread: 1.12)
+                        centre = frameCentre
+                        forward.centreSample = Int64(frameCentre)
+                        if forward.frequency > 0 {
+                            // The period where each period is likest the next (within a
+                            // semitone of YIN's), between lags by a parabola.
+                            let found = Double(sampleRate) / forward.frequency
+                            let lags = Int(found / 1.06)...Int(found * 1.06 + 1)
+                            let alike = lags.map { Self.correlation(samples, from: start, count: integration, lag: $0) }
+                            let best = alike.indices.max { alike[$0] < alike[$1] }!
+                            var lag = Double(lags.lowerBound + best)
+                            if best > 0 && best < alike.count - 1 {
+                                let (a, b, c) = (alike[best - 1], alike[best], alike[best + 1])
+                                if a - 2 * b + c < 0 { lag += 0.5 * (a - c) / (a - 2 * b + c) }
+                            }
+                            forward.frequency = Double(sampleRate) / lag
+                            forward.voiced = alike[best] >= 0.9
+                        }
+                        readings.append(forward)
                     }
                     if between, !readings.contains(where: \.voiced),
                        let before = (1...3).lazy.map({ index - $0 }).first(where: clear), let after = (1...3).lazy.map({ index + $0 }).first(where: clear) {
@@ -366,6 +403,7 @@ public final class YINDetector {
                 if !changed { break }
             }
         }
+        if !scored { results = Self.trimmingEdges(results, levels: levels, silence: silenceRMS) }
         let cleaned = Self.removingOutliers(results)
         return scored ? cleaned : Self.foldingSlips(cleaned, slipFrames: max(2, Int((0.064 * Double(sampleRate) / Double(hop)).rounded())))
     }
@@ -502,6 +540,65 @@ public final class YINDetector {
         for multiple in 1...largest { dips.append(dip(Double(multiple) * lag)) }
         guard let best = dips.map(\.value).min(), best.isFinite else { return lag }
         return dips.first { $0.value <= 3 * best + 0.000_5 }?.lag ?? lag
+    }
+
+    /// The normalized correlation of samples[start..<start + count] with
+    /// the same span `lag` samples on (zeros beyond the ends): 1 where each
+    /// period repeats the last in shape, whatever its level.
+    static func correlation(_ samples: [Float], from start: Int, count: Int, lag: Int) -> Double {
+        var (both, first, second) = (0.0, 0.0, 0.0)
+        for index in max(0, start)..<max(max(0, start), min(samples.count - lag, start + count)) {
+            let (a, b) = (Double(samples[index]), Double(samples[index + lag]))
+            both += a * b
+            first += a * a
+            second += b * b
+        }
+        return first > 0 && second > 0 ? both / (first * second).squareRoot() : 0
+    }
+
+    /// Each frame's level: the RMS of the hop of samples centred on it
+    /// (frame j is centred on sample (firstFrame + j)·hop; zeros beyond
+    /// the ends).
+    static func levels(_ samples: [Float], hop: Int, firstFrame: Int, count: Int) -> [Float] {
+        (0..<count).map { frame in
+            let centre = (firstFrame + frame) * hop
+            let from = max(0, centre - hop / 2), to = min(samples.count, centre - hop / 2 + hop)
+            guard from < to else { return 0 }
+            var sum = 0.0
+            for index in from..<to { sum += Double(samples[index]) * Double(samples[index]) }
+            return Float((sum / Double(hop)).squareRoot())
+        }
+    }
+
+    /// A frame is voiced only where a voice sounds at its centre. The
+    /// long window reads a note's pitch from frames around it that hold
+    /// none of it: in silence a frame or two before a phrase (the shared
+    /// chorale: 1.4–1.8 kHz read in digital silence, reaching into the
+    /// next note), and the last whispers of a tone as it fades. So a
+    /// voiced frame whose own hop is silence is unvoiced, and a run's
+    /// frames are unvoiced from either end while they are over 30 dB under
+    /// the run's median level: a note's attack and release are counted
+    /// from where it passes a tenth of its level (20 dB under), so a voice
+    /// 30 dB under its held level has not begun or has ended. Frames
+    /// inside a run are left alone however soft, unless silent.
+    static func trimmingEdges(_ estimates: [PitchEstimate], levels: [Float], silence: Float) -> [PitchEstimate] {
+        var trimmed = estimates
+        let unvoiced = { (index: Int) in
+            trimmed[index] = PitchEstimate(centreSample: estimates[index].centreSample, frequency: 0, aperiodicity: 1, voiced: false)
+        }
+        for index in trimmed.indices where trimmed[index].voiced && levels[index] < silence { unvoiced(index) }
+        var start = 0
+        while start < trimmed.count {
+            guard trimmed[start].voiced else { start += 1; continue }
+            var end = start
+            while end < trimmed.count && trimmed[end].voiced { end += 1 }
+            let floor = levels[start..<end].sorted()[(end - start) / 2] * 0.031_6  // -30 dB
+            var first = start, last = end - 1
+            while first <= last && levels[first] < floor { unvoiced(first); first += 1 }
+            while last >= first && levels[last] < floor { unvoiced(last); last -= 1 }
+            start = end
+        }
+        return trimmed
     }
 
     /// A lone estimate less periodic than both neighbours and off the

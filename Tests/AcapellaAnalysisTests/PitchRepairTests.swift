@@ -38,4 +38,43 @@ import Testing
         let high = YINDetector(sampleRate: rate).track(soprano, hop: 512).dropFirst(8).dropLast(8)
         #expect(high.allSatisfy { $0.voiced && abs($0.frequency - 1_047) < 2 }, "a soprano's C6 is a voice")
     }
+
+    /// A frame is voiced only where a voice sounds at its centre: one read
+    /// in silence (a long window reaching the next phrase) and a run's
+    /// edges over 30 dB under the run's median level are unvoiced; a soft
+    /// frame inside a run, and an edge 29 dB under, stay.
+    @Test func framesWhereNoVoiceSoundsAreUnvoiced() {
+        let estimates = [Self.frame(1_548), Self.frame(0)] + [Self.frame(440, aperiodicity: 0.2)] + Array(repeating: Self.frame(440), count: 6) + [Self.frame(430, aperiodicity: 0.2)]
+        let levels: [Float] = [0, 0, 0.002, 0.1, 0.1, 0.001, 0.1, 0.1, 0.1, 0.0036]
+        let trimmed = YINDetector.trimmingEdges(estimates, levels: levels, silence: 0.000_5)
+        #expect(trimmed.map(\.voiced) == [false, false, false, true, true, true, true, true, true, true], "\(trimmed.map(\.voiced))")
+        #expect(trimmed[2].frequency == 0 && trimmed[9].frequency == 430)
+        let fading = YINDetector.trimmingEdges(Array(repeating: Self.frame(220), count: 5), levels: [0.1, 0.1, 0.1, 0.003, 0.001], silence: 0.000_5)
+        #expect(fading.map(\.voiced) == [true, true, true, false, false], "a fading tone's last whispers")
+    }
+
+    /// A bass entering after a rest (E2, its fundamental 20 dB under its
+    /// second harmonic, a 40 ms attack): the first frame whose centre is a
+    /// tenth of the way up the attack is voiced at E2 — the window centred
+    /// on it began in the rest and the rise over its few long periods read
+    /// ragged (aperiodicity 0.35); the frame where the tone has not begun
+    /// and every frame of the rest stay unvoiced.
+    @Test func aLowVoicesFirstFrameAfterARestIsVoiced() {
+        let rate = 48_000, hop = 512, frame = 40
+        let start = frame * hop - hop  // the tone begins a hop before frame 40's centre
+        let e2 = 440 * pow(2, -29 / 12.0)
+        let attack = Int(0.04 * Double(rate))
+        let samples = (0..<(start + rate)).map { index -> Float in
+            guard index >= start else { return 0 }
+            let t = Double(index - start) / Double(rate)
+            let level = index - start < attack ? 0.5 - 0.5 * cos(Double.pi * Double(index - start) / Double(attack)) : 1
+            var value = 0.05 * sin(2 * .pi * e2 * t)
+            for harmonic in 2...12 { value += 0.5 / Double(harmonic - 1) * sin(2 * .pi * e2 * Double(harmonic) * t + Double(harmonic)) }
+            return Float(0.2 * level * value)
+        }
+        let estimates = YINDetector(sampleRate: rate).track(samples, hop: hop)
+        #expect(estimates[frame].voiced && abs(1_200 * log2(estimates[frame].frequency / e2)) < 10, "\(estimates[(frame - 2)...(frame + 2)])")
+        #expect(estimates[..<frame].allSatisfy { !$0.voiced }, "\(estimates[..<frame].filter(\.voiced))")
+        #expect(estimates[(frame + 1)...].dropLast(4).allSatisfy { $0.voiced && abs(1_200 * log2($0.frequency / e2)) < 10 })
+    }
 }
