@@ -316,10 +316,21 @@ public final class YINDetector {
         for index in results.indices where results[index].voiced && results[index].frequency > Self.highestFrequency {
             results[index] = PitchEstimate(centreSample: results[index].centreSample, frequency: 0, aperiodicity: 1, voiced: false)
         }
-        let levels = scored ? [] : Self.levels(samples, hop: hop, firstFrame: firstFrame, count: results.count)
+        // Each frame's level over its hop or 10 ms, whichever is longer
+        // (from two frames before the first to one after the last), and
+        // the frames 100 ms make.
+        let span = max(hop, sampleRate / 100)
+        let near = max(1, Int((0.1 * Double(sampleRate) / Double(hop)).rounded()))
+        let levels = scored ? [] : Self.levels(samples, hop: hop, span: span, firstFrame: firstFrame - 2, count: results.count + 3)
+        func level(_ index: Int) -> Float { levels[index + 2] }
+        func loudest(from index: Int) -> Float { (index..<min(results.count, index + near)).map(level).max() ?? 0 }
+        // A frame's own 10 ms is silence 20 dB under the whole window's
+        // silence (-86 dBFS): a rest's digital silence or a 16-bit file's
+        // dither, not a quiet singer's release.
+        let frameLevels = Array(levels.dropFirst(2).dropLast()), silent = silenceRMS / 10
         if !scored {
             // No edge is read again from a frame where no voice sounds.
-            results = Self.trimmingEdges(results, levels: levels, silence: silenceRMS)
+            results = Self.trimmingEdges(results, levels: frameLevels, silence: silent, near: near)
             // Voicing edges, read again over a few periods: the long window
             // straddles the edge of a sung run (half of it breath or the
             // next note) and calls frames unvoiced that a short window
@@ -343,14 +354,15 @@ public final class YINDetector {
                         return analyse(lag: period, integration: min(half, max(256, Int(periods * period))), expected: results[neighbour].frequency, spread: 1.12)
                     }
                     if !between, neighbours == [index + 1], !readings.contains(where: \.voiced),
-                       (index > 0 ? levels[index - 1] : Self.levels(samples, hop: hop, firstFrame: firstFrame - 1, count: 1)[0]) < 0.1 * levels[index + 1] {
-                        // A run's first frame after a rest (the hop before it 20 dB
-                        // under the next): the window centred on it begins before
-                        // the voice does. Read from half a period before its centre
-                        // on; how periodic it is, is how alike each period is to the
-                        // next whatever their levels (the normalized correlation:
-                        // YIN's difference grows with an attack's own rise over a
-                        // low voice's few long periods).
+                       min(level(index - 1), level(index - 2)) < 0.1 * loudest(from: index + 1), level(index) >= 0.031_6 * loudest(from: index + 1) {
+                        // A run's first frame after a rest (one of the two frames
+                        // before it 20 dB under the run's first 100 ms, the frame
+                        // itself within 30 dB of them): the window centred on it
+                        // begins before the voice does. Read from half a period
+                        // before its centre on; how periodic it is, is how alike
+                        // each period is to the next whatever their levels (the
+                        // correlation: YIN's difference grows with an attack's own
+                        // rise over a low voice's few long periods).
                         let frameCentre = centre
                         let period = Double(sampleRate) / results[index + 1].frequency
                         let integration = min(half, max(256, Int(3 * period)))
@@ -373,6 +385,7 @@ public final class YINDetector {
                             }
                             forward.frequency = Double(sampleRate) / lag
                             forward.voiced = alike[best] >= 0.9
+                            if forward.voiced { forward.aperiodicity = 1 - alike[best] }
                         }
                         readings.append(forward)
                     }
@@ -403,7 +416,7 @@ public final class YINDetector {
                 if !changed { break }
             }
         }
-        if !scored { results = Self.trimmingEdges(results, levels: levels, silence: silenceRMS) }
+        if !scored { results = Self.trimmingEdges(results, levels: frameLevels, silence: silent, near: near) }
         let cleaned = Self.removingOutliers(results)
         return scored ? cleaned : Self.foldingSlips(cleaned, slipFrames: max(2, Int((0.064 * Double(sampleRate) / Double(hop)).rounded())))
     }
@@ -542,13 +555,22 @@ public final class YINDetector {
         return dips.first { $0.value <= 3 * best + 0.000_5 }?.lag ?? lag
     }
 
-    /// The normalized correlation of samples[start..<start + count] with
-    /// the same span `lag` samples on (zeros beyond the ends): 1 where each
-    /// period repeats the last in shape, whatever its level.
+    /// The correlation of samples[start..<start + count] with the same
+    /// span `lag` samples on, each without its mean (zeros beyond the
+    /// ends): 1 where each period repeats the last in shape, whatever its
+    /// level or a DC offset.
     static func correlation(_ samples: [Float], from start: Int, count: Int, lag: Int) -> Double {
+        let range = max(0, start)..<max(max(0, start), min(samples.count - lag, start + count))
+        guard range.count > 1 else { return 0 }
+        var (sumA, sumB) = (0.0, 0.0)
+        for index in range {
+            sumA += Double(samples[index])
+            sumB += Double(samples[index + lag])
+        }
+        let (meanA, meanB) = (sumA / Double(range.count), sumB / Double(range.count))
         var (both, first, second) = (0.0, 0.0, 0.0)
-        for index in max(0, start)..<max(max(0, start), min(samples.count - lag, start + count)) {
-            let (a, b) = (Double(samples[index]), Double(samples[index + lag]))
+        for index in range {
+            let (a, b) = (Double(samples[index]) - meanA, Double(samples[index + lag]) - meanB)
             both += a * b
             first += a * a
             second += b * b
@@ -556,32 +578,39 @@ public final class YINDetector {
         return first > 0 && second > 0 ? both / (first * second).squareRoot() : 0
     }
 
-    /// Each frame's level: the RMS of the hop of samples centred on it
-    /// (frame j is centred on sample (firstFrame + j)·hop; zeros beyond
-    /// the ends).
-    static func levels(_ samples: [Float], hop: Int, firstFrame: Int, count: Int) -> [Float] {
+    /// Each frame's level: the RMS, without its mean (a DC offset is no
+    /// voice), of the `span` samples centred on it (frame j is centred on
+    /// sample (firstFrame + j)·hop; zeros beyond the ends).
+    static func levels(_ samples: [Float], hop: Int, span: Int, firstFrame: Int, count: Int) -> [Float] {
         (0..<count).map { frame in
             let centre = (firstFrame + frame) * hop
-            let from = max(0, centre - hop / 2), to = min(samples.count, centre - hop / 2 + hop)
+            let from = max(0, centre - span / 2), to = min(samples.count, centre - span / 2 + span)
             guard from < to else { return 0 }
-            var sum = 0.0
-            for index in from..<to { sum += Double(samples[index]) * Double(samples[index]) }
-            return Float((sum / Double(hop)).squareRoot())
+            var (sum, squares) = (0.0, 0.0)
+            for index in from..<to {
+                sum += Double(samples[index])
+                squares += Double(samples[index]) * Double(samples[index])
+            }
+            let mean = sum / Double(span)
+            return Float(max(0, squares / Double(span) - mean * mean).squareRoot())
         }
     }
 
-    /// A frame is voiced only where a voice sounds at its centre. The
+    /// A frame is voiced only where a voice sounds around its centre. The
     /// long window reads a note's pitch from frames around it that hold
     /// none of it: in silence a frame or two before a phrase (the shared
     /// chorale: 1.4–1.8 kHz read in digital silence, reaching into the
     /// next note), and the last whispers of a tone as it fades. So a
-    /// voiced frame whose own hop is silence is unvoiced, and a run's
-    /// frames are unvoiced from either end while they are over 30 dB under
-    /// the run's median level: a note's attack and release are counted
-    /// from where it passes a tenth of its level (20 dB under), so a voice
-    /// 30 dB under its held level has not begun or has ended. Frames
-    /// inside a run are left alone however soft, unless silent.
-    static func trimmingEdges(_ estimates: [PitchEstimate], levels: [Float], silence: Float) -> [PitchEstimate] {
+    /// voiced frame whose own level (`levels`) is under `silence` is
+    /// unvoiced, and a run's frames are unvoiced from either end, up to
+    /// `near` frames (100 ms), while they are over 30 dB under the loudest
+    /// of the `near` frames from them inward: a note's attack and release
+    /// are counted from where it passes a tenth of its level (20 dB
+    /// under), so a voice 30 dB under the note beside it has not begun or
+    /// has ended. A soft note, however soft against the rest of its
+    /// phrase, is its own level and stays; so do frames inside a run,
+    /// unless silent.
+    static func trimmingEdges(_ estimates: [PitchEstimate], levels: [Float], silence: Float, near: Int) -> [PitchEstimate] {
         var trimmed = estimates
         let unvoiced = { (index: Int) in
             trimmed[index] = PitchEstimate(centreSample: estimates[index].centreSample, frequency: 0, aperiodicity: 1, voiced: false)
@@ -592,10 +621,15 @@ public final class YINDetector {
             guard trimmed[start].voiced else { start += 1; continue }
             var end = start
             while end < trimmed.count && trimmed[end].voiced { end += 1 }
-            let floor = levels[start..<end].sorted()[(end - start) / 2] * 0.031_6  // -30 dB
             var first = start, last = end - 1
-            while first <= last && levels[first] < floor { unvoiced(first); first += 1 }
-            while last >= first && levels[last] < floor { unvoiced(last); last -= 1 }
+            while first <= last && first < start + near && levels[first] < 0.031_6 * levels[first..<min(end, first + near)].max()! {
+                unvoiced(first)
+                first += 1
+            }
+            while last >= first && last > end - 1 - near && levels[last] < 0.031_6 * levels[max(first, last - near + 1)...last].max()! {
+                unvoiced(last)
+                last -= 1
+            }
             start = end
         }
         return trimmed

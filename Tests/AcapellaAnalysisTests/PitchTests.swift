@@ -44,7 +44,7 @@ func truth(_ name: String) throws -> [Double] {
         // Voiced where no voice sounds: the chorale's 11.1 % (26 of 234
         // frames; frames in silence a long window reached the next phrase
         // from, a fading tone's last whispers) before such frames were
-        // unvoiced, 5.6 % after; swift-f0 6.4 %, Praat 5.6 %.
+        // unvoiced, 5.1 % after; swift-f0 6.4 %, Praat 5.6 %.
         #expect(metrics.falseAlarms <= 0.06, "\(metrics)")
     }
 
