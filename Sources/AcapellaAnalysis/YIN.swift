@@ -320,7 +320,7 @@ public final class YINDetector {
         // (from two frames before the first to one after the last), and
         // the frames 100 ms make.
         let span = max(hop, sampleRate / 100)
-        let near = max(1, Int((0.1 * Double(sampleRate) / Double(hop)).rounded()))
+        let near = max(3, Int((0.1 * Double(sampleRate) / Double(hop)).rounded()))
         let levels = scored ? [] : Self.levels(samples, hop: hop, span: span, firstFrame: firstFrame - 2, count: results.count + 3)
         func level(_ index: Int) -> Float { levels[index + 2] }
         func loudest(from index: Int) -> Float { (index..<min(results.count, index + near)).map(level).max() ?? 0 }
@@ -603,13 +603,14 @@ public final class YINDetector {
     /// next note), and the last whispers of a tone as it fades. So a
     /// voiced frame whose own level (`levels`) is under `silence` is
     /// unvoiced, and a run's frames are unvoiced from either end, up to
-    /// `near` frames (100 ms), while they are over 30 dB under the loudest
+    /// `near` frames (100 ms), while they are still rising or fading (6 dB
+    /// or more under the frame inward) and over 30 dB under the loudest
     /// of the `near` frames from them inward: a note's attack and release
     /// are counted from where it passes a tenth of its level (20 dB
     /// under), so a voice 30 dB under the note beside it has not begun or
     /// has ended. A soft note, however soft against the rest of its
-    /// phrase, is its own level and stays; so do frames inside a run,
-    /// unless silent.
+    /// phrase and however short, holds its level and stays; so do frames
+    /// inside a run, unless silent.
     static func trimmingEdges(_ estimates: [PitchEstimate], levels: [Float], silence: Float, near: Int) -> [PitchEstimate] {
         var trimmed = estimates
         let unvoiced = { (index: Int) in
@@ -622,11 +623,14 @@ public final class YINDetector {
             var end = start
             while end < trimmed.count && trimmed[end].voiced { end += 1 }
             var first = start, last = end - 1
-            while first <= last && first < start + near && levels[first] < 0.031_6 * levels[first..<min(end, first + near)].max()! {
+            // Fading: 6 dB or more under the frame inward from it.
+            while first < last && first < start + near && levels[first] < 0.5 * levels[first + 1]
+                    && levels[first] < 0.031_6 * levels[first..<min(end, first + near)].max()! {
                 unvoiced(first)
                 first += 1
             }
-            while last >= first && last > end - 1 - near && levels[last] < 0.031_6 * levels[max(first, last - near + 1)...last].max()! {
+            while last > first && last > end - 1 - near && levels[last] < 0.5 * levels[last - 1]
+                    && levels[last] < 0.031_6 * levels[max(first, last - near + 1)...last].max()! {
                 unvoiced(last)
                 last -= 1
             }
