@@ -197,7 +197,7 @@ public enum ReferenceAligner {
 
     /// Where between hops a peak lies: the vertex of the parabola through
     /// it and its neighbours (−½…½).
-    static func refinement(_ values: [Float], at index: Int) -> Double {
+    static func refinement<Value: BinaryFloatingPoint>(_ values: [Value], at index: Int) -> Double {
         guard index > 0, index + 1 < values.count else { return 0 }
         let (a, b, c) = (Double(values[index - 1]), Double(values[index]), Double(values[index + 1]))
         let denominator = a - 2 * b + c

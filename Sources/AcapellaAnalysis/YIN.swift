@@ -354,7 +354,7 @@ public final class YINDetector {
                         return analyse(lag: period, integration: min(half, max(256, Int(periods * period))), expected: results[neighbour].frequency, spread: 1.12)
                     }
                     if !between, neighbours == [index + 1], !readings.contains(where: \.voiced),
-                       min(level(index - 1), level(index - 2)) < 0.1 * loudest(from: index + 1), level(index) >= 0.031_6 * loudest(from: index + 1) {
+                       case let ahead = loudest(from: index + 1), min(level(index - 1), level(index - 2)) < 0.1 * ahead, level(index) >= 0.031_6 * ahead {
                         // A run's first frame after a rest (one of the two frames
                         // before it 20 dB under the run's first 100 ms, the frame
                         // itself within 30 dB of them): the window centred on it
@@ -378,11 +378,7 @@ public final class YINDetector {
                             let lags = Int(found / 1.06)...Int(found * 1.06 + 1)
                             let alike = lags.map { Self.correlation(samples, from: start, count: integration, lag: $0) }
                             let best = alike.indices.max { alike[$0] < alike[$1] }!
-                            var lag = Double(lags.lowerBound + best)
-                            if best > 0 && best < alike.count - 1 {
-                                let (a, b, c) = (alike[best - 1], alike[best], alike[best + 1])
-                                if a - 2 * b + c < 0 { lag += 0.5 * (a - c) / (a - 2 * b + c) }
-                            }
+                            let lag = Double(lags.lowerBound + best) + ReferenceAligner.refinement(alike, at: best)
                             forward.frequency = Double(sampleRate) / lag
                             forward.voiced = alike[best] >= 0.9
                             if forward.voiced { forward.aperiodicity = 1 - alike[best] }
