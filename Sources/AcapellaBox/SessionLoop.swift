@@ -40,6 +40,8 @@ final class SessionLoop {
     var problemsSeen: [Int] = []
     /// Takes said so far, per recorder.
     var takesSeen: [Int] = []
+    /// Takes finished so far, per recorder (the page's list follows them).
+    var takesListed: [Int] = []
     var lights: Set<String> = []
     var lastDraw: Int64 = 0
     var takesChanged = true
@@ -670,15 +672,24 @@ final class SessionLoop {
     /// recording set), and their problems.
     func recorderInputs() {
         guard !rig.recorders.isEmpty else { return }
-        // After the stop, a writer that fell behind may still be finishing
-        // loop passes: the take put up for review is the last one, once it
-        // is written (not each pass as it lands); a set's takes together.
+        // Loop passes finish takes while the singer sings the next, and
+        // after the stop a writer that fell behind may still be finishing
+        // them: a take is said (and put up for review) only once the
+        // transport has stopped and every writer has written what it was
+        // given. Then the newest is the pass the stop cut short, not the
+        // one before it (which a stop just after a pass's edge put up when
+        // each pass was said as it landed); a set's takes together.
         var writing = false
         for recorder in rig.recorders where recorder.serve() { writing = true }
-        writing = writing && rig.link.snapshot().state == .stopped
         let finished = rig.recorders.map(\.finished)
         while takesSeen.count < finished.count { takesSeen.append(0) }
-        if zip(finished, takesSeen).contains(where: { $0.count > $1 }), !writing {
+        let counts = finished.map(\.count)
+        if counts != takesListed {
+            takesListed = counts
+            takesChanged = true  // listed on the page as they land
+        }
+        let settled = !writing && rig.link.snapshot().state == .stopped
+        if settled, zip(finished, takesSeen).contains(where: { $0.count > $1 }) {
             // Each recorder's newest take not said yet; the set's in input order, the first part's last: it is the one put up for review.
             let new = zip(finished, takesSeen).compactMap { $0.count > $1 ? $0.last : nil }
             takesSeen = finished.map(\.count)
