@@ -601,7 +601,8 @@ public struct BoxSession: Sendable {
                 : "takes " + takes.map { "\($0.id) (\($0.part))" }.joined(separator: ", ") + ", sung together,"
             effects.append(say("\(names) discarded; \(takes.count == 1 ? "its file stays" : "their files stay") in the project"))
             effects += confirm(.discard)
-            effects.append(.reloadTakes)
+            // A set's takes are of several parts: each part's takes again.
+            effects.append(takes.allSatisfy { $0.part == context.partName } ? .reloadTakes : .reloadAllTakes)
             if review != nil {
                 review = nil
                 effects += setGuide(muted: true)
@@ -678,7 +679,8 @@ public struct BoxSession: Sendable {
             review = take
             // A take sung on a part left on its tones is heard: the part's takes come on again.
             if context.tones.remove(context.partIndex) != nil { effects.append(say("\(context.partName): its takes again, with the new one")) }
-            effects.append(.reloadTakes)
+            // A set's takes were sung at once: the review hears every part's new one.
+            effects.append(take.ensemble == nil ? .reloadTakes : .reloadAllTakes)
             effects += setGuide(muted: false)
             effects.append(say(String(format: "take %d recorded (%.1f s): space hears it with the others, k keeps, d discards", take.id,
                                       Double(take.frames) / Double(context.schedule.options.sampleRate))))

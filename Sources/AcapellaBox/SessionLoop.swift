@@ -663,7 +663,9 @@ final class SessionLoop {
     /// list (quietly: neither the page's colours nor the readout change).
     func scoreNextTake() {
         guard scoring == nil, io.web != nil,
-              let take = scores.next(in: project.manifest.takes, project: project.path, skipping: unscorable) else { return }
+              // Not a take about to be put up for review: its own analysis scores it.
+              let take = scores.next(in: project.manifest.takes, project: project.path,
+                                     skipping: unscorable.union(unsaidTakes(rig.recorders.map(\.finished)).joined().map(\.id))) else { return }
         scoring = take.id
         analyses.start(take, project: project.path, quiet: true)
     }
@@ -690,18 +692,23 @@ final class SessionLoop {
         }
         let settled = !writing && rig.link.snapshot().state == .stopped
         if settled, zip(finished, takesSeen).contains(where: { $0.count > $1 }) {
-            // Each recorder's newest take not said yet; the set's in input order, the first part's last: it is the one put up for review.
-            let new = zip(finished, takesSeen).compactMap { $0.count > $1 ? $0.last : nil }
+            let said = FinishedTakes(unsaid: unsaidTakes(finished), manifest: project.manifest.takes)
             takesSeen = finished.map(\.count)
             takesChanged = true
-            for newest in new.reversed() { feed(.takeFinished(newest)) }
+            for take in said.notKept { feed(.takeFinished(take)) }
+            if let newest = said.review { feed(.takeFinished(newest)) }
             // How it was sung, worked out beside the control loop while the singer listens (the first part's).
-            if let newest = new.first, newest.state == .kept, !TakeScores.setStillRecording(newest, in: project.manifest.takes) {
+            if let newest = said.review, !TakeScores.setStillRecording(newest, in: project.manifest.takes) {
                 analyses.start(newest, project: project.path)
                 unscorable.insert(newest.id)  // scored by this analysis, not again quietly
             }
         }
         for problem in newProblems() { feed(.recorderProblem(problem)) }
+    }
+
+    /// Per recorder, the takes it finished that the session has not been told of.
+    func unsaidTakes(_ finished: [[TakeRecord]]) -> [[TakeRecord]] {
+        zip(finished, takesSeen + repeatElement(0, count: max(0, finished.count - takesSeen.count))).map { Array($0.dropFirst($1)) }
     }
 
     /// The recorders' problems not said yet.

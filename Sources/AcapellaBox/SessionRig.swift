@@ -97,7 +97,7 @@ public final class SessionRig {
     /// The renderer's fade at a take's edges (where a streamed take is heard from).
     private let streamFade: Int64
     /// The takes the engine was last sent, per part.
-    private var sentTakes: [PartTakes]
+    private(set) var sentTakes: [PartTakes]
     private var render: RenderThread?
     private var pending: (device: DeviceBox, reopen: (@Sendable () throws(DeviceError) -> any AudioDevice)?, engine: EngineBox, singers: [SyntheticSinger?])?
     let roundTripFrames: Double

@@ -273,6 +273,24 @@ import Testing
         #expect(Self.said(effects) == ["take 2 not kept: nothing was recorded"] && session.review == nil)
     }
 
+    /// A set's takes (sung at once, one mark): the review hears every
+    /// part's new take, and undoing the set takes every part's out; a lone
+    /// take reloads its own part only.
+    @Test func aSetsReviewAndUndoReloadEveryPart() {
+        var session = BoxSession(Self.context())
+        var alto = Self.take(7)
+        alto.ensemble = "set-1"
+        var tenor = alto
+        tenor.id = 8
+        tenor.part = "Tenor"
+        let review = session.handle(.takeFinished(alto), snapshot: Self.snapshot())
+        #expect(session.review?.id == 7 && review.contains(.reloadAllTakes) && !review.contains(.reloadTakes))
+        let undone = session.handle(.undone(.success([alto, tenor])), snapshot: Self.snapshot())
+        #expect(undone.contains(.reloadAllTakes) && !undone.contains(.reloadTakes) && session.review == nil)
+        let lone = session.handle(.takeFinished(Self.take(9)), snapshot: Self.snapshot())
+        #expect(lone.contains(.reloadTakes) && !lone.contains(.reloadAllTakes))
+    }
+
     /// d discards the newest take through the project and says so only
     /// when the project did it; recording again during review keeps it.
     @Test func discardAndRecordAgain() {

@@ -137,6 +137,9 @@ import Testing
         #expect(takes[0].alignmentOffsetSamples == takes[1].alignmentOffsetSamples && takes[0].frames == takes[1].frames, "one capture, one clock")
         let audio = try takes.map { try AudioFile.readMono(box.project!.path + "/" + $0.file).samples }
         #expect(audio[0] != audio[1], "each part from its own microphone")
+        // One review for the set (said once), and it hears both new takes: each part's in the engine.
+        #expect(box.lines.filter { $0.contains(" recorded (") }.count == 1, "\(box.lines.suffix(6))")
+        #expect(box.loop?.rig.sentTakes.prefix(2).map(\.layers.count) == [1, 1], "\(box.loop?.rig.sentTakes.map(\.layers.count) ?? [])")
         // The page asks how they sang together: worked out beside the loop
         // (a child process), published with each chord's notes by their id
         // on the page's score.
@@ -156,6 +159,7 @@ import Testing
         // u: the set is undone together.
         box.press("u")
         #expect(try box.run { $0.project?.manifest.takes.allSatisfy { $0.state == .discarded } == true })
+        #expect(box.loop?.rig.sentTakes.prefix(2).map(\.layers.count) == [0, 0], "every part's takes out again")
         #expect(box.said("takes " + takes.map { "\($0.id) (\($0.part))" }.joined(separator: ", ") + ", sung together, discarded; their files stay in the project"),
                 "\(box.lines.suffix(3))")
         box.press("q")
