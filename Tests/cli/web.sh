@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 webport=$((20000 + RANDOM % 20000))
 # A song text left by an engraving killed midway: removed when the cache is pruned.
 mkdir -p "$work/webbox/cache/page" && echo "acasong 1" >"$work/webbox/cache/page/deadbeef-wide.acasong"
-"$acapella" run --data "$work/webbox" --seconds 12 --device sim:speed=1 --web "$webport" --play >"$work/web.out" 2>"$work/web.err" &
+"$acapella" run --data "$work/webbox" --seconds 120 --device sim:speed=1 --web "$webport" --play >"$work/web.out" 2>"$work/web.err" &
 webbox=$!
 for _ in $(seq 50); do grep -q "pairing code" "$work/web.err" 2>/dev/null && break; sleep 0.2; done
 code="$(grep -o 'pairing code [0-9]*' "$work/web.err" | head -n 1 | grep -o '[0-9]*$' || true)"
@@ -61,7 +61,7 @@ kill "$webbox" 2>/dev/null; wait "$webbox" 2>/dev/null || true
 check "the pairing is kept, readable by the box's user only" equals "$(stat -c %a "$work/webbox/web-pairing.json")" "600"
 token="$(awk '$6 == "acapella-session" {print $7}' "$work/cookies")"
 check "and without the session's token in it" equals "$(grep -c "$token" "$work/webbox/web-pairing.json")" "0"
-"$acapella" run --data "$work/webbox" --seconds 12 --device sim:speed=1 --web "$webport" >"$work/web2.out" 2>"$work/web2.err" &
+"$acapella" run --data "$work/webbox" --seconds 120 --device sim:speed=1 --web "$webport" >"$work/web2.out" 2>"$work/web2.err" &
 webbox=$!
 for _ in $(seq 50); do grep -q "pairing code" "$work/web2.err" 2>/dev/null && curl -s -o /dev/null "$web/" && break; sleep 0.2; done
 check "after a restart the same pairing code" contains "$(cat "$work/web2.err")" "pairing code $code"
