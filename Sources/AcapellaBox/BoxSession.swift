@@ -383,8 +383,9 @@ public struct BoxSession: Sendable {
         for (index, part) in score.parts.enumerated() where index != context.partIndex {
             if let saved = state.parts[part.name] {
                 var mix = mixes[index]
-                mix.muted = saved.mute
-                if index < context.mixes.count { context.mixes[index].muted = saved.mute }
+                // A part of the recording set follows the guide (muted as the rig opened it).
+                mix.muted = setPartsBesideOwn.contains(index) ? guideMuted : saved.mute
+                if index < context.mixes.count { context.mixes[index].muted = mix.muted }
                 commands.append(.mix(part: index, mix))
             }
             if state.parts[part.name]?.solo == true {
@@ -677,9 +678,15 @@ public struct BoxSession: Sendable {
         if let take = waitingForReview, snapshot.state == .stopped, ended == nil {
             waitingForReview = nil
             review = take
-            // A take sung on a part left on its tones is heard: the part's takes come on again.
-            if context.tones.remove(context.partIndex) != nil { effects.append(say("\(context.partName): its takes again, with the new one")) }
             // A set's takes were sung at once: the review hears every part's new one.
+            let sung = [context.partIndex] + (take.ensemble == nil ? [] : setPartsBesideOwn)
+            // A take sung on a part left on its tones is heard: the part's takes come on again.
+            let back = sung.filter { context.tones.remove($0) != nil }
+            if back.count == 1 {
+                effects.append(say("\(context.partNames[back[0]]): its takes again, with the new one"))
+            } else if !back.isEmpty {
+                effects.append(say(back.map { context.partNames[$0] }.joined(separator: ", ") + ": their takes again, with the new ones"))
+            }
             effects.append(take.ensemble == nil ? .reloadTakes : .reloadAllTakes)
             effects += setGuide(muted: false)
             effects.append(say(String(format: "take %d recorded (%.1f s): space hears it with the others, k keeps, d discards", take.id,
@@ -818,11 +825,23 @@ public struct BoxSession: Sendable {
         return .say(text)
     }
 
+    /// The recording set's parts other than the box's own: each is a
+    /// singer's own part, so its guide goes with the box's (muted while
+    /// they sing, as the rig opens them, and heard at review).
+    var setPartsBesideOwn: [Int] {
+        context.recordingSet.map(\.part).filter { $0 != context.partIndex && $0 < context.mixes.count }
+    }
+
     mutating func setGuide(muted: Bool) -> [Effect] {
         guideMuted = muted
         var mix = context.ownMix
         mix.muted = muted
-        return [.engine([.mix(part: context.partIndex, mix)])]
+        var commands: [EngineCommand] = [.mix(part: context.partIndex, mix)]
+        for part in setPartsBesideOwn {
+            context.mixes[part].muted = muted
+            commands.append(.mix(part: part, context.mixes[part]))
+        }
+        return [.engine(commands)]
     }
 
     /// The transport's changes, one log line each (journald keeps them).

@@ -195,6 +195,8 @@ final class SessionLoop {
         context.mixes = saved.partMixes(for: score, tracks: rig.schedule.options.audioTracks)
         context.tones = rig.tones
         context.recordingSet = rig.ensemble.map { WebPartInput(part: $0.partIndex, input: $0.input + 1) }
+        // The set's parts open muted, as the box's own (the rig's mixes): each is a singer's guide.
+        for part in rig.ensemble.map(\.partIndex) where part < context.mixes.count { context.mixes[part].muted = true }
         context.setInForce = !options.together.isEmpty
         return context
     }
@@ -692,7 +694,7 @@ final class SessionLoop {
         }
         let settled = !writing && rig.link.snapshot().state == .stopped
         if settled, zip(finished, takesSeen).contains(where: { $0.count > $1 }) {
-            let said = FinishedTakes(unsaid: unsaidTakes(finished), manifest: project.manifest.takes)
+            let said = FinishedTakes(unsaid: unsaidTakes(finished), manifest: project.manifest.takes, ownPart: project.score.parts[rig.partIndex].name)
             takesSeen = finished.map(\.count)
             takesChanged = true
             for take in said.notKept { feed(.takeFinished(take)) }

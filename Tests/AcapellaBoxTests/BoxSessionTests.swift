@@ -274,17 +274,34 @@ import Testing
     }
 
     /// A set's takes (sung at once, one mark): the review hears every
-    /// part's new take, and undoing the set takes every part's out; a lone
-    /// take reloads its own part only.
+    /// part's new take — each part's takes reloaded, every singer's guide
+    /// on (muted again when the take is kept), a set's part left on its
+    /// tones back on its takes — and undoing the set takes every part's
+    /// out; a lone take reloads its own part only.
     @Test func aSetsReviewAndUndoReloadEveryPart() {
-        var session = BoxSession(Self.context())
+        var context = Self.context()
+        context.recordingSet = [WebPartInput(part: 1, input: 1), WebPartInput(part: 2, input: 2)]
+        context.tones = [2]
+        var session = BoxSession(context)
+        let tenorName = context.partNames[2]
         var alto = Self.take(7)
         alto.ensemble = "set-1"
         var tenor = alto
         tenor.id = 8
-        tenor.part = "Tenor"
+        tenor.part = tenorName
+        func heard(_ effects: [BoxSession.Effect]) -> [Int: Bool] {
+            var muted: [Int: Bool] = [:]
+            for command in Self.commands(effects) { if case .mix(let part, let mix) = command { muted[part] = !mix.muted } }
+            return muted
+        }
         let review = session.handle(.takeFinished(alto), snapshot: Self.snapshot())
         #expect(session.review?.id == 7 && review.contains(.reloadAllTakes) && !review.contains(.reloadTakes))
+        #expect(heard(review) == [1: true, 2: true], "every singer's guide is heard at review")
+        #expect(Self.said(review).first == "\(tenorName): its takes again, with the new one" && session.context.tones.isEmpty)
+        #expect(session.mixer.prefix(3).map(\.muted) == [false, false, false])
+        let keep = session.handle(.action(.keepTake), snapshot: Self.snapshot())
+        #expect(heard(keep) == [1: false, 2: false] && session.mixer[2].muted, "kept: both muted again for the next take")
+        _ = session.handle(.takeFinished(alto), snapshot: Self.snapshot())
         let undone = session.handle(.undone(.success([alto, tenor])), snapshot: Self.snapshot())
         #expect(undone.contains(.reloadAllTakes) && !undone.contains(.reloadTakes) && session.review == nil)
         let lone = session.handle(.takeFinished(Self.take(9)), snapshot: Self.snapshot())

@@ -41,11 +41,14 @@ struct FinishedTakesTests {
         #expect(FinishedTakes(unsaid: [finished], manifest: manifest).review?.name == "the good one")
     }
 
-    /// A set: one take put up (the first part's), each part's not-kept said.
-    @Test func aSetPutsUpItsFirstPart() {
+    /// A set: one take put up (the box's own part's, else the first
+    /// writer's that kept one), each part's not-kept said.
+    @Test func aSetPutsUpItsOwnPart() {
         let soprano = [Self.take(5, part: "Soprano")], bass = [Self.take(6, part: "Bass"), Self.take(8, .discarded, part: "Bass")]
         let said = FinishedTakes(unsaid: [soprano, bass], manifest: soprano + bass)
         #expect(said.review?.id == 5 && said.notKept.map(\.id) == [8])
+        #expect(FinishedTakes(unsaid: [soprano, bass], manifest: soprano + bass, ownPart: "Bass").review?.id == 6)
+        #expect(FinishedTakes(unsaid: [soprano, [bass[1]]], manifest: soprano + bass, ownPart: "Bass").review?.id == 5)
         #expect(FinishedTakes(unsaid: [[], bass], manifest: bass).review?.id == 6)
         #expect(FinishedTakes(unsaid: [[], []], manifest: []) == FinishedTakes(unsaid: [], manifest: []))
     }
