@@ -444,7 +444,8 @@ public struct BoxSession: Sendable {
         // Mutes and solos the page switched.
         for (index, name) in context.partNames.enumerated() where index != context.partIndex && switchedParts.contains(name) {
             var part = state.parts[name] ?? SessionState.Part()
-            part.mute = context.mixes[index].muted
+            // A part of the recording set is muted as a singer's guide, as the own part is: not saved.
+            if !setPartsBesideOwn.contains(index) { part.mute = context.mixes[index].muted }
             part.solo = soloedParts.contains(index)
             state.parts[name] = part == SessionState.Part() ? nil : part
         }
@@ -832,6 +833,12 @@ public struct BoxSession: Sendable {
         context.recordingSet.map(\.part).filter { $0 != context.partIndex && $0 < context.mixes.count }
     }
 
+    /// What `M` switches, in words: "Alto guide", or a set's "Alto, Tenor guides".
+    var guideNames: String {
+        let parts = [context.partIndex] + setPartsBesideOwn
+        return parts.map { context.partNames[$0] }.joined(separator: ", ") + (parts.count == 1 ? " guide" : " guides")
+    }
+
     mutating func setGuide(muted: Bool) -> [Effect] {
         guideMuted = muted
         var mix = context.ownMix
@@ -932,7 +939,7 @@ public struct BoxSession: Sendable {
     }
 
     /// A strip's mute or solo switched (the page's buttons): the singer's
-    /// own part's mute is its guide's and its solo the `s` key's, the
+    /// own part's mute is its guide's (a recording set's parts' too) and its solo the `s` key's, the
     /// reference's mute the `reference` key's — each through the same
     /// path; another part's sent to the engine and saved with the session.
     mutating func switchStrip(_ part: Int?, _ which: WebMixSwitch, on: Bool, snapshot: EngineSnapshot) -> Result<[Effect], WebFailure> {
@@ -947,8 +954,9 @@ public struct BoxSession: Sendable {
         }
         let isReference = index == context.reference?.part
         switch which {
-        case .mute where index == context.partIndex:
-            guard on != guideMuted else { return .success([say("\(name) guide already \(on ? "muted" : "on")")]) }
+        case .mute where index == context.partIndex || setPartsBesideOwn.contains(index):
+            // A part of the recording set is a singer's guide: it goes with the box's own.
+            guard on != guideMuted else { return .success([say("\(guideNames) already \(on ? "muted" : "on")")]) }
             return .success(act(.mutePart, snapshot: snapshot))
         case .mute where isReference:
             guard on != referenceMuted else { return .success([say("reference \(name) already \(on ? "muted" : "on")")]) }
@@ -972,7 +980,10 @@ public struct BoxSession: Sendable {
             if on { soloedParts.insert(index) } else { soloedParts.remove(index) }
             switchedParts.insert(isReference ? ReferenceRecord.trackName : name)
             let alone = soloedParts.union(soloed ? [context.partIndex] : []).count
-            return .success([.engine([.solo(part: index, on)]), say(on ? "\(name) soloed" : alone == 0 ? "all parts" : "\(name) not soloed")])
+            var effects: [Effect] = [.engine([.solo(part: index, on)])]
+            // A part of the set soloed is heard, as the own part soloed is: the guides on.
+            if on && guideMuted && setPartsBesideOwn.contains(index) { effects += setGuide(muted: false) }
+            return .success(effects + [say(on ? "\(name) soloed" : alone == 0 ? "all parts" : "\(name) not soloed")])
         }
     }
 
@@ -1231,7 +1242,7 @@ public struct BoxSession: Sendable {
             return [.engine([.stop]), .undoLastTake]
         case .mutePart:
             let effects = setGuide(muted: !guideMuted)
-            return effects + [say(guideMuted ? "\(context.partName) guide muted (you sing it)" : "\(context.partName) guide on")]
+            return effects + [say(guideMuted ? "\(guideNames) muted (\(setPartsBesideOwn.isEmpty ? "you sing it" : "you sing them"))" : "\(guideNames) on")]
         case .soloPart:
             soloed.toggle()
             var effects: [Effect] = [.engine([.solo(part: context.partIndex, soloed)])]

@@ -281,9 +281,15 @@ import Testing
     @Test func aSetsReviewAndUndoReloadEveryPart() {
         var context = Self.context()
         context.recordingSet = [WebPartInput(part: 1, input: 1), WebPartInput(part: 2, input: 2)]
+        context.mixes[2].muted = true  // as the box's loop opens a set
         context.tones = [2]
         var session = BoxSession(context)
         let tenorName = context.partNames[2]
+        // A saved state that had the Tenor heard: it is a singer's guide now, muted as the Alto's.
+        var saved = SessionState()
+        saved.parts[tenorName] = SessionState.Part(mute: false)
+        let restored = Self.commands(session.restore(saved, score: Self.score))
+        #expect(restored.contains { if case .mix(2, let mix) = $0 { mix.muted } else { false } } && session.mixer[2].muted)
         var alto = Self.take(7)
         alto.ensemble = "set-1"
         var tenor = alto
@@ -304,6 +310,24 @@ import Testing
         _ = session.handle(.takeFinished(alto), snapshot: Self.snapshot())
         let undone = session.handle(.undone(.success([alto, tenor])), snapshot: Self.snapshot())
         #expect(undone.contains(.reloadAllTakes) && !undone.contains(.reloadTakes) && session.review == nil)
+        #expect(heard(undone) == [1: false, 2: false], "undone at review: both muted again")
+        // M and the page's mute of a set's part switch the singers' guides together, said as such.
+        let m = session.handle(.action(.mutePart), snapshot: Self.snapshot())
+        #expect(heard(m) == [1: true, 2: true] && Self.said(m) == ["Alto, \(tenorName) guides on"])
+        guard case .success(let muted) = session.switchStrip(2, .mute, on: true, snapshot: Self.snapshot()) else {
+            Issue.record("the page's mute of a set's part was refused")
+            return
+        }
+        #expect(heard(muted) == [1: false, 2: false] && session.guideMuted)
+        // Soloed on the page, a set's part is heard; its guide's mute is never saved (the next song may have no set).
+        guard case .success(let solo) = session.switchStrip(2, .solo, on: true, snapshot: Self.snapshot()) else {
+            Issue.record("the page's solo of a set's part was refused")
+            return
+        }
+        #expect(heard(solo)[2] == true)
+        _ = session.switchStrip(2, .solo, on: false, snapshot: Self.snapshot())
+        _ = session.handle(.action(.mutePart), snapshot: Self.snapshot())
+        #expect(session.mixer[2].muted && session.rehearsal(over: saved, looping: false).parts[tenorName]?.mute != true)
         let lone = session.handle(.takeFinished(Self.take(9)), snapshot: Self.snapshot())
         #expect(lone.contains(.reloadTakes) && !lone.contains(.reloadAllTakes))
     }

@@ -123,8 +123,11 @@ import Testing
         let box = try EmbeddedBox(songs: songs, part: 1, together: set)
         #expect(box.said("ready: Simple Harmony Test, recording together Soprano (input 1), Bass (input 2)"), "\(box.lines.suffix(3))")
         #expect(box.said("together: Tenor is not a part of 'Simple Harmony Test' (its parts: Soprano, Bass); the others are recorded together"), "\(box.lines.suffix(3))")
+        // Every part of the set is a singer's own: its guide muted while they sing, on the page's mixer as in the engine.
+        #expect(box.session?.mixer.prefix(2).map(\.muted) == [true, true])
         box.press("r")
         #expect(try box.run { $0.snapshot?.state == .recording })
+        #expect(try box.run(turns: 200) { ($0.snapshot?.partPeaks.prefix(2).contains { $0 > 0 }) == true } == false, "a set's guide sounded while it sang")
         // The page shows the set: each part with its input.
         #expect(try box.run { $0.web.live().together == ["Soprano 1", "Bass 2"] }, "\(box.web.live().together)")
         // Both takes finished and put up for review (the writers may finish a tick apart, and number the takes in either order).
