@@ -8,12 +8,13 @@ public import AcapellaProject
 /// While the transport runs, several takes can finish: loop passes, a
 /// punch-out and a punch-in cancelled before its barline (armed frames,
 /// nothing recorded: a take not kept). Of those, the one put up for review
-/// is each writer's newest *kept* take — the pass the stop cut short, the
-/// punch-in the singer meant — never an older pass (its review would unmute
-/// the part and be replaced a moment later), and never hidden behind a
-/// cancelled punch-in that came after it; of a set's takes (sung at once)
-/// one is put up (the box's own part's), and the review hears them all. The takes not kept are
-/// said first, so the review's line is the last one on the readout.
+/// is the newest *kept* take — the pass the stop cut short, the punch-in
+/// the singer meant — never an older pass (its review would unmute the
+/// part and be replaced a moment later), and never hidden behind a
+/// cancelled punch-in that came after it. Of a set's takes (sung at once)
+/// one is put up, the box's own part's, and the review hears them all.
+/// The takes not kept are said first, so the review's line is the last
+/// one on the readout.
 public struct FinishedTakes: Equatable, Sendable {
     /// Takes the writers did not keep (nothing recorded, or the disk
     /// full before anything was), oldest first: each is said.

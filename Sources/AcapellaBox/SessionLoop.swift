@@ -699,7 +699,7 @@ final class SessionLoop {
             takesChanged = true
             for take in said.notKept { feed(.takeFinished(take)) }
             if let newest = said.review { feed(.takeFinished(newest)) }
-            // How it was sung, worked out beside the control loop while the singer listens (the first part's).
+            // How it was sung, worked out beside the control loop while the singer listens (the take put up).
             if let newest = said.review, !TakeScores.setStillRecording(newest, in: project.manifest.takes) {
                 analyses.start(newest, project: project.path)
                 unscorable.insert(newest.id)  // scored by this analysis, not again quietly
