@@ -686,16 +686,15 @@ final class SessionLoop {
         var writing = false
         for recorder in rig.recorders where recorder.serve() { writing = true }
         let finished = rig.recorders.map(\.finished)
-        while takesSeen.count < finished.count { takesSeen.append(0) }
         let counts = finished.map(\.count)
         if counts != takesListed {
             takesListed = counts
             takesChanged = true  // listed on the page as they land
         }
-        let settled = !writing && rig.link.snapshot().state == .stopped
-        if settled, zip(finished, takesSeen).contains(where: { $0.count > $1 }) {
-            let said = FinishedTakes(unsaid: unsaidTakes(finished), manifest: project.manifest.takes, ownPart: project.score.parts[rig.partIndex].name)
-            takesSeen = finished.map(\.count)
+        let unsaid = unsaidTakes(finished)
+        if !writing, rig.link.snapshot().state == .stopped, unsaid.contains(where: { !$0.isEmpty }) {
+            let said = FinishedTakes(unsaid: unsaid, manifest: project.manifest.takes, ownPart: project.score.parts[rig.partIndex].name)
+            takesSeen = counts
             takesChanged = true
             for take in said.notKept { feed(.takeFinished(take)) }
             if let newest = said.review { feed(.takeFinished(newest)) }

@@ -288,17 +288,15 @@ import Testing
         // A saved state that had the Tenor heard: it is a singer's guide now, muted as the Alto's.
         var saved = SessionState()
         saved.parts[tenorName] = SessionState.Part(mute: false)
-        let restored = Self.commands(session.restore(saved, score: Self.score))
-        #expect(restored.contains { if case .mix(2, let mix) = $0 { mix.muted } else { false } } && session.mixer[2].muted)
+        let restored = PracticeToolsTests.mixes(session.restore(saved, score: Self.score))
+        #expect(restored.contains { $0.part == 2 && $0.mix.muted } && session.mixer[2].muted)
         var alto = Self.take(7)
         alto.ensemble = "set-1"
         var tenor = alto
         tenor.id = 8
         tenor.part = tenorName
         func heard(_ effects: [BoxSession.Effect]) -> [Int: Bool] {
-            var muted: [Int: Bool] = [:]
-            for command in Self.commands(effects) { if case .mix(let part, let mix) = command { muted[part] = !mix.muted } }
-            return muted
+            Dictionary(PracticeToolsTests.mixes(effects).map { ($0.part, !$0.mix.muted) }) { $1 }
         }
         let review = session.handle(.takeFinished(alto), snapshot: Self.snapshot())
         #expect(session.review?.id == 7 && review.contains(.reloadAllTakes) && !review.contains(.reloadTakes))
