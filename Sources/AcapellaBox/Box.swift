@@ -459,16 +459,33 @@ public enum Box {
     static func openProject(song path: String, options: BoxOptions, sampleRate: Int, log: BoxLog) throws -> (project: Project, refused: String?) {
         let projectPath = options.projectPaths[path] ?? SongProjects.chosen(song: path, dataDirectory: options.dataDirectory, library: options.songs)
             ?? SongProjects.path(song: path, name: nil, dataDirectory: options.dataDirectory)
+        // A project given whole (--project) is its own song; any other is
+        // the song's only when its mark names the song (or it is the song's
+        // first from before the marks): never another song's takes.
+        let ownSong = path == projectPath + "/score.acasong"
+        if !ownSong, let elsewhere = SongProjects.belongsElsewhere(projectPath, song: path) { throw ProjectError(description: elsewhere) }
         if !FileManager.default.fileExists(atPath: projectPath) {
             // .acasong as it is; MusicXML imported (run --song Hymn.mxl).
             let text = try SongLibrary.songText(path)
             let created = try Project.create(at: projectPath, songText: text, sampleRate: sampleRate, owner: "acapella run")
             created.origin = options.origin
+            if !ownSong {
+                do { try SongProjects.mark(projectPath, song: path) } catch {
+                    // Unmarked it would be the first project of whichever song's name fits: made a moment ago, it goes again.
+                    created.close()
+                    try? FileManager.default.removeItem(atPath: projectPath)
+                    throw ProjectError(description: "\(projectPath): \(error)")
+                }
+            }
             return (created, nil)
         }
         do {
             let (opened, report) = try Project.open(projectPath, for: .write(owner: "acapella run"), origin: options.origin)
             for line in report { log("\(projectPath): \(line)", .warning) }
+            // A first project from before the marks is marked as its song's now (its writer holds it).
+            if !ownSong, SongProjects.madeFrom(projectPath) == nil {
+                do { try SongProjects.mark(projectPath, song: path) } catch { log("\(projectPath): cannot mark it as \(path)'s: \(error)", .warning) }
+            }
             return (opened, nil)
         } catch {
             let (opened, report) = try Project.open(projectPath, for: .read, origin: options.origin)

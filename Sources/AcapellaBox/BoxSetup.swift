@@ -156,7 +156,12 @@ public struct BoxSetup: Sendable {
         var arrivals: [String] = []
         let userSongs = SongLibrary.userFolder(dataDirectory)
         if FileManager.default.fileExists(atPath: userSongs) { arrivals = SongLibrary.importArrivals(in: userSongs).map(\.message) }
-        songs += SongLibrary.songs(in: SongLibrary.uploadFolder(dataDirectory)) + SongLibrary.songs(in: userSongs)
+        // A song that would share its takes with another (one file name, or
+        // a folder another song's project holds) is not offered, said.
+        let users = SongProjects.admissible(SongLibrary.songs(in: SongLibrary.uploadFolder(dataDirectory)) + SongLibrary.songs(in: userSongs),
+                                            after: songs, dataDirectory: dataDirectory)
+        songs += users.songs
+        arrivals += users.refused.map { $0 + "; not in the library" }
         var index = 0
         if let wanted = flags.song ?? settings.song {
             if FileManager.default.fileExists(atPath: wanted) {

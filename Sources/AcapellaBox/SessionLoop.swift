@@ -59,6 +59,8 @@ final class SessionLoop {
     var lastTakesCount = 0
     var wrongCodes: (count: Int, groups: Set<String>, loggedAt: Int64) = (0, [], 0)
     var end = SessionEnd.quit
+    /// Songs in the folder refused a place in the library, as said this session.
+    var refusalsSaid: Set<String> = []
     /// The song's other projects' takes, as read once this session.
     var otherProjects: [String: Int] = [:]
     /// The page's change being carried out: its answer goes here.
@@ -336,7 +338,10 @@ final class SessionLoop {
     func songsFolderInputs(ready: Set<Int32>) {
         guard let watch = io.songsWatch, ready.contains(watch.fileDescriptor), watch.drain() else { return }
         for arrival in SongLibrary.importArrivals(in: watch.folder) { feed(.notice(arrival.message)) }
-        let added = SongLibrary.songs(in: watch.folder).filter { !options.songs.contains($0) }
+        let candidates = SongLibrary.songs(in: watch.folder).filter { !options.songs.contains($0) }
+        let (added, refused) = SongProjects.admissible(candidates, after: options.songs, dataDirectory: options.dataDirectory)
+        // Each refusal said once a session (the folder changes again and again while a stick is copied).
+        for line in refused where refusalsSaid.insert(line).inserted { feed(.notice(line + "; not in the library")) }
         if !added.isEmpty { libraryGrew(to: options.songs + added) }
     }
 
@@ -440,6 +445,11 @@ final class SessionLoop {
         let path = SongProjects.path(song: song, name: name, dataDirectory: data)
         if options.songs.contains(where: { SongProjects.path(song: $0, name: nil, dataDirectory: data) == path }) {
             return .failure(WebFailure(409, "'\(name)' would be the project of the song \((path as NSString).lastPathComponent): choose another name"))
+        }
+        // A folder of that name already there is another song's (this one's are all listed): its takes stay its own.
+        if FileManager.default.fileExists(atPath: path) {
+            let whose = SongProjects.madeFrom(path).map { " (the takes of \(SafeText.printable($0)))" } ?? ""
+            return .failure(WebFailure(409, "'\(name)' would be kept in projects/\(SafeText.printable((path as NSString).lastPathComponent)), which another song's takes are in\(whose): choose another name"))
         }
         do {
             let made = try Project.create(at: path, songText: try SongLibrary.songText(song), sampleRate: project.manifest.sampleRate, owner: "acapella run")

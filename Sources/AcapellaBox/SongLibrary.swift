@@ -1,6 +1,6 @@
 import AcapellaMusicXML
 public import AcapellaProject
-import AcapellaScore
+public import AcapellaScore
 import Foundation
 
 #if canImport(Glibc)
@@ -99,6 +99,12 @@ public enum SongLibrary {
     /// A file's bytes, refused over the song size limit.
     static func readLimited(_ path: String) throws -> [UInt8] {
         do { return try SongFileReader.read(path) } catch { throw ProjectError(description: error.description) }
+    }
+
+    /// A song file's score: `.acasong` parsed, MusicXML imported in memory.
+    public static func score(of path: String) throws(ProjectError) -> Score {
+        let text = try songText(path)
+        do { return try Acasong.parse(text) } catch { throw ProjectError(description: "\(path): \(error.description)") }
     }
 
     /// A song file's text: `.acasong` as it is, MusicXML imported in memory.
@@ -283,10 +289,84 @@ public enum SongProjects {
         try AtomicFile.write(Array(((song as NSString).lastPathComponent + "\n").utf8), to: project + "/" + markName)
     }
 
-    static func madeFrom(_ project: String) -> String? {
+    /// The song file a project says it was made from (nil: no mark — a
+    /// song's first project from before every project was marked).
+    public static func madeFrom(_ project: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: project + "/" + markName), let head = try? handle.read(upToCount: 1_024) else { return nil }
         try? handle.close()
         return String(decoding: head, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    // MARK: A project is its song's only
+
+    /// Why the folder at `project` is not `song`'s to record into (nil: it
+    /// is): it was made from another song. Each song's takes go to folders
+    /// named from its file's name, and a song called "Hymn (Yak)" has its
+    /// first project where Hymn's project 'Yak' is; the mark in the folder
+    /// (`song.txt`, the song's file name) tells whose it is. A folder
+    /// without one is a song's first project from before the marks: the
+    /// song whose first project is there.
+    public static func belongsElsewhere(_ project: String, song: String) -> String? {
+        let file = (song as NSString).lastPathComponent
+        guard let from = madeFrom(project), from != file else { return nil }
+        let folder = "projects/" + (project as NSString).lastPathComponent
+        let which = name(of: project, song: from, dataDirectory: ((project as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
+            .map { $0 == firstName ? "the takes of \(SafeText.printable(from))" : "the takes of \(SafeText.printable(from))'s project '\($0)'" }
+            ?? "the takes of \(SafeText.printable(from))"
+        return "\(SafeText.printable(file)): its takes would go into \(SafeText.printable(folder)), which holds \(which); rename the song's file to keep them apart"
+    }
+
+    /// Why `song` cannot join a library holding `earlier` (nil: it can):
+    /// a song of the same file name is there already (one name, one set of
+    /// projects), or its first project's folder is another song's.
+    public static func conflict(song: String, earlier: [String], dataDirectory: String) -> String? {
+        let file = (song as NSString).lastPathComponent
+        if let same = earlier.first(where: { $0 != song && ($0 as NSString).lastPathComponent == file }) {
+            return "\(SafeText.printable(song)): a song of this file name is already in the library (\(SafeText.printable(same))), and the two would share their takes; rename one of them"
+        }
+        return belongsElsewhere(path(song: song, name: nil, dataDirectory: dataDirectory), song: song)
+    }
+
+    /// The songs of `candidates` that may join a library holding
+    /// `earlier`, in order, and why each of the others may not.
+    public static func admissible(_ candidates: [String], after earlier: [String], dataDirectory: String) -> (songs: [String], refused: [String]) {
+        var songs: [String] = [], refused: [String] = []
+        for song in candidates {
+            if let why = conflict(song: song, earlier: earlier + songs, dataDirectory: dataDirectory) { refused.append(why) } else { songs.append(song) }
+        }
+        return (songs, refused)
+    }
+
+    /// Whether a new song with `score` may be stored as `file` (a file
+    /// name) beside `library`: no song there has that file name, and the
+    /// first project it would open in is not there — or is this very music
+    /// come back (a song removed and sent again finds its takes), and not
+    /// another song's.
+    public static func isFreeName(_ file: String, for score: Score, library: [String], dataDirectory: String) -> Bool {
+        guard !library.contains(where: { ($0 as NSString).lastPathComponent == file }) else { return false }
+        let project = path(song: file, name: nil, dataDirectory: dataDirectory)
+        guard FileManager.default.fileExists(atPath: project) else { return true }
+        if belongsElsewhere(project, song: file) != nil { return false }
+        guard let data = FileManager.default.contents(atPath: project + "/score.acasong"),
+              let kept = try? Acasong.parse(bytes: [UInt8](data), file: "score.acasong") else { return false }
+        return sameMusic(kept, score)
+    }
+
+    /// Whether two scores are one song's music (titles and tags aside:
+    /// those may be changed from the page).
+    static func sameMusic(_ a: Score, _ b: Score) -> Bool {
+        a.parts.map(\.name) == b.parts.map(\.name) && a.parts.allSatisfy { a.fingerprint(ofPart: $0.name) == b.fingerprint(ofPart: $0.name) }
+    }
+
+    /// A free file name for a new song (`isFreeName`): `stem.ext`, else
+    /// `stem-2.ext`, `stem-3.ext`…, none of them a file in `folder` either.
+    public static func freeName(stem: String, ext: String, in folder: String, for score: Score, library: [String], dataDirectory: String) -> String {
+        var name = "\(stem).\(ext)", number = 2
+        while FileManager.default.fileExists(atPath: folder + "/" + name) || !isFreeName(name, for: score, library: library, dataDirectory: dataDirectory) {
+            name = "\(stem)-\(number).\(ext)"
+            number += 1
+        }
+        return name
     }
 
     /// Projects one song may have.

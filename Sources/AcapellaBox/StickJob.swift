@@ -155,10 +155,20 @@ public enum StickJob {
             try next("song \(name)")
             let source = root + "/songs/" + name
             let stem = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
+            // Under a name of its own: no other song's file (the same file
+            // again is already there), and a song whose projects are no
+            // other song's (a "Hymn (Yak)" beside Hymn's project 'Yak').
+            let score = try? SongLibrary.score(of: source)
+            let known = SongLibrary.all(shipped: ShippedFiles.songs, dataDirectory: dataDirectory)
             var target = library + "/" + name
             var number = 2
-            while FileManager.default.fileExists(atPath: target) {
-                if FileCopy.sameContents(source, target) { break }
+            while true {
+                let song = (target as NSString).lastPathComponent
+                if FileManager.default.fileExists(atPath: target) {
+                    if FileCopy.sameContents(source, target) { break }
+                } else if score.map({ SongProjects.isFreeName((song as NSString).deletingPathExtension + ".acasong", for: $0, library: known, dataDirectory: dataDirectory) }) ?? true {
+                    break
+                }
                 target = library + "/\(stem)-\(number).\(ext)"
                 number += 1
             }

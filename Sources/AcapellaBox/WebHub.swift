@@ -520,12 +520,9 @@ public final class WebHub: WebBox {
             guard uploads < Self.maximumUploads else {
                 return .failure(WebFailure(507, "the library holds \(Self.maximumUploads) songs from the page; remove some from \(libraryFolder) first"))
             }
-            var path = "\(libraryFolder)/\(stem.isEmpty ? "song" : stem).acasong"
-            var number = 2
-            while FileManager.default.fileExists(atPath: path) {
-                path = "\(libraryFolder)/\(stem.isEmpty ? "song" : stem)-\(number).acasong"
-                number += 1
-            }
+            // A name no song of the library has, whose projects are no other song's.
+            let path = libraryFolder + "/" + SongProjects.freeName(stem: stem.isEmpty ? "song" : stem, ext: "acasong", in: libraryFolder, for: score,
+                                                                   library: shared.songs.map(\.path), dataDirectory: dataDirectory)
             if !text.hasSuffix("\n") { text += "\n" }
             do { try AtomicFile.write(Array(text.utf8), to: path) } catch { return .failure(WebFailure(507, "cannot store the song: \(error)")) }
             shared.songs.append((path, SongSummary(score, title: title)))
