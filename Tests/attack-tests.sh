@@ -389,6 +389,54 @@ done
 pass "project names with a line break, a right-to-left override or an escape: refused"
 fi
 
+if want identity; then
+echo "== a take never lands in another song's project: Amazing Grace's project Yak with a take, then a song whose first project would be Yak's folder arrives as a sync brings it, and the box starts again"
+start_box identity '{ "countIn": 0 }' sim:speed=20
+pair
+api() { curl -s -w ' %{http_code}' -b "$cookies" -H "X-CSRF-Token: $csrf" -X POST --data-binary "$2" "$web/api/$1"; }
+yak="$work/identity/projects/amazing-grace (Yak).acaproj"
+opened="$(grep -c 'ready:' "$boxlog")"
+got="$(api project/new Yak)"
+[[ "$got" == *" 200" ]] && pass "Yak made on Amazing Grace: $got" || fail "project/new Yak: $got"
+for _ in $(seq 100); do (($(grep -c 'ready:' "$boxlog") > opened)) && break; sleep 0.1; done
+kept_in() { python3 -c 'import json,sys; print(sum(1 for t in json.load(open(sys.argv[1]))["takes"] if t["state"] == "kept"))' "$1/manifest.json" 2>/dev/null; }
+api action record >/dev/null
+for _ in $(seq 300); do [[ "$(kept_in "$yak")" == 1 ]] && break; sleep 0.1; done
+[[ "$(kept_in "$yak")" == 1 ]] && pass "a take sung into Yak" || fail "Yak's takes: $(kept_in "$yak") ($(tail -2 "$boxlog"))"
+api action record >/dev/null
+for _ in $(seq 50); do [[ "$(curl -s -b "$cookies" "$web/api/state")" == *'"state":"recording"'* ]] && break; sleep 0.1; done
+got="$(api choose '1 0')"
+[[ "$got" == *"a take is being recorded: stop first"*" 409" ]] && pass "another song chosen during a take: refused ($got)" || fail "choose during a take: $got"
+api action stop >/dev/null
+sed 's/^title: .*/title: Yak Song/' Songs/row-row-row-your-boat.acasong > "$work/identity/songs/.arriving"
+mv "$work/identity/songs/.arriving" "$work/identity/songs/amazing-grace (Yak).acasong"
+for _ in $(seq 100); do grep -q "not in the library" "$boxlog" && break; sleep 0.1; done
+grep -q "amazing-grace (Yak).acasong: its takes would go into projects/amazing-grace (Yak).acaproj, which holds the takes of amazing-grace.acasong's project 'Yak'" "$boxlog" &&
+  pass "the arriving song is not offered, said: $(grep -m1 -o 'its takes would go into.*' "$boxlog" | cut -c1-90)…" || fail "the arrival: $(tail -3 "$boxlog")"
+songs="$(curl -s -b "$cookies" "$web/api/library" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["songs"]))')"
+[[ "$songs" == "$(ls Songs/*.acasong | wc -l)" ]] && pass "the library still lists $songs songs" || fail "the library lists $songs songs"
+# The project names that cannot be told apart, or do not fit: refused in words.
+got="$(api project/new "$(printf '\xef\xbc\xb9ak')")"
+[[ "$got" == *"already has a project called 'Yak'"*" 422" ]] && pass "a fullwidth Ｙak beside Yak: $got" || fail "fullwidth Yak: $got"
+got="$(api project/new "A$(for _ in $(seq 39); do printf '\xcc\x81'; done)")"
+[[ "$got" == *"more than two accents"*" 422" ]] && pass "A under 39 accents: refused" || fail "A with 39 accents: $got"
+got="$(api take/1/name "$(printf 'x%.0s' $(seq 61))")"
+[[ "$got" == *"a take's name is 60 characters at most"*" 400" ]] && pass "a take name of 61 characters: $got" || fail "take name of 61: $got"
+got="$(api take/1/name "$(printf 'ab\xe2\x80\xaecd')")"
+[[ "$got" == *"does not show (U+202E)"*" 400" ]] && pass "a take name with a direction override: $got" || fail "take name U+202E: $got"
+live="$(awk '$6 == "acapella-session" { print $7 }' "$cookies")"
+got="$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: acapella-session=stale; acapella-session=$live" "$web/api/state")"
+[[ "$got" == 200 ]] && pass "a stale session cookie before the live one: served" || fail "two cookies: $got"
+kill -TERM "$box"; wait "$box" 2>/dev/null
+start_box identity '{ "countIn": 0 }' sim:speed=20
+grep -q "amazing-grace (Yak).acasong: its takes would go into.*not in the library" "$boxlog" && pass "started again: not offered, said" || fail "restart: $(grep -i yak "$boxlog" | head -2)"
+kill -TERM "$box"; wait "$box" 2>/dev/null
+folders="$(ls "$work/identity/projects" | grep acaproj | tr '\n' '|')"
+[[ "$folders" == "amazing-grace (Yak).acaproj|amazing-grace.acaproj|" ]] && pass "no project made for the arriving song: $folders" || fail "projects: $folders"
+kept="$(kept_in "$yak")"
+[[ "$kept" -ge 1 ]] && [[ "$(cat "$yak/song.txt")" == amazing-grace.acasong ]] && pass "Yak holds Amazing Grace's takes only ($kept), marked as Amazing Grace's" || fail "Yak: $kept takes, mark $(cat "$yak/song.txt")"
+fi
+
 if want web; then
 echo "== the page attacked: the code guessed from thousands of addresses, big bodies from unpaired clients, slow connections, idle event streams, other hosts' names"
 if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null; then

@@ -10,7 +10,7 @@ set -uo pipefail
 acapella="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 shift
 cd "$(dirname "$0")/.."
-all=(songs help projects bundles choir library errors reference web mdns install)
+all=(songs help projects bundles choir library errors refusals reference web mdns install)
 sections=("$@")
 ((${#sections[@]})) || sections=("${all[@]}")
 passed=0 failed=0 broken=()

@@ -752,6 +752,7 @@ public struct BoxSession: Sendable {
             return act(.undoTake, snapshot: snapshot)
         case .choose(let song, let part):
             guard song < context.songCount else { return [.answer(.failure(WebFailure(404, "no song \(song + 1): the library has \(context.songCount)")))] }
+            if let why = Self.takeUnderWay(snapshot) { return [.answer(.failure(WebFailure(409, why)))] }
             let title = song < context.songTitles.count ? context.songTitles[song] : "song \(song + 1)"
             return [.answer(.success("switching to \(title)")), .end(.switchTo(song: song, part: part ?? context.partIndex))]
         case .loop(let measures), .punch(let measures):
@@ -1207,8 +1208,18 @@ public struct BoxSession: Sendable {
         }
     }
 
+    /// Why the song or part may not change now (nil: it may): a take is
+    /// being recorded or counted in — it ends only by a stop, never by a
+    /// key, pedal or tap meant for another song.
+    static func takeUnderWay(_ snapshot: EngineSnapshot) -> String? {
+        [.recording, .countIn].contains(snapshot.state) ? "a take is being recorded: stop first" : nil
+    }
+
     mutating func boxAction(_ request: ControlAction, snapshot: EngineSnapshot) -> [Effect] {
         let parts = context.partNames.count
+        if [.nextSong, .previousSong, .nextPart, .previousPart, .nextTag, .previousTag].contains(request), let why = Self.takeUnderWay(snapshot) {
+            return [say(why)]
+        }
         switch request {
         case .nextSong, .previousSong:
             let count = max(1, context.songCount)

@@ -359,13 +359,20 @@ public final class Recorder: @unchecked Sendable {
     private func store(_ record: TakeRecord) {
         do {
             try project.store(record)
-            if record.state == .kept { try project.activate(record.id) }
-            finished.append(project.manifest.takes.first { $0.id == record.id } ?? record)
         } catch {
             let seconds = String(format: "%.2f", Double(record.frames) / Double(options.sampleRate))
+            let full = [ENOSPC, EDQUOT].contains { error.description.contains(String(cString: strerror($0))) }
             let line = "\(record.file): \(seconds) s recorded, but the project could not be updated (\(error.description)); "
-                + "the audio is safe: free some space, then 'acapella takes \(project.path) recover' keeps it"
+                + "the audio is safe: \(full ? "free some space, then " : "")'acapella takes \(project.path) recover' keeps it"
             withMailbox { $0.problems.append(line) }
+            return
         }
+        // Kept whatever happens next: only its being the take that plays may fail, said as such.
+        if record.state == .kept {
+            do { try project.activate(record.id) } catch {
+                withMailbox { $0.problems.append("take \(record.id) (\(record.part)) is kept but does not play yet: \(error.description); 'acapella takes \(project.path) activate \(record.id)' makes it play") }
+            }
+        }
+        finished.append(project.manifest.takes.first { $0.id == record.id } ?? record)
     }
 }

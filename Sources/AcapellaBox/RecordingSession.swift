@@ -80,6 +80,33 @@ public struct PartOnInput: Hashable, Sendable {
         return list
     }
 
+    /// A set as `score` reads it: each part by its name (any case) or its
+    /// number from 1, in order; the names that are no part of it; and
+    /// those that name a part already in the set ("1" beside "Soprano"),
+    /// each with the name it shares it with.
+    public static func resolve(_ set: [PartOnInput], in score: Score) -> (set: [PartInput], missing: [String], twice: [(name: String, as: String)]) {
+        var resolved: [PartInput] = [], names: [String] = [], missing: [String] = [], twice: [(name: String, as: String)] = []
+        for part in set {
+            guard let index = partIndex(named: part.part, in: score) else {
+                missing.append(part.part)
+                continue
+            }
+            if let earlier = resolved.firstIndex(where: { $0.partIndex == index }) {
+                twice.append((part.part, names[earlier]))
+                continue
+            }
+            resolved.append(PartInput(partIndex: index, input: part.input - 1))
+            names.append(part.part)
+        }
+        return (resolved, missing, twice)
+    }
+
+    /// "Soprano is named twice (as Soprano and 1)".
+    public static func namedTwice(_ twice: (name: String, as: String), in score: Score) -> String {
+        let part = partIndex(named: twice.name, in: score).map { score.parts[$0].name } ?? twice.name
+        return "\(part) is named twice (as \(twice.as) and \(twice.name))"
+    }
+
     /// The song's part a name stands for: its name in any case, or its
     /// number from 1 (`record --parts`, the box's recording set, `--part`).
     public static func partIndex(named name: String, in score: Score) -> Int? {
@@ -127,10 +154,12 @@ public struct RecordingResult: Sendable {
 /// the rig wires the engine, recorder and needle; this (control) thread
 /// sends the commands, watches the events and ends the take.
 public enum RecordingSession {
-    /// Records and returns when the take is on disk. `progress` is called
-    /// on the calling thread about every 50 ms with the frames received.
+    /// Records and returns when the take is on disk. `announce` is called
+    /// once everything is checked, just before the take starts (what is
+    /// refused is refused before anything says "recording"); `progress` on
+    /// the calling thread about every 50 ms with the frames received.
     public static func record(
-        project: Project, request: RecordingRequest, device: any AudioDevice, progress: ((Int64) -> Void)? = nil
+        project: Project, request: RecordingRequest, device: any AudioDevice, announce: (() -> Void)? = nil, progress: ((Int64) -> Void)? = nil
     ) throws(ProjectError) -> RecordingResult {
         let score = project.score
         func index(of part: String) throws(ProjectError) -> Int {
@@ -139,8 +168,10 @@ public enum RecordingSession {
             }
             return index
         }
-        var ensemble: [PartInput] = []
-        for part in request.ensemble { ensemble.append(PartInput(partIndex: try index(of: part.part), input: part.input - 1)) }
+        let resolved = PartOnInput.resolve(request.ensemble, in: score)
+        if let missing = resolved.missing.first { _ = try index(of: missing) }
+        if let twice = resolved.twice.first { throw ProjectError(description: "--parts: " + PartOnInput.namedTwice(twice, in: score)) }
+        let ensemble = resolved.set
         let partIndex: Int
         if let first = ensemble.first { partIndex = first.partIndex } else { partIndex = try index(of: request.part) }
         guard device.sampleRate == project.manifest.sampleRate else {
@@ -187,6 +218,7 @@ public enum RecordingSession {
         } else {
             rig.control.send(.record(.immediate))
         }
+        announce?()
         rig.start()
         // Wait for the transport to stop by itself (song end or the punch's
         // auto stop), for a stop signal (the take is finished, as with the

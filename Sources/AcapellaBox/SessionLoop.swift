@@ -139,18 +139,14 @@ final class SessionLoop {
     /// numbered) on its input; parts the song lacks left out and said.
     static func together(_ options: BoxOptions, score: Score) -> (set: [PartInput], notes: [String]) {
         guard !options.together.isEmpty else { return ([], []) }
-        var set: [PartInput] = [], missing: [String] = []
-        for part in options.together {
-            if let index = PartOnInput.partIndex(named: part.part, in: score), !set.contains(where: { $0.partIndex == index }) {
-                set.append(PartInput(partIndex: index, input: part.input - 1))
-            } else {
-                missing.append(part.part)
-            }
-        }
-        guard !missing.isEmpty else { return (set, []) }
+        let (set, missing, twice) = PartOnInput.resolve(options.together, in: score)
         let song = score.title.map { "'\($0)'" } ?? "this song"
-        let left = "\(options.togetherSource): \(missing.joined(separator: ", ")) \(missing.count == 1 ? "is not a part" : "are not parts") of \(song) (its parts: \(score.parts.map(\.name).joined(separator: ", ")))"
-        return (set, [left + (set.isEmpty ? "; recording one part" : "; the others are recorded together")])
+        let rest = set.isEmpty ? "; recording one part" : "; the others are recorded together"
+        var notes = twice.map { "\(options.togetherSource): " + PartOnInput.namedTwice($0, in: score) + " in \(song): recorded once, on the input given first" }
+        if !missing.isEmpty {
+            notes.append("\(options.togetherSource): \(missing.joined(separator: ", ")) \(missing.count == 1 ? "is not a part" : "are not parts") of \(song) (its parts: \(score.parts.map(\.name).joined(separator: ", ")))" + rest)
+        }
+        return (set, notes)
     }
 
     /// A set chosen on the page as the settings name it: by part name, so
@@ -418,7 +414,7 @@ final class SessionLoop {
     /// answers as it ends). Never while a take is being recorded.
     func projectChange(_ change: WebProjectChange) -> ProjectStep {
         if startedOnProject { return .answer(.failure(WebFailure(409, "the box was started on one project (--project): start it without, to keep several"))) }
-        if [.recording, .countIn].contains(rig.link.snapshot().state) { return .answer(.failure(WebFailure(409, "a take is being recorded: stop first"))) }
+        if let why = BoxSession.takeUnderWay(rig.link.snapshot()) { return .answer(.failure(WebFailure(409, why))) }
         let names = SongProjects.names(song: songPath, dataDirectory: options.dataDirectory, library: options.songs)
         let asked: String
         switch change {
@@ -443,6 +439,12 @@ final class SessionLoop {
         if let problem = SongProjects.nameProblem(name, taken: names) { return .failure(WebFailure(422, problem)) }
         if names.count >= SongProjects.most { return .failure(WebFailure(507, "\(title) has \(names.count) projects, the most a song keeps: delete one first")) }
         let path = SongProjects.path(song: song, name: name, dataDirectory: data)
+        // The folder's name holds the song's file name and this one: within what a project's name may be.
+        let room = Project.longestName - (SongProjects.path(song: song, name: "", dataDirectory: data) as NSString).lastPathComponent.utf8.count
+        if (path as NSString).lastPathComponent.utf8.count > Project.longestName {
+            return .failure(WebFailure(422, room > 0 ? "this song's file name is long: its projects' names are \(room) letters at most (\(room / 2) for letters outside A–Z)"
+                                                    : "this song's file name is too long for a project beside its first: rename the song's file"))
+        }
         if options.songs.contains(where: { SongProjects.path(song: $0, name: nil, dataDirectory: data) == path }) {
             return .failure(WebFailure(409, "'\(name)' would be the project of the song \((path as NSString).lastPathComponent): choose another name"))
         }

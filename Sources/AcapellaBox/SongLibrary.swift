@@ -144,7 +144,7 @@ public enum Trash {
         let folder = (song as NSString).deletingLastPathComponent
         let stem = ((song as NSString).lastPathComponent as NSString).deletingPathExtension
         guard FileManager.default.fileExists(atPath: song) else { throw ProjectError(description: "\(song): no such song") }
-        let target = unused(songsFolder(dataDirectory) + "/\(stampFormat.string(from: now))-\(stem)")
+        let target = unused(songsFolder(dataDirectory) + "/" + fitted("\(stampFormat.string(from: now))-\(stem)"))
         try Folders.make(target)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let sources = Set(["acasong", "musicxml", "xml", "mxl"].map { "\(stem).\($0)" })
@@ -162,9 +162,22 @@ public enum Trash {
     static func move(project: String, dataDirectory: String, now: Date = Date()) throws -> String {
         let folder = projectsFolder(dataDirectory)
         try Folders.make(folder)
-        let target = unused(folder + "/\(stampFormat.string(from: now))-\((project as NSString).lastPathComponent)")
+        let target = unused(folder + "/" + fitted("\(stampFormat.string(from: now))-\((project as NSString).lastPathComponent)"))
         try moveInto(project, target)
         return target
+    }
+
+    /// A name for the trash that fits a file name (255 bytes) with room
+    /// for `unused`'s "-2": a long one loses the end of its stem, never its
+    /// stamp or its extension (a project of a 200-byte song's name goes to
+    /// the trash as any other).
+    static func fitted(_ name: String, bytes: Int = 250) -> String {
+        guard name.utf8.count > bytes else { return name }
+        let ext = (name as NSString).pathExtension
+        let suffix = ext.isEmpty ? "" : "." + ext
+        var stem = Substring((name as NSString).deletingPathExtension)
+        while stem.utf8.count + suffix.utf8.count > bytes { stem = stem.dropLast() }
+        return String(stem) + suffix
     }
 
     /// `path`, or `path-2`, `path-3`… the first that is not there (two
@@ -375,13 +388,20 @@ public enum SongProjects {
     /// Why `name` cannot name a new project (nil: it can).
     public static func nameProblem(_ name: String, taken: [String]) -> String? {
         if name.isEmpty || name.trimmingCharacters(in: .whitespaces) != name { return "a project's name is a word or a few, without spaces around them" }
-        if name.count > longestName { return "a project's name is \(longestName) characters at most" }
+        if let problem = SafeText.nameProblem(name, most: longestName) { return "a project's name \(problem)" }
         let allowed = CharacterSet.letters.union(.decimalDigits).union(CharacterSet(charactersIn: " -_'.,&"))
         if !name.unicodeScalars.allSatisfy({ allowed.contains($0) }) { return "a project's name is letters, digits, spaces and - _ ' . , & only" }
         if let first = name.unicodeScalars.first, !CharacterSet.alphanumerics.subtracting(.nonBaseCharacters).contains(first) {
             return "a project's name starts with a letter or a digit"
         }
-        if let same = taken.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return "this song already has a project called '\(same)'" }
+        if let same = taken.first(where: { lookAlike($0) == lookAlike(name) }) { return "this song already has a project called '\(same)'" }
         return nil
+    }
+
+    /// What two names that read alike share: the same letters whatever
+    /// their case, width or compatibility form (Ａ and A, ﬁ and fi), the
+    /// accents kept (Á is not A).
+    static func lookAlike(_ name: String) -> String {
+        name.precomposedStringWithCompatibilityMapping.folding(options: [.caseInsensitive, .widthInsensitive], locale: nil)
     }
 }

@@ -31,7 +31,7 @@ public enum TakeCorrection {
             default:
                 guard text.hasPrefix("m.") else { return nil }
                 let bounds = text.dropFirst(2).split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
-                guard (1...2).contains(bounds.count), let first = bounds.first ?? nil, let last = bounds.last ?? nil, first >= 0, last >= first else { return nil }
+                guard (1...2).contains(bounds.count), let first = bounds.first ?? nil, let last = bounds.last ?? nil, first >= 0, last >= first, last <= 1_000_000 else { return nil }
                 self = .measures(first...last)
             }
         }
@@ -139,11 +139,24 @@ public enum TakeCorrection {
         return Outcome(take: try store(corrected, copyOf: take, moved: moved.count, in: project), moved: moved)
     }
 
+    /// Why a strength cannot be used (nil: it can): above 0 (0 moves
+    /// nothing) and at most 1 (all the way to the written pitch).
+    public static func strengthProblem(_ strength: Double) -> String? {
+        strength > 0 && strength <= 1 ? nil : String(format: "--strength %g: a number above 0, up to 1 (all the way to the written pitch)%@", strength, strength == 0 ? "; 0 moves nothing" : "")
+    }
+
     /// `take`'s samples with the notes `selection` names put in tune, and
     /// the notes moved; the project is only read (the box runs this in a
     /// process of its own while it writes).
     public static func corrected(_ take: TakeRecord, in project: Project, selection: Selection, strength: Double) throws(ProjectError) -> (samples: [Float], moved: [Moved]) {
-        guard (0...1).contains(strength) else { throw ProjectError(description: "--strength \(strength): from 0 (nothing) to 1 (all the way to the written pitch)") }
+        if let problem = strengthProblem(strength) { throw ProjectError(description: problem) }
+        if case .measures(let asked) = selection, let schedule = try? Schedule(score: project.score, options: take.scheduleOptions(sampleRate: project.manifest.sampleRate)) {
+            let measures = schedule.firstMeasureNumber...(schedule.firstMeasureNumber + schedule.barlines.count - 1)
+            guard measures.contains(asked.lowerBound) && measures.contains(asked.upperBound) else {
+                let words = asked.count == 1 ? "measure \(asked.lowerBound) is" : "measures \(asked.lowerBound)-\(asked.upperBound) are"
+                throw ProjectError(description: "\(words) not in the song (measures \(measures.lowerBound)–\(measures.upperBound))")
+            }
+        }
         let (report, _) = try TakeReport.analyze(take, in: project)
         let decoded: (samples: [Float], sampleRate: Int)
         do { decoded = try AudioFile.readMono(try project.takePath(take)) } catch let error as ProjectError { throw error } catch {
@@ -152,6 +165,11 @@ public enum TakeCorrection {
         let origin = -(take.alignmentOffsetSamples + take.nudgeSamples)
         let moved = plan(report, origin: origin, frames: Int64(decoded.samples.count), sampleRate: decoded.sampleRate, selection: selection, strength: strength)
         guard !moved.isEmpty else {
+            // Notes chosen that a weak strength would move less than a cent: said as such.
+            let chosen = plan(report, origin: origin, frames: Int64(decoded.samples.count), sampleRate: decoded.sampleRate, selection: selection, strength: 1).count
+            if chosen > 0 {
+                throw ProjectError(description: String(format: "take %d (%@): %d note%@ chosen, but at --strength %g none would move a cent", take.id, take.part, chosen, chosen == 1 ? "" : "s", strength))
+            }
             throw ProjectError(description: "take \(take.id) (\(take.part)): no note to move (\(selection == .flagged ? "none is 15 cents or more off" : "none sung off by a cent or more there"))")
         }
         // The singer alone: the guide the microphone picked up (the other parts as played) is not shifted.

@@ -90,7 +90,7 @@ public enum MixCommandOptions {
         if let part = arguments.value("--practice") { request.purpose = .practice(part: part) }
         if arguments.value("--take") != nil {
             guard request.purpose == .mix else { throw CLIError("--take and --practice: one or the other") }
-            request.purpose = .takeWithOthers(take: try arguments.int("--take", default: 1, range: 1...1_000_000))
+            request.purpose = .takeWithOthers(take: try arguments.int("--take", default: 1, range: 1...(Manifest.maximumTakeID - 1)))
         }
         request.tempoScale = try arguments.tempoMultiplier()
         request.transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: -24...24)

@@ -38,7 +38,7 @@ public enum DeviceChoice: Hashable, Sendable {
         case .simulated(var options):
             // A room given its microphones (`sim:inputs=2`) keeps them;
             // one not given them gets as many as a set asks for, now and later.
-            if options.inputs == 1 || options.growable {
+            if !options.inputsGiven && (options.inputs == 1 || options.growable) {
                 options.inputs = inputs
                 options.growable = true
             }

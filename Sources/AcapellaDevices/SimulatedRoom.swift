@@ -66,6 +66,8 @@ public final class SimulatedRoom: AudioDevice {
         /// (up to `growableInputs`): a room not given its number (`sim`,
         /// not `sim:inputs=2`), as `DeviceChoice.capturing` opens it.
         public var growable = false
+        /// Its microphones were given (`sim:inputs=1` too): it is never grown.
+        public var inputsGiven = false
         /// The most microphones a growable room is given: an octet.
         public static let growableInputs = 8
         /// How loud singer s is at microphone c (`crosstalk[c][s]`; the
@@ -133,7 +135,9 @@ public final class SimulatedRoom: AudioDevice {
                 case "noise": noise = Float(try within(0...1, "noise is an amplitude from 0 to 1"))
                 case "lose": loseDeviceAtPeriod = Int(try within(1...100_000_000, "lose is the period the room goes away at (tests)"))
                 case "lock": lockMemory = try within(0...1, "lock is 1 (memory locked at real time, the default) or 0") == 1
-                case "inputs": inputs = Int(try within(1...32, "inputs is from 1 to 32 microphones"))
+                case "inputs":
+                    inputs = Int(try within(1...32, "inputs is from 1 to 32 microphones"))
+                    inputsGiven = true
                 case "crosstalk": crosstalkGain = Float(try within(0...1, "crosstalk is a gain from 0 to 1 (the other singers at each microphone)"))
                 case "buffer": bufferFrames = Int(try within(32...65_536, "the buffer is from 32 to 65536 frames"))
                 case "unlinked":

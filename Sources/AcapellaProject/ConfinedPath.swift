@@ -75,6 +75,14 @@ public enum ConfinedPath {
     /// files, written only by the project) or is one of the command's own
     /// inputs.
     public static func checkOutput(_ path: String, inputs: [String] = []) -> Refusal? {
+        // A device or a pipe is no file: an output is written beside its name
+        // and renamed over it, which would put a file where the device was
+        // (as root, /dev/full itself) and say it was written. (A folder is
+        // what some outputs are: `import-project --into`.)
+        var status = stat()
+        if stat(path, &status) == 0, ![S_IFREG, S_IFDIR].contains(status.st_mode & S_IFMT) {
+            return Refusal("\(printable(path)): a device or a pipe, not a file; give the name of a file to write")
+        }
         if let project = owningProject(of: path) {
             return Refusal("\(printable(path)): inside the project \(printable(project)); a project's files are written only by the project (takes, song, manifest): write it elsewhere")
         }

@@ -259,22 +259,20 @@ extension TakeRecord {
         if !Manifest.transpositions.contains(transpose) { return "transpose: \(transpose) is outside −24…24" }
         if TakeRecord.tempoScaleIsValid(tempoScale) == false { return "tempoScale: '\(tempoScale)' is not a multiplier from 1/4 to 4" }
         if let box, !BoxIdentity.isValid(box) { return "box: '\(box)' is not a box id (1 to 16 lowercase letters and digits)" }
-        if let singer, let problem = TakeOrigin.singerProblem(singer) { return "singer: \(problem)" }
-        if let name, let problem = TakeRecord.nameProblem(name) { return "name: \(problem)" }
+        // Read as the names were ever written (a record is never left out for a rule made after it): one line, within length.
+        if let singer, singer.isEmpty || singer.count > 64 || singer.unicodeScalars.contains(where: SafeText.isControl) { return "singer: '\(singer.oneLine)' is not one line of 1 to 64 characters" }
+        if let name, name.isEmpty || name.count > SafeText.longestTakeName || name.unicodeScalars.contains(where: SafeText.isControl) {
+            return "name: '\(name.oneLine)' is not one line of 1 to \(SafeText.longestTakeName) characters"
+        }
         if let recorded, !RecordStamp.isValid(recorded) { return "recorded: '\(recorded)' is not a time" }
         if let changed, !RecordStamp.isValid(changed) { return "changed: '\(changed)' is not a time" }
         if let gainDB, !TakeRecord.gains.contains(gainDB) { return "gainDB: \(gainDB) is outside \(Int(TakeRecord.gains.lowerBound))…+\(Int(TakeRecord.gains.upperBound)) dB" }
         return nil
     }
 
-    /// Why `name` cannot name a take (nil: it can): one line, 1 to 60 characters.
-    public static func nameProblem(_ name: String) -> String? {
-        if name.isEmpty || name.count > 60 || name.trimmingCharacters(in: .whitespaces) != name {
-            return "'\(name.oneLine)' is not a take's name (1 to 60 characters, no spaces around them)"
-        }
-        if name.unicodeScalars.contains(where: SafeText.isControl) { return "a take's name is one line of text" }
-        return nil
-    }
+    /// Why `name` cannot name a take (nil: it can): 1 to 60 characters
+    /// that show (`SafeText.nameProblem`).
+    public static func nameProblem(_ name: String) -> String? { SafeText.takeNameProblem(name) }
 
     /// The gains a take may be given, dB.
     public static let gains = -60.0...12.0

@@ -101,12 +101,16 @@ public final class Project {
 
     // MARK: Opening
 
+    /// The longest a project's folder name may be, in bytes (a file name
+    /// is 255: room for a temporary's suffix).
+    public static let longestName = 240
+
     /// Why `name` cannot name a project, if it cannot: a line break, an
     /// escape or a direction override in it (it would print as something
     /// else, or rewrite a terminal), or longer than a file name may be.
     public static func nameProblem(_ name: String) -> String? {
         if name.unicodeScalars.contains(where: SafeText.isControl) { return "a project's name may not contain a line break or another control character" }
-        if name.utf8.count > 240 { return "a project's name is 240 bytes at most" }
+        if name.utf8.count > longestName { return "a project's name is \(longestName) bytes at most" }
         return nil
     }
 
@@ -579,6 +583,8 @@ public final class Project {
             manifest.takes[index].changed = stamp
             // A take found without its sidecar gets none made up (its own may be on its way, synchronised): the manifest keeps the change.
             if manifest.takes[index].isFoundAlone { continue }
+            // Nor one whose file is no take file of this project (a record damaged by hand): there is nowhere to put it.
+            if (try? sidecarPath(manifest.takes[index].file)) == nil { continue }
             try writeSidecar(manifest.takes[index])
         }
         try save()

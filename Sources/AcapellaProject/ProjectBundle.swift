@@ -121,6 +121,8 @@ public enum ProjectBundle {
                 let type = (attributes >> 16) & 0o170000
                 guard type == 0 || type == 0o100000 else { throw ProjectError(description: "\(file): '\(name)' is not a plain file") }
             }
+            // One entry a name: a second manifest (or take) would be written over the first, or refused midway.
+            guard !entries.contains(where: { $0.name == inside }) else { throw ProjectError(description: "\(file): '\(SafeText.printable(name))' is in the bundle twice") }
             folder = parts[0]
             total += stat.size
             guard total <= maximumBytes else { throw ProjectError(description: "\(file): unpacks to more than \(maximumBytes >> 30) GiB") }
@@ -128,6 +130,13 @@ public enum ProjectBundle {
         }
         guard let folder, entries.contains(where: { $0.name == "manifest.json" }), entries.contains(where: { $0.name == "score.acasong" }) else {
             throw ProjectError(description: "\(file): holds no project (a NAME.acaproj/ folder with manifest.json and score.acasong)")
+        }
+        // A take's record travels with its audio: a record alone is nobody's take (10,000 of them, junk, would be kept for ever).
+        let audio = Set(entries.filter { $0.name.hasSuffix(".wav") }.map { ($0.name as NSString).deletingPathExtension })
+        let alone = entries.filter { $0.name.hasPrefix("takes/") && $0.name.hasSuffix(".json") && !audio.contains(($0.name as NSString).deletingPathExtension) }
+        if let first = alone.first {
+            throw ProjectError(description: "\(file): '\(SafeText.printable(folder + "/" + first.name))' is a take's record without its audio"
+                               + (alone.count > 1 ? " (and \(alone.count - 1) more)" : "") + "; nothing was imported")
         }
         if let problem = Project.nameProblem(folder) { throw ProjectError(description: "\(file): \(SafeText.printable(folder)): \(problem)") }
         // Each entry no bigger than what it is could be: the text ones small,

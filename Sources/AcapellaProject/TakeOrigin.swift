@@ -1,3 +1,4 @@
+import AcapellaScore
 import AcapellaJSON
 import Foundation
 
@@ -22,11 +23,9 @@ public struct TakeOrigin: Hashable, Sendable {
         self.singer = singer
     }
 
-    /// A singer's name: 1 to 64 characters, one line.
+    /// A singer's name: 1 to 64 characters that show (`SafeText.nameProblem`).
     public static func singerProblem(_ name: String) -> String? {
-        if name.isEmpty || name.count > 64 { return "'\(name.oneLine)' is not a singer's name (1 to 64 characters)" }
-        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "a singer's name is one line of text" }
-        return nil
+        SafeText.nameProblem(name, most: 64).map { "a singer's name \($0)" }
     }
 }
 

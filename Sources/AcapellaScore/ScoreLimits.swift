@@ -46,6 +46,45 @@ public enum SafeText {
             || value == 0x200E || value == 0x200F || value == 0x061C
     }
 
+    /// Why `name` is not a name people can read and tell apart (nil: it
+    /// is), as the end of a sentence ("a take's name " + it): empty, or
+    /// spaces around it; longer than `most` characters; a character that
+    /// does not show (a control, a direction override, a zero-width space
+    /// or joiner, a byte-order mark, a soft hyphen — except the joiners and
+    /// variation selectors inside an emoji); more than two accents on one
+    /// letter (a letter under 39 of them is one character on screen and
+    /// 78 bytes on disk). Titles, project, take and singer names all keep it.
+    public static func nameProblem(_ name: String, most: Int) -> String? {
+        guard let first = name.first, let last = name.last else { return "is empty" }
+        if first.isWhitespace || last.isWhitespace { return "has spaces around it" }
+        if name.count > most { return "is \(most) characters at most" }
+        for character in name {
+            let scalars = Array(character.unicodeScalars)
+            let emoji = scalars.count > 1 && scalars[0].properties.isEmoji && scalars[0].value > 0x7F
+            if let hidden = scalars.first(where: { isControl($0) || (isHidden($0) && !(emoji && [0x200D, 0xFE0E, 0xFE0F].contains($0.value))) }) {
+                return "holds a character that does not show (U+\(String(hidden.value, radix: 16, uppercase: true)))"
+            }
+            if scalars.filter({ [.nonspacingMark, .enclosingMark, .spacingMark].contains($0.properties.generalCategory) }).count > 2 {
+                return "puts more than two accents on one letter"
+            }
+        }
+        return nil
+    }
+
+    /// A character that takes no room on a screen: a format character
+    /// (U+200B–U+200F, U+2060, U+FEFF, U+00AD…), a default-ignorable one,
+    /// a private-use or unassigned code point.
+    static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        let category = scalar.properties.generalCategory
+        return category == .format || category == .unassigned || category == .privateUse || scalar.properties.isDefaultIgnorableCodePoint
+    }
+
+    /// A take's name: `nameProblem` within 60 characters, as a sentence.
+    public static let longestTakeName = 60
+    public static func takeNameProblem(_ name: String) -> String? {
+        nameProblem(name, most: longestTakeName).map { "a take's name \($0)" }
+    }
+
     /// `text` with each control character shown as a `\u{…}` escape, so an
     /// escape sequence or a direction override prints as what it is.
     public static func printable(_ text: String) -> String {

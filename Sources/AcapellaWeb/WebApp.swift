@@ -20,14 +20,14 @@ public struct WebRequest: Sendable {
         self.client = client
     }
 
-    /// Cookies from the `Cookie` header.
-    public var cookies: [String: String] {
-        var cookies: [String: String] = [:]
-        for pair in (headers["cookie"] ?? "").split(separator: ";") {
+    /// Every value of the cookie `name` in the `Cookie` header, in the
+    /// order sent (a browser may send two of one name: a stale one set for
+    /// another path or host beside the current one).
+    public func cookies(named name: String) -> [String] {
+        (headers["cookie"] ?? "").split(separator: ";").compactMap { pair in
             let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2 { cookies[parts[0]] = parts[1] }
+            return parts.count == 2 && parts[0] == name ? parts[1] : nil
         }
-        return cookies
     }
 }
 
@@ -302,9 +302,21 @@ public final class WebApp: Sendable {
 
     static let cookieName = "acapella-session"
 
+    /// The page's session: the first of the request's session cookies
+    /// that names a live one (a stale cookie beside it, before or after,
+    /// changes nothing).
     func session(_ request: WebRequest) -> Pairing.Session? {
-        let token = request.cookies[Self.cookieName]
-        return pairing.withLock { $0.session(token: token) }
+        let tokens = request.cookies(named: Self.cookieName)
+        return pairing.withLock { pairing in
+            for token in tokens { if let live = pairing.session(token: token) { return live } }
+            return nil
+        }
+    }
+
+    /// Whether a request with these headers comes from a paired page (its
+    /// connection is then served before any unpaired one).
+    public func carriesSession(_ headers: [String: String]) -> Bool {
+        session(WebRequest(method: "GET", path: "", headers: headers)) != nil
     }
 
     /// A request from another site (a page elsewhere posting to the box):
@@ -556,7 +568,7 @@ public final class WebApp: Sendable {
             guard Self.isOneLine(text, most: 256) else { return .response(.error(400, "one line of text, please")) }
             switch pieces[3] {
             case "title":
-                guard (1...120).contains(text.count) else { return .response(.error(400, "a title is 1 to 120 characters")) }
+                if let problem = SafeText.nameProblem(text, most: 120) { return .response(.error(400, "a title \(problem)")) }
                 change = .describeSong(song, title: text, tags: nil)
             case "tags":
                 let tags = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -616,10 +628,8 @@ public final class WebApp: Sendable {
                 guard text == "flagged" || Self.measures(text) != nil else { return .response(.error(400, "correct expects measures like 7-9, or flagged")) }
                 change = .correct(take: id, measures: Self.measures(text))
             case "name":
-                // The body is the name (empty: none); the box checks it.
-                guard Self.isOneLine(text, most: 80) else {
-                    return .response(.error(400, "a take's name is one line of at most 60 characters"))
-                }
+                // The body is the name (empty: none), checked as the box keeps it.
+                if !text.isEmpty, let problem = SafeText.takeNameProblem(text) { return .response(.error(400, problem)) }
                 change = .name(take: id, text.isEmpty ? nil : text)
             case "nudge":
                 guard let milliseconds = Self.number(Substring(text), in: Self.nudgeMilliseconds) else {

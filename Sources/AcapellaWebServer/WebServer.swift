@@ -8,13 +8,20 @@ import AcapellaLock
 /// stream blocks only its own), every request handed to a `WebApp`.
 ///
 /// Held for the singer against a hostile or broken client (`Connections`):
-/// at most 64 connections; a client group that has not paired (an address,
-/// a whole IPv6 /64, the loopback /8: `WebClient.group`) 4 at a time and all
-/// of them 40, so 24 are always there for paired phones; a connection that
-/// has not sent its whole request head within 10 s, or a body within its
-/// time, is shut; a body is read only once the request may have one (a
-/// session, its CSRF token, the box's name in `Host`), each within its
-/// route's size, all of them together within 16 MiB.
+/// a connection counts as the paired singer's once a request of its
+/// carries a live session (read with the request's head), and is never
+/// pushed out; until then it is one of the unproven, of which a client
+/// group (an address, a whole IPv6 /64, the loopback /8:
+/// `WebClient.group`) may hold 4 (16 where a page paired from it: a phone
+/// opens several at once) and all of them 40, with 64 connections in all.
+/// At a limit the slowest unproven connection waiting for a request head
+/// (or idle between requests, or sending a small body) is shut to make
+/// room, so a paired page is always served whoever else is in its group;
+/// only when none can go is a connection refused. A connection that has
+/// not sent its whole request head within 10 s, or a body within its time,
+/// is shut; a body is read only once the request may have one (a session,
+/// its CSRF token, the box's name in `Host`), each within its route's size,
+/// all of them together within 16 MiB.
 public final class WebServer: @unchecked Sendable {
     // @unchecked: `daemon` is written once in init and read in stop();
     // `connections` is thread-safe.
@@ -24,12 +31,17 @@ public final class WebServer: @unchecked Sendable {
     /// The port listened on.
     public let port: UInt16
 
-    /// Connections in all (libmicrohttpd's cap), and what client groups that
-    /// have not paired may hold: each, and all together.
+    /// Connections in all; what unproven ones a client group may hold
+    /// (one a page paired from: more), and all of them together.
     static let connectionLimit = 64
-    static let unpairedPerGroup = 4
-    static let unpairedInAll = 40
-    static let pairedPerGroup = 16
+    static let unprovenPerGroup = 4
+    static let unprovenPerPairedGroup = 16
+    static let unprovenInAll = 40
+    /// libmicrohttpd's own cap, above `connectionLimit`: room for the
+    /// connections being shut to make room while new ones come in.
+    static let hardConnectionLimit = connectionLimit + 16
+    /// libmicrohttpd's cap per address (a phone is one).
+    static let perAddressLimit = 16
     /// Seconds a connection has to send its request head, a small body, an
     /// upload; seconds of silence before an idle connection is closed.
     static let headDeadline = 10
@@ -49,7 +61,7 @@ public final class WebServer: @unchecked Sendable {
         var started: OpaquePointer?
         func start(_ address: UnsafePointer<sockaddr>?) -> OpaquePointer? {
             acapella_mhd_start(port, address, webAccessHandler, context, webRequestCompleted, webAcceptPolicy, webConnectionNotified,
-                               UInt32(Self.connectionLimit), UInt32(Self.pairedPerGroup), Self.idleSeconds, 256 << 10)
+                               UInt32(Self.hardConnectionLimit), UInt32(Self.perAddressLimit), Self.idleSeconds, 256 << 10)
         }
         if let bind {
             var v4 = sockaddr_in()
@@ -88,45 +100,70 @@ public final class WebServer: @unchecked Sendable {
         app.admit(method: method, path: path, headers: headers, client: client)
     }
 
+    func carriesSession(_ headers: [String: String]) -> Bool { app.carriesSession(headers) }
+
     /// What the server has refused so far, for a line in the box's log.
     public var refusals: Connections.Refusals { connections.refusals }
 }
 
 /// The server's connections, as the limits see them: each with its client
-/// group, its socket, when it started and what it is doing; counted per
-/// group; watched once a second for a request head or body that takes too
-/// long (the connection is shut down: libmicrohttpd then closes it).
+/// group, whether it has shown a live session (proven), its socket and
+/// what it is doing since when; watched once a second for a request head
+/// or body that takes too long, or an unproven connection idle too long
+/// (shut down: libmicrohttpd then closes it).
 public final class Connections: @unchecked Sendable {
     // @unchecked: everything is behind `state`.
     public struct Refusals: Hashable, Sendable {
-        /// Connections refused at accept (a group, or the unpaired, at their cap).
+        /// Connections refused at accept (nothing unproven could make room).
         public var atAccept = 0
-        /// Connections shut for a request head or body too slow.
+        /// Unproven connections shut to make room for a new one.
+        public var madeRoom = 0
+        /// Connections shut for a request head or body too slow, or idle unproven.
         public var tooSlow = 0
         /// Bodies refused for the memory they would take.
         public var overBudget = 0
     }
 
-    enum Phase: Sendable { case head, body(deadline: Int64), answering }
+    enum Phase: Sendable, Equatable { case head, body(deadline: Int64), answering, idle }
 
     struct Entry: Sendable {
         var group: String
-        var paired: Bool
+        /// A request of its carried a live session: a paired page's.
+        var proven = false
+        /// Shut to make room (its socket is going).
+        var shut = false
         var socket: Int32
-        var started: Int64
-        var phase: Phase
+        /// When its phase began.
+        var since: Int64
+        var phase: Phase = .head
+
+        /// Whether it may be shut to make room: unproven, and not in the
+        /// middle of an answer (a guest's event stream, a page's file).
+        var mayGo: Bool { !proven && !shut && phase != .answering }
     }
 
     struct State: Sendable {
         /// By the connection's address (`MHD_Connection *`).
         var entries: [UInt: Entry] = [:]
-        var byGroup: [String: Int] = [:]
-        var unpaired = 0
         /// Accepted but not yet started, by group (accept and start are one after the other on the listening thread).
         var accepted: [String] = []
         var bodyBytes = 0
         var refusals = Refusals()
         var watching = true
+
+        /// Connections that count against the limits (those being shut do not).
+        func count(_ include: (Entry) -> Bool) -> Int { entries.values.filter { !$0.shut && include($0) }.count }
+
+        /// Shuts the slowest connection that may go (of `group`, or of
+        /// any); false when none may.
+        mutating func makeRoom(in group: String?) -> Bool {
+            guard let (key, slowest) = entries.filter({ $0.value.mayGo && (group == nil || $0.value.group == group) })
+                .min(by: { $0.value.since < $1.value.since }) else { return false }
+            entries[key]?.shut = true
+            if slowest.socket >= 0 { shutdown(slowest.socket, Int32(SHUT_RDWR)) }
+            refusals.madeRoom += 1
+            return true
+        }
     }
 
     private let state = VisibleLock(State())
@@ -138,14 +175,17 @@ public final class Connections: @unchecked Sendable {
 
     var refusals: Refusals { state.withLock { $0.refusals } }
 
-    /// At accept: whether a client at `address` may connect now.
+    /// At accept: whether a client at `address` may connect now — making
+    /// room when a limit is reached by shutting the slowest unproven
+    /// connection (of its group first), refused only when none can go.
     func mayConnect(address: String) -> Bool {
         let group = WebClient.group(address)
-        let paired = app.isPaired(group: group)
+        let perGroup = app.isPaired(group: group) ? WebServer.unprovenPerPairedGroup : WebServer.unprovenPerGroup
         return state.withLock { state in
-            let here = state.byGroup[group, default: 0] + state.accepted.filter { $0 == group }.count
-            let allowed = paired ? here < WebServer.pairedPerGroup
-                : here < WebServer.unpairedPerGroup && state.unpaired + state.accepted.count < WebServer.unpairedInAll
+            let pending = state.accepted.count, pendingHere = state.accepted.filter { $0 == group }.count
+            let allowed = (state.count { !$0.proven && $0.group == group } + pendingHere < perGroup || state.makeRoom(in: group))
+                && (state.count { !$0.proven } + pending < WebServer.unprovenInAll || state.makeRoom(in: nil))
+                && (state.count { _ in true } + pending < WebServer.connectionLimit || state.makeRoom(in: nil))
             if allowed { state.accepted.append(group) } else { state.refusals.atAccept += 1 }
             return allowed
         }
@@ -154,37 +194,45 @@ public final class Connections: @unchecked Sendable {
     /// A connection started (after `mayConnect`).
     func started(_ connection: OpaquePointer, address: String, socket: Int32) {
         let group = WebClient.group(address)
-        let paired = app.isPaired(group: group)
         state.withLock { state in
             if let index = state.accepted.firstIndex(of: group) { state.accepted.remove(at: index) }
-            state.entries[UInt(bitPattern: connection)] = Entry(group: group, paired: paired, socket: socket, started: MonotonicNanoseconds.now(), phase: .head)
-            state.byGroup[group, default: 0] += 1
-            if !paired { state.unpaired += 1 }
+            state.entries[UInt(bitPattern: connection)] = Entry(group: group, socket: socket, since: MonotonicNanoseconds.now())
         }
     }
 
     /// A connection closed (before libmicrohttpd closes its socket).
     func closed(_ connection: OpaquePointer) {
-        state.withLock { state in
-            guard let entry = state.entries.removeValue(forKey: UInt(bitPattern: connection)) else { return }
-            state.byGroup[entry.group, default: 1] -= 1
-            if state.byGroup[entry.group] == 0 { state.byGroup[entry.group] = nil }
-            if !entry.paired { state.unpaired -= 1 }
-        }
+        _ = state.withLock { $0.entries.removeValue(forKey: UInt(bitPattern: connection)) }
     }
 
     /// Its request head is in: a body of up to `bodyLimit` bytes may follow,
-    /// within its deadline; with none, it is being answered.
-    func headReceived(_ connection: OpaquePointer, bodyLimit: Int) {
+    /// within its deadline; with none, it is being answered. `proven`: the
+    /// request carries a live session (the connection is a paired page's
+    /// from now on).
+    func headReceived(_ connection: OpaquePointer, bodyLimit: Int, proven: Bool) {
         let seconds = bodyLimit > WebApp.maximumSmallBody ? WebServer.uploadDeadline : WebServer.smallBodyDeadline
+        let now = MonotonicNanoseconds.now()
         state.withLock { state in
-            state.entries[UInt(bitPattern: connection)]?.phase = bodyLimit > 0 ? .body(deadline: MonotonicNanoseconds.now() + Int64(seconds) * 1_000_000_000) : .answering
+            guard var entry = state.entries[UInt(bitPattern: connection)] else { return }
+            entry.phase = bodyLimit > 0 ? .body(deadline: now + Int64(seconds) * 1_000_000_000) : .answering
+            entry.since = now
+            entry.proven = entry.proven || proven
+            state.entries[UInt(bitPattern: connection)] = entry
         }
     }
 
     /// It is being answered (its body, if any, is in).
     func answering(_ connection: OpaquePointer) {
         state.withLock { $0.entries[UInt(bitPattern: connection)]?.phase = .answering }
+    }
+
+    /// Its answer is sent: it waits for the next request (kept alive).
+    func answered(_ connection: OpaquePointer) {
+        let now = MonotonicNanoseconds.now()
+        state.withLock { state in
+            state.entries[UInt(bitPattern: connection)]?.phase = .idle
+            state.entries[UInt(bitPattern: connection)]?.since = now
+        }
     }
 
     /// Takes `count` bytes of the body budget; false when the box holds too
@@ -210,15 +258,18 @@ public final class Connections: @unchecked Sendable {
     /// in the table is still that connection's.
     func shutOverdue(now: Int64) {
         state.withLock { state in
-            for (_, entry) in state.entries {
+            for (key, entry) in state.entries where !entry.shut {
                 let overdue: Bool
                 switch entry.phase {
-                case .head: overdue = now - entry.started > Int64(WebServer.headDeadline) * 1_000_000_000
+                case .head: overdue = now - entry.since > Int64(WebServer.headDeadline) * 1_000_000_000
                 case .body(let deadline): overdue = now > deadline
                 case .answering: overdue = false
+                // A paired page's keep-alive waits libmicrohttpd's idle time; an unproven one the head's.
+                case .idle: overdue = !entry.proven && now - entry.since > Int64(WebServer.headDeadline) * 1_000_000_000
                 }
                 if overdue, entry.socket >= 0 {
                     shutdown(entry.socket, Int32(SHUT_RDWR))
+                    state.entries[key]?.shut = true
                     state.refusals.tooSlow += 1
                 }
             }
@@ -306,7 +357,9 @@ final class EventStreamContext {
 func headerIterator(_ context: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
     guard let context, let key else { return .YES }
     let headers = context.assumingMemoryBound(to: [String: String].self)
-    headers.pointee[String(cString: key).lowercased()] = value.map { String(cString: $0) } ?? ""
+    let name = String(cString: key).lowercased(), text = value.map { String(cString: $0) } ?? ""
+    // Cookie lines sent apart are one list (RFC 6265 allows one; HTTP/2 proxies split it); any other repeated header: the last.
+    if name == "cookie", let earlier = headers.pointee[name] { headers.pointee[name] = earlier + "; " + text } else { headers.pointee[name] = text }
     return .YES
 }
 
@@ -327,13 +380,14 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
         let body = RequestBody()
         body.connections = server.connections
         requestContext.pointee = Unmanaged.passRetained(body).toOpaque()
+        let proven = server.carriesSession(headers)
         switch server.admit(method: String(cString: method), path: path, headers: headers, client: client) {
         case .refuse(let response):
-            server.connections.answering(connection)
+            server.connections.headReceived(connection, bodyLimit: 0, proven: proven)
             return queue(connection, response)
         case .accept(let limit):
             body.limit = limit
-            server.connections.headReceived(connection, bodyLimit: limit)
+            server.connections.headReceived(connection, bodyLimit: limit, proven: proven)
             return .YES
         }
     }
@@ -486,6 +540,7 @@ func eventStreamFreed(_ context: UnsafeMutableRawPointer?) {
 
 func webRequestCompleted(_ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                          _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode) {
+    if let context, let connection { Unmanaged<WebServer>.fromOpaque(context).takeUnretainedValue().connections.answered(connection) }
     if let requestContext, let body = requestContext.pointee {
         Unmanaged<RequestBody>.fromOpaque(body).release()
         requestContext.pointee = nil

@@ -167,7 +167,7 @@ let commands: [Subcommand] = [
         name: "import-project", summary: "unpack a project bundle (NAME.acaproj.zip) as a project",
         positionals: "FILE", positionalCount: 1...1,
         options: [OptionSpec(names: ["--into"], valueName: "DIR", help: "where the project goes (default: the current folder)", writes: true)],
-        details: "Every entry must be the manifest, the song or a take's audio or sidecar under one NAME.acaproj/\nfolder (no other path, no links, at most 10000 files and 64 GiB). The project is unpacked into a\nhidden folder beside, opened and checked like any project, and only then given its name; a\nproject of that name already there is never touched.",
+        details: "Every entry must be the manifest, the song or a take's audio or sidecar under one NAME.acaproj/\nfolder (no other path, no links, every take's record beside its audio, at most \(ProjectBundle.maximumEntries) files and \(ProjectBundle.maximumBytes >> 30) GiB). The project is unpacked into a\nhidden folder beside, opened and checked like any project, and only then given its name; a\nproject of that name already there is never touched.",
         run: runImportProject),
     Subcommand(
         name: "merge", summary: "bring the takes of other projects or bundles of the same song into one project",
@@ -177,9 +177,9 @@ let commands: [Subcommand] = [
         run: runMerge),
     Subcommand(
         name: "takes", summary: "list or change a project's takes",
-        positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|gain ID ±DB|delete ID|undo|recover]", positionalCount: 1...4,
+        positionals: "PROJECT [list|activate ID|nudge ID ±SAMPLES|gain ID ±DB|name ID [NAME]|delete ID|undo|recover]", positionalCount: 1...4,
         options: [],
-        details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; gain sets a take's\nlevel in playback and mixes (-60 to +12 dB); recover reopens the project, repairing takes left by\na crash and rebuilding a damaged manifest. The list gives each take's singer, box and date.",
+        details: "delete marks a take discarded (its file stays, nothing is ever removed; activate brings it\nback); undo discards the newest take and brings back the part's previous one; gain sets a take's\nlevel in playback and mixes (-60 to +12 dB); name gives a take a name of up to 60 characters\n(without NAME, or with '', its name goes); recover reopens the project, repairing takes left by\na crash and rebuilding a damaged manifest. The list gives each take's singer, box and date.",
         run: runTakes),
     Subcommand(
         name: "reference", summary: "a recording to sing with: add (converted, placed by --offset or --align), show, align, offset, remove",

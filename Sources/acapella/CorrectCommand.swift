@@ -13,10 +13,13 @@ func runCorrect(_ arguments: ParsedArguments) throws -> Int32 {
     }
     selection = chosen
     let strengthText = arguments.value("--strength") ?? "1"
-    guard let strength = Double(strengthText), (0...1).contains(strength) else {
-        throw CLIError("--strength '\(strengthText)': a number from 0 (nothing) to 1 (all the way to the written pitch)", exitCode: 2)
+    guard let strength = Double(strengthText), strength.isFinite else {
+        throw CLIError("--strength '\(strengthText)': a number above 0, up to 1 (all the way to the written pitch)", exitCode: 2)
     }
+    if let problem = TakeCorrection.strengthProblem(strength) { throw CLIError(problem, exitCode: 2) }
     if let file = arguments.value("--for-box") {
+        // A new file, never over one (the box names a fresh one each time).
+        if FileManager.default.fileExists(atPath: file) { throw CLIError("\(file) already exists: --for-box writes a new file, never over one", exitCode: 1) }
         // The box's way: the project only read (the box is its writer), the
         // corrected audio to `file`, the notes moved one a line; the box keeps it as a take.
         let project = try openProject(path, for: .read)

@@ -71,11 +71,13 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     // Ctrl-C, a stop or a closed terminal finishes the take, as the stop button does.
     StopSignals.install()
     let what = ensemble.isEmpty ? part : ensemble.map { "\($0.part) (input \($0.input))" }.joined(separator: ", ")
-    writeError("recording \(what) on the \(device.name)\(device is SimulatedRoom ? "; no sound card is used" : "")")
     let showProgress = arguments.flags.contains("--progress")
     let result: RecordingResult
     do {
-        result = try RecordingSession.record(project: project, request: request, device: device) { frames in
+        // Said once every part, range and input is checked: a refusal is the only line.
+        result = try RecordingSession.record(project: project, request: request, device: device, announce: {
+            writeError("recording \(what) on the \(device.name)\(device is SimulatedRoom ? "; no sound card is used" : "")")
+        }) { frames in
             if showProgress { FileHandle.standardOutput.write(Data("captured \(frames)\n".utf8)) }
         }
     } catch {
@@ -167,7 +169,7 @@ func runTakes(_ arguments: ParsedArguments) throws -> Int32 {
         }
         _ = try id(2)
     case "name":
-        guard (3...4).contains(arguments.positionals.count) else { throw CLIError("takes name needs ID and a name ('' or none takes it away), e.g. name 3 'the good one'") }
+        guard (3...4).contains(arguments.positionals.count) else { throw CLIError("takes name needs ID and a name (no name, or '', takes it away), e.g. name 3 'the good one'") }
         _ = try id(2)
         if arguments.positionals.count == 4, !arguments.positionals[3].isEmpty, let problem = TakeRecord.nameProblem(arguments.positionals[3]) {
             throw CLIError("takes name: \(problem)")

@@ -426,6 +426,22 @@ import Testing
         #expect(last.handle(.action(.nextPart), snapshot: Self.snapshot()) == [.end(.switchTo(song: 0, part: 0))])
     }
 
+    /// A take being recorded or counted in ends only by a stop: the page's
+    /// song chooser is refused as a project change is (409), and a key,
+    /// pedal or MIDI action for another song, part or tag is said, not done.
+    @Test(arguments: [Transport.State.countIn, .recording])
+    func noSongOrPartChangesDuringATake(state: Transport.State) {
+        var session = BoxSession(Self.context(songCount: 3))
+        let refused = session.handle(.web(.choose(song: 1, part: nil)), snapshot: Self.snapshot(state))
+        #expect(refused.first == .answer(.failure(WebFailure(409, "a take is being recorded: stop first"))) && !refused.contains { if case .end = $0 { true } else { false } },
+                "\(refused)")
+        for action in [ControlAction.nextSong, .previousSong, .nextPart, .previousPart, .nextTag, .previousTag] {
+            let effects = session.handle(.action(action), snapshot: Self.snapshot(state))
+            #expect(Self.said(effects) == ["a take is being recorded: stop first"] && session.ended == nil, "\(action): \(effects)")
+        }
+        #expect(session.handle(.web(.choose(song: 1, part: nil)), snapshot: Self.snapshot(.playing)).last == .end(.switchTo(song: 1, part: 1)))
+    }
+
     @Test func guideSoloAndMyNote() {
         var session = BoxSession(Self.context())
         let on = session.handle(.action(.mutePart), snapshot: Self.snapshot())

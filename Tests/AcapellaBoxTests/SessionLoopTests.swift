@@ -367,7 +367,7 @@ import Testing
             Issue.record("a name of two lines was taken")
             return
         }
-        #expect(twoLines.status == 409 && twoLines.description.contains("one line"))
+        #expect(twoLines.status == 409 && twoLines.description.contains("does not show (U+9)"), "\(twoLines)")
         // Refused: a name taken or not a name, one not there, the open one, while recording.
         guard case .failure(let taken) = try box.change(.project(.create("main"))), case .failure(let slash) = try box.change(.project(.create("a/b"))),
               case .failure(let missing) = try box.change(.project(.select("Tenors"))), case .failure(let open) = try box.change(.project(.remove("Choir"))) else {

@@ -47,6 +47,32 @@ import Testing
         #expect(Trash.purge(dataDirectory: data, now: start.addingTimeInterval(31 * 86_400)) == ["projects/20260921-141320-hymn (Choir).acaproj"])
         #expect(!FileManager.default.fileExists(atPath: moved))
     }
+
+    /// A project as long as a project's name may be (a 29-letter name
+    /// beside a 200-byte song file name), or a song of the longest file
+    /// name, goes to the trash as any other, twice in one second too: its
+    /// name there loses the end of its stem, never its stamp.
+    @Test func theLongestNamesGoToTheTrash() throws {
+        let data = NSTemporaryDirectory() + "trash-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let stem = String(repeating: "h", count: 200), name = String(repeating: "a", count: 29)
+        let start = Date(timeIntervalSince1970: 1_790_000_000)
+        for _ in 0..<2 {
+            let project = data + "/projects/\(stem) (\(name)).acaproj"
+            #expect((project as NSString).lastPathComponent.utf8.count == Project.longestName)
+            try FileManager.default.createDirectory(atPath: project + "/takes", withIntermediateDirectories: true)
+            let moved = try Trash.move(project: project, dataDirectory: data, now: start)
+            #expect((moved as NSString).lastPathComponent.hasPrefix("20260921-141320-\(stem) (aaaa") && moved.hasSuffix(".acaproj") || moved.hasSuffix(".acaproj-2"))
+            #expect(FileManager.default.fileExists(atPath: moved + "/takes") && !FileManager.default.fileExists(atPath: project))
+        }
+        let songs = SongLibrary.uploadFolder(data)
+        try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
+        let song = songs + "/" + String(repeating: "s", count: 247) + ".acasong"
+        try Data("acasong 1\n".utf8).write(to: URL(fileURLWithPath: song))
+        let folder = try Trash.move(song: song, dataDirectory: data, now: start)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [(song as NSString).lastPathComponent])
+        #expect(Trash.purge(dataDirectory: data, now: start.addingTimeInterval(31 * 86_400)).count == 3)
+    }
 }
 
 /// A song's projects: the first where it always was, named ones beside

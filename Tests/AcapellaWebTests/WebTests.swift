@@ -535,6 +535,16 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
 }
 
 @Suite struct WebServerTests {
+    /// A session that keeps no cookies: each test sends its own, never
+    /// those another test's server set on 127.0.0.1 (cookies know no port).
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        return URLSession(configuration: configuration)
+    }()
+
     func fetch(_ url: String, method: String = "GET", body: String? = nil, headers: [String: String] = [:]) throws -> (Int, [String: String], Data) {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
@@ -542,7 +552,7 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let result = Mutex<(Int, [String: String], Data)?>(nil)
         let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { data, response, _ in
+        Self.session.dataTask(with: request) { data, response, _ in
             let http = response as? HTTPURLResponse
             let headers = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { $0["\($1.key)".lowercased()] = "\($1.value)" }
             result.withLock { $0 = (http?.statusCode ?? 0, headers, data ?? Data()) }
@@ -595,6 +605,61 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(outStatus == 416 && outHeaders["content-range"] == "bytes */\(whole.count)")
     }
 
+    /// The paired page is served whoever else is in its client group: 64
+    /// connections from the loopback /8 (the page's own group, as the
+    /// phones of one IPv6 /64 are), each a request head begun and never
+    /// ended, are shut, the slowest first, to make room for it; none of
+    /// the page's 20 requests is refused. (Before, a group a page had
+    /// paired from held 16 connections, whoever's, and the page was refused.)
+    @Test func aPairedPageIsServedThroughSlowConnectionsFromItsOwnGroup() throws {
+        let port = UInt16(20_000 + Int.random(in: 0..<20_000))
+        let server = try WebServer(app: testApp(), port: port, bind: "127.0.0.1")
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        let (pairStatus, pairHeaders, _) = try fetch(base + "/api/pair", method: "POST", body: "123456")
+        #expect(pairStatus == 200)
+        let cookie = String((pairHeaders["set-cookie"] ?? "").split(separator: ";").first ?? "")
+        var slow: [TCPLine] = []
+        for n in 0..<64 {
+            guard let line = TCPLine(port: port, from: "127.0.\(200 + n / 16).\(1 + n % 16)") else { continue }
+            line.send("GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            slow.append(line)
+        }
+        #expect(slow.count == 64)
+        var served = 0
+        var statuses: [Int] = []
+        for _ in 0..<20 {
+            let status = try fetch(base + "/api/state", headers: ["Cookie": cookie, "Connection": "close"]).0
+            statuses.append(status)
+            if status == 200 { served += 1 }
+        }
+        #expect(served == 20, "the paired page was refused \(20 - served) times of 20: \(statuses), \(server.refusals)")
+        usleep(200_000)
+        let shut = slow.filter(\.isClosed).count
+        #expect(shut >= 48 && server.refusals.madeRoom >= 48, "\(shut) slow connections shut, \(server.refusals.madeRoom) to make room")
+        #expect(server.refusals.atAccept == 0)
+    }
+
+    /// Two session cookies (a stale one beside the current, in either
+    /// order, on one line or two): the live one is the session.
+    @Test func theLiveOfTwoSessionCookiesIsTheSession() throws {
+        let app = testApp()
+        let paired = app.handle(WebRequest(method: "POST", path: "/api/pair", headers: ["host": "localhost"], body: Array("123456".utf8)))
+        guard case .response(let answer) = paired, let setCookie = answer.headers.first(where: { $0.0 == "Set-Cookie" })?.1 else {
+            Issue.record("not paired")
+            return
+        }
+        let live = String(setCookie.split(separator: ";")[0])
+        func state(_ cookie: String) -> Int {
+            guard case .response(let reply) = app.handle(WebRequest(method: "GET", path: "/api/state", headers: ["host": "localhost", "cookie": cookie])) else { return 0 }
+            return reply.status
+        }
+        #expect(state("acapella-session=stale; " + live) == 200)
+        #expect(state(live + "; acapella-session=stale") == 200)
+        #expect(state("acapella-session=stale; acapella-session=older") == 401)
+        #expect(app.carriesSession(["cookie": "acapella-session=stale; " + live]) && !app.carriesSession(["cookie": "acapella-session=stale"]))
+    }
+
     /// HTTP ranges as RFC 9110 has them: one range served, several or a
     /// malformed one ignored (the whole file), one outside it refused.
     @Test func byteRangesAreRead() {
@@ -639,8 +704,16 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
 final class TCPLine {
     let descriptor: Int32
 
-    init?(port: UInt16) {
+    /// Connected to the box on 127.0.0.1 from `source` (any address of the loopback /8).
+    init?(port: UInt16, from source: String? = nil) {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            if bound != 0 { close(descriptor); return nil }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -652,6 +725,12 @@ final class TCPLine {
     deinit { close(descriptor) }
 
     func send(_ text: String) { _ = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } }
+
+    /// Whether the server has closed it (a read finds the end).
+    var isClosed: Bool {
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+    }
 
     /// Everything until the server closes.
     func readAll(timeoutSeconds: Int) -> [UInt8] {

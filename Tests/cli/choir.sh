@@ -22,7 +22,7 @@ expect "merge the same again" 0 "$acapella" merge "$work/choir.acaproj" "$work/a
 expect "choose Ben's alto" 0 "$acapella" takes "$work/choir.acaproj" activate 2 && check "Ben's alto plays" contains "$out" "take 2  Alto  kept, active"
 expect "a take's gain" 0 "$acapella" takes "$work/choir.acaproj" gain 2 -3.5 && check "the gain is listed" contains "$out" "gain -3.5 dB"
 expect "a take named" 0 "$acapella" takes "$work/choir.acaproj" name 2 "Ben's best" && check "listed by its name" contains "$out" "take 2  Alto  kept, active  40.00 s  'Ben's best'"
-expect "a name of two lines" 2 "$acapella" takes "$work/choir.acaproj" name 2 "$(printf 'a\nb')" && check "name message" contains "$err" "takes name: a take's name is one line of text"
+expect "a name of two lines" 2 "$acapella" takes "$work/choir.acaproj" name 2 "$(printf 'a\nb')" && check "name message" contains "$err" "takes name: a take's name holds a character that does not show (U+A)"
 expect "the name taken away" 0 "$acapella" takes "$work/choir.acaproj" name 2 && check "no name listed" lacks "$out" "Ben's best"
 expect "a gain out of range" 2 "$acapella" takes "$work/choir.acaproj" gain 2 40 && check "gain message" contains "$err" "takes gain needs ID and ±DB (from -60 to +12)"
 expect "the whole choir mixed" 0 "$acapella" mix "$work/choir.acaproj" -o "$work/choir.wav"
@@ -36,7 +36,7 @@ expect "merge another song" 1 "$acapella" merge "$work/choir.acaproj" "$work/oth
 expect "merge another edit" 1 "$acapella" merge "$work/choir.acaproj" "$work/faster.acaproj" &&
   check "another edit: the reason" contains "$err" "another edit of the song: its tempo marks differ; nothing of it was merged" &&
   check "refused merges changed nothing" equals "$(cd "$work/choir.acaproj" && ls -R && cat manifest.json)" "$before"
-expect "record --as with a newline" 2 "$acapella" record "$work/choir.acaproj" --part Alto --as $'A\nB' && check "singer message" contains "$err" "--as: a singer's name is one line of text"
+expect "record --as with a newline" 2 "$acapella" record "$work/choir.acaproj" --part Alto --as $'A\nB' && check "singer message" contains "$err" "--as: a singer's name holds a character that does not show (U+A)"
 expect "a bad box id" 1 env ACAPELLA_BOX_ID=Box-1 "$acapella" record "$work/choir.acaproj" --part Alto && check "box id message" contains "$err" "ACAPELLA_BOX_ID: 'Box-1' is not a box id"
 # The session as it was left: kept in the project, resumed by the box, used by mix.
 expect "a fresh project's session" 0 "$acapella" session "$work/choir.acaproj" && check "as written" contains "$out" "as written: every part at its level and place"

@@ -118,7 +118,7 @@ expect "the new take analysed" 0 "$acapella" analyze "$flat" --take 2 --json &&
 expect "the take as sung stays" 0 "$acapella" takes "$flat" && check "take 1 kept" contains "$out" "take 1  Alto  kept" && check "take 2 plays" contains "$out" "take 2  Alto  kept, active"
 expect "nothing left to correct" 1 "$acapella" correct "$flat" --take 2 && check "said why" contains "$err" "no note to move (none is 15 cents or more off)"
 expect "correct: bad --notes" 2 "$acapella" correct "$flat" --notes most && check "said what it takes" contains "$err" "all, flagged (15 cents or more off) or m.FIRST-LAST"
-expect "correct: bad --strength" 2 "$acapella" correct "$flat" --strength 2 && check "said the range" contains "$err" "from 0 (nothing) to 1"
+expect "correct: bad --strength" 2 "$acapella" correct "$flat" --strength 2 && check "said the range" contains "$err" "a number above 0, up to 1"
 expect "record at 80 %, a tone lower" 0 "$acapella" record "$flat" --part Tenor --tempo 80 --transpose -2 &&
   check "stored as sung" equals "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); t=[t for t in m["takes"] if t["part"]=="Tenor"][-1]; print(t["tempoScale"], t["transpose"])' "$flat/manifest.json")" "4/5 -2"
 expect "mixed at the written tempo: stretched back" 0 "$acapella" mix "$flat" --session ignore -o "$work/flat.wav" &&

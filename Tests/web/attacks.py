@@ -73,6 +73,9 @@ def singer_served(session):
 # The singer pairs first (the real client, from the room's network).
 session = pair(singer)
 check(session is not None, f"the singer paired from {singer}")
+# A second page, paired from the loopback /8 (a client group many attackers below share).
+own = pair("127.0.0.1")
+check(own is not None, "a second page paired from 127.0.0.1")
 base_rss = rss_kb()
 
 # 1. Hosts: a request naming no host, or another one (DNS rebinding), is refused.
@@ -202,6 +205,39 @@ for sock in slow:
 stop.set()
 check(refused_singer == 0, f"64 slow connections (a byte every 2 s): the paired singer served {served} times in 25 s, refused {refused_singer} times (goal: never); "
       f"all {cut} of them shut by the box (refused at once past each address's 4, or at the 10 s deadline for a request head)")
+
+# 4b. Slow connections from the paired page's own client group (the phones
+# of one IPv6 /64 are one group; here the loopback /8): a page paired from
+# 127.0.0.1 against 64 slow connections from 127.0.200-203.x. The box shuts
+# the slowest of them to make room: the paired page is never refused.
+stop.set()
+for sock in slow:
+    sock.close()
+slow = []
+stop = threading.Event()
+
+def own_served():
+    try:
+        status, _, _ = request("GET", "/api/state", headers={"Cookie": own[0]}, source="127.0.0.1", timeout=5)
+        return status == 200
+    except OSError:
+        return False
+
+group_threads = [threading.Thread(target=slow_client, args=(f"127.0.{200 + n // 16}.{1 + n % 16}",)) for n in range(64)]
+for thread in group_threads:
+    thread.start()
+time.sleep(1)
+refused_own = served_own = 0
+started = time.time()
+while time.time() - started < 20:
+    if own and own_served():
+        served_own += 1
+    else:
+        refused_own += 1
+    time.sleep(0.5)
+stop.set()
+check(refused_own == 0, f"64 slow connections from the paired page's own client group: the page served {served_own} times in 20 s, "
+      f"refused {refused_own} times (goal: never; was 34 refusals in 40 s)")
 new_session = pair(singer) if new_code == code else None
 status, _, _ = request("POST", "/api/pair", body="000000", source=singer)
 check(status in (403, 429), f"a new client can still reach the pairing page meanwhile ({status})")
