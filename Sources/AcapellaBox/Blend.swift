@@ -335,6 +335,11 @@ extension Blend {
                 unread.append("\(part.name): take \(take.id) left out (\(error.description))")
                 continue
             }
+            // A damaged take (samples that are not numbers) is named and left out: its silence would read as a part that stopped.
+            if let damage = report.damage {
+                unread.append("\(part.name): take \(take.id) left out (its audio is damaged: \(damage))")
+                continue
+            }
             var loudness: Double?
             if let path = try? project.takePath(take), let (samples, rate) = try? AudioFile.readMono(path),
                let measured = try? Loudness.measure(interleaved: samples, channels: 1, sampleRate: rate), measured.integratedLUFS.isFinite {

@@ -187,7 +187,7 @@ public enum StickJob {
         if !projects.isEmpty {
             do { try Folders.make(scratch) } catch { throw Failure(description: error.description, removed: false) }
         }
-        for project in projects {
+        func export(_ project: Project) throws(Failure) {
             let stem = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
             let title = project.score.title ?? stem
             // Made folder by folder, each checked to be a real folder on the stick.
@@ -236,6 +236,12 @@ public enum StickJob {
             }
             try next("\(title): the project bundle")
             try place("\(stem).acaproj.zip") { try ProjectBundle.write(project, to: $0) }
+        }
+        // One project that cannot be exported (a mix that fails) is said, and the others still go out.
+        for project in projects {
+            do { try export(project) } catch where !error.removed {
+                outcome.skipped.append("\(error.description); the other projects went on")
+            }
         }
 
         // Everything on the stick, flushed.

@@ -158,6 +158,8 @@ public enum TakeCorrection {
             }
         }
         let (report, _) = try TakeReport.analyze(take, in: project)
+        // Put in tune from a damaged file, the silence it reads as would be kept as sung.
+        if let damage = report.damage { throw ProjectError(description: "take \(take.id) (\(take.part)): its audio is damaged — \(damage); only a take whose audio is whole is put in tune") }
         let decoded: (samples: [Float], sampleRate: Int)
         do { decoded = try AudioFile.readMono(try project.takePath(take)) } catch let error as ProjectError { throw error } catch {
             throw ProjectError(description: "take \(take.id): \(error)")

@@ -51,6 +51,10 @@ public struct TakeReport: Sendable {
     public var barlines: [Int64] = []
     public var firstMeasure = 1
     public var sampleRate = 48_000
+    /// The take's audio held samples that were not numbers (a damaged
+    /// file): where, in words; a note whose entry (or a quarter of it) they
+    /// are over is not judged, as over a dropout.
+    public var damage: String?
 
     /// Measures scoring below this are suggested for a punch-in.
     public static let punchBelow = 75.0
@@ -224,11 +228,18 @@ public struct TakeReport: Sendable {
             return got
         }
         // Dropouts are where the recording put them; a nudge moves the take.
-        let lost = take.dropouts.map { ($0.samples.lowerBound - take.nudgeSamples)..<($0.samples.upperBound - take.nudgeSamples) }
-        let report = make(score: project.score, schedule: schedule, part: part, audio: audio, range: take.range?.samples, lost: lost) { notes in
+        var lost = take.dropouts.map { ($0.samples.lowerBound - take.nudgeSamples)..<($0.samples.upperBound - take.nudgeSamples) }
+        // Samples that were not numbers (a damaged file, read as silence) are lost audio too, named.
+        let damage = file.damage
+        if frames > 0, Int64(damage.count) >= Int64(frames) {
+            throw ProjectError(description: "take \(take.id) (\(take.part)): every sample of its audio is damaged (not a number); there is nothing to analyse")
+        }
+        lost += damage.spans.map { (origin + $0.lowerBound)..<(origin + $0.upperBound) }
+        var report = make(score: project.score, schedule: schedule, part: part, audio: audio, range: take.range?.samples, lost: lost) { notes in
             analyzer.analyze(frameCount: frames, origin: origin, notes: notes, typical: typical, stretchSeconds: stretchSeconds, read: cleaned)
         }
         guard !report.notes.isEmpty else { throw ProjectError(description: "take \(take.id) covers none of \(take.part)'s notes") }
+        if !damage.isEmpty { report.damage = damage.describe(sampleRate: file.sampleRate) }
         return (report, unmixing?.gains[0] ?? gain)
     }
 
@@ -292,6 +303,7 @@ public struct TakeReport: Sendable {
         let setAside = notes.count - judged.count
         var lines = [String(format: "%@: %.0f/100 — %d of %d notes sung", part, score, sung, judged.count)
             + (setAside > 0 ? " (\(setAside) more not judged: the recording lost audio there)" : "")]
+        if let damage { lines.append("its audio is damaged: " + damage) }
         for note in notes {
             let place = "m. \(note.writtenMeasure), beat \(Self.beatText(note.beat))" + (note.lyric.map { ", '\($0)'" } ?? "")
             let analysis = note.analysis
@@ -339,8 +351,10 @@ public struct TakeReport: Sendable {
             if abs(cents) / 15 >= abs(onset) / 40 { return "m\(note.writtenMeasure)\(word) \(cents > 0 ? "+" : "")\(Int(cents.rounded()))c" }
             return "m\(note.writtenMeasure)\(word) \(onset > 0 ? "late" : "early") \(Int(abs(onset).rounded()))ms"
         }
+        // A damaged take says so first (the box's review line, the small display).
+        let said = damage != nil ? ["audio damaged"] + worst.prefix(1) : Array(worst)
         return TakeSummary(takeID: takeID, score: Int(score.rounded()), sung: judged.filter(\.analysis.sung).count, notes: judged.count,
-                           worst: Array(worst), punch: suggestions.first)
+                           worst: said, punch: suggestions.first)
     }
 
     /// For the web page: each note by the id its group has in the engraved

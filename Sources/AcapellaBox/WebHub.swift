@@ -561,7 +561,20 @@ public final class WebHub: WebBox {
         }
         defer { rendering.subtract(1, ordering: .relaxed) }
         do { try Folders.make(exportsFolder) } catch { return .failure(WebFailure(507, error.description)) }
-        return make(arguments, to: exportsFolder + "/web-\(UUID().uuidString).\(format)", name: "\(name).\(format)")
+        // Time in proportion to the audio: a long project heard at another tempo or key is stretched whole first.
+        let audio = takes.takes.filter(\.active).reduce(0) { $0 + $1.seconds }
+        return make(arguments, to: exportsFolder + "/web-\(UUID().uuidString).\(format)", name: "\(name).\(format)", limits: Self.mixLimits(audioSeconds: audio))
+    }
+
+    /// What a download's mix may use: the children's memory, and CPU and
+    /// time in proportion to the takes it plays (stretching one whole, at
+    /// the finer quality, takes about a tenth of its length on a PC and
+    /// several times that on a Pi).
+    public static func mixLimits(audioSeconds: Double) -> BoundedChild.Limits {
+        var limits = childLimits
+        limits.cpuSeconds += Int(audioSeconds * 2)
+        limits.wallSeconds += Int(audioSeconds * 4)
+        return limits
     }
 
     /// A download made by `acapella` in a process of its own — `mix` (the
@@ -570,8 +583,7 @@ public final class WebHub: WebBox {
     /// bundle) — bounded, niced and tied to the box like the engraver, so
     /// the box's locked memory stays what playing needs; written to a
     /// temporary file the server sends and removes.
-    func make(_ arguments: [String], to path: String, name: String) -> Result<WebFile, WebFailure> {
-        let limits = Self.childLimits
+    func make(_ arguments: [String], to path: String, name: String, limits: BoundedChild.Limits = childLimits) -> Result<WebFile, WebFailure> {
         let failure: String?
         switch BoundedChild.run(program, arguments + ["-o", path], limits: limits) {
         case .failure(let error): failure = error.description

@@ -120,9 +120,11 @@ enum SampleFormat: String, CaseIterable, Sendable {
         }
     }
 
-    /// Stores a float, clipped, as sample `index` of `buffer`.
+    /// Stores a float, clipped, as sample `index` of `buffer`; a NaN (from
+    /// anywhere) is silence, never full scale (min and max would make it +1).
     @inline(__always)
     func store(_ value: Float, _ buffer: UnsafeMutableRawPointer, _ index: Int) {
+        let value = value.isNaN ? 0 : value
         let clipped = max(-1, min(1, value))
         switch self {
         case .float: buffer.storeBytes(of: value, toByteOffset: 4 * index, as: Float.self)

@@ -10,6 +10,14 @@ public protocol TakeBlockSource: AnyObject, Sendable {
     /// gain applied); returns how many it read (the rest is zeroed by the
     /// caller). Never called on the render thread.
     func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int
+    /// Samples read so far that were not numbers (read as silence): a
+    /// damaged file. Asked for off the render thread, after reading.
+    var damage: SampleDamage { get }
+}
+
+extension TakeBlockSource {
+    /// None: a source that holds no file.
+    public var damage: SampleDamage { SampleDamage() }
 }
 
 /// A take played from its file instead of from memory: a handful of
@@ -47,6 +55,8 @@ public final class TakeStream: @unchecked Sendable {
     /// What the stream is, for messages ("take 3 (Alto)").
     public let name: String
     let source: any TakeBlockSource
+    /// What its file held that was not a number, read so far (off the render thread).
+    public var damage: SampleDamage { source.damage }
     let storage: UnsafeMutablePointer<Float>
     let states: UnsafeMutablePointer<Atomic<Int64>>
     private let missedFrames = Atomic<Int64>(0)

@@ -1,5 +1,6 @@
 internal import CSndFile
 public import AcapellaScore
+public import AcapellaEngine
 import Foundation
 
 /// An audio file problem, with the file's name.
@@ -160,7 +161,30 @@ public enum AudioFile {
     private static func decode(
         _ path: String, _ body: (ArraySlice<Float>, Int, Int, Int) -> Void
     ) throws(AudioFileError) -> (channels: Int, sampleRate: Int) {
-        if readThroughFFmpeg(path) { return try FFmpegDecoder.decode(path, body) }
+        var damage = SampleDamage()
+        return try decode(path, damage: &damage, body)
+    }
+
+    /// `decode`, noting in `damage` the frames that held a sample that was
+    /// not a number (each such sample handed on as silence).
+    private static func decode(
+        _ path: String, damage: inout SampleDamage, _ body: (ArraySlice<Float>, Int, Int, Int) -> Void
+    ) throws(AudioFileError) -> (channels: Int, sampleRate: Int) {
+        var frame: Int64 = 0
+        var found = SampleDamage()
+        defer { damage.note(found) }
+        if readThroughFFmpeg(path) {
+            return try FFmpegDecoder.decode(path) { chunk, frames, channels, hint in
+                if chunk.allSatisfy(\.isFinite) {
+                    body(chunk, frames, channels, hint)
+                } else {
+                    var clean = Array(chunk)
+                    Self.clean(&clean, channels: channels, from: frame, into: &found)
+                    body(clean[...], frames, channels, hint)
+                }
+                frame += Int64(frames)
+            }
+        }
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw AudioFileError(description: "\(path): cannot read: \(String(cString: sf_strerror(nil)))")
@@ -172,17 +196,39 @@ public enum AudioFile {
         while true {
             let frames = Int(chunk.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(chunkFrames)) })
             if frames <= 0 { break }
+            Self.clean(&chunk, channels: channels, count: frames * channels, from: frame, into: &found)
             body(chunk[0..<(frames * channels)], frames, channels, Int(max(0, info.frames)))
+            frame += Int64(frames)
         }
         return (channels, Int(info.samplerate))
+    }
+
+    /// Samples of `samples` (interleaved, `channels` a frame, frames from
+    /// `first`) that are not numbers made silence, their frames noted.
+    static func clean(_ samples: inout [Float], channels: Int, count: Int? = nil, from first: Int64, into damage: inout SampleDamage) {
+        let count = count ?? samples.count
+        guard samples.withUnsafeBufferPointer({ $0[0..<count].contains { !$0.isFinite } }) else { return }
+        for index in 0..<count where !samples[index].isFinite {
+            samples[index] = 0
+            let at = first + Int64(index / max(1, channels))
+            damage.note(at..<(at + 1))
+        }
     }
 
     /// Reads any file libsndfile decodes as one channel (the channels
     /// averaged), a chunk at a time into one array: how takes are loaded.
     public static func readMono(_ path: String) throws(AudioFileError) -> (samples: [Float], sampleRate: Int) {
+        let (samples, sampleRate, _) = try readMonoNamingDamage(path)
+        return (samples, sampleRate)
+    }
+
+    /// `readMono`, and the frames whose samples were not numbers (a damaged
+    /// file: they read as silence), for whoever must name the take.
+    public static func readMonoNamingDamage(_ path: String) throws(AudioFileError) -> (samples: [Float], sampleRate: Int, damage: SampleDamage) {
         var samples: [Float] = []
         var done = 0
-        let (_, sampleRate) = try decode(path) { chunk, frames, channels, frameHint in
+        var damage = SampleDamage()
+        let (_, sampleRate) = try decode(path, damage: &damage) { chunk, frames, channels, frameHint in
             // The header's length is a hint (a damaged one may promise far more than there is).
             if samples.isEmpty { samples = [Float](repeating: 0, count: max(min(frameHint, 1 << 26), frames)) }
             if done + frames > samples.count { samples += [Float](repeating: 0, count: done + frames - samples.count) }
@@ -206,7 +252,8 @@ public enum AudioFile {
             done += frames
         }
         if done < samples.count { samples.removeLast(samples.count - done) }
-        return (samples, sampleRate)
+        damage.fileFrames = Int64(done)
+        return (samples, sampleRate, damage)
     }
 }
 

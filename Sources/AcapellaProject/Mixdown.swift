@@ -183,11 +183,13 @@ extension Mixdown {
         } ?? nil
         let total = OfflineRender.frameCount(schedule)
         var done = 0
+        var offset = DCWatch(sampleRate: rate)
         do {
             defer { rawFile.finishWriting() }
             try OfflineRender.stream(schedule, mixes: mixes, takes: takes, periodFrames: 1_024, butler: butler, progress: progress.map { report in { report($0 / 2) } }) {
                 (left, right, frames) throws(MixdownError) in
                 chunk.append(left, right, frames)
+                offset.add(left, right, frames)
                 done += frames
                 if chunk.count == chunkFrames || done == total {
                     try rawFile.append(chunk)
@@ -207,38 +209,69 @@ extension Mixdown {
         // A lossy file (MP3, Vorbis, Opus, AAC) is measured as a player decodes it: the encoding
         // moves the loudness a little and the true peak more; the pass runs again for either.
         let lossy = AudioFileFormat(path: path).map { $0 != .wav && $0 != .flac } ?? false
-        var decoded: LoudnessMeasurement?
         // How far the encoding moved the loudness, last time it was decoded (the next pass aims past it).
         var encodingShift = 0.0
+        // The ceiling is hard; the loudness is the aim. Once a pass went over
+        // the ceiling (a dense mix, DC, an encoding that overshoots), the gain
+        // only comes down: a lowered ceiling is never undone by the gain made
+        // up for it. The loudest pass under the ceiling stands when the
+        // target cannot be reached under it.
+        var boundByCeiling = false
+        var best: (gainDB: Double, ceilingDB: Double, loudness: Double)?
+        // A DC offset in the mix (a take with one, or damaged) is taken out before the gain: loudness
+        // cannot hear it, so it would be raised to the ceiling, and an encoder rebuilds its edges over it.
+        let blockDC = offset.largest > DCWatch.limit
+        func pass(gainDB: Double, ceilingDB: Double) throws(MixdownError) -> (writer: AudioFileWriter, measurement: LoudnessMeasurement) {
+            try limitAndWrite(rawFile, blocks: rawBlocks, limited: hidden + ".limited", frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)),
+                              ceiling: Float(pow(10, ceilingDB / 20)), ceilingDBTP: options.truePeakCeiling, to: path, bits: bits, tags: tags, blockDC: blockDC,
+                              progress: progress)
+        }
+        /// The pass kept: finished, and measured as a player decodes it when lossy.
+        func keep(_ result: (writer: AudioFileWriter, measurement: LoudnessMeasurement)) throws(MixdownError) -> LoudnessMeasurement {
+            do { try result.writer.finish() } catch { throw MixdownError(description: error.description) }
+            guard lossy else { return result.measurement }
+            do { return try AudioFile.decodedLoudness(path, frames: total, sampleRate: rate, truePeakFloorDBTP: options.truePeakCeiling) } catch {
+                throw MixdownError(description: error.description)
+            }
+        }
         for _ in 0..<8 {
-            let result = try limitAndWrite(rawFile, blocks: rawBlocks, limited: hidden + ".limited", frames: total, rate: rate, gain: Float(pow(10, gainDB / 20)),
-                                           ceiling: Float(pow(10, ceilingDB / 20)),
-                                           ceilingDBTP: options.truePeakCeiling, to: path, bits: bits, tags: tags, progress: progress)
+            let result = try pass(gainDB: gainDB, ceilingDB: ceilingDB)
             var measurement = result.measurement
             let expected = measurement.integratedLUFS + encodingShift
             var loudnessOK = abs(expected - options.targetLUFS) <= 0.05
             var peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
-            if loudnessOK && peakOK {
-                do { try result.writer.finish() } catch { throw MixdownError(description: error.description) }
-                guard lossy else { return (total, measurement) }
+            var change = options.targetLUFS - expected
+            if peakOK && (loudnessOK || boundByCeiling) {
                 let encoded = measurement.integratedLUFS
-                do { measurement = try AudioFile.decodedLoudness(path, frames: total, sampleRate: rate, truePeakFloorDBTP: options.truePeakCeiling) } catch {
-                    throw MixdownError(description: error.description)
-                }
-                decoded = measurement
-                encodingShift = measurement.integratedLUFS - encoded
-                loudnessOK = abs(measurement.integratedLUFS - options.targetLUFS) <= 0.1
+                measurement = try keep(result)
+                if lossy { encodingShift = measurement.integratedLUFS - encoded }
+                loudnessOK = abs(measurement.integratedLUFS - options.targetLUFS) <= (lossy ? 0.1 : 0.05)
                 peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
-                if loudnessOK && peakOK { return (total, measurement) }
-                gainDB += options.targetLUFS - measurement.integratedLUFS
-            } else {
-                gainDB += options.targetLUFS - expected
+                change = options.targetLUFS - measurement.integratedLUFS
+                if peakOK {
+                    if loudnessOK { return (total, measurement) }
+                    if best.map({ measurement.integratedLUFS > $0.loudness }) ?? true { best = (gainDB, ceilingDB, measurement.integratedLUFS) }
+                    // Under the ceiling and too quiet, with the gain held: as loud as it can be.
+                    if boundByCeiling && change > 0 { return (total, measurement) }
+                }
             }
-            if !peakOK { ceilingDB -= measurement.truePeakDBTP - options.truePeakCeiling + 0.05 }
+            if !peakOK {
+                // Over again under a lowered ceiling (the encoder's overshoot grows
+                // as the limiter works harder, as on a DC offset): all of it lower.
+                let over = measurement.truePeakDBTP - options.truePeakCeiling + 0.05
+                if boundByCeiling { gainDB -= over }
+                boundByCeiling = true
+                ceilingDB -= over
+            }
+            gainDB += boundByCeiling ? min(0, change) : change
         }
-        // The file written last stands, said as it decodes.
-        if let decoded { return (total, decoded) }
-        throw MixdownError(description: "could not reach \(options.targetLUFS) LUFS under \(options.truePeakCeiling) dBTP; the material is too dense for that target")
+        // The loudest pass under the ceiling, written again (the same bytes: every pass is a function of its gain and ceiling).
+        if let best {
+            let measurement = try keep(try pass(gainDB: best.gainDB, ceilingDB: best.ceilingDB))
+            if measurement.truePeakDBTP <= options.truePeakCeiling { return (total, measurement) }
+        }
+        unlink(path)
+        throw MixdownError(description: "could not reach \(options.targetLUFS) LUFS under \(options.truePeakCeiling) dBTP, nor keep under that ceiling at all; the material is too dense for that target")
     }
 
     /// One second pass: the raw mix read back a chunk at a time, through
@@ -254,7 +287,7 @@ extension Mixdown {
     /// is returned unfinished (finish it to keep it).
     private static func limitAndWrite(
         _ raw: ChunkFile, blocks rawBlocks: [Double], limited path: String, frames: Int, rate: Int, gain: Float, ceiling: Float, ceilingDBTP: Double, to output: String,
-        bits: Int, tags: AudioTags, progress: ((Double) -> Void)?
+        bits: Int, tags: AudioTags, blockDC: Bool = false, progress: ((Double) -> Void)?
     ) throws(MixdownError) -> (writer: AudioFileWriter, measurement: LoudnessMeasurement) {
         let writer: OnOneQueue<AudioFileWriter>
         let peaks: OnOneQueue<LoudnessMeter>
@@ -275,11 +308,16 @@ extension Mixdown {
             }
         }
         var limiter = StreamingLimiter(gain: gain, ceiling: ceiling, sampleRate: rate)
+        var blockers = (DCBlocker(sampleRate: rate), DCBlocker(sampleRate: rate))
         var written = 0
         do {
             defer { limitedFile.finishWriting() }
             for index in 0..<raw.count {
-                let chunk = try raw.read(index)
+                var chunk = try raw.read(index)
+                if blockDC {
+                    blockers.0.process(&chunk.left, count: chunk.count)
+                    blockers.1.process(&chunk.right, count: chunk.count)
+                }
                 var out = Stereo(capacity: chunk.count + limiter.latency)
                 out.count = chunk.left.withUnsafeBufferPointer { left in
                     chunk.right.withUnsafeBufferPointer { right in
@@ -303,9 +341,10 @@ extension Mixdown {
                 progress?(0.5 + 0.5 * Double(index + 1) / Double(max(raw.count, 1)))
             }
         }
-        // The blocks the limiter touched, measured again (the encoding goes on meanwhile).
+        // The blocks the limiter touched, measured again (the encoding goes on meanwhile); all of them
+        // when the DC was taken out (the raw blocks' energies no longer hold).
         let step = Loudness.blockStep(sampleRate: rate)
-        let work = share(touchedBlocks(limiter.lowered, step: step, blocks: rawBlocks.count), in: 2)
+        let work = share(touchedBlocks(blockDC ? [0..<written] : limiter.lowered, step: step, blocks: rawBlocks.count), in: 2)
         let remeasured = VisibleLock<[(first: Int, energies: [Double])]>([])
         let failure = VisibleLock<String?>(nil)
         DispatchQueue.concurrentPerform(iterations: work.count) { part in
@@ -375,6 +414,48 @@ extension Mixdown {
             }
         }
         return shares.filter { !$0.isEmpty }
+    }
+
+    /// The largest mean (DC) of the mix over any 400 ms, either channel.
+    struct DCWatch {
+        /// A mean above −40 dBFS is an offset to take out.
+        static let limit = 0.01
+        let window: Int
+        var sums = (0.0, 0.0)
+        var filled = 0
+        var largest = 0.0
+
+        init(sampleRate: Int) { window = max(1, sampleRate * 2 / 5) }
+
+        mutating func add(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, _ frames: Int) {
+            for frame in 0..<frames {
+                sums.0 += Double(left[frame])
+                sums.1 += Double(right[frame])
+                filled += 1
+                if filled == window {
+                    largest = max(largest, abs(sums.0) / Double(window), abs(sums.1) / Double(window))
+                    sums = (0, 0)
+                    filled = 0
+                }
+            }
+        }
+    }
+
+    /// A DC blocker: a one-pole high-pass at 5 Hz (y = x − x₋₁ + R·y₋₁),
+    /// far below any sung note, run through the whole mix in order.
+    struct DCBlocker {
+        let pole: Float
+        var last: (input: Float, output: Float) = (0, 0)
+
+        init(sampleRate: Int) { pole = Float(1 - 2 * Double.pi * 5 / Double(sampleRate)) }
+
+        mutating func process(_ samples: inout [Float], count: Int) {
+            for index in 0..<count {
+                let output = samples[index] - last.input + pole * last.output
+                last = (samples[index], output)
+                samples[index] = output
+            }
+        }
     }
 
     /// A temporary file of chunks (each chunk's left samples, then its

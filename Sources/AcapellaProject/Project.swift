@@ -860,7 +860,7 @@ public final class Project {
     public func layer(_ take: TakeRecord, sampleRate: Int, loading: TakeLoading, heardAt options: ScheduleOptions? = nil,
                       quality: StretchQuality = .realTime) -> Result<TakePlayback, LeftOutTake> {
         let plan = options.flatMap { stretchPlan(take, at: $0) }
-        if case .streamed(let slots, let throttle) = loading, plan == nil || quality == .realTime {
+        if case .streamed(let slots, let throttle) = loading {
             do {
                 let file = try SoundFileBlockSource(path: try takePath(take), gain: take.gainFactor)
                 guard file.sampleRate == sampleRate else {
@@ -869,6 +869,7 @@ public final class Project {
                 let source: any TakeBlockSource = throttle.map { ThrottledBlockSource(file, budget: $0) } ?? file
                 // A punch-in sounds briefly: less read-ahead room will do (10 blocks, 0.85 s).
                 let room = take.isPunch ? max(TakeStream.minimumSlots, slots * 5 / 8) : slots
+                if let plan, case .offline(let folder) = quality { return spooledStream(take, source: source, plan: plan, slots: room, in: folder) }
                 if let plan { return stretchedStream(take, source: source, plan: plan, slots: room) }
                 return .success(take.playback(stream: TakeStream(source: source, name: "take \(take.id) (\(take.part))", slots: room)))
             } catch {

@@ -71,7 +71,9 @@ public enum ProjectExport {
 
     /// The options a request comes to for `project`, the takes that play
     /// and what was said choosing them (the mix is not rendered).
-    public static func plan(_ project: Project, _ request: ProjectMixRequest) throws(MixdownError)
+    /// Takes sung at another tempo or key are stretched whole first, each
+    /// into a nameless file in `scratch` (the current folder when nil).
+    public static func plan(_ project: Project, _ request: ProjectMixRequest, scratch: String? = nil) throws(MixdownError)
         -> (options: MixdownOptions, takes: [PartTakes], record: TakeRecord?, notes: [String])
     {
         var options = request.baseOptions(sampleRate: project.manifest.sampleRate)
@@ -116,7 +118,7 @@ public enum ProjectExport {
             options.transpose = sung.transpose
         }
         // Takes sung at another tempo or key, and the reference, stretched whole at the finer quality.
-        var (takes, leftOut) = project.activeTakes(for: options.scheduleOptions, loading: .streamed(), tones: tones, quality: .offline)
+        var (takes, leftOut) = project.activeTakes(for: options.scheduleOptions, loading: .streamed(), tones: tones, quality: .offline(scratch: scratch ?? "."))
         if let record, let part = project.score.parts.firstIndex(where: { $0.name == record.part }) {
             switch project.layer(record, sampleRate: options.sampleRate, loading: .streamed()) {
             case .success(let layer): takes[part] = PartTakes([layer])
@@ -143,13 +145,24 @@ public enum ProjectExport {
         if request.includeReference && request.verse != nil {
             throw MixdownError(description: "--reference include plays the recording once, as it is; it cannot go with --verse")
         }
-        let (options, planned, record, notes) = try plan(project, request)
+        let folder = (path as NSString).deletingLastPathComponent
+        let (options, planned, record, notes) = try plan(project, request, scratch: scratch ?? (folder.isEmpty ? "." : folder))
         let holding = record.map { "take \($0.id) (\($0.part))" } ?? options.practicePart.map { "practice: \($0)" } ?? "mix"
         let tags = AudioTags.export(of: project.score, album: name(of: project), holding: holding, recorded: record?.recorded)
         var result = try write(project.score, options: options, takes: planned, request: request, tags: tags, to: path, scratch: scratch, progress: progress)
         result.hadTakes = planned.contains { !$0.layers.isEmpty }
-        result.notes = notes
+        result.notes = notes + damaged(planned, sampleRate: options.sampleRate)
         return result
+    }
+
+    /// The takes whose files held samples that were not numbers (a damaged
+    /// file), as the mix read them: each named, heard as silence there.
+    static func damaged(_ takes: [PartTakes], sampleRate: Int) -> [String] {
+        takes.flatMap(\.layers).compactMap { layer in
+            guard let stream = layer.stream, !stream.damage.isEmpty else { return nil }
+            let name = stream.name.components(separatedBy: " at ").first ?? stream.name
+            return "\(name): " + stream.damage.describe(sampleRate: sampleRate)
+        }
     }
 
     /// `score` (and `takes`) mixed down to `path`: the request's verses,

@@ -273,12 +273,16 @@ extension Project {
         let offset = TakeStretch.scaled(record.songStartFrame, stretch.ratio)
         let anchors = [StretchAnchor(input: record.songStartFrame, output: offset)]
         let file = path + "/" + record.file
-        if case .streamed(let slots, let throttle) = loading, stretch.isIdentity || quality == .realTime {
+        if case .streamed(let slots, let throttle) = loading {
             do {
                 let source = try SoundFileBlockSource(path: file)
                 guard source.sampleRate == options.sampleRate else { return (.none, "the reference recording is at \(source.sampleRate) Hz, this runs at \(options.sampleRate) Hz") }
                 var read: any TakeBlockSource = throttle.map { ThrottledBlockSource(source, budget: $0) } ?? source
-                if !stretch.isIdentity { read = try StretchedBlockSource(read, sampleRate: options.sampleRate, stretch: stretch, anchors: anchors) }
+                if !stretch.isIdentity, case .offline(let folder) = quality {
+                    read = try SpooledTake(stretching: read, sampleRate: options.sampleRate, stretch: stretch, anchors: anchors, in: folder)
+                } else if !stretch.isIdentity {
+                    read = try StretchedBlockSource(read, sampleRate: options.sampleRate, stretch: stretch, anchors: anchors)
+                }
                 let name = stretch.isIdentity ? "the reference recording" : "the reference recording at \(stretch)"
                 return (PartTakes([TakePlayback(stream: TakeStream(source: read, name: name, slots: slots), alignmentOffsetSamples: offset)]), nil)
             } catch {

@@ -89,40 +89,67 @@ public struct StretchError: Error, CustomStringConvertible, Sendable {
     public let description: String
 }
 
-/// Stretching a whole signal at once: Rubber Band's offline mode with its
-/// finer engine (R3), formants preserved, every anchor put exactly on its
-/// output frame by Rubber Band's key-frame map. For the mixdown, the
-/// page's downloads, the USB export and `acapella correct`.
+/// Stretching a whole signal: Rubber Band's offline mode with its finer
+/// engine (R3), formants preserved, every anchor put exactly on its output
+/// frame by Rubber Band's key-frame map. For the mixdown, the page's
+/// downloads, the USB export and `acapella correct`. The signal is read a
+/// chunk at a time, twice (Rubber Band studies it, then stretches it), and
+/// the output handed on as it comes: nothing holds the whole of either
+/// (`run`); `process` is the same over arrays.
 public enum OfflineStretcher {
+    /// Frames read and handed to Rubber Band at a time.
+    static let chunk = 16_384
+
     /// `samples` stretched by `stretch`: `round(count × ratio)` frames;
     /// each anchor's input frame lands on its output frame.
     public static func process(_ samples: [Float], sampleRate: Int, stretch: TakeStretch, anchors: [StretchAnchor] = []) throws(StretchError) -> [Float] {
         guard !samples.isEmpty else { return [] }
         if stretch.isIdentity { return samples }
+        var output: [Float] = []
+        output.reserveCapacity(Int(TakeStretch.scaled(Int64(samples.count), stretch.ratio)))
+        try samples.withUnsafeBufferPointer { input throws(StretchError) in
+            try run(count: samples.count, sampleRate: sampleRate, stretch: stretch, anchors: anchors,
+                    read: { at, count, into in into.update(from: input.baseAddress! + at, count: count) },
+                    write: { piece in output.append(contentsOf: piece) })
+        }
+        return output
+    }
+
+    /// The signal of `count` frames that `read(at, n, into)` gives (each
+    /// chunk in order, twice) stretched by `stretch`, handed to `write` in
+    /// order: exactly `round(count × ratio)` frames in all (zeros after
+    /// Rubber Band's last, as an array of that length would hold).
+    public static func run(count: Int, sampleRate: Int, stretch: TakeStretch, anchors: [StretchAnchor],
+                           read: (Int, Int, UnsafeMutablePointer<Float>) -> Void,
+                           write: (UnsafeBufferPointer<Float>) throws(StretchError) -> Void) throws(StretchError) {
+        guard count > 0 else { return }
         let options = Int32(RubberBandOptionProcessOffline.rawValue | RubberBandOptionEngineFiner.rawValue | RubberBandOptionFormantPreserved.rawValue
             | RubberBandOptionPitchHighQuality.rawValue | RubberBandOptionThreadingNever.rawValue)
         guard let state = rubberband_new(UInt32(sampleRate), 1, options, stretch.timeRatio, stretch.pitchScale) else {
             throw StretchError(description: "Rubber Band would not make a stretcher for \(stretch)")
         }
         defer { rubberband_delete(state) }
-        let count = samples.count
         let wanted = Int(TakeStretch.scaled(Int64(count), stretch.ratio))
         rubberband_set_expected_input_duration(state, UInt32(count))
-        let chunk = 16_384
         rubberband_set_max_process_size(state, UInt32(chunk))
-        // The signal a chunk at a time: its start, its length, whether it is the last.
-        func inChunks(_ body: (UnsafePointer<Float>, Int, Int32) -> Void) {
-            samples.withUnsafeBufferPointer { input in
-                var at = 0
-                while at < count {
-                    let n = min(chunk, count - at)
-                    body(input.baseAddress! + at, n, at + n >= count ? 1 : 0)
-                    at += n
-                }
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: chunk)
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: chunk)
+        defer {
+            input.deallocate()
+            scratch.deallocate()
+        }
+        // The signal a chunk at a time: its length, whether it is the last.
+        func inChunks(_ body: (Int, Int32) throws(StretchError) -> Void) throws(StretchError) {
+            var at = 0
+            while at < count {
+                let n = min(chunk, count - at)
+                read(at, n, input)
+                try body(n, at + n >= count ? 1 : 0)
+                at += n
             }
         }
-        inChunks { start, n, final in
-            var pointer: UnsafePointer<Float>? = start
+        try inChunks { (n, final) throws(StretchError) in
+            var pointer: UnsafePointer<Float>? = UnsafePointer(input)
             rubberband_study(state, &pointer, UInt32(n), final)
         }
         // The key frames: strictly increasing on both sides, inside the signal.
@@ -134,31 +161,34 @@ public enum OfflineStretcher {
             to.append(UInt32(anchor.output))
         }
         if !from.isEmpty { rubberband_set_key_frame_map(state, UInt32(from.count), &from, &to) }
-        var output = [Float](repeating: 0, count: wanted)
         var written = 0
-        var scratch = [Float](repeating: 0, count: chunk)
-        func drain() {
+        // Everything Rubber Band has ready, after each chunk (left waiting,
+        // it would change when the key frames' ratios are taken up).
+        func drain() throws(StretchError) {
             while true {
                 let available = Int(rubberband_available(state))
                 guard available > 0 else { return }
-                let n = min(available, chunk)
-                let got = scratch.withUnsafeMutableBufferPointer { buffer -> Int in
-                    var pointer: UnsafeMutablePointer<Float>? = buffer.baseAddress!
-                    return Int(rubberband_retrieve(state, &pointer, UInt32(n)))
-                }
+                var pointer: UnsafeMutablePointer<Float>? = scratch
+                let got = Int(rubberband_retrieve(state, &pointer, UInt32(min(available, chunk))))
                 let keep = min(got, wanted - written)
-                if keep > 0 { output.replaceSubrange(written..<(written + keep), with: scratch[0..<keep]) }
+                if keep > 0 { try write(UnsafeBufferPointer(start: scratch, count: keep)) }
                 written += max(0, keep)
                 if got == 0 { return }
             }
         }
-        inChunks { start, n, final in
-            var pointer: UnsafePointer<Float>? = start
+        try inChunks { (n, final) throws(StretchError) in
+            var pointer: UnsafePointer<Float>? = UnsafePointer(input)
             rubberband_process(state, &pointer, UInt32(n), final)
-            drain()
+            try drain()
         }
-        drain()
-        return output
+        try drain()
+        // What Rubber Band gave less than the stretched length: silence.
+        scratch.initialize(repeating: 0, count: chunk)
+        while written < wanted {
+            let n = min(chunk, wanted - written)
+            try write(UnsafeBufferPointer(start: scratch, count: n))
+            written += n
+        }
     }
 }
 
@@ -183,6 +213,7 @@ public final class StretchedBlockSource: TakeBlockSource, @unchecked Sendable {
     // primes the stream), like the source it wraps.
 
     let inner: any TakeBlockSource
+    public var damage: SampleDamage { inner.damage }
     public let stretch: TakeStretch
     /// Sorted by output; the first is where the song starts.
     let anchors: [StretchAnchor]

@@ -26,6 +26,9 @@ public final class SoundFileBlockSource: TakeBlockSource, @unchecked Sendable {
     private let bytesPerFrame: Int64
     /// Bytes of the file asked for ahead so far.
     private var hinted: Int64 = 0
+    /// Samples read that were not numbers (read as silence).
+    private let damaged = VisibleLock(SampleDamage())
+    public var damage: SampleDamage { damaged.withLock { $0 } }
 
     /// Opens `path`; nil (with why) when it is not a one-channel file
     /// libsndfile reads.
@@ -85,6 +88,14 @@ public final class SoundFileBlockSource: TakeBlockSource, @unchecked Sendable {
         }
         guard sf_seek(file, sf_count_t(first), SEEK_SET) == sf_count_t(first) else { return 0 }
         let read = Int(sf_readf_float(file, destination, sf_count_t(count)))
+        // A damaged file's NaN or ∞ never reaches a mix or a card: silence, noted.
+        var found = SampleDamage()
+        if found.clean(destination, count: max(0, read), from: first) {
+            damaged.withLock { damage in
+                damage.note(found)
+                damage.fileFrames = frameCount
+            }
+        }
         if gain != 1 { for index in 0..<max(0, read) { destination[index] = destination[index] * gain } }
         return max(0, read)
     }
@@ -112,6 +123,8 @@ public final class ThrottledBlockSource: TakeBlockSource, @unchecked Sendable {
         budget.spend(Double(count) * bytesPerFrame)
         return inner.read(from: first, count: count, into: destination)
     }
+
+    public var damage: SampleDamage { inner.damage }
 }
 
 /// A disk's read rate, shared by every stream read from it: `spend`

@@ -1,5 +1,10 @@
 public import AcapellaEngine
 import AcapellaScore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How a take sung at one tempo and key is heard at another: the stretch,
 /// the anchors that keep its entries on the beat (every written entry of
@@ -16,10 +21,73 @@ public struct StretchPlan: Sendable {
 }
 
 /// How takes are stretched when they must be: on the butler as they play
-/// (the box), or whole at the finer quality first (a mixdown, an export).
-public enum StretchQuality: Sendable {
+/// (the box), or whole at the finer quality first (a mixdown, an export),
+/// each into a nameless file in `scratch` that is then streamed like any
+/// take (`SpooledTake`): the memory a mix takes is the same whatever the
+/// song's length, tempo or key.
+public enum StretchQuality: Sendable, Equatable {
     case realTime
-    case offline
+    case offline(scratch: String)
+}
+
+/// A take stretched whole at the finer quality (`OfflineStretcher.run`)
+/// into a file of its own that has no name (its space is freed when the
+/// last reader lets it go; nothing is left behind by a failure, a kill or
+/// a crash), read back a block at a time as the mix plays it.
+public final class SpooledTake: TakeBlockSource, @unchecked Sendable {
+    // @unchecked: the descriptor is written once in init; pread needs no lock.
+    private let descriptor: Int32
+    public let frameCount: Int64
+    /// What the take's file held that was not a number (silence here).
+    public let damage: SampleDamage
+
+    /// `source`'s frames (its gain applied) stretched by `stretch` with
+    /// `anchors`, spooled in `folder`.
+    public init(stretching source: any TakeBlockSource, sampleRate: Int, stretch: TakeStretch, anchors: [StretchAnchor], in folder: String) throws(StretchError) {
+        let count = Int(source.frameCount)
+        let needed = TakeStretch.scaled(Int64(count), stretch.ratio) * 4
+        if let free = Self.freeBytes(folder), free < needed + (64 << 20) {
+            throw StretchError(description: "no room to stretch it: \(needed >> 20) MB needed in \(folder), \(free >> 20) MB free")
+        }
+        let path = folder + "/.stretch-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let made = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard made >= 0 else { throw StretchError(description: "\(folder): cannot write a stretched take there (\(String(cString: strerror(errno))))") }
+        unlink(path)
+        descriptor = made
+        var written: Int64 = 0
+        do {
+            try OfflineStretcher.run(count: count, sampleRate: sampleRate, stretch: stretch, anchors: anchors, read: { at, n, into in
+                let got = max(0, source.read(from: Int64(at), count: n, into: into))
+                if got < n { (into + got).initialize(repeating: 0, count: n - got) }
+            }, write: { piece throws(StretchError) in
+                let bytes = piece.count * 4
+                guard pwrite(made, piece.baseAddress, bytes, off_t(written * 4)) == bytes else {
+                    throw StretchError(description: "\(folder): the disk refused a stretched take (\(String(cString: strerror(errno))))")
+                }
+                written += Int64(piece.count)
+            })
+        } catch {
+            close(made)
+            throw error
+        }
+        frameCount = written
+        damage = source.damage
+    }
+
+    deinit { close(descriptor) }
+
+    public func read(from first: Int64, count: Int, into destination: UnsafeMutablePointer<Float>) -> Int {
+        guard first >= 0, first < frameCount, count > 0 else { return 0 }
+        let frames = Int(min(Int64(count), frameCount - first))
+        let got = pread(descriptor, destination, frames * 4, off_t(first * 4))
+        return got > 0 ? got / 4 : 0
+    }
+
+    static func freeBytes(_ folder: String) -> Int64? {
+        var status = statvfs()
+        guard statvfs(folder, &status) == 0 else { return nil }
+        return Int64(status.f_bavail) * Int64(status.f_frsize)
+    }
 }
 
 extension Project {
@@ -49,6 +117,19 @@ extension Project {
         do {
             let stretched = try StretchedBlockSource(source, sampleRate: manifest.sampleRate, stretch: plan.stretch, anchors: plan.anchors)
             let stream = TakeStream(source: stretched, name: "take \(take.id) (\(take.part)) at \(plan.stretch)", slots: slots)
+            return .success(TakePlayback(stream: stream, alignmentOffsetSamples: plan.alignmentOffsetSamples, range: plan.range))
+        } catch {
+            return .failure(LeftOutTake(take: take, reason: error.description))
+        }
+    }
+
+    /// `take`'s frames (`source`: its file, gain applied) stretched whole
+    /// through `plan` at the finer quality into a spool in `folder`, and
+    /// streamed from there.
+    func spooledStream(_ take: TakeRecord, source: any TakeBlockSource, plan: StretchPlan, slots: Int, in folder: String) -> Result<TakePlayback, LeftOutTake> {
+        do {
+            let spooled = try SpooledTake(stretching: source, sampleRate: manifest.sampleRate, stretch: plan.stretch, anchors: plan.anchors, in: folder)
+            let stream = TakeStream(source: spooled, name: "take \(take.id) (\(take.part)) at \(plan.stretch)", slots: slots)
             return .success(TakePlayback(stream: stream, alignmentOffsetSamples: plan.alignmentOffsetSamples, range: plan.range))
         } catch {
             return .failure(LeftOutTake(take: take, reason: error.description))

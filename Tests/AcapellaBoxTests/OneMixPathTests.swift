@@ -1,3 +1,4 @@
+import AcapellaTrials
 @testable import AcapellaBox
 import AcapellaEngine
 @testable import AcapellaProject
@@ -104,6 +105,42 @@ import Testing
 }
 
 extension OneMixPathTests {
+    /// A mix at another tempo and key holds no take whole: each is
+    /// stretched once, a chunk at a time, into a nameless file and
+    /// streamed from there (a 15-minute duet at 85 % a semitone down
+    /// peaked at 638 MB, held whole; 77 MB now), and what it streams is
+    /// exactly what stretching the whole take in memory gives.
+    @Test func aStretchedMixStreamsItsTakes() throws {
+        let project = try temporaryProject("simple-harmony.acasong")
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        let options = ScheduleOptions(sampleRate: 48_000)
+        var random = SplitMix64(seed: 5)
+        let noise = (0..<150_000).map { _ in Float(random.next() >> 40) / Float(1 << 24) * 0.4 - 0.2 }
+        _ = try ChoirMerge.record(noise, part: "Soprano", into: project, options: options, offset: 48_000) { $0.gainDB = -2 }
+        var request = ProjectMixRequest()
+        request.session = .ignore
+        request.tempoScale = Rational(17, 20)
+        request.transpose = -1
+        let scratch = NSTemporaryDirectory() + "spools-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let (planned, takes, _, notes) = try ProjectExport.plan(project, request, scratch: scratch)
+        #expect(notes.contains { $0.hasPrefix("stretched with Rubber Band") })
+        let layer = try #require(takes[0].layers.first)
+        #expect(layer.stream != nil && layer.samples.isEmpty, "the take streamed, not held")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty, "the spools have no names")
+        // Streamed from its spool, against the same take stretched whole in memory.
+        let take = try #require(project.manifest.takes.first)
+        let plan = try #require(project.stretchPlan(take, at: planned.scheduleOptions))
+        let whole = try OfflineStretcher.process(take.playback(try AudioFile.readMono(try project.takePath(take)).samples).samples, sampleRate: 48_000,
+                                                 stretch: plan.stretch, anchors: plan.anchors)
+        let spooled = try SpooledTake(stretching: try SoundFileBlockSource(path: try project.takePath(take), gain: take.gainFactor), sampleRate: 48_000,
+                                      stretch: plan.stretch, anchors: plan.anchors, in: scratch)
+        var streamed = [Float](repeating: .nan, count: whole.count)
+        #expect(streamed.withUnsafeMutableBufferPointer { spooled.read(from: 0, count: $0.count, into: $0.baseAddress!) } == whole.count)
+        #expect(streamed == whole, "the spool holds the whole take's stretch, sample for sample")
+    }
+
     @Test func thePagesTakeWithTheOthersIsTheCommandLines() throws {
         let project = try Self.rehearsed()
         let data = NSTemporaryDirectory() + "onemix-take-\(UUID().uuidString)"
