@@ -74,10 +74,10 @@ let package = Package(
         .systemLibrary(
             name: "CNettle", pkgConfig: "nettle",
             providers: [.apt(["nettle-dev"])]),
-        // FFmpeg: AAC in MP4 (.m4a), what phones keep; the module map links all three.
-        .systemLibrary(
-            name: "CFFmpeg", pkgConfig: "libavformat",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // FFmpeg: AAC in MP4 (.m4a), what phones keep. Its headers (Debian's libavformat-dev,
+        // libavcodec-dev, libavutil-dev), and a loader that opens the libraries on first use
+        // (cffmpeg.h says why): nothing is linked.
+        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
 
         // MARK: Pure code: no Foundation, no Glibc.
         .target(name: "AcapellaScore", swiftSettings: strictSwift),
@@ -160,7 +160,7 @@ let package = Package(
         .target(
             name: "AcapellaBox",
             dependencies: ["AcapellaDSP", "AcapellaStatus", "AcapellaEngine", "AcapellaProject", "AcapellaDevices", "AcapellaScore", "AcapellaControl", "AcapellaAnalysis", "AcapellaLock",
-                           "AcapellaEngrave", "AcapellaEngravePDF", "AcapellaWeb", "AcapellaWebServer", "AcapellaMusicXML"],
+                           "AcapellaEngrave", "AcapellaEngravePDF", "AcapellaWeb", "AcapellaWebServer", "AcapellaMusicXML", "CChild"],
             swiftSettings: strictSwift),
 
         // MARK: Ground truths (synthetic singers, reference recordings, a

@@ -144,7 +144,7 @@ public enum Trash {
         let folder = (song as NSString).deletingLastPathComponent
         let stem = ((song as NSString).lastPathComponent as NSString).deletingPathExtension
         guard FileManager.default.fileExists(atPath: song) else { throw ProjectError(description: "\(song): no such song") }
-        let target = unused(songsFolder(dataDirectory) + "/" + fitted("\(stampFormat.string(from: now))-\(stem)"))
+        let target = unused(songsFolder(dataDirectory) + "/" + fitted("\(stamp(now))-\(stem)"))
         try Folders.make(target)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let sources = Set(["acasong", "musicxml", "xml", "mxl"].map { "\(stem).\($0)" })
@@ -162,7 +162,7 @@ public enum Trash {
     static func move(project: String, dataDirectory: String, now: Date = Date()) throws -> String {
         let folder = projectsFolder(dataDirectory)
         try Folders.make(folder)
-        let target = unused(folder + "/" + fitted("\(stampFormat.string(from: now))-\((project as NSString).lastPathComponent)"))
+        let target = unused(folder + "/" + fitted("\(stamp(now))-\((project as NSString).lastPathComponent)"))
         try moveInto(project, target)
         return target
     }
@@ -204,19 +204,45 @@ public enum Trash {
         var removed: [String] = []
         for (kind, trash) in [("songs", songsFolder(dataDirectory)), ("projects", projectsFolder(dataDirectory))] {
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: trash)) ?? []).sorted() {
-                guard let put = stampFormat.date(from: String(name.prefix(15))), now.timeIntervalSince(put) > Double(keptDays) * 86_400 else { continue }
+                guard let put = putAt(String(name.prefix(15))), now.timeIntervalSince(put) > Double(keptDays) * 86_400 else { continue }
                 if (try? FileManager.default.removeItem(atPath: trash + "/" + name)) != nil { removed.append(kind + "/" + name) }
             }
         }
         return removed
     }
 
-    static var stampFormat: DateFormatter {
-        let format = DateFormatter()
-        format.locale = Locale(identifier: "en_US_POSIX")
-        format.timeZone = TimeZone(identifier: "UTC")
-        format.dateFormat = "yyyyMMdd-HHmmss"
-        return format
+    /// `YYYYMMDD-HHMMSS` in UTC (gmtime_r and timegm: no time-zone data
+    /// loaded into the box for its trash).
+    static func stamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d%02d%02d-%02d%02d%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+
+    /// When a name's stamp (`stamp`) says it was put in the trash; nil: no stamp.
+    static func putAt(_ text: String) -> Date? {
+        let digits = Array(text.utf8)
+        guard digits.count == 15, digits[8] == UInt8(ascii: "-") else { return nil }
+        func number(_ range: Range<Int>) -> Int32? {
+            var value: Int32 = 0
+            for digit in digits[range] {
+                guard (48...57).contains(digit) else { return nil }
+                value = value * 10 + Int32(digit - 48)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8), let hour = number(9..<11), let minute = number(11..<13),
+              let second = number(13..<15), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = month - 1
+        parts.tm_mday = day
+        parts.tm_hour = hour
+        parts.tm_min = minute
+        parts.tm_sec = second
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
     }
 }
 

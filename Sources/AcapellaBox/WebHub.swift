@@ -252,11 +252,11 @@ public final class WebHub: WebBox {
     func publishTakes(_ records: [TakeRecord], project: String, song: String, parts: [String], currentPart: Int, sampleRate: Int, reference: String? = nil,
                       scores: [Int?] = [], heardFrom: [Int64] = [], projects: [WebProject] = [], measure: (Int64) -> Int) {
         let takes = records.enumerated().map { index, record in
-            let file = project + "/" + record.file
-            let modified = (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate]) as? Date
+            var status = stat()
+            let modified = stat(project + "/" + record.file, &status) == 0 ? status.st_mtim : nil
             return WebTake(id: record.id, part: record.part, state: record.state.rawValue, active: record.active,
                            seconds: Double(record.frames) / Double(max(1, sampleRate)),
-                           recorded: modified.map { ISO8601DateFormatter().string(from: $0) },
+                           recorded: modified.map { RecordStamp.stamp($0, milliseconds: false) },
                            measures: record.range.map { "\(measure($0.start))-\(measure(max($0.start, $0.end - 1)))" }, nudgeMilliseconds: Double(record.nudgeSamples) * 1_000 / Double(max(1, sampleRate)),
                            note: record.note, score: index < scores.count ? scores[index] : nil,
                            heardFromSeconds: index < heardFrom.count ? Double(heardFrom[index]) / Double(max(1, sampleRate)) : 0,

@@ -79,12 +79,9 @@ extension AudioTags {
     /// recorded; else today's); the program.
     public static func export(of score: Score, album: String?, holding: String, recorded: String? = nil) -> AudioTags {
         let artist = [score.composer, score.arranger.map { "arr. " + $0 }].compactMap { $0 }.joined(separator: "; ")
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
+        // Today as the stamps have it (gmtime_r: no time-zone data loaded for a date).
         return AudioTags(title: score.title, artist: artist.isEmpty ? nil : artist, album: album, comment: holding,
-                         date: recorded.map { String($0.prefix(10)) } ?? formatter.string(from: Date()), software: "Acapella box")
+                         date: String((recorded ?? RecordStamp.now()).prefix(10)), software: "Acapella box")
     }
 }
 

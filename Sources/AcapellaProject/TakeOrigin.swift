@@ -3,7 +3,7 @@ import AcapellaJSON
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// Where a take comes from: the box it was recorded on and who sang it.
@@ -99,11 +99,20 @@ public enum RecordStamp {
     public static func now() -> String {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
+        return stamp(spec)
+    }
+
+    /// A time as `2026-12-01T09:58:12.345Z` (`milliseconds` false:
+    /// `2026-12-01T09:58:12Z`), UTC, through `gmtime_r`: no time-zone
+    /// data loaded (Foundation's ISO 8601 formatter loads 4.7 MB of ICU's
+    /// into the box the first time it runs).
+    public static func stamp(_ time: timespec, milliseconds: Bool = true) -> String {
         var parts = tm()
-        var seconds = spec.tv_sec
+        var seconds = time.tv_sec
         gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(spec.tv_nsec / 1_000_000))
+        let day = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                         Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        return day + (milliseconds ? String(format: ".%03dZ", Int(time.tv_nsec / 1_000_000)) : "Z")
     }
 
     /// A stamp's shape as checked: 10 to 40 printable ASCII characters (a

@@ -1,6 +1,7 @@
 public import AcapellaEngine
 import AcapellaScore
 import Foundation
+internal import CRubberBand
 
 #if canImport(Glibc)
 import Glibc
@@ -72,6 +73,8 @@ public final class SpooledTake: TakeBlockSource, @unchecked Sendable {
         }
         frameCount = written
         damage = source.damage
+        // The stretcher is gone: its buffers back to the system before the mix goes on.
+        _ = acapella_release_freed_memory()
     }
 
     deinit { close(descriptor) }

@@ -51,11 +51,21 @@ public final class WebServer: @unchecked Sendable {
     /// Bodies held at once, every connection together.
     static let bodyBudget = 16 << 20
 
+    /// Where an upload's body is written as it arrives (a file with no
+    /// name: nothing is left behind), never held in memory.
+    let spoolFolder: String
+    /// Uploads are read back and handled one at a time: only one upload's
+    /// song is ever in the box's memory, however many arrive at once.
+    let uploadTurn = NSLock()
+
     /// Starts serving `app` on `port` (all interfaces, or `bind`: an IPv4
     /// or IPv6 address). Throws with the reason when the port is taken.
-    public init(app: WebApp, port: UInt16, bind: String? = nil) throws(WebServerError) {
+    /// Uploads are spooled in `spoolFolder` (the system's temporary folder
+    /// when nil).
+    public init(app: WebApp, port: UInt16, bind: String? = nil, spoolFolder: String? = nil) throws(WebServerError) {
         self.app = app
         self.port = port
+        self.spoolFolder = spoolFolder ?? NSTemporaryDirectory()
         connections = Connections(app: app)
         let context = Unmanaged.passUnretained(self).toOpaque()
         var started: OpaquePointer?
@@ -334,16 +344,47 @@ public struct WebServerError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
-/// One request's body as it arrives, within its admission's limit and the
-/// server's budget (given back when the request ends).
+/// One request's body as it arrives, within its admission's limit: a
+/// small one in memory within the server's budget (given back when the
+/// request ends); an upload to a nameless file (`spool`), on disk, not in
+/// memory, read back only when its turn comes.
 final class RequestBody {
     var bytes: [UInt8] = []
     var tooLarge = false
     var overBudget = false
+    /// The disk refused the upload (full): why.
+    var spoolFailure: String?
     var limit = 0
     var reserved = 0
+    var spool: Int32 = -1
+    var spooled = 0
     weak var connections: Connections?
-    deinit { if reserved > 0 { connections?.releaseBody(reserved) } }
+
+    /// A file with no name in `folder` for the body (its space is freed
+    /// when it is closed); -1 when none can be made there.
+    static func openSpool(in folder: String) -> Int32 {
+        let path = folder + "/.upload-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { unlink(path) }
+        return descriptor
+    }
+
+    /// The spooled body, read back.
+    func readSpool() -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: spooled)
+        var done = 0
+        while done < spooled {
+            let got = bytes.withUnsafeMutableBytes { pread(spool, $0.baseAddress! + done, spooled - done, off_t(done)) }
+            guard got > 0 else { return nil }
+            done += got
+        }
+        return bytes
+    }
+
+    deinit {
+        if reserved > 0 { connections?.releaseBody(reserved) }
+        if spool >= 0 { close(spool) }
+    }
 }
 
 /// An event stream's state on its connection thread.
@@ -387,16 +428,26 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
             return queue(connection, response)
         case .accept(let limit):
             body.limit = limit
+            // An upload goes to the disk as it arrives.
+            if limit > WebApp.maximumSmallBody {
+                body.spool = RequestBody.openSpool(in: server.spoolFolder)
+                if body.spool < 0 { body.spoolFailure = "the box cannot keep the upload (\(String(cString: strerror(errno))))" }
+            }
             server.connections.headReceived(connection, bodyLimit: limit, proven: proven)
             return .YES
         }
     }
     let body = Unmanaged<RequestBody>.fromOpaque(requestContext.pointee!).takeUnretainedValue()
     if let uploadSize, uploadSize.pointee > 0 {
-        if let upload, !body.tooLarge, !body.overBudget {
-            if body.bytes.count + uploadSize.pointee > body.limit {
+        if let upload, !body.tooLarge, !body.overBudget, body.spoolFailure == nil {
+            if body.bytes.count + body.spooled + uploadSize.pointee > body.limit {
                 body.tooLarge = true
                 body.bytes = []
+            } else if body.spool >= 0 {
+                let wrote = write(body.spool, upload, uploadSize.pointee)
+                if wrote == uploadSize.pointee { body.spooled += wrote } else {
+                    body.spoolFailure = errno == ENOSPC ? "the box's disk is full: the song was not kept" : "the box cannot keep the upload (\(String(cString: strerror(errno))))"
+                }
             } else if !server.connections.reserveBody(uploadSize.pointee) {
                 body.overBudget = true
                 body.bytes = []
@@ -416,6 +467,14 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
         reply = .response(.error(413, body.limit > WebApp.maximumSmallBody ? "the upload is larger than \(WebApp.maximumBody >> 20) MiB" : "the request's body is too large"))
     } else if body.overBudget {
         reply = .response(.error(503, "the box is busy with other uploads; try again in a moment"))
+    } else if let failure = body.spoolFailure {
+        reply = .response(.error(507, failure))
+    } else if body.spool >= 0 {
+        // One upload at a time in memory: read back from the disk, handled, let go.
+        reply = server.uploadTurn.withLock {
+            guard let bytes = body.readSpool() else { return .response(.error(500, "the upload could not be read back from the box's disk")) }
+            return server.handle(WebRequest(method: String(cString: method), path: path, headers: headers, body: bytes, client: client))
+        }
     } else {
         let request = WebRequest(method: String(cString: method), path: path, headers: headers, body: body.bytes, client: client)
         reply = server.handle(request)

@@ -74,3 +74,7 @@ pid_t acapella_spawn_bounded(const char *path, char *const argv[], char *const e
 int acapella_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -errno;
 }
+
+#include <malloc.h>
+
+int acapella_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }

@@ -640,6 +640,32 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(server.refusals.atAccept == 0)
     }
 
+    /// An upload's body goes to a nameless file in the spool folder as it
+    /// arrives and reaches the box whole when it is in; one that does not
+    /// fit the folder's disk is refused (507), nothing left behind.
+    @Test func uploadsArriveThroughTheDisk() throws {
+        let port = UInt16(20_000 + Int.random(in: 0..<20_000))
+        let box = FakeBox()
+        let spool = NSTemporaryDirectory() + "spool-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: spool) }
+        let server = try WebServer(app: testApp(box: box), port: port, bind: "127.0.0.1", spoolFolder: spool)
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        let (_, pairHeaders, pairBody) = try fetch(base + "/api/pair", method: "POST", body: "123456")
+        let cookie = String((pairHeaders["set-cookie"] ?? "").split(separator: ";").first ?? "")
+        let csrf = try #require((try JSONSerialization.jsonObject(with: pairBody) as? [String: Any])?["csrf"] as? String)
+        let song = String(repeating: "x", count: 3 << 20)
+        let (status, _, _) = try fetch(base + "/api/upload", method: "POST", body: song, headers: ["Cookie": cookie, "X-CSRF-Token": csrf, "X-File-Name": "big.acasong"])
+        #expect(status == 200)
+        #expect(box.uploads.withLock { $0.map(\.1) } == [3 << 20], "the whole body reached the box")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the spool has no names")
+        // A spool folder that cannot hold it (gone): said, not a crash.
+        try FileManager.default.removeItem(atPath: spool)
+        let (gone, _, said) = try fetch(base + "/api/upload", method: "POST", body: "acasong 1", headers: ["Cookie": cookie, "X-CSRF-Token": csrf, "X-File-Name": "s.acasong"])
+        #expect(gone == 507 && String(decoding: said, as: UTF8.self).contains("cannot keep the upload"), "\(gone)")
+    }
+
     /// Two session cookies (a stale one beside the current, in either
     /// order, on one line or two): the live one is the session.
     @Test func theLiveOfTwoSessionCookiesIsTheSession() throws {

@@ -60,6 +60,9 @@ assert b'carry' in d and b'mix' in d and b'Acapella box' in d"
 done
 # The phone's file read by another program (FFmpeg's own command line): AAC in an M4A, its tags,
 # its loudness as that decoder gives it (measured here, not by the box) on the -16 LUFS target.
+# FFmpeg is opened the first time an .m4a is made (Sources/CFFmpeg), never linked: none of its libraries in the program's.
+check "FFmpeg not linked" equals "$(readelf -d "$acapella" | grep -c 'libav\(format\|codec\|util\)')" "0"
+check "FFmpeg's soname in the program, for dlopen and the package's Depends" matches "$(strings -a "$acapella" | grep -E '^libavformat\.so\.[0-9]+$')" '^libavformat\.so\.[0-9]+$'
 probe="$(ffprobe -v error -show_entries stream=codec_name,sample_rate,channels:format=format_name:format_tags=title,album,comment,encoder -of compact "$work/tagged.m4a" 2>&1)"
 for want in "codec_name=aac" "sample_rate=48000" "channels=2" "format_name=mov,mp4,m4a" "tag:title=Amazing Grace" "tag:album=carry" "tag:comment=mix" "tag:encoder=Acapella box"; do
   check "ffprobe reads the .m4a: $want" contains "$probe" "$want"

@@ -161,6 +161,37 @@ check((peak - base_rss) < 32 * 1024,
 check(singer_served(session), "the singer's page still works after them")
 
 
+# 3b. The paired singer's own uploads, 16 held open at once with 1 MB of
+# each sent (a phone on a bad connection): their bodies go to the box's disk
+# as they arrive, never into its memory (130 MB before).
+def held_upload(results, hold):
+    try:
+        sock = socket.create_connection((host, port), timeout=30, source_address=(singer, 0))
+        sock.sendall((f"POST /api/upload HTTP/1.1\r\nHost: {host}\r\nCookie: {session[0]}\r\nX-CSRF-Token: {session[1]}\r\n"
+                      f"X-File-Name: held.musicxml\r\nContent-Length: {4 << 20}\r\n\r\n").encode())
+        for _ in range(16):
+            sock.sendall(b"<" + b"x" * 65535)
+        hold.wait(20)
+        sock.close()
+        results.append(True)
+    except OSError:
+        results.append(False)
+
+before = rss_kb()
+held, hold = [], threading.Event()
+threads = [threading.Thread(target=held_upload, args=(held, hold)) for _ in range(16)]
+for thread in threads:
+    thread.start()
+time.sleep(4)
+holding = rss_kb()
+hold.set()
+for thread in threads:
+    thread.join()
+check((holding - before) < 8 * 1024, f"16 uploads held open by the paired singer, 1 MB of each sent: the box {before // 1024} MB before, {holding // 1024} MB while they were held "
+      f"(bodies on the box's disk; 130 MB before)")
+check(singer_served(session), "the singer's page still works after them")
+
+
 # 4. Slow connections: every slot the attackers can get, a byte every 2 s.
 slow = []
 stop = threading.Event()

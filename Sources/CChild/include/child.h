@@ -22,4 +22,10 @@ pid_t acapella_spawn_bounded(const char *path, char *const argv[], char *const e
 // extension Swift's Glibc module does not show); 0, or -errno.
 int acapella_pipe_cloexec(int fds[2]);
 
+// glibc's malloc arenas limited to `count` (mallopt M_ARENA_MAX, which
+// Swift's Glibc module does not show): the box serves each page connection
+// on a thread of its own, and each arena keeps what its thread freed.
+// Returns 1 when set.
+int acapella_limit_malloc_arenas(int count);
+
 #endif
