@@ -101,7 +101,7 @@ let package = Package(
         // takes at another tempo or key (Rubber Band).
         .target(
             name: "AcapellaProject",
-            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "AcapellaLock", "CSndFile", "CEBUR128", "CZip", "CSoxr", "CFFmpeg", "CRubberBand"],
+            dependencies: ["AcapellaEngine", "AcapellaDSP", "AcapellaScore", "AcapellaJSON", "AcapellaLock", "CSndFile", "CEBUR128", "CZip", "CSoxr", "CFFmpeg", "CRubberBand", "CChild"],
             swiftSettings: strictSwift),
 
         // MARK: MusicXML and .mxl → Score.

@@ -387,8 +387,7 @@ public enum Box {
     static func startWeb(options: BoxOptions, log: BoxLog, wake: WakeDescriptor)
         -> (server: WebServer, hub: WebHub, banner: WebBanner, mdns: MDNSAnnouncer?)? {
         guard let port = options.webPort else { return nil }
-        var assets = WebAssets.load()
-        assets.merge(ShippedFiles.webFonts()) { $1 }
+        let assets = WebAssets.load()
         guard assets["/"] != nil else {
             log("web: the page's files are missing (Web/ beside the program, or share/acapella/web); the box runs on without it", .warning)
             return nil
@@ -397,7 +396,7 @@ public enum Box {
         var random = SystemRandomNumberGenerator()
         let pairing = PairingFile.restore(dataDirectory: options.dataDirectory, code: Pairing.code(from: random.next()), log: log)
         let code = pairing.code
-        let app = WebApp(assets: assets, guests: options.webGuests, pairingCode: code,
+        let app = WebApp(assets: assets, files: ShippedFiles.webFonts(), guests: options.webGuests, pairingCode: code,
                          box: hub,
                          clock: { MonotonicClock.nanoseconds() / 1_000_000 },
                          random: {

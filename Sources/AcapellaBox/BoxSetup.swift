@@ -101,12 +101,13 @@ public enum ShippedFiles {
 
     /// The fonts the web page's score asks for, by their paths on the page:
     /// Bravura and the text font's faces.
-    public static func webFonts() -> [String: (type: String, bytes: [UInt8])] {
-        var fonts: [String: (type: String, bytes: [UInt8])] = [:]
-        if let file = musicFontFile, let data = FileManager.default.contents(atPath: file) { fonts["/bravura.otf"] = ("font/otf", [UInt8](data)) }
+    /// Sent from their files, never held (`WebApp.files`).
+    public static func webFonts() -> [String: (type: String, path: String)] {
+        var fonts: [String: (type: String, path: String)] = [:]
+        if let file = musicFontFile, FileManager.default.isReadableFile(atPath: file) { fonts["/bravura.otf"] = ("font/otf", file) }
         let files = (try? textFontFiles())?.files ?? [:]
         for face in textFaces {
-            if let path = files[face.style], let data = FileManager.default.contents(atPath: path) { fonts["/" + face.file] = ("font/ttf", [UInt8](data)) }
+            if let path = files[face.style], FileManager.default.isReadableFile(atPath: path) { fonts["/" + face.file] = ("font/ttf", path) }
         }
         return fonts
     }

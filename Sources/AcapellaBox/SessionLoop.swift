@@ -6,6 +6,7 @@ import AcapellaScore
 import AcapellaStatus
 import AcapellaWeb
 import Foundation
+internal import CChild
 
 /// One song and part, open: the control loop of a session. Each turn it
 /// waits in one `poll` on every descriptor, asks each source what happened
@@ -111,6 +112,8 @@ final class SessionLoop {
         self.analyses = TakeAnalyses(wake: io.wake, analyzer: io.program)
         self.scores = TakeScores.load(dataDirectory: options.dataDirectory)
         if resuming { restore(saved) }
+        // The song parsed and scheduled, the project read: what that took and freed goes back (a long song's is megabytes).
+        _ = acapella_release_freed_memory()
     }
 
     /// The project closed (the next session may open it for writing).

@@ -103,8 +103,15 @@ public enum SongLibrary {
 
     /// A song file's score: `.acasong` parsed, MusicXML imported in memory.
     public static func score(of path: String) throws(ProjectError) -> Score {
-        let text = try songText(path)
-        do { return try Acasong.parse(text) } catch { throw ProjectError(description: "\(path): \(error.description)") }
+        let bytes: [UInt8]
+        do { bytes = try readLimited(path) } catch { throw ProjectError(description: "\(error)") }
+        if MusicXML.isFile(path) {
+            do { return try MusicXML.importScore(bytes: bytes, fileName: path).score } catch {
+                throw ProjectError(description: "\(error)".split(separator: "\n").first.map(String.init) ?? "\(path): not a song")
+            }
+        }
+        // Parsed once (a long song's notes are megabytes).
+        do { return try Acasong.parse(bytes: bytes, file: path) } catch { throw ProjectError(description: error.errors.first.map { "\($0)" } ?? path) }
     }
 
     /// A song file's text: `.acasong` as it is, MusicXML imported in memory.

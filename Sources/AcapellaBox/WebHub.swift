@@ -10,6 +10,7 @@ import AcapellaStatus
 public import AcapellaWeb
 import AcapellaWebServer
 import Foundation
+internal import CChild
 import Synchronization
 import AcapellaLock
 
@@ -303,6 +304,8 @@ public final class WebHub: WebBox {
         // A song new to the list (or changed) is read outside the lock (the web threads wait on it).
         let known = shared.withLock { shared in Dictionary(shared.songs.map { ($0.path, $0.summary) }) { first, _ in first } }
         let songs = paths.map { path in (path, (reread.contains(path) ? nil : known[path]) ?? SongSummary.read(path)) }
+        // Each song new to the list was parsed for its summary: what that took goes back.
+        if songs.contains(where: { known[$0.0] == nil }) { _ = acapella_release_freed_memory() }
         shared.withLock { shared in
             // A song uploaded meanwhile stays (the loop learns of it next turn).
             let uploaded = shared.songs.filter { known[$0.path] == nil && !paths.contains($0.path) }
@@ -657,7 +660,7 @@ public struct SongSummary: Hashable, Sendable {
     }
 
     public static func read(_ path: String) -> SongSummary {
-        if let text = try? SongLibrary.songText(path), let score = try? Acasong.parse(text) {
+        if let score = try? SongLibrary.score(of: path) {
             // Untitled: its file's name, as the header's reading has it.
             return SongSummary(score, title: score.title ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension)
         }

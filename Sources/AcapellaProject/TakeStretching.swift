@@ -1,7 +1,7 @@
 public import AcapellaEngine
 import AcapellaScore
 import Foundation
-internal import CRubberBand
+internal import CChild
 
 #if canImport(Glibc)
 import Glibc

@@ -195,6 +195,9 @@ public final class WebApp: Sendable {
     /// Shipped page files by their URL path ("/", "/app.js"…): the only
     /// files served; nothing from a request is ever used as a file path.
     let assets: [String: (type: String, bytes: [UInt8])]
+    /// Files the page asks for that the box sends from the disk, never
+    /// holds (the fonts: megabytes each), by their paths on the page.
+    let files: [String: (type: String, path: String)]
     let guests: GuestAccess
     let pairing: VisibleLock<Pairing>
     let box: any WebBox
@@ -223,11 +226,12 @@ public final class WebApp: Sendable {
     /// Event streams open now: guests' by group, and paired pages'.
     let streams = VisibleLock<(guests: [String: Int], paired: Int)>(([:], 0))
 
-    public init(assets: [String: (type: String, bytes: [UInt8])], guests: GuestAccess, pairingCode: String, box: any WebBox,
-                eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64, random: @escaping @Sendable () -> String,
+    public init(assets: [String: (type: String, bytes: [UInt8])], files: [String: (type: String, path: String)] = [:], guests: GuestAccess, pairingCode: String,
+                box: any WebBox, eventInterval: Duration = .milliseconds(33), clock: @escaping @Sendable () -> Int64, random: @escaping @Sendable () -> String,
                 newPairingCode: @escaping @Sendable () -> String = { "000000" }, pairing restored: Pairing? = nil) {
         self.newPairingCode = newPairingCode
         self.assets = assets
+        self.files = files
         self.guests = guests
         pairing = VisibleLock(restored ?? Pairing(code: pairingCode))
         self.box = box
@@ -336,6 +340,12 @@ public final class WebApp: Sendable {
             return .response(.error(request.headers["host"] == nil ? 400 : 403, request.headers["host"] == nil ? "a request without Host is refused" : "this is not the box's name"))
         }
         if request.method == "GET" || request.method == "HEAD" {
+            if let file = files[request.path] {
+                // A font never changes within a version: kept a day.
+                var sent = WebFile(path: file.path, contentType: file.type, downloadName: nil, temporary: false)
+                sent.cacheSeconds = 86_400
+                return .file(sent)
+            }
             if let asset = assets[request.path] {
                 // The font never changes within a version; the page's own files may.
                 let cache = request.path.hasSuffix(".otf") || request.path.hasSuffix(".ttf") ? "max-age=86400" : "no-cache"

@@ -259,6 +259,8 @@ public struct WebFile: Sendable, Hashable {
     /// (`inflate`) decompressed on its way for a client that does not take gzip.
     public var gzip = false
     public var inflate = false
+    /// Seconds a browser may keep it (nil: asked for again each time).
+    public var cacheSeconds: Int?
 
     public init(path: String, contentType: String, downloadName: String?, temporary: Bool) {
         self.path = path

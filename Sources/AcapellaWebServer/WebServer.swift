@@ -556,7 +556,7 @@ func addHeaders(_ response: OpaquePointer, _ file: WebFile) {
         let name = downloadName.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
         MHD_add_response_header(response, "Content-Disposition", "attachment; filename=\"\(name)\"")
     } else {
-        MHD_add_response_header(response, "Cache-Control", "no-cache")
+        MHD_add_response_header(response, "Cache-Control", file.cacheSeconds.map { "max-age=\($0)" } ?? "no-cache")
         if file.gzip { MHD_add_response_header(response, "Vary", "Accept-Encoding") }
     }
 }

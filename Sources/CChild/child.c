@@ -78,3 +78,5 @@ int acapella_pipe_cloexec(int fds[2]) {
 #include <malloc.h>
 
 int acapella_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
+
+int acapella_release_freed_memory(void) { return malloc_trim(0); }

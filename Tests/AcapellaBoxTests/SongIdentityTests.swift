@@ -195,6 +195,37 @@ import Testing
     }
 }
 
+extension SongIdentityTests {
+    /// A song of a 200-byte file name: a project of 29 letters beside it is
+    /// made, opened, left and moved to the trash (its folder's name is as
+    /// long as a project's may be; the trash's stamp used to make it too
+    /// long to move: 500); one of 30 letters is refused at once, saying how
+    /// long its name may be there.
+    @Test func aProjectOfALongSongsNameIsMadeAndRemoved() throws {
+        let songs = try library()
+        defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
+        let box = try EmbeddedBox(songs: songs)
+        let long = SongLibrary.userFolder(box.data) + "/" + String(repeating: "h", count: 200) + ".acasong"
+        try Data(try Self.rowCalled("Long").utf8).write(to: URL(fileURLWithPath: long))
+        #expect(try box.run { $0.options.songs.count == 3 })
+        #expect(try box.change(.choose(song: 2, part: 0)) == .success("switching to Long"))
+        #expect(try box.run { $0.sessionsOpened == 2 })
+        let name = String(repeating: "a", count: 29)
+        #expect(try box.change(.project(.create(name))) == .success("project '\(name)' of Long"))
+        #expect(try box.run { $0.sessionsOpened == 3 })
+        #expect(try box.change(.project(.select("Main"))) == .success("project 'Main' of Long"))
+        #expect(try box.run { $0.sessionsOpened == 4 })
+        #expect(try box.change(.project(.remove(name))) == .success("project '\(name)' moved to the trash with its 0 takes, kept 30 days"))
+        guard case .failure(let tooLong) = try box.change(.project(.create(name + "a"))) else {
+            Issue.record("a project whose folder's name would be too long was made")
+            return
+        }
+        #expect(tooLong.status == 422 && tooLong.description.contains("its projects' names are 29 letters at most"), "\(tooLong)")
+        box.press("q")
+        #expect(try box.run { $0.ended == .quit })
+    }
+}
+
 /// The rules of a song's projects, without a box.
 @Suite struct SongProjectRulesTests {
     func folder() throws -> String {
