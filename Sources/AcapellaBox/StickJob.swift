@@ -85,6 +85,8 @@ public enum StickJob {
         public var writeSeconds = 0.0
         /// What was left alone on the stick, and why (a link, not a plain file).
         public var skipped: [String] = []
+        /// Projects that could not be exported (the others went out), and why.
+        public var failed: [String] = []
     }
 
     /// Why it stopped.
@@ -186,6 +188,10 @@ public enum StickJob {
         let scratch = dataDirectory + "/exports"
         if !projects.isEmpty {
             do { try Folders.make(scratch) } catch { throw Failure(description: error.description, removed: false) }
+            // The stick's export folder itself (a link out of the stick, a file): nothing can go out.
+            let made = try onStick("acapella/export")
+            do { try Folders.make(made) } catch { throw failure(error.description, "export") }
+            _ = try onStick("acapella/export")
         }
         func export(_ project: Project) throws(Failure) {
             let stem = ((project.path as NSString).lastPathComponent as NSString).deletingPathExtension
@@ -240,7 +246,7 @@ public enum StickJob {
         // One project that cannot be exported (a mix that fails) is said, and the others still go out.
         for project in projects {
             do { try export(project) } catch where !error.removed {
-                outcome.skipped.append("\(error.description); the other projects went on")
+                outcome.failed.append("\(error.description); the other projects went on")
             }
         }
 
@@ -345,7 +351,7 @@ final class StickMonitor: Sendable {
                     wake.wake()
                 }
                 said = "USB: \(outcome.imported.count) song\(outcome.imported.count == 1 ? "" : "s") in, \(outcome.exported.count) files out — safe to remove"
-                    + outcome.skipped.map { "; \($0)" }.joined()
+                    + (outcome.failed + outcome.skipped).map { "; \($0)" }.joined()
             } catch {
                 said = "USB: \(error)"
             }

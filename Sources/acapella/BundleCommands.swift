@@ -130,7 +130,9 @@ func runUSB(_ arguments: ParsedArguments) throws -> Int32 {
     // What arrived is imported at once, as the running box would.
     for arrival in SongLibrary.importArrivals(in: SongLibrary.userFolder(data)) { writeError(arrival.message) }
     for skipped in outcome.skipped { writeError("\(stick)/acapella/\(skipped)") }
+    for failed in outcome.failed { writeError("usb: \(failed)") }
     print("usb: \(outcome.imported.count) song\(outcome.imported.count == 1 ? "" : "s") in (\(outcome.alreadyThere) already there), \(outcome.exported.count) files out "
           + String(format: "(%.1f MB; rendering %.1f s, writing %.1f s); safe to remove", Double(outcome.bytes) / 1_048_576, outcome.renderSeconds, outcome.writeSeconds))
-    return 0
+    // A project that could not go out is a failure, though the others did.
+    return outcome.failed.isEmpty ? 0 : 1
 }

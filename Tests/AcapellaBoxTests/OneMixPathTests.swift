@@ -84,6 +84,34 @@ import Testing
         #expect(try bytes(practice.path) == bytes(viaExport))
     }
 
+    /// A stick where one project cannot go out (its export folder is a
+    /// file there): the other project still goes out, the one that could
+    /// not is said as failed; a stick whose export folder is a link out of
+    /// it sends nothing anywhere and the job fails as a whole.
+    @Test func aProjectThatCannotGoOutLeavesTheOthers() throws {
+        let project = try TakeStreamingTests.project()
+        let data = NSTemporaryDirectory() + "stickfail-\(UUID().uuidString)"
+        let stick = data + "/stick"
+        try FileManager.default.createDirectory(atPath: data + "/projects", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: stick + "/acapella/export", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try FileManager.default.copyItem(atPath: project.path, toPath: data + "/projects/a.acaproj")
+        try FileManager.default.copyItem(atPath: project.path, toPath: data + "/projects/b.acaproj")
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: stick + "/acapella/export/a"))
+        let outcome = try StickJob.run(stick: stick, dataDirectory: data, stillThere: { true }, progress: { _ in })
+        #expect(outcome.failed.count == 1 && outcome.failed[0].contains("export/a"), "\(outcome.failed)")
+        #expect(outcome.exported.contains("acapella/export/b/mix.flac") && !outcome.exported.contains { $0.hasPrefix("acapella/export/a/") }, "\(outcome.exported)")
+        #expect(outcome.skipped.isEmpty)
+
+        // The export folder a link out of the stick: refused whole, nothing written where it points.
+        let elsewhere = data + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.removeItem(atPath: stick + "/acapella/export")
+        try FileManager.default.createSymbolicLink(atPath: stick + "/acapella/export", withDestinationPath: elsewhere)
+        #expect(throws: StickJob.Failure.self) { try StickJob.run(stick: stick, dataDirectory: data, stillThere: { true }, progress: { _ in }) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+    }
+
     /// A take with the others: the take streamed as its part's only take,
     /// at its own tempo; a take that is not there is a 404 (before any
     /// child runs); the page's is `acapella mix --take`'s.
