@@ -8,20 +8,23 @@ import AcapellaLock
 /// stream blocks only its own), every request handed to a `WebApp`.
 ///
 /// Held for the singer against a hostile or broken client (`Connections`):
-/// a connection counts as the paired singer's once a request of its
-/// carries a live session (read with the request's head), and is never
-/// pushed out; until then it is one of the unproven, of which a client
-/// group (an address, a whole IPv6 /64, the loopback /8:
-/// `WebClient.group`) may hold 4 (16 where a page paired from it: a phone
-/// opens several at once) and all of them 40, with 64 connections in all.
-/// At a limit the slowest unproven connection waiting for a request head
-/// (or idle between requests, or sending a small body) is shut to make
-/// room, so a paired page is always served whoever else is in its group;
-/// only when none can go is a connection refused. A connection that has
-/// not sent its whole request head within 10 s, or a body within its time,
-/// is shut; a body is read only once the request may have one (a session,
-/// its CSRF token, the box's name in `Host`), each within its route's size,
-/// all of them together within 16 MiB.
+/// 64 connections in all. A client group (an address, a whole IPv6 /64,
+/// the loopback /8: `WebClient.group`) that a page paired from may hold
+/// 16, any other 4, and the groups no page paired from 40 together, so room
+/// is always kept for paired phones. A connection is a paired page's while
+/// its requests carry a live session (read with each request's head; a
+/// session signed out no longer counts); the others are unproven. At a
+/// limit the slowest unproven connection that may go — still sending its
+/// head or a small body, idle between requests, or 10 s into an answer
+/// it reads slowly — is shut to make room (in its group first), so a
+/// paired phone is served whoever shares its network; only when none can
+/// go is a connection refused. A connection that has not sent its whole
+/// request head within 10 s, or a body within its time, is shut, and an
+/// unproven one still being answered after 60 s; a body is read only once
+/// the request may have one (a session, its CSRF token, the box's name in
+/// `Host`), each within its route's size: a small one held (all together
+/// within 16 MiB), an upload written to the disk as it arrives (all
+/// together within 64 MiB).
 public final class WebServer: @unchecked Sendable {
     // @unchecked: `daemon` is written once in init and read in stop();
     // `connections` is thread-safe.
@@ -31,17 +34,23 @@ public final class WebServer: @unchecked Sendable {
     /// The port listened on.
     public let port: UInt16
 
-    /// Connections in all; what unproven ones a client group may hold
-    /// (one a page paired from: more), and all of them together.
+    /// Connections in all; what a client group may hold (one a page
+    /// paired from: more), and the groups no page paired from together.
     static let connectionLimit = 64
-    static let unprovenPerGroup = 4
-    static let unprovenPerPairedGroup = 16
-    static let unprovenInAll = 40
+    static let unpairedPerGroup = 4
+    static let pairedPerGroup = 16
+    static let unpairedInAll = 40
     /// libmicrohttpd's own cap, above `connectionLimit`: room for the
     /// connections being shut to make room while new ones come in.
     static let hardConnectionLimit = connectionLimit + 16
     /// libmicrohttpd's cap per address (a phone is one).
     static let perAddressLimit = 16
+    /// Seconds an unproven connection's answer may take before it may be
+    /// shut to make room, and before it is shut whatever happens.
+    static let slowAnswerSeconds: Int64 = 10
+    static let longestUnprovenAnswer: Int64 = 60
+    /// Upload bodies on the disk at once, every connection together.
+    static let spoolBudget = 64 << 20
     /// Seconds a connection has to send its request head, a small body, an
     /// upload; seconds of silence before an idle connection is closed.
     static let headDeadline = 10
@@ -117,10 +126,12 @@ public final class WebServer: @unchecked Sendable {
 }
 
 /// The server's connections, as the limits see them: each with its client
-/// group, whether it has shown a live session (proven), its socket and
-/// what it is doing since when; watched once a second for a request head
-/// or body that takes too long, or an unproven connection idle too long
-/// (shut down: libmicrohttpd then closes it).
+/// group, whether its last request carried a live session (proven, with
+/// the cookies it sent, asked again when room is needed: a session signed
+/// out since no longer counts), its socket and what it is doing since
+/// when; watched once a second for a request head or body that takes too
+/// long, or an unproven answer that does (shut down: libmicrohttpd then
+/// closes it).
 public final class Connections: @unchecked Sendable {
     // @unchecked: everything is behind `state`.
     public struct Refusals: Hashable, Sendable {
@@ -128,28 +139,29 @@ public final class Connections: @unchecked Sendable {
         public var atAccept = 0
         /// Unproven connections shut to make room for a new one.
         public var madeRoom = 0
-        /// Connections shut for a request head or body too slow, or idle unproven.
+        /// Connections shut for a request head or body too slow, or an unproven answer too long.
         public var tooSlow = 0
-        /// Bodies refused for the memory they would take.
+        /// Bodies refused for the memory (or disk) they would take.
         public var overBudget = 0
     }
 
-    enum Phase: Sendable, Equatable { case head, body(deadline: Int64), answering, idle }
+    /// What a connection is doing: its request head or body arriving, an
+    /// answer going out (an event stream: until it ends), or waiting for
+    /// its next request.
+    enum Phase: Sendable, Equatable { case head, body(deadline: Int64), answering, streaming, idle }
 
     struct Entry: Sendable {
         var group: String
-        /// A request of its carried a live session: a paired page's.
+        /// Its last request carried a live session: a paired page's.
         var proven = false
+        /// The cookies that request sent (asked again: a session may end).
+        var cookies: String?
         /// Shut to make room (its socket is going).
         var shut = false
         var socket: Int32
         /// When its phase began.
         var since: Int64
         var phase: Phase = .head
-
-        /// Whether it may be shut to make room: unproven, and not in the
-        /// middle of an answer (a guest's event stream, a page's file).
-        var mayGo: Bool { !proven && !shut && phase != .answering }
     }
 
     struct State: Sendable {
@@ -158,22 +170,12 @@ public final class Connections: @unchecked Sendable {
         /// Accepted but not yet started, by group (accept and start are one after the other on the listening thread).
         var accepted: [String] = []
         var bodyBytes = 0
+        var spoolBytes = 0
         var refusals = Refusals()
         var watching = true
 
         /// Connections that count against the limits (those being shut do not).
         func count(_ include: (Entry) -> Bool) -> Int { entries.values.filter { !$0.shut && include($0) }.count }
-
-        /// Shuts the slowest connection that may go (of `group`, or of
-        /// any); false when none may.
-        mutating func makeRoom(in group: String?) -> Bool {
-            guard let (key, slowest) = entries.filter({ $0.value.mayGo && (group == nil || $0.value.group == group) })
-                .min(by: { $0.value.since < $1.value.since }) else { return false }
-            entries[key]?.shut = true
-            if slowest.socket >= 0 { shutdown(slowest.socket, Int32(SHUT_RDWR)) }
-            refusals.madeRoom += 1
-            return true
-        }
     }
 
     private let state = VisibleLock(State())
@@ -185,17 +187,53 @@ public final class Connections: @unchecked Sendable {
 
     var refusals: Refusals { state.withLock { $0.refusals } }
 
+    /// Whether `entry` is a paired page's now (its session still live).
+    func isProven(_ entry: Entry) -> Bool {
+        entry.proven && entry.cookies.map { app.carriesSession(["cookie": $0]) } ?? false
+    }
+
+    /// Whether `entry` may be shut to make room: unproven, and not in the
+    /// middle of an answer it reads at a fair pace (a guest's event stream
+    /// never; a file read slowly, once 10 s into it).
+    func mayGo(_ entry: Entry, now: Int64) -> Bool {
+        guard !entry.shut, !isProven(entry) else { return false }
+        switch entry.phase {
+        case .head, .body, .idle: return true
+        case .answering: return now - entry.since > WebServer.slowAnswerSeconds * 1_000_000_000
+        case .streaming: return false
+        }
+    }
+
+    /// Shuts the slowest connection that may go (of `group`, or of any:
+    /// a group no page paired from first); false when none may.
+    private func makeRoom(_ state: inout State, in group: String?, now: Int64) -> Bool {
+        let candidates = state.entries.filter { (group == nil || $0.value.group == group) && mayGo($0.value, now: now) }
+        guard let (key, slowest) = candidates.min(by: { a, b in
+            let (pairedA, pairedB) = (app.isPaired(group: a.value.group), app.isPaired(group: b.value.group))
+            return pairedA != pairedB ? !pairedA : a.value.since < b.value.since
+        }) else { return false }
+        state.entries[key]?.shut = true
+        if slowest.socket >= 0 { shutdown(slowest.socket, Int32(SHUT_RDWR)) }
+        state.refusals.madeRoom += 1
+        return true
+    }
+
     /// At accept: whether a client at `address` may connect now — making
     /// room when a limit is reached by shutting the slowest unproven
     /// connection (of its group first), refused only when none can go.
     func mayConnect(address: String) -> Bool {
         let group = WebClient.group(address)
-        let perGroup = app.isPaired(group: group) ? WebServer.unprovenPerPairedGroup : WebServer.unprovenPerGroup
+        let paired = app.isPaired(group: group)
+        let now = MonotonicNanoseconds.now()
         return state.withLock { state in
             let pending = state.accepted.count, pendingHere = state.accepted.filter { $0 == group }.count
-            let allowed = (state.count { !$0.proven && $0.group == group } + pendingHere < perGroup || state.makeRoom(in: group))
-                && (state.count { !$0.proven } + pending < WebServer.unprovenInAll || state.makeRoom(in: nil))
-                && (state.count { _ in true } + pending < WebServer.connectionLimit || state.makeRoom(in: nil))
+            let unpaired = { (entry: Entry) in !self.app.isPaired(group: entry.group) }
+            let allowed = (state.count { $0.group == group } + pendingHere < (paired ? WebServer.pairedPerGroup : WebServer.unpairedPerGroup)
+                || makeRoom(&state, in: group, now: now))
+                // Room kept for paired phones: the groups no page paired from share 40.
+                && (paired || state.count(unpaired) + state.accepted.filter { !app.isPaired(group: $0) }.count < WebServer.unpairedInAll
+                    || makeRoom(&state, in: nil, now: now))
+                && (state.count { _ in true } + pending < WebServer.connectionLimit || makeRoom(&state, in: nil, now: now))
             if allowed { state.accepted.append(group) } else { state.refusals.atAccept += 1 }
             return allowed
         }
@@ -217,23 +255,29 @@ public final class Connections: @unchecked Sendable {
 
     /// Its request head is in: a body of up to `bodyLimit` bytes may follow,
     /// within its deadline; with none, it is being answered. `proven`: the
-    /// request carries a live session (the connection is a paired page's
-    /// from now on).
-    func headReceived(_ connection: OpaquePointer, bodyLimit: Int, proven: Bool) {
+    /// request carries a live session (`cookies`), decided again at each
+    /// request.
+    func headReceived(_ connection: OpaquePointer, bodyLimit: Int, proven: Bool, cookies: String?) {
         let seconds = bodyLimit > WebApp.maximumSmallBody ? WebServer.uploadDeadline : WebServer.smallBodyDeadline
         let now = MonotonicNanoseconds.now()
         state.withLock { state in
             guard var entry = state.entries[UInt(bitPattern: connection)] else { return }
             entry.phase = bodyLimit > 0 ? .body(deadline: now + Int64(seconds) * 1_000_000_000) : .answering
             entry.since = now
-            entry.proven = entry.proven || proven
+            entry.proven = proven
+            entry.cookies = proven ? cookies : nil
             state.entries[UInt(bitPattern: connection)] = entry
         }
     }
 
-    /// It is being answered (its body, if any, is in).
-    func answering(_ connection: OpaquePointer) {
-        state.withLock { $0.entries[UInt(bitPattern: connection)]?.phase = .answering }
+    /// It is being answered (its body, if any, is in); `streaming`: an
+    /// event stream, answered until it ends.
+    func answering(_ connection: OpaquePointer, streaming: Bool = false) {
+        let now = MonotonicNanoseconds.now()
+        state.withLock { state in
+            state.entries[UInt(bitPattern: connection)]?.phase = streaming ? .streaming : .answering
+            state.entries[UInt(bitPattern: connection)]?.since = now
+        }
     }
 
     /// Its answer is sent: it waits for the next request (kept alive).
@@ -245,22 +289,30 @@ public final class Connections: @unchecked Sendable {
         }
     }
 
-    /// Takes `count` bytes of the body budget; false when the box holds too
-    /// much already.
-    func reserveBody(_ count: Int) -> Bool {
+    /// What a body may take while it arrives: memory (a request held whole)
+    /// or the disk (an upload spooled).
+    enum Budget {
+        case memory, spool
+        var limit: Int { self == .memory ? WebServer.bodyBudget : WebServer.spoolBudget }
+        var held: WritableKeyPath<State, Int> { self == .memory ? \.bodyBytes : \.spoolBytes }
+    }
+
+    /// Takes `count` bytes of `budget`; false when the bodies under way
+    /// hold too much already.
+    func reserve(_ count: Int, of budget: Budget) -> Bool {
         state.withLock { state in
-            guard state.bodyBytes + count <= WebServer.bodyBudget else {
+            guard state[keyPath: budget.held] + count <= budget.limit else {
                 state.refusals.overBudget += 1
                 return false
             }
-            state.bodyBytes += count
+            state[keyPath: budget.held] += count
             return true
         }
     }
 
-    /// Gives `count` bytes back.
-    func releaseBody(_ count: Int) {
-        state.withLock { $0.bodyBytes -= count }
+    /// Gives `count` bytes of `budget` back.
+    func release(_ count: Int, of budget: Budget) {
+        state.withLock { $0[keyPath: budget.held] -= count }
     }
 
     /// Shuts the connections whose head or body is overdue. Under the lock:
@@ -273,7 +325,9 @@ public final class Connections: @unchecked Sendable {
                 switch entry.phase {
                 case .head: overdue = now - entry.since > Int64(WebServer.headDeadline) * 1_000_000_000
                 case .body(let deadline): overdue = now > deadline
-                case .answering: overdue = false
+                // An unproven client reading a file slowly (a page's asset) is shut at a minute.
+                case .answering: overdue = !entry.proven && now - entry.since > WebServer.longestUnprovenAnswer * 1_000_000_000
+                case .streaming: overdue = false
                 // A paired page's keep-alive waits libmicrohttpd's idle time; an unproven one the head's.
                 case .idle: overdue = !entry.proven && now - entry.since > Int64(WebServer.headDeadline) * 1_000_000_000
                 }
@@ -358,11 +412,14 @@ final class RequestBody {
     var reserved = 0
     var spool: Int32 = -1
     var spooled = 0
+    var spoolReserved = 0
     weak var connections: Connections?
 
     /// A file with no name in `folder` for the body (its space is freed
-    /// when it is closed); -1 when none can be made there.
+    /// when it is closed); -1 when none can be made there. The folder is
+    /// made again if it went away.
     static func openSpool(in folder: String) -> Int32 {
+        mkdir(folder, 0o755)
         let path = folder + "/.upload-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if descriptor >= 0 { unlink(path) }
@@ -382,7 +439,8 @@ final class RequestBody {
     }
 
     deinit {
-        if reserved > 0 { connections?.releaseBody(reserved) }
+        if reserved > 0 { connections?.release(reserved, of: .memory) }
+        if spoolReserved > 0 { connections?.release(spoolReserved, of: .spool) }
         if spool >= 0 { close(spool) }
     }
 }
@@ -424,7 +482,7 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
         let proven = server.carriesSession(headers)
         switch server.admit(method: String(cString: method), path: path, headers: headers, client: client) {
         case .refuse(let response):
-            server.connections.headReceived(connection, bodyLimit: 0, proven: proven)
+            server.connections.headReceived(connection, bodyLimit: 0, proven: proven, cookies: headers["cookie"])
             return queue(connection, response)
         case .accept(let limit):
             body.limit = limit
@@ -433,7 +491,7 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
                 body.spool = RequestBody.openSpool(in: server.spoolFolder)
                 if body.spool < 0 { body.spoolFailure = "the box cannot keep the upload (\(String(cString: strerror(errno))))" }
             }
-            server.connections.headReceived(connection, bodyLimit: limit, proven: proven)
+            server.connections.headReceived(connection, bodyLimit: limit, proven: proven, cookies: headers["cookie"])
             return .YES
         }
     }
@@ -444,11 +502,17 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
                 body.tooLarge = true
                 body.bytes = []
             } else if body.spool >= 0 {
+                guard server.connections.reserve(uploadSize.pointee, of: .spool) else {
+                    body.overBudget = true
+                    uploadSize.pointee = 0
+                    return .YES
+                }
+                body.spoolReserved += uploadSize.pointee
                 let wrote = write(body.spool, upload, uploadSize.pointee)
                 if wrote == uploadSize.pointee { body.spooled += wrote } else {
                     body.spoolFailure = errno == ENOSPC ? "the box's disk is full: the song was not kept" : "the box cannot keep the upload (\(String(cString: strerror(errno))))"
                 }
-            } else if !server.connections.reserveBody(uploadSize.pointee) {
+            } else if !server.connections.reserve(uploadSize.pointee, of: .memory) {
                 body.overBudget = true
                 body.bytes = []
             } else {
@@ -534,6 +598,7 @@ func webAccessHandler(_ context: UnsafeMutableRawPointer?, _ connection: OpaqueP
         MHD_destroy_response(made)
         return result
     case .events(let next):
+        server.connections.answering(connection, streaming: true)
         let stream = Unmanaged.passRetained(EventStreamContext(next: next)).toOpaque()
         guard let made = MHD_create_response_from_callback(UInt64.max, 4096, eventReader, stream, eventStreamFreed) else {
             Unmanaged<EventStreamContext>.fromOpaque(stream).release()

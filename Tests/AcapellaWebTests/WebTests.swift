@@ -660,8 +660,13 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(status == 200)
         #expect(box.uploads.withLock { $0.map(\.1) } == [3 << 20], "the whole body reached the box")
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "the spool has no names")
-        // A spool folder that cannot hold it (gone): said, not a crash.
+        // A spool folder that went away (the cache cleaned) is made again.
         try FileManager.default.removeItem(atPath: spool)
+        let (again, _, _) = try fetch(base + "/api/upload", method: "POST", body: "acasong 1", headers: ["Cookie": cookie, "X-CSRF-Token": csrf, "X-File-Name": "s.acasong"])
+        #expect(again == 200 && FileManager.default.fileExists(atPath: spool), "\(again)")
+        // One that cannot be a folder (a file in its place): said, not a crash.
+        try FileManager.default.removeItem(atPath: spool)
+        try Data("a file".utf8).write(to: URL(fileURLWithPath: spool))
         let (gone, _, said) = try fetch(base + "/api/upload", method: "POST", body: "acasong 1", headers: ["Cookie": cookie, "X-CSRF-Token": csrf, "X-File-Name": "s.acasong"])
         #expect(gone == 507 && String(decoding: said, as: UTF8.self).contains("cannot keep the upload"), "\(gone)")
     }
