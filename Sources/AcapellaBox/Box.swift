@@ -468,6 +468,10 @@ public enum Box {
         // first from before the marks): never another song's takes.
         let ownSong = path == projectPath + "/score.acasong"
         if !ownSong, let elsewhere = SongProjects.belongsElsewhere(projectPath, song: path) { throw ProjectError(description: elsewhere) }
+        // An unmarked folder is the song's first project from before the
+        // marks only when it keeps the song's parts (a bundle from an older
+        // box, imported, is some project of its song).
+        if !ownSong, SongProjects.madeFrom(projectPath) == nil, let other = SongProjects.otherMusic(projectPath, song: path) { throw ProjectError(description: other) }
         if !FileManager.default.fileExists(atPath: projectPath) {
             // .acasong as it is; MusicXML imported (run --song Hymn.mxl).
             let text = try SongLibrary.songText(path)

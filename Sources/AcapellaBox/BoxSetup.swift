@@ -3,6 +3,7 @@ public import AcapellaDevices
 public import AcapellaEngrave
 public import AcapellaEngravePDF
 import AcapellaProject
+import AcapellaScore
 import Foundation
 
 #if canImport(Glibc)
@@ -166,7 +167,20 @@ public struct BoxSetup: Sendable {
         var index = 0
         if let wanted = flags.song ?? settings.song {
             if FileManager.default.fileExists(atPath: wanted) {
-                songs.insert(wanted, at: 0)
+                // The library's own file (or a copy of it) is that song; any
+                // other song whose takes would go where a library song's are is refused.
+                if let same = songs.firstIndex(where: { SongProjects.stem($0) == SongProjects.stem(wanted) }) {
+                    guard FileCopy.sameContents(songs[same], wanted) else {
+                        throw BoxSetupError(description: "\(flags.song != nil ? "--song" : fileKey("song")): \(SafeText.printable(wanted)): the library's "
+                                            + "\(SafeText.printable(songs[same])) has the same name, and the two would share their takes; rename the file",
+                                            usage: false)
+                    }
+                    index = same
+                } else if let elsewhere = SongProjects.belongsElsewhere(SongProjects.path(song: wanted, name: nil, dataDirectory: dataDirectory), song: wanted) {
+                    throw BoxSetupError(description: "\(flags.song != nil ? "--song" : fileKey("song")): \(elsewhere)", usage: false)
+                } else {
+                    songs.insert(wanted, at: 0)
+                }
             } else if let found = songs.firstIndex(where: { ($0 as NSString).lastPathComponent.lowercased().hasPrefix(wanted.lowercased()) }) {
                 index = found
             } else {

@@ -338,7 +338,9 @@ final class SessionLoop {
         guard let watch = io.songsWatch, ready.contains(watch.fileDescriptor), watch.drain() else { return }
         for arrival in SongLibrary.importArrivals(in: watch.folder) { feed(.notice(arrival.message)) }
         let candidates = SongLibrary.songs(in: watch.folder).filter { !options.songs.contains($0) }
-        let (added, refused) = SongProjects.admissible(candidates, after: options.songs, dataDirectory: options.dataDirectory)
+        // After the library and every song the page stored (one the loop has not learned of yet too).
+        let uploads = SongLibrary.songs(in: SongLibrary.uploadFolder(options.dataDirectory)).filter { !options.songs.contains($0) }
+        let (added, refused) = SongProjects.admissible(candidates, after: options.songs + uploads, dataDirectory: options.dataDirectory)
         // Each refusal said once a session (the folder changes again and again while a stick is copied).
         for line in refused where refusalsSaid.insert(line).inserted { feed(.notice(line + "; not in the library")) }
         if !added.isEmpty { libraryGrew(to: options.songs + added) }
@@ -549,7 +551,8 @@ final class SessionLoop {
     /// guesser sends thousands; a replaced code at once).
     func webInputs() {
         guard let web = io.web else { return }
-        if let songs = web.songs(ifMoreThan: options.songs.count) { libraryGrew(to: songs) }
+        let uploads = web.newUploads().filter { !options.songs.contains($0) }
+        if !uploads.isEmpty { libraryGrew(to: options.songs + uploads) }
         for (change, reply) in web.takeChanges() {
             if case .removeSong(let song) = change {
                 reply.answer(removeSong(song))

@@ -263,7 +263,7 @@ public enum SongProjects {
     /// Names are short words: letters, digits, spaces and - _ ' . , &.
     public static let longestName = 40
 
-    static func stem(_ song: String) -> String {
+    public static func stem(_ song: String) -> String {
         Project.name(forSong: ((song as NSString).lastPathComponent as NSString).deletingPathExtension)
     }
 
@@ -283,7 +283,10 @@ public enum SongProjects {
         guard (path as NSString).deletingLastPathComponent == dataDirectory + "/projects", file.starts(with: prefix),
               file.reversed().starts(with: suffix.reversed()), file.count > prefix.count + suffix.count else { return nil }
         let name = String(decoding: file[prefix.count..<(file.count - suffix.count)], as: UTF8.self)
-        return nameProblem(name, taken: []) == nil ? name : nil
+        // Read leniently, as a manifest's names are: a project made under
+        // older rules (or another box's) is still found; only what would
+        // garble a line is not.
+        return name.isEmpty || name.unicodeScalars.contains(where: SafeText.isControl) ? nil : name
     }
 
     /// The song's projects by name: Main first (whether or not it exists
@@ -328,7 +331,7 @@ public enum SongProjects {
     }
 
     /// The file a named project says it was made from (`song.txt`).
-    public static let markName = "song.txt"
+    public static let markName = Project.songMarkFile
 
     /// Marks a named project as made from `song` (its file's name).
     public static func mark(_ project: String, song: String) throws {
@@ -337,11 +340,26 @@ public enum SongProjects {
 
     /// The song file a project says it was made from (nil: no mark — a
     /// song's first project from before every project was marked).
+    /// Its first line exactly (a file name may begin with a space); an
+    /// empty mark is no mark; a mark that is not a plain file (a FIFO, a
+    /// link) is never waited on nor followed, and reads as a mark of no song.
     public static func madeFrom(_ project: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: project + "/" + markName), let head = try? handle.read(upToCount: 1_024) else { return nil }
-        try? handle.close()
-        return String(decoding: head, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let descriptor = open(project + "/" + markName, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return errno == ENOENT ? nil : unreadableMark }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return unreadableMark }
+        var head = [UInt8](repeating: 0, count: 1_024)
+        let got = read(descriptor, &head, head.count)
+        guard got >= 0 else { return unreadableMark }
+        let line = head[..<got].split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+        let text = String(decoding: line, as: UTF8.self)
+        return text.isEmpty ? nil : text
     }
+
+    /// What a mark that cannot be read says: no song's file is called this.
+    static let unreadableMark = "(an unreadable mark)/"
+
 
     // MARK: A project is its song's only
 
@@ -365,12 +383,31 @@ public enum SongProjects {
     /// Why `song` cannot join a library holding `earlier` (nil: it can):
     /// a song of the same file name is there already (one name, one set of
     /// projects), or its first project's folder is another song's.
+    /// Songs share their projects when their file names' stems make one
+    /// folder name (Hymn.mxl and Hymn.acasong, or one file in two folders).
     public static func conflict(song: String, earlier: [String], dataDirectory: String) -> String? {
-        let file = (song as NSString).lastPathComponent
-        if let same = earlier.first(where: { $0 != song && ($0 as NSString).lastPathComponent == file }) {
-            return "\(SafeText.printable(song)): a song of this file name is already in the library (\(SafeText.printable(same))), and the two would share their takes; rename one of them"
+        if let same = earlier.first(where: { $0 != song && stem($0) == stem(song) }) {
+            return "\(SafeText.printable(song)): a song of this name is already in the library (\(SafeText.printable(same))), and the two would share their takes; rename one of them"
         }
-        return belongsElsewhere(path(song: song, name: nil, dataDirectory: dataDirectory), song: song)
+        let first = path(song: song, name: nil, dataDirectory: dataDirectory)
+        if let elsewhere = belongsElsewhere(first, song: song) { return elsewhere }
+        return otherMusic(first, song: song)
+    }
+
+    /// Why the project at `project` is not `song`'s though its mark says so
+    /// (or it has none): the music it keeps has other parts — a song
+    /// removed, and another sent under its file name, must not open the
+    /// removed one's takes. A song corrected (its notes, its title) keeps
+    /// its parts and its takes. nil: the same parts, or nothing to compare.
+    public static func otherMusic(_ project: String, song: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: project + "/score.acasong"),
+              let kept = try? Acasong.parse(bytes: [UInt8](data), file: "score.acasong"),
+              let score = try? SongLibrary.score(of: song) else { return nil }
+        let keptParts = kept.parts.map(\.name), parts = score.parts.map(\.name)
+        guard keptParts != parts else { return nil }
+        return "\(SafeText.printable((song as NSString).lastPathComponent)): its takes would go into \(SafeText.printable("projects/" + (project as NSString).lastPathComponent)), "
+            + "which holds the takes of another song (its parts: \(SafeText.printable(keptParts.joined(separator: ", "))); this song's: \(SafeText.printable(parts.joined(separator: ", ")))); "
+            + "rename the song's file to keep them apart"
     }
 
     /// The songs of `candidates` that may join a library holding
@@ -389,7 +426,7 @@ public enum SongProjects {
     /// come back (a song removed and sent again finds its takes), and not
     /// another song's.
     public static func isFreeName(_ file: String, for score: Score, library: [String], dataDirectory: String) -> Bool {
-        guard !library.contains(where: { ($0 as NSString).lastPathComponent == file }) else { return false }
+        guard !library.contains(where: { stem($0) == stem(file) }) else { return false }
         let project = path(song: file, name: nil, dataDirectory: dataDirectory)
         guard FileManager.default.fileExists(atPath: project) else { return true }
         if belongsElsewhere(project, song: file) != nil { return false }
@@ -422,7 +459,7 @@ public enum SongProjects {
     public static func nameProblem(_ name: String, taken: [String]) -> String? {
         if name.isEmpty || name.trimmingCharacters(in: .whitespaces) != name { return "a project's name is a word or a few, without spaces around them" }
         if let problem = SafeText.nameProblem(name, most: longestName) { return "a project's name \(problem)" }
-        let allowed = CharacterSet.letters.union(.decimalDigits).union(CharacterSet(charactersIn: " -_'.,&"))
+        let allowed = CharacterSet.letters.union(.decimalDigits).union(CharacterSet(charactersIn: " -_'.,&\u{200C}\u{200D}"))
         if !name.unicodeScalars.allSatisfy({ allowed.contains($0) }) { return "a project's name is letters, digits, spaces and - _ ' . , & only" }
         if let first = name.unicodeScalars.first, !CharacterSet.alphanumerics.subtracting(.nonBaseCharacters).contains(first) {
             return "a project's name starts with a letter or a digit"
@@ -435,6 +472,7 @@ public enum SongProjects {
     /// their case, width or compatibility form (Ａ and A, ﬁ and fi), the
     /// accents kept (Á is not A).
     static func lookAlike(_ name: String) -> String {
-        name.precomposedStringWithCompatibilityMapping.folding(options: [.caseInsensitive, .widthInsensitive], locale: nil)
+        String(String.UnicodeScalarView(name.precomposedStringWithCompatibilityMapping.folding(options: [.caseInsensitive, .widthInsensitive], locale: nil)
+            .unicodeScalars.filter { !SafeText.isJoiner($0) }))
     }
 }

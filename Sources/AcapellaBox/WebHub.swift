@@ -40,6 +40,8 @@ public final class WebHub: WebBox {
         var project: String?
         /// The library: every song's path and summary, and which is sung.
         var songs: [(path: String, summary: SongSummary)] = []
+        /// Songs uploaded that the control loop has not taken into its library yet.
+        var unlearned: [String] = []
         var currentSong = 0
         var takesVersion = 0
         var libraryVersion = 0
@@ -307,8 +309,9 @@ public final class WebHub: WebBox {
         // Each song new to the list was parsed for its summary: what that took goes back.
         if songs.contains(where: { known[$0.0] == nil }) { _ = acapella_release_freed_memory() }
         shared.withLock { shared in
-            // A song uploaded meanwhile stays (the loop learns of it next turn).
-            let uploaded = shared.songs.filter { known[$0.path] == nil && !paths.contains($0.path) }
+            // A song uploaded and not yet learned stays (the loop learns of it next turn).
+            shared.unlearned.removeAll { paths.contains($0) }
+            let uploaded = shared.songs.filter { shared.unlearned.contains($0.path) }
             if shared.songs.map(\.path) != paths + uploaded.map(\.path) || !reread.isEmpty {
                 shared.songs = songs + uploaded
                 shared.libraryVersion += 1
@@ -321,9 +324,9 @@ public final class WebHub: WebBox {
         }
     }
 
-    /// The library's paths when uploads made it longer than `count`.
-    func songs(ifMoreThan count: Int) -> [String]? {
-        shared.withLock { $0.songs.count > count ? $0.songs.map(\.path) : nil }
+    /// Songs uploaded since the loop last learned of them, in the order they came.
+    func newUploads() -> [String] {
+        shared.withLock { $0.unlearned }
     }
 
     /// A new song: its score for the page, the part highlighted, wide (a
@@ -523,12 +526,16 @@ public final class WebHub: WebBox {
             guard uploads < Self.maximumUploads else {
                 return .failure(WebFailure(507, "the library holds \(Self.maximumUploads) songs from the page; remove some from \(libraryFolder) first"))
             }
-            // A name no song of the library has, whose projects are no other song's.
+            // A name no song of the library has, whose projects are no other
+            // song's: the library as the page knows it, and every song file
+            // on the disk (one a sync or a stick brought that the loop has not taken in yet).
+            let library = shared.songs.map(\.path) + SongLibrary.all(shipped: ShippedFiles.songs, dataDirectory: dataDirectory)
             let path = libraryFolder + "/" + SongProjects.freeName(stem: stem.isEmpty ? "song" : stem, ext: "acasong", in: libraryFolder, for: score,
-                                                                   library: shared.songs.map(\.path), dataDirectory: dataDirectory)
+                                                                   library: library, dataDirectory: dataDirectory)
             if !text.hasSuffix("\n") { text += "\n" }
             do { try AtomicFile.write(Array(text.utf8), to: path) } catch { return .failure(WebFailure(507, "cannot store the song: \(error)")) }
             shared.songs.append((path, SongSummary(score, title: title)))
+            shared.unlearned.append(path)
             shared.libraryVersion += 1
             shared.live.libraryVersion = shared.libraryVersion
             return .success(WebUpload(title: title, index: shared.songs.count - 1, report: report))

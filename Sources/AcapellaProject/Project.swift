@@ -114,6 +114,9 @@ public final class Project {
         return nil
     }
 
+    /// The file naming the song a project was made from (its library file's name).
+    public static let songMarkFile = "song.txt"
+
     /// A song file's stem as a project name: control characters become '-'.
     public static func name(forSong stem: String) -> String {
         String(String.UnicodeScalarView(stem.unicodeScalars.map { SafeText.isControl($0) ? "-" : $0 }.prefix(200)))

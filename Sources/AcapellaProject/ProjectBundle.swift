@@ -15,6 +15,9 @@ public enum ProjectBundle {
     public static func write(_ project: Project, to output: String) throws(ProjectError) {
         let folder = (project.path as NSString).lastPathComponent
         var files = ["manifest.json", "score.acasong"]
+        // The song it was made from (its mark) goes with it: imported on another box it is the same song's.
+        var status = stat()
+        if lstat(project.path + "/" + Project.songMarkFile, &status) == 0, status.st_mode & S_IFMT == S_IFREG { files.append(Project.songMarkFile) }
         // Only what is the project's own: a take whose record names a file
         // outside its takes folder (or a link) is not carried.
         for take in project.manifest.takes where take.state != .recording && (try? project.takePath(take)) != nil {
@@ -110,10 +113,10 @@ public enum ProjectBundle {
                 throw ProjectError(description: "\(file): '\(name)' is not a file of one project (NAME.acaproj/…)")
             }
             let inside = parts.dropFirst().joined(separator: "/")
-            let allowed = inside == "manifest.json" || inside == "score.acasong"
+            let allowed = inside == "manifest.json" || inside == "score.acasong" || inside == Project.songMarkFile
                 || (parts.count == 3 && parts[1] == "takes" && (inside.hasSuffix(".wav") || inside.hasSuffix(".json")))
                 || [ReferenceRecord.recordFile, ReferenceRecord.audioFile, ReferenceRecord.lyricsFile].contains(inside)
-            guard allowed else { throw ProjectError(description: "\(file): '\(name)' is not part of a project (the manifest, the song, takes/*.wav and *.json, the reference/ recording)") }
+            guard allowed else { throw ProjectError(description: "\(file): '\(name)' is not part of a project (the manifest, the song and its mark, takes/*.wav and *.json, the reference/ recording)") }
             // Only plain files: an entry made as a link (Unix mode in the external attributes) is refused.
             var system: zip_uint8_t = 0
             var attributes: zip_uint32_t = 0

@@ -49,26 +49,43 @@ public enum SafeText {
     /// Why `name` is not a name people can read and tell apart (nil: it
     /// is), as the end of a sentence ("a take's name " + it): empty, or
     /// spaces around it; longer than `most` characters; a character that
-    /// does not show (a control, a direction override, a zero-width space
-    /// or joiner, a byte-order mark, a soft hyphen — except the joiners and
-    /// variation selectors inside an emoji); more than two accents on one
-    /// letter (a letter under 39 of them is one character on screen and
-    /// 78 bytes on disk). Titles, project, take and singer names all keep it.
+    /// does not show (a control, a direction override, a zero-width space,
+    /// a byte-order mark, a soft hyphen) — the joiners, variation selectors
+    /// and tags that belong to the letter or emoji before them are part of
+    /// it (ZWNJ in Persian and Hindi, ZWJ in emoji and Indic conjuncts, a
+    /// keycap's or flag's selectors), but never begin or end a name; more
+    /// than eight marks on one letter (Hindi and Vietnamese stack two or
+    /// three; a letter under 39 of them is one character on screen and 78
+    /// bytes on disk). Spacing vowel signs (Devanagari's ि, ी) are letters'
+    /// parts, not marks over them. Titles, project, take and singer names all keep it.
     public static func nameProblem(_ name: String, most: Int) -> String? {
         guard let first = name.first, let last = name.last else { return "is empty" }
         if first.isWhitespace || last.isWhitespace { return "has spaces around it" }
         if name.count > most { return "is \(most) characters at most" }
+        if let end = name.unicodeScalars.last, end.value == 0x200C || end.value == 0x200D {
+            return "holds a character that does not show (U+\(String(end.value, radix: 16, uppercase: true)))"
+        }
         for character in name {
             let scalars = Array(character.unicodeScalars)
-            let emoji = scalars.count > 1 && scalars[0].properties.isEmoji && scalars[0].value > 0x7F
-            if let hidden = scalars.first(where: { isControl($0) || (isHidden($0) && !(emoji && [0x200D, 0xFE0E, 0xFE0F].contains($0.value))) }) {
-                return "holds a character that does not show (U+\(String(hidden.value, radix: 16, uppercase: true)))"
+            if let hidden = scalars.indices.first(where: { isControl(scalars[$0]) || (isHidden(scalars[$0]) && !($0 > 0 && isJoiner(scalars[$0]))) }) {
+                return "holds a character that does not show (U+\(String(scalars[hidden].value, radix: 16, uppercase: true)))"
             }
-            if scalars.filter({ [.nonspacingMark, .enclosingMark, .spacingMark].contains($0.properties.generalCategory) }).count > 2 {
-                return "puts more than two accents on one letter"
+            if scalars.filter({ [.nonspacingMark, .enclosingMark].contains($0.properties.generalCategory) }).count > mostMarks {
+                return "puts more than \(mostMarks) marks on one letter"
             }
         }
         return nil
+    }
+
+    /// Marks one letter may carry (Tibetan and Thai stack four at most).
+    public static let mostMarks = 8
+
+    /// A character that shows nothing itself but shapes the one before it:
+    /// the zero-width non-joiner and joiner, variation selectors, and tag
+    /// characters (a subdivision flag's letters).
+    public static func isJoiner(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value == 0x200C || value == 0x200D || (0xFE00...0xFE0F).contains(value) || (0xE0100...0xE01EF).contains(value) || (0xE0020...0xE007F).contains(value)
     }
 
     /// A character that takes no room on a screen: a format character

@@ -30,6 +30,26 @@ import Testing
         }
     }
 
+    /// `--song PATH` naming a song whose takes would go where a library
+    /// song's are: the library's own file (or a copy) is that song; any
+    /// other song of that name is refused, said, before anything is made.
+    @Test func aSongGivenByPathNeverTakesALibrarySongsProject() throws {
+        var (flags, folder) = try flags(settings: "{}")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let library = try #require(ShippedFiles.songs)
+        flags.song = library + "/amazing-grace.acasong"
+        let own = try BoxSetup.resolve(flags)
+        #expect(own.options.songs[own.options.songIndex] == library + "/amazing-grace.acasong")
+        #expect(own.options.songs.filter { ($0 as NSString).lastPathComponent == "amazing-grace.acasong" }.count == 1)
+        let copy = folder + "/amazing-grace.acasong"
+        try FileManager.default.copyItem(atPath: library + "/amazing-grace.acasong", toPath: copy)
+        flags.song = copy
+        let copied = try BoxSetup.resolve(flags)
+        #expect(copied.options.songs[copied.options.songIndex] == library + "/amazing-grace.acasong")
+        try Data(try SongIdentityTests.rowCalled("Not Amazing Grace").utf8).write(to: URL(fileURLWithPath: copy))
+        #expect(refusal(flags)?.description == "--song: \(copy): the library's \(library)/amazing-grace.acasong has the same name, and the two would share their takes; rename the file")
+    }
+
     @Test func theSettingsAreHandedOnAsOneValue() throws {
         var (flags, folder) = try flags(settings: #"{ "countIn": 3, "metronome": true, "device": "sim:latency=240" }"#)
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -256,7 +256,7 @@ extension SongIdentityTests {
         #expect(admitted.refused.count == 3)
         #expect(admitted.refused[0].hasPrefix("hymn (Yak).acasong: its takes would go into projects/hymn (Yak).acaproj"), "\(admitted.refused)")
         for (refusal, song) in zip(admitted.refused.dropFirst(), ["library", "songs"]) {
-            #expect(refusal == "\(data)/\(song)/hymn.acasong: a song of this file name is already in the library (/lib/hymn.acasong), and the two would share their takes; rename one of them")
+            #expect(refusal == "\(data)/\(song)/hymn.acasong: a song of this name is already in the library (/lib/hymn.acasong), and the two would share their takes; rename one of them")
         }
         // A name is free when no song has it and no other song's takes are where it would put its own.
         let score = try Acasong.parse("acasong 1\ntitle: Other\npart A [treble]\nD4 1 |\n")
@@ -266,6 +266,77 @@ extension SongIdentityTests {
         #expect(SongProjects.isFreeName("hymn (Choir).acasong", for: try Acasong.parse("acasong 1\ntitle: New title\npart A [treble]\nC4 1 |\n"), library: [], dataDirectory: data),
                 "the same music back")
         #expect(SongProjects.freeName(stem: "hymn (Yak)", ext: "acasong", in: data + "/songs", for: score, library: [hymn], dataDirectory: data) == "hymn (Yak)-2.acasong")
+    }
+
+    /// Songs share projects by their stems, not their file names: Hymn.mxl
+    /// and Hymn.acasong are one folder's; a song removed and another sent
+    /// under its file name (other parts) is refused its takes; one
+    /// corrected (the same parts) keeps them.
+    @Test func songsAreToldApartByTheirProjectsFolderAndTheirMusic() throws {
+        let data = try folder()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try FileManager.default.createDirectory(atPath: data + "/songs", withIntermediateDirectories: true)
+        let song = data + "/songs/hymn.acasong"
+        try Data("acasong 1\ntitle: Hymn\npart A [treble]\nC4 1 |\n".utf8).write(to: URL(fileURLWithPath: song))
+        #expect(SongProjects.conflict(song: song, earlier: ["/lib/hymn.mxl"], dataDirectory: data)?.contains("a song of this name is already in the library (/lib/hymn.mxl)") == true)
+        #expect(SongProjects.conflict(song: song, earlier: ["/lib/Hymn.acasong"], dataDirectory: data) == nil, "Hymn and hymn are two folders")
+        // Its first project made from an earlier hymn.acasong with a part A: the same parts, corrected notes, admitted.
+        _ = try project(data, "hymn.acaproj", markedFor: "hymn.acasong")
+        try Data("acasong 1\ntitle: Hymn corrected\npart A [treble]\nD4 1 |\n".utf8).write(to: URL(fileURLWithPath: song))
+        #expect(SongProjects.conflict(song: song, earlier: [], dataDirectory: data) == nil)
+        // Another song under that file name: refused, said with both songs' parts.
+        try Data("acasong 1\ntitle: Another\npart Lead [treble]\nC4 1 |\npart Bass [bass]\nC3 1 |\n".utf8).write(to: URL(fileURLWithPath: song))
+        #expect(SongProjects.conflict(song: song, earlier: [], dataDirectory: data)
+                == "hymn.acasong: its takes would go into projects/hymn.acaproj, which holds the takes of another song (its parts: A; this song's: Lead, Bass); rename the song's file to keep them apart")
+    }
+
+    /// Marks read as written (a file name may begin with a space), an empty
+    /// one as none, a FIFO never waited on; a bundle carries its project's
+    /// mark to the box it is imported on.
+    @Test func marksAreReadExactlyAndTravelInBundles() throws {
+        let data = try folder()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let marked = try project(data, "x.acaproj", markedFor: " hymn.acasong")
+        #expect(SongProjects.madeFrom(marked) == " hymn.acasong")
+        try Data().write(to: URL(fileURLWithPath: marked + "/song.txt"))
+        #expect(SongProjects.madeFrom(marked) == nil)
+        try FileManager.default.removeItem(atPath: marked + "/song.txt")
+        #expect(mkfifo(marked + "/song.txt", 0o644) == 0)
+        #expect(SongProjects.madeFrom(marked) == SongProjects.unreadableMark)
+        #expect(SongProjects.belongsElsewhere(marked, song: "/lib/x.acasong") != nil)
+        try FileManager.default.removeItem(atPath: marked + "/song.txt")
+
+        let yak = try project(data, "hymn (Yak).acaproj", markedFor: "hymn.acasong")
+        let opened = try Project.open(yak, for: .read).project
+        try ProjectBundle.write(opened, to: data + "/yak.acaproj.zip")
+        opened.close()
+        try FileManager.default.createDirectory(atPath: data + "/other", withIntermediateDirectories: true)
+        let imported = try ProjectBundle.unpack(data + "/yak.acaproj.zip", into: data + "/other").path
+        #expect(SongProjects.madeFrom(imported) == "hymn.acasong")
+        #expect(SongProjects.belongsElsewhere(imported, song: "/lib/hymn (Yak).acasong")?.contains("which holds the takes of hymn.acasong") == true)
+    }
+
+    /// Names as people write them: Hindi's conjuncts and vowel signs,
+    /// Persian's non-joiner, Vietnamese's stacked accents, a keycap and a
+    /// subdivision flag are names; a letter under 39 accents, a joiner at
+    /// either end, a byte-order mark are not; a name with a joiner reads
+    /// like the one without. A project of a name older rules allowed is found.
+    @Test func namesAsPeopleWriteThem() throws {
+        for name in ["स्त्री", "ज़िंदगी", "می\u{200C}خواهم", "Vie\u{323}\u{302}t", "1\u{FE0F}\u{20E3}", "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", "Chœur d'Anna"] {
+            #expect(SafeText.nameProblem(name, most: 40) == nil, "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        #expect(SafeText.nameProblem("A" + String(repeating: "\u{301}", count: 39), most: 40) == "puts more than 8 marks on one letter")
+        #expect(SafeText.nameProblem("\u{200C}Yak", most: 40) == "holds a character that does not show (U+200C)")
+        #expect(SafeText.nameProblem("Yak\u{200D}", most: 40) == "holds a character that does not show (U+200D)")
+        #expect(SafeText.nameProblem("\u{FEFF}", most: 40) == "holds a character that does not show (U+FEFF)")
+        #expect(SongProjects.nameProblem("می\u{200C}خواهم", taken: []) == nil)
+        #expect(SongProjects.nameProblem("Ya\u{200C}k", taken: ["Yak"]) == "this song already has a project called 'Yak'")
+
+        let data = try folder()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        _ = try project(data, "hymn (Choir: Alto).acaproj", markedFor: "hymn.acasong")
+        #expect(SongProjects.nameProblem("Choir: Alto", taken: []) != nil)
+        #expect(SongProjects.names(song: "/lib/hymn.acasong", dataDirectory: data, library: ["/lib/hymn.acasong"]) == ["Main", "Choir: Alto"])
     }
 
     /// A USB stick's song whose name would put its takes in another song's

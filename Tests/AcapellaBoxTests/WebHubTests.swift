@@ -59,8 +59,19 @@ import Testing
         let stored = try Acasong.parse(String(decoding: FileManager.default.contents(atPath: data + "/library/aloha-oe.acasong")!, as: UTF8.self))
         #expect(stored.title == "Aloha Oe" && stored.parts.count == 6)
         #expect(hub.library().map(\.uploaded) == [true, true])
-        #expect(hub.songs(ifMoreThan: 0)?.count == 2)
+        #expect(hub.newUploads() == [data + "/library/aloha-oe.acasong", data + "/library/aloha-oe-2.acasong"])
         #expect(hub.live().libraryVersion >= 2)
+        // The loop learns of the first: the second, not yet learned, stays in the page's library.
+        hub.publishLibrary([data + "/library/aloha-oe.acasong"], current: 0)
+        #expect(hub.newUploads() == [data + "/library/aloha-oe-2.acasong"] && hub.library().count == 2)
+        // A song a sync brought that the loop has not taken in yet: the next upload is named past it too.
+        try FileManager.default.createDirectory(atPath: data + "/songs", withIntermediateDirectories: true)
+        try Data(try songText("amazing-grace.acasong").utf8).write(to: URL(fileURLWithPath: data + "/songs/aloha-oe-3.acasong"))
+        guard case .success = hub.upload(fileName: "aloha.mxl", bytes: [UInt8](bytes)) else {
+            Issue.record("a third upload")
+            return
+        }
+        #expect(hub.newUploads().last == data + "/library/aloha-oe-4.acasong", "\(hub.newUploads())")
     }
 
     @Test func downloadsComeFromTheProject() throws {

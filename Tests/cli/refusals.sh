@@ -82,7 +82,7 @@ expect "a bundle of records without audio" 1 "$acapella" import-project "$work/b
 expect "a take named with a byte-order mark alone" 2 "$acapella" takes "$p" name 1 "$(printf '\xef\xbb\xbf')" &&
   check "a character that does not show" contains "$err" "does not show (U+FEFF)"
 expect "a take named A with 39 accents" 2 "$acapella" takes "$p" name 1 "A$(for _ in $(seq 39); do printf '\xcc\x81'; done)" &&
-  check "too many accents" contains "$err" "puts more than two accents on one letter"
+  check "too many accents" contains "$err" "puts more than 8 marks on one letter"
 expect "a singer of a direction override" 2 "$acapella" record "$p" --part Bass --as "Ann$(printf '\xe2\x80\xae')evil" --device sim:speed=0 &&
   check "the override named" contains "$err" "(U+202E)"
 finish
