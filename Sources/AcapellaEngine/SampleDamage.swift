@@ -7,7 +7,7 @@ public struct SampleDamage: Hashable, Sendable {
     /// Where, in frames of the file: apart, in order (at most `mostSpans`:
     /// past that, the last one grows to cover what comes).
     public private(set) var spans: [Range<Int64>] = []
-    static let mostSpans = 64
+    static let mostSpans = 4_096
     /// The frames of the file it was read from (0: not known).
     public var fileFrames: Int64 = 0
 
@@ -40,6 +40,19 @@ public struct SampleDamage: Hashable, Sendable {
     /// Notes the frames of `span` as damaged.
     public mutating func note(_ span: Range<Int64>) {
         guard !span.isEmpty else { return }
+        // Read in order (the usual way): past the last, or touching it, at once.
+        if let last = spans.last, last.lowerBound <= span.lowerBound {
+            if span.lowerBound > last.upperBound {
+                if spans.count < Self.mostSpans { spans.append(span) } else { spans[spans.count - 1] = last.lowerBound..<span.upperBound }
+            } else if span.upperBound > last.upperBound {
+                spans[spans.count - 1] = last.lowerBound..<span.upperBound
+            }
+            return
+        }
+        if spans.isEmpty {
+            spans = [span]
+            return
+        }
         var merged = span
         var kept: [Range<Int64>] = []
         for existing in spans {

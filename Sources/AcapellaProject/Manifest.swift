@@ -228,6 +228,9 @@ public struct LeftOutTake: Error, Hashable, Sendable, CustomStringConvertible {
     public var take: TakeRecord
     /// Why (one line, without the take's name).
     public var reason: String
+    /// The box could not make what it needed to play it (a stretched take
+    /// on a full disk): a mix without it is not the mix asked for.
+    public var stopsTheMix = false
 
     /// "take 3 (Alto): why".
     public var description: String { "take \(take.id) (\(take.part)) left out: \(reason)" }

@@ -211,12 +211,11 @@ extension Mixdown {
         let lossy = AudioFileFormat(path: path).map { $0 != .wav && $0 != .flac } ?? false
         // How far the encoding moved the loudness, last time it was decoded (the next pass aims past it).
         var encodingShift = 0.0
-        // The ceiling is hard; the loudness is the aim. Once a pass went over
-        // the ceiling (a dense mix, DC, an encoding that overshoots), the gain
-        // only comes down: a lowered ceiling is never undone by the gain made
-        // up for it. The loudest pass under the ceiling stands when the
-        // target cannot be reached under it.
-        var boundByCeiling = false
+        // The ceiling is hard; the loudness is the aim. A pass over the
+        // ceiling lowers the limiter's ceiling and the gain makes up the
+        // loudness again; every pass under the ceiling is a candidate, and
+        // when eight passes do not land on the target the one nearest it
+        // under the ceiling stands (never a file over the ceiling).
         var best: (gainDB: Double, ceilingDB: Double, loudness: Double)?
         // A DC offset in the mix (a take with one, or damaged) is taken out before the gain: loudness
         // cannot hear it, so it would be raised to the ceiling, and an encoder rebuilds its edges over it.
@@ -234,38 +233,29 @@ extension Mixdown {
                 throw MixdownError(description: error.description)
             }
         }
+        let tolerance = lossy ? 0.1 : 0.05
         for _ in 0..<8 {
             let result = try pass(gainDB: gainDB, ceilingDB: ceilingDB)
             var measurement = result.measurement
-            let expected = measurement.integratedLUFS + encodingShift
-            var loudnessOK = abs(expected - options.targetLUFS) <= 0.05
             var peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
-            var change = options.targetLUFS - expected
-            if peakOK && (loudnessOK || boundByCeiling) {
+            var change = options.targetLUFS - (measurement.integratedLUFS + encodingShift)
+            if peakOK {
+                // Under the ceiling before encoding: kept and measured as it decodes (a candidate either way).
                 let encoded = measurement.integratedLUFS
                 measurement = try keep(result)
                 if lossy { encodingShift = measurement.integratedLUFS - encoded }
-                loudnessOK = abs(measurement.integratedLUFS - options.targetLUFS) <= (lossy ? 0.1 : 0.05)
                 peakOK = measurement.truePeakDBTP <= options.truePeakCeiling
                 change = options.targetLUFS - measurement.integratedLUFS
                 if peakOK {
-                    if loudnessOK { return (total, measurement) }
-                    if best.map({ measurement.integratedLUFS > $0.loudness }) ?? true { best = (gainDB, ceilingDB, measurement.integratedLUFS) }
-                    // Under the ceiling and too quiet, with the gain held: as loud as it can be.
-                    if boundByCeiling && change > 0 { return (total, measurement) }
+                    if abs(change) <= tolerance { return (total, measurement) }
+                    if best.map({ abs(change) < abs(options.targetLUFS - $0.loudness) }) ?? true { best = (gainDB, ceilingDB, measurement.integratedLUFS) }
                 }
             }
-            if !peakOK {
-                // Over again under a lowered ceiling (the encoder's overshoot grows
-                // as the limiter works harder, as on a DC offset): all of it lower.
-                let over = measurement.truePeakDBTP - options.truePeakCeiling + 0.05
-                if boundByCeiling { gainDB -= over }
-                boundByCeiling = true
-                ceilingDB -= over
-            }
-            gainDB += boundByCeiling ? min(0, change) : change
+            // Over: the limiter's ceiling comes down by as much (the encoder's overshoot with it).
+            if !peakOK { ceilingDB -= measurement.truePeakDBTP - options.truePeakCeiling + 0.05 }
+            gainDB += change
         }
-        // The loudest pass under the ceiling, written again (the same bytes: every pass is a function of its gain and ceiling).
+        // The pass nearest the target under the ceiling, written again (the same bytes: every pass is a function of its gain and ceiling).
         if let best {
             let measurement = try keep(try pass(gainDB: best.gainDB, ceilingDB: best.ceilingDB))
             if measurement.truePeakDBTP <= options.truePeakCeiling { return (total, measurement) }

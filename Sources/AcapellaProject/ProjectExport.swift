@@ -119,6 +119,8 @@ public enum ProjectExport {
         }
         // Takes sung at another tempo or key, and the reference, stretched whole at the finer quality.
         var (takes, leftOut) = project.activeTakes(for: options.scheduleOptions, loading: .streamed(), tones: tones, quality: .offline(scratch: scratch ?? "."))
+        // A take the box could not get ready (no disk for its stretch): no mix rather than one silently without it.
+        if let stop = leftOut.first(where: \.stopsTheMix) { throw MixdownError(description: "\(stop.description); no mix was made (it would be without that take)") }
         if let record, let part = project.score.parts.firstIndex(where: { $0.name == record.part }) {
             switch project.layer(record, sampleRate: options.sampleRate, loading: .streamed()) {
             case .success(let layer): takes[part] = PartTakes([layer])
@@ -151,7 +153,7 @@ public enum ProjectExport {
         let tags = AudioTags.export(of: project.score, album: name(of: project), holding: holding, recorded: record?.recorded)
         var result = try write(project.score, options: options, takes: planned, request: request, tags: tags, to: path, scratch: scratch, progress: progress)
         result.hadTakes = planned.contains { !$0.layers.isEmpty }
-        result.notes = notes + damaged(planned, sampleRate: options.sampleRate)
+        result.notes = notes + result.notes + damaged(planned, sampleRate: options.sampleRate)
         return result
     }
 
@@ -177,7 +179,11 @@ public enum ProjectExport {
         let practiceIndex = options.practicePart.flatMap { name in mixed.parts.firstIndex { $0.name.lowercased() == name.lowercased() } }
         let lyrics = try Mixdown.lyrics(mixed, options: options, part: practiceIndex)
         let (frames, loudness) = try Mixdown.mix(mixed, options: options, takes: takes, to: path, bits: request.bits, tags: tags, scratch: scratch, progress: progress)
-        return ProjectMixResult(frames: frames, loudness: loudness, passes: passes, hadTakes: false, lyrics: lyrics, notes: [], sampleRate: options.sampleRate)
+        // A target the ceiling would not allow: said, with what it is instead.
+        let missed = abs(loudness.integratedLUFS - options.targetLUFS) > 0.1
+            ? [String(format: "%.1f LUFS, not the %.1f asked: as near as it comes under the %.1f dBTP ceiling", loudness.integratedLUFS, options.targetLUFS,
+                      options.truePeakCeiling)] : []
+        return ProjectMixResult(frames: frames, loudness: loudness, passes: passes, hadTakes: false, lyrics: lyrics, notes: missed, sampleRate: options.sampleRate)
     }
 }
 

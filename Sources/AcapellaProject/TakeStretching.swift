@@ -135,7 +135,7 @@ extension Project {
             let stream = TakeStream(source: spooled, name: "take \(take.id) (\(take.part)) at \(plan.stretch)", slots: slots)
             return .success(TakePlayback(stream: stream, alignmentOffsetSamples: plan.alignmentOffsetSamples, range: plan.range))
         } catch {
-            return .failure(LeftOutTake(take: take, reason: error.description))
+            return .failure(LeftOutTake(take: take, reason: error.description, stopsTheMix: true))
         }
     }
 

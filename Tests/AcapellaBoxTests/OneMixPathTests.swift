@@ -167,6 +167,14 @@ extension OneMixPathTests {
         var streamed = [Float](repeating: .nan, count: whole.count)
         #expect(streamed.withUnsafeMutableBufferPointer { spooled.read(from: 0, count: $0.count, into: $0.baseAddress!) } == whole.count)
         #expect(streamed == whole, "the spool holds the whole take's stretch, sample for sample")
+        // Nowhere to spool it (the scratch folder gone): no mix, said, rather than one without the take.
+        do {
+            _ = try ProjectExport.plan(project, request, scratch: scratch + "/gone")
+            Issue.record("a mix without its stretched take was planned")
+        } catch {
+            #expect(error.description.hasPrefix("take 1 (Soprano) left out: ") && error.description.hasSuffix("no mix was made (it would be without that take)"),
+                    "\(error.description)")
+        }
     }
 
     @Test func thePagesTakeWithTheOthersIsTheCommandLines() throws {
