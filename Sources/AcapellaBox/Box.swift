@@ -469,9 +469,14 @@ public enum Box {
         let ownSong = path == projectPath + "/score.acasong"
         if !ownSong, let elsewhere = SongProjects.belongsElsewhere(projectPath, song: path) { throw ProjectError(description: elsewhere) }
         // An unmarked folder is the song's first project from before the
-        // marks only when it keeps the song's parts (a bundle from an older
-        // box, imported, is some project of its song).
-        if !ownSong, SongProjects.madeFrom(projectPath) == nil, let other = SongProjects.otherMusic(projectPath, song: path) { throw ProjectError(description: other) }
+        // marks, unless its name is also another library song's project
+        // ("Hymn (Yak)" beside Hymn: a bundle from an older box, imported)
+        // and it keeps other parts than this song's.
+        if !ownSong, SongProjects.madeFrom(projectPath) == nil,
+           options.songs.contains(where: { $0 != path && SongProjects.name(of: projectPath, song: $0, dataDirectory: options.dataDirectory) != nil }),
+           let other = SongProjects.otherMusic(projectPath, song: path) {
+            throw ProjectError(description: other)
+        }
         if !FileManager.default.fileExists(atPath: projectPath) {
             // .acasong as it is; MusicXML imported (run --song Hymn.mxl).
             let text = try SongLibrary.songText(path)

@@ -167,17 +167,24 @@ public struct BoxSetup: Sendable {
         var index = 0
         if let wanted = flags.song ?? settings.song {
             if FileManager.default.fileExists(atPath: wanted) {
-                // The library's own file (or a copy of it) is that song; any
-                // other song whose takes would go where a library song's are is refused.
+                // The library's own song when it is that song's file, a copy
+                // of it or the music it was imported from; any other song
+                // whose takes would go where a library song's are, refused.
+                let key = flags.song != nil ? "--song" : fileKey("song")
                 if let same = songs.firstIndex(where: { SongProjects.stem($0) == SongProjects.stem(wanted) }) {
-                    guard FileCopy.sameContents(songs[same], wanted) else {
-                        throw BoxSetupError(description: "\(flags.song != nil ? "--song" : fileKey("song")): \(SafeText.printable(wanted)): the library's "
-                                            + "\(SafeText.printable(songs[same])) has the same name, and the two would share their takes; rename the file",
-                                            usage: false)
+                    let sameSong = FileCopy.sameContents(songs[same], wanted)
+                        || ((try? SongLibrary.score(of: songs[same])).flatMap { kept in (try? SongLibrary.score(of: wanted)).map { SongProjects.sameMusic(kept, $0) } } ?? false)
+                    if sameSong {
+                        index = same
+                    } else if flags.song != nil {
+                        throw BoxSetupError(description: "\(key): \(SafeText.printable(wanted)): the library's \(SafeText.printable(songs[same])) has the same name "
+                                            + "and other music, and the two would share their takes; rename the file", usage: false)
+                    } else {
+                        arrivals.append("\(key): \(SafeText.printable(wanted)) is not the library's \(SafeText.printable(songs[same])), though it has its name: starting on the first song")
                     }
-                    index = same
-                } else if let elsewhere = SongProjects.belongsElsewhere(SongProjects.path(song: wanted, name: nil, dataDirectory: dataDirectory), song: wanted) {
-                    throw BoxSetupError(description: "\(flags.song != nil ? "--song" : fileKey("song")): \(elsewhere)", usage: false)
+                } else if let refusal = SongProjects.refusal(ofArriving: wanted, dataDirectory: dataDirectory) {
+                    if flags.song != nil { throw BoxSetupError(description: "\(key): \(refusal)", usage: false) }
+                    arrivals.append("\(key): \(refusal); starting on the first song")
                 } else {
                     songs.insert(wanted, at: 0)
                 }

@@ -145,6 +145,12 @@ public enum Trash {
         [SongLibrary.userFolder(dataDirectory), SongLibrary.uploadFolder(dataDirectory)].contains((path as NSString).deletingLastPathComponent)
     }
 
+    /// Whether a song of the file name `file` was removed (and is still in the trash).
+    public static func holdsSong(named file: String, dataDirectory: String) -> Bool {
+        let folder = songsFolder(dataDirectory)
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains { FileManager.default.fileExists(atPath: folder + "/" + $0 + "/" + file) }
+    }
+
     /// Moves `song` and its files of the same name into a new folder of the
     /// trash; returns that folder.
     static func move(song: String, dataDirectory: String, now: Date = Date()) throws -> String {
@@ -374,6 +380,10 @@ public enum SongProjects {
         let file = (song as NSString).lastPathComponent
         guard let from = madeFrom(project), from != file else { return nil }
         let folder = "projects/" + (project as NSString).lastPathComponent
+        if from == unreadableMark {
+            return "\(SafeText.printable(file)): its takes would go into \(SafeText.printable(folder)), whose mark (\(markName)) cannot be read as a plain file; "
+                + "see that it is one, readable by the box"
+        }
         let which = name(of: project, song: from, dataDirectory: ((project as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
             .map { $0 == firstName ? "the takes of \(SafeText.printable(from))" : "the takes of \(SafeText.printable(from))'s project '\($0)'" }
             ?? "the takes of \(SafeText.printable(from))"
@@ -389,8 +399,19 @@ public enum SongProjects {
         if let same = earlier.first(where: { $0 != song && stem($0) == stem(song) }) {
             return "\(SafeText.printable(song)): a song of this name is already in the library (\(SafeText.printable(same))), and the two would share their takes; rename one of them"
         }
+        return refusal(ofArriving: song, dataDirectory: dataDirectory)
+    }
+
+    /// Why `song`, new to the library, may not have the first project its
+    /// name gives it (nil: it may): another song's mark is there, or a song
+    /// of its file name was removed (it is in the trash) and the takes kept
+    /// there are of other parts — another song sent under a removed one's
+    /// name. A song already in the library is never refused for its parts
+    /// (one whose parts were edited keeps its takes).
+    public static func refusal(ofArriving song: String, dataDirectory: String) -> String? {
         let first = path(song: song, name: nil, dataDirectory: dataDirectory)
         if let elsewhere = belongsElsewhere(first, song: song) { return elsewhere }
+        guard Trash.holdsSong(named: (song as NSString).lastPathComponent, dataDirectory: dataDirectory) else { return nil }
         return otherMusic(first, song: song)
     }
 
@@ -399,10 +420,10 @@ public enum SongProjects {
     /// removed, and another sent under its file name, must not open the
     /// removed one's takes. A song corrected (its notes, its title) keeps
     /// its parts and its takes. nil: the same parts, or nothing to compare.
-    public static func otherMusic(_ project: String, song: String) -> String? {
+    public static func otherMusic(_ project: String, song: String, score given: Score? = nil) -> String? {
         guard let data = FileManager.default.contents(atPath: project + "/score.acasong"),
               let kept = try? Acasong.parse(bytes: [UInt8](data), file: "score.acasong"),
-              let score = try? SongLibrary.score(of: song) else { return nil }
+              let score = given ?? (try? SongLibrary.score(of: song)) else { return nil }
         let keptParts = kept.parts.map(\.name), parts = score.parts.map(\.name)
         guard keptParts != parts else { return nil }
         return "\(SafeText.printable((song as NSString).lastPathComponent)): its takes would go into \(SafeText.printable("projects/" + (project as NSString).lastPathComponent)), "
@@ -437,7 +458,7 @@ public enum SongProjects {
 
     /// Whether two scores are one song's music (titles and tags aside:
     /// those may be changed from the page).
-    static func sameMusic(_ a: Score, _ b: Score) -> Bool {
+    public static func sameMusic(_ a: Score, _ b: Score) -> Bool {
         a.parts.map(\.name) == b.parts.map(\.name) && a.parts.allSatisfy { a.fingerprint(ofPart: $0.name) == b.fingerprint(ofPart: $0.name) }
     }
 

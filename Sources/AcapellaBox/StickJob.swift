@@ -244,9 +244,14 @@ public enum StickJob {
             try place("\(stem).acaproj.zip") { try ProjectBundle.write(project, to: $0) }
         }
         // One project that cannot be exported (a mix that fails) is said, and the others still go out.
-        for project in projects {
+        for (number, project) in projects.enumerated() {
             do { try export(project) } catch where !error.removed {
-                outcome.failed.append("\(error.description); the other projects went on")
+                // A stick that is full or read-only takes nothing more: the job fails there.
+                var status = statvfs()
+                if statvfs(stick, &status) == 0, status.f_flag & UInt(ST_RDONLY) != 0 || Int64(status.f_bavail) * Int64(status.f_frsize) < 1 << 20 {
+                    throw Failure(description: "\(error.description); the stick is full or read-only: nothing more can go out", removed: false)
+                }
+                outcome.failed.append(error.description + (number < projects.count - 1 ? "; the other projects went on" : ""))
             }
         }
 

@@ -37,38 +37,30 @@ public struct SampleDamage: Hashable, Sendable {
         return found
     }
 
-    /// Notes the frames of `span` as damaged.
+    /// Notes the frames of `span` as damaged: merged with the spans it
+    /// touches, found by a binary search (a section played again over
+    /// damage already noted costs a search, no more).
     public mutating func note(_ span: Range<Int64>) {
         guard !span.isEmpty else { return }
-        // Read in order (the usual way): past the last, or touching it, at once.
-        if let last = spans.last, last.lowerBound <= span.lowerBound {
-            if span.lowerBound > last.upperBound {
-                if spans.count < Self.mostSpans { spans.append(span) } else { spans[spans.count - 1] = last.lowerBound..<span.upperBound }
-            } else if span.upperBound > last.upperBound {
-                spans[spans.count - 1] = last.lowerBound..<span.upperBound
-            }
-            return
+        // The first span that ends at or after this one begins.
+        var low = 0, high = spans.count
+        while low < high {
+            let middle = (low + high) / 2
+            if spans[middle].upperBound < span.lowerBound { low = middle + 1 } else { high = middle }
         }
-        if spans.isEmpty {
-            spans = [span]
-            return
-        }
+        if low < spans.count, spans[low].lowerBound <= span.lowerBound, spans[low].upperBound >= span.upperBound { return }
         var merged = span
-        var kept: [Range<Int64>] = []
-        for existing in spans {
-            if existing.upperBound < merged.lowerBound || existing.lowerBound > merged.upperBound {
-                kept.append(existing)
-            } else {
-                merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
-            }
+        var end = low
+        while end < spans.count, spans[end].lowerBound <= merged.upperBound {
+            merged = min(spans[end].lowerBound, merged.lowerBound)..<max(spans[end].upperBound, merged.upperBound)
+            end += 1
         }
-        kept.append(merged)
-        kept.sort { $0.lowerBound < $1.lowerBound }
-        while kept.count > Self.mostSpans {
-            let last = kept.removeLast()
-            kept[kept.count - 1] = kept[kept.count - 1].lowerBound..<last.upperBound
+        spans.replaceSubrange(low..<end, with: CollectionOfOne(merged))
+        // Past the most kept: the last grows over what comes after it.
+        while spans.count > Self.mostSpans {
+            let last = spans.removeLast()
+            spans[spans.count - 1] = spans[spans.count - 1].lowerBound..<last.upperBound
         }
-        spans = kept
     }
 
     /// Both noted.

@@ -213,10 +213,13 @@ extension Mixdown {
         var encodingShift = 0.0
         // The ceiling is hard; the loudness is the aim. A pass over the
         // ceiling lowers the limiter's ceiling and the gain makes up the
-        // loudness again; every pass under the ceiling is a candidate, and
-        // when eight passes do not land on the target the one nearest it
-        // under the ceiling stands (never a file over the ceiling).
+        // loudness again; over a second time (an encoder whose overshoot
+        // grows as the limiter works harder), the gain only comes down from
+        // then on. Every pass under the ceiling is a candidate, and when the
+        // passes do not land on the target the one nearest it under the
+        // ceiling stands (never a file over the ceiling).
         var best: (gainDB: Double, ceilingDB: Double, loudness: Double)?
+        var overs = 0
         // A DC offset in the mix (a take with one, or damaged) is taken out before the gain: loudness
         // cannot hear it, so it would be raised to the ceiling, and an encoder rebuilds its edges over it.
         let blockDC = offset.largest > DCWatch.limit
@@ -249,11 +252,21 @@ extension Mixdown {
                 if peakOK {
                     if abs(change) <= tolerance { return (total, measurement) }
                     if best.map({ abs(change) < abs(options.targetLUFS - $0.loudness) }) ?? true { best = (gainDB, ceilingDB, measurement.integratedLUFS) }
+                    // Too quiet with the gain held: as loud as it comes under the ceiling (this pass, when it is the nearest).
+                    if overs >= 2 && change > 0 {
+                        if best?.gainDB == gainDB && best?.ceilingDB == ceilingDB { return (total, measurement) }
+                        break
+                    }
                 }
             }
-            // Over: the limiter's ceiling comes down by as much (the encoder's overshoot with it).
-            if !peakOK { ceilingDB -= measurement.truePeakDBTP - options.truePeakCeiling + 0.05 }
-            gainDB += change
+            if !peakOK {
+                // Over: the limiter's ceiling comes down by as much (the encoder's overshoot with it); over again, the gain too.
+                let over = measurement.truePeakDBTP - options.truePeakCeiling + 0.05
+                overs += 1
+                ceilingDB -= over
+                if overs >= 2 { gainDB -= over }
+            }
+            gainDB += overs >= 2 ? min(0, change) : change
         }
         // The pass nearest the target under the ceiling, written again (the same bytes: every pass is a function of its gain and ceiling).
         if let best {

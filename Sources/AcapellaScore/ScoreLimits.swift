@@ -67,18 +67,38 @@ public enum SafeText {
         }
         for character in name {
             let scalars = Array(character.unicodeScalars)
-            if let hidden = scalars.indices.first(where: { isControl(scalars[$0]) || (isHidden(scalars[$0]) && !($0 > 0 && isJoiner(scalars[$0]))) }) {
+            if let hidden = scalars.indices.first(where: { isControl(scalars[$0]) || (isHidden(scalars[$0]) && !($0 > 0 && shapes(scalars[$0], scalars[0]))) }) {
                 return "holds a character that does not show (U+\(String(scalars[hidden].value, radix: 16, uppercase: true)))"
             }
             if scalars.filter({ [.nonspacingMark, .enclosingMark].contains($0.properties.generalCategory) }).count > mostMarks {
                 return "puts more than \(mostMarks) marks on one letter"
             }
+            if scalars.count > mostInOne { return "joins more than \(mostInOne) characters into one" }
         }
         return nil
     }
 
     /// Marks one letter may carry (Tibetan and Thai stack four at most).
     public static let mostMarks = 8
+    /// Code points one character on screen may be made of (a family emoji
+    /// with skin tones is 11, a subdivision flag 7, a Hindi conjunct 6).
+    public static let mostInOne = 16
+
+    /// Whether the invisible `scalar` may shape a character begun by
+    /// `base`: joiners and ideographic variation selectors in the scripts
+    /// that use them (never after a Latin letter, where they only hide a
+    /// difference), emoji presentation selectors after what has an emoji
+    /// form (a keycap's digit too), tag letters after an emoji flag.
+    static func shapes(_ scalar: Unicode.Scalar, _ base: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        let beyondLatin = base.value > 0x24F
+        switch value {
+        case 0x200C, 0x200D, 0xFE00...0xFE0D, 0xE0100...0xE01EF: return beyondLatin
+        case 0xFE0E, 0xFE0F: return base.properties.isEmoji
+        case 0xE0020...0xE007F: return beyondLatin && base.properties.isEmoji
+        default: return false
+        }
+    }
 
     /// A character that shows nothing itself but shapes the one before it:
     /// the zero-width non-joiner and joiner, variation selectors, and tag

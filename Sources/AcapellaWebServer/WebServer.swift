@@ -10,7 +10,7 @@ import AcapellaLock
 /// Held for the singer against a hostile or broken client (`Connections`):
 /// 64 connections in all. A client group (an address, a whole IPv6 /64,
 /// the loopback /8: `WebClient.group`) that a page paired from may hold
-/// 16, any other 4, and the groups no page paired from 40 together, so room
+/// 32, any other 4, and the groups no page paired from 40 together, so room
 /// is always kept for paired phones. A connection is a paired page's while
 /// its requests carry a live session (read with each request's head; a
 /// session signed out no longer counts); the others are unproven. At a
@@ -38,7 +38,7 @@ public final class WebServer: @unchecked Sendable {
     /// paired from: more), and the groups no page paired from together.
     static let connectionLimit = 64
     static let unpairedPerGroup = 4
-    static let pairedPerGroup = 16
+    static let pairedPerGroup = 32
     static let unpairedInAll = 40
     /// libmicrohttpd's own cap, above `connectionLimit`: room for the
     /// connections being shut to make room while new ones come in.
@@ -204,10 +204,20 @@ public final class Connections: @unchecked Sendable {
         }
     }
 
-    /// Shuts the slowest connection that may go (of `group`, or of any:
-    /// a group no page paired from first); false when none may.
-    private func makeRoom(_ state: inout State, in group: String?, now: Int64) -> Bool {
-        let candidates = state.entries.filter { (group == nil || $0.value.group == group) && mayGo($0.value, now: now) }
+    /// Where room is made: in one group, in the groups no page paired
+    /// from, or anywhere (those groups first).
+    enum Among { case group(String), unpaired, any }
+
+    /// Shuts the slowest connection that may go `among` some; false when none may.
+    private func makeRoom(_ state: inout State, among: Among, now: Int64) -> Bool {
+        let candidates = state.entries.filter { entry in
+            guard mayGo(entry.value, now: now) else { return false }
+            switch among {
+            case .group(let group): return entry.value.group == group
+            case .unpaired: return !app.isPaired(group: entry.value.group)
+            case .any: return true
+            }
+        }
         guard let (key, slowest) = candidates.min(by: { a, b in
             let (pairedA, pairedB) = (app.isPaired(group: a.value.group), app.isPaired(group: b.value.group))
             return pairedA != pairedB ? !pairedA : a.value.since < b.value.since
@@ -229,11 +239,11 @@ public final class Connections: @unchecked Sendable {
             let pending = state.accepted.count, pendingHere = state.accepted.filter { $0 == group }.count
             let unpaired = { (entry: Entry) in !self.app.isPaired(group: entry.group) }
             let allowed = (state.count { $0.group == group } + pendingHere < (paired ? WebServer.pairedPerGroup : WebServer.unpairedPerGroup)
-                || makeRoom(&state, in: group, now: now))
+                || makeRoom(&state, among: .group(group), now: now))
                 // Room kept for paired phones: the groups no page paired from share 40.
                 && (paired || state.count(unpaired) + state.accepted.filter { !app.isPaired(group: $0) }.count < WebServer.unpairedInAll
-                    || makeRoom(&state, in: nil, now: now))
-                && (state.count { _ in true } + pending < WebServer.connectionLimit || makeRoom(&state, in: nil, now: now))
+                    || makeRoom(&state, among: .unpaired, now: now))
+                && (state.count { _ in true } + pending < WebServer.connectionLimit || makeRoom(&state, among: .any, now: now))
             if allowed { state.accepted.append(group) } else { state.refusals.atAccept += 1 }
             return allowed
         }

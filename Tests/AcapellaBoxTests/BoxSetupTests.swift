@@ -47,7 +47,24 @@ import Testing
         let copied = try BoxSetup.resolve(flags)
         #expect(copied.options.songs[copied.options.songIndex] == library + "/amazing-grace.acasong")
         try Data(try SongIdentityTests.rowCalled("Not Amazing Grace").utf8).write(to: URL(fileURLWithPath: copy))
-        #expect(refusal(flags)?.description == "--song: \(copy): the library's \(library)/amazing-grace.acasong has the same name, and the two would share their takes; rename the file")
+        #expect(refusal(flags)?.description == "--song: \(copy): the library's \(library)/amazing-grace.acasong has the same name and other music, and the two would share their takes; rename the file")
+        // The MusicXML a library song was imported from is that song.
+        let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("shared/data/musicxml/liliuokalani_aloha_oe.mxl").path
+        try FileManager.default.createDirectory(atPath: folder + "/data/songs", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: shared, toPath: folder + "/data/songs/aloha.mxl")
+        try FileManager.default.copyItem(atPath: shared, toPath: folder + "/aloha.mxl")
+        flags.song = folder + "/aloha.mxl"
+        let imported = try BoxSetup.resolve(flags)
+        #expect(imported.options.songs[imported.options.songIndex] == folder + "/data/songs/aloha.acasong", "\(imported.options.songs)")
+        // The setting naming another song of a library song's name: said, and the box starts on the first song.
+        let settings = folder + "/named.json"
+        try Data(#"{ "song": "\#(copy)" }"#.utf8).write(to: URL(fileURLWithPath: settings))
+        var named = flags
+        named.song = nil
+        named.settings = settings
+        let started = try BoxSetup.resolve(named)
+        #expect(started.options.songIndex == 0 && started.notes.contains { $0.hasPrefix("\(settings): song: \(copy) is not the library's") }, "\(started.notes)")
     }
 
     @Test func theSettingsAreHandedOnAsOneValue() throws {

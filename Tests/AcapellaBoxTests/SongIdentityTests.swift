@@ -270,8 +270,8 @@ extension SongIdentityTests {
 
     /// Songs share projects by their stems, not their file names: Hymn.mxl
     /// and Hymn.acasong are one folder's; a song removed and another sent
-    /// under its file name (other parts) is refused its takes; one
-    /// corrected (the same parts) keeps them.
+    /// under its file name (other parts) is refused its takes; one in the
+    /// library corrected (its notes, even its parts) keeps them.
     @Test func songsAreToldApartByTheirProjectsFolderAndTheirMusic() throws {
         let data = try folder()
         defer { try? FileManager.default.removeItem(atPath: data) }
@@ -284,10 +284,18 @@ extension SongIdentityTests {
         _ = try project(data, "hymn.acaproj", markedFor: "hymn.acasong")
         try Data("acasong 1\ntitle: Hymn corrected\npart A [treble]\nD4 1 |\n".utf8).write(to: URL(fileURLWithPath: song))
         #expect(SongProjects.conflict(song: song, earlier: [], dataDirectory: data) == nil)
-        // Another song under that file name: refused, said with both songs' parts.
+        // Its parts edited (Lead and Bass now): still the library's song, its takes kept.
         try Data("acasong 1\ntitle: Another\npart Lead [treble]\nC4 1 |\npart Bass [bass]\nC3 1 |\n".utf8).write(to: URL(fileURLWithPath: song))
+        #expect(SongProjects.conflict(song: song, earlier: [], dataDirectory: data) == nil)
+        // The same after a song of that file name was removed: another song sent under its name, refused, said with both songs' parts.
+        try FileManager.default.createDirectory(atPath: data + "/trash/songs/20261201-120000-hymn", withIntermediateDirectories: true)
+        try Data("acasong 1\ntitle: Hymn\npart A [treble]\nC4 1 |\n".utf8).write(to: URL(fileURLWithPath: data + "/trash/songs/20261201-120000-hymn/hymn.acasong"))
         #expect(SongProjects.conflict(song: song, earlier: [], dataDirectory: data)
                 == "hymn.acasong: its takes would go into projects/hymn.acaproj, which holds the takes of another song (its parts: A; this song's: Lead, Bass); rename the song's file to keep them apart")
+        // A mark the box cannot read as a plain file: said as such.
+        try FileManager.default.removeItem(atPath: data + "/projects/hymn.acaproj/song.txt")
+        try FileManager.default.createDirectory(atPath: data + "/projects/hymn.acaproj/song.txt", withIntermediateDirectories: true)
+        #expect(SongProjects.conflict(song: song, earlier: [], dataDirectory: data)?.contains("whose mark (song.txt) cannot be read as a plain file") == true)
     }
 
     /// Marks read as written (a file name may begin with a space), an empty
@@ -303,7 +311,7 @@ extension SongIdentityTests {
         try FileManager.default.removeItem(atPath: marked + "/song.txt")
         #expect(mkfifo(marked + "/song.txt", 0o644) == 0)
         #expect(SongProjects.madeFrom(marked) == SongProjects.unreadableMark)
-        #expect(SongProjects.belongsElsewhere(marked, song: "/lib/x.acasong") != nil)
+        #expect(SongProjects.belongsElsewhere(marked, song: "/lib/x.acasong")?.contains("cannot be read as a plain file") == true)
         try FileManager.default.removeItem(atPath: marked + "/song.txt")
 
         let yak = try project(data, "hymn (Yak).acaproj", markedFor: "hymn.acasong")
@@ -329,8 +337,11 @@ extension SongIdentityTests {
         #expect(SafeText.nameProblem("\u{200C}Yak", most: 40) == "holds a character that does not show (U+200C)")
         #expect(SafeText.nameProblem("Yak\u{200D}", most: 40) == "holds a character that does not show (U+200D)")
         #expect(SafeText.nameProblem("\u{FEFF}", most: 40) == "holds a character that does not show (U+FEFF)")
+        #expect(SafeText.nameProblem("An\u{200C}n", most: 40) == "holds a character that does not show (U+200C)", "never hidden in a Latin name")
+        #expect(SafeText.nameProblem("A\u{FE0F}", most: 40) == "holds a character that does not show (U+FE0F)")
+        #expect(SafeText.nameProblem("\u{1F3F4}" + String(repeating: "\u{E0067}", count: 1_000), most: 40) == "joins more than 16 characters into one")
         #expect(SongProjects.nameProblem("می\u{200C}خواهم", taken: []) == nil)
-        #expect(SongProjects.nameProblem("Ya\u{200C}k", taken: ["Yak"]) == "this song already has a project called 'Yak'")
+        #expect(SongProjects.nameProblem("می\u{200C}خواهم", taken: ["میخواهم"]) == "this song already has a project called 'میخواهم'", "with and without its joiner, alike")
 
         let data = try folder()
         defer { try? FileManager.default.removeItem(atPath: data) }

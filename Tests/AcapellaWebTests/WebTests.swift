@@ -636,7 +636,8 @@ func testApp(guests: GuestAccess = .none, interval: Duration = .milliseconds(5),
         #expect(served == 20, "the paired page was refused \(20 - served) times of 20: \(statuses), \(server.refusals)")
         usleep(200_000)
         let shut = slow.filter(\.isClosed).count
-        #expect(shut >= 48 && server.refusals.madeRoom >= 48, "\(shut) slow connections shut, \(server.refusals.madeRoom) to make room")
+        // The group holds 32: at least the 32 past them were shut.
+        #expect(shut >= 32 && server.refusals.madeRoom >= 32, "\(shut) slow connections shut, \(server.refusals.madeRoom) to make room")
         #expect(server.refusals.atAccept == 0)
     }
 
