@@ -235,7 +235,7 @@ final class SessionLoop {
             : "recording part \(partName) (\(options.partIndex + 1) of \(project.score.parts.count))"
         log("ready: \(context.songTitle), \(recording); project \(project.path); \(rig.calibration)")
         io.web?.show(project.score, part: partName, log: io.log)
-        io.web?.publishLibrary(options.songs, current: options.songIndex)
+        io.web?.publishLibrary(options.songs, current: options.songIndex, open: (songPath, project.score))
         // Short enough for a 16×2 LCD's message line.
         if let banner = io.webBanner { log("web code \(banner.code)") }
         if resumed {

@@ -302,10 +302,19 @@ public final class WebHub: WebBox {
     public func blend() -> [UInt8]? { shared.withLock { $0.blend } }
 
     /// The library: each song's title and tags, which one is sung.
-    func publishLibrary(_ paths: [String], current: Int, reread: Set<String> = []) {
-        // A song new to the list (or changed) is read outside the lock (the web threads wait on it).
+    func publishLibrary(_ paths: [String], current: Int, reread: Set<String> = [], open: (path: String, score: Score)? = nil) {
+        // A song new to the list (or changed) is read outside the lock (the web threads wait on it);
+        // the open song from the score the session holds when its file's header says the same (a long
+        // song is not parsed a second time beside it).
         let known = shared.withLock { shared in Dictionary(shared.songs.map { ($0.path, $0.summary) }) { first, _ in first } }
-        let songs = paths.map { path in (path, (reread.contains(path) ? nil : known[path]) ?? SongSummary.read(path)) }
+        let held = open.flatMap { open -> SongSummary? in
+            let header = SongHeader.read(open.path)
+            guard open.score.title.map({ $0 == header.title }) ?? false, open.score.tags == header.tags else { return nil }
+            return SongSummary(open.score, title: header.title)
+        }
+        let songs = paths.map { path in
+            (path, (reread.contains(path) ? nil : known[path]) ?? (path == open?.path ? held : nil) ?? SongSummary.read(path))
+        }
         // Each song new to the list was parsed for its summary: what that took goes back.
         if songs.contains(where: { known[$0.0] == nil }) { _ = acapella_release_freed_memory() }
         shared.withLock { shared in

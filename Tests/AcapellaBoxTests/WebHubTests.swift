@@ -24,6 +24,24 @@ import Testing
         return path
     }
 
+    /// The open song's entry made from the score the session holds is the
+    /// entry read from its file; a file whose header says otherwise (its
+    /// title changed on disk) is read.
+    @Test func theOpenSongsEntryIsItsFilesEntry() throws {
+        let songs = SongIdentityTests.songsDirectory.path
+        let paths = [songs + "/amazing-grace.acasong", songs + "/silent-night.acasong"]
+        let score = try Acasong.parse(try songText("silent-night.acasong"))
+        let read = WebHub(dataDirectory: folder()), held = WebHub(dataDirectory: folder())
+        read.publishLibrary(paths, current: 1)
+        held.publishLibrary(paths, current: 1, open: (paths[1], score))
+        #expect(held.library() == read.library() && held.library()[1].parts.count == score.parts.count && held.library()[1].seconds > 0)
+        var retitled = score
+        retitled.title = "Stille Nacht"
+        let other = WebHub(dataDirectory: folder())
+        other.publishLibrary(paths, current: 1, open: (paths[1], retitled))
+        #expect(other.library() == read.library(), "the file's own title, not the held score's")
+    }
+
     @Test func uploadsAreValidatedThenStoredInTheLibraryOnly() throws {
         let data = folder()
         let hub = WebHub(dataDirectory: data)
