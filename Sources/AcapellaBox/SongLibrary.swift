@@ -345,8 +345,8 @@ public enum SongProjects {
     }
 
     /// The song file a project says it was made from (nil: no mark — a
-    /// song's first project from before every project was marked).
-    /// Its first line exactly (a file name may begin with a space); an
+    /// song's first project from before every project was marked): its
+    /// mark's first line exactly (a file name may begin with a space); an
     /// empty mark is no mark; a mark that is not a plain file (a FIFO, a
     /// link) is never waited on nor followed, and reads as a mark of no song.
     public static func madeFrom(_ project: String) -> String? {
@@ -365,7 +365,6 @@ public enum SongProjects {
 
     /// What a mark that cannot be read says: no song's file is called this.
     static let unreadableMark = "(an unreadable mark)/"
-
 
     // MARK: A project is its song's only
 
@@ -391,10 +390,9 @@ public enum SongProjects {
     }
 
     /// Why `song` cannot join a library holding `earlier` (nil: it can):
-    /// a song of the same file name is there already (one name, one set of
-    /// projects), or its first project's folder is another song's.
-    /// Songs share their projects when their file names' stems make one
-    /// folder name (Hymn.mxl and Hymn.acasong, or one file in two folders).
+    /// a song there shares its projects (their file names' stems make one
+    /// folder name: Hymn.mxl and Hymn.acasong, or one file in two
+    /// folders), or `refusal(ofArriving:)` says why not.
     public static func conflict(song: String, earlier: [String], dataDirectory: String) -> String? {
         if let same = earlier.first(where: { $0 != song && stem($0) == stem(song) }) {
             return "\(SafeText.printable(song)): a song of this name is already in the library (\(SafeText.printable(same))), and the two would share their takes; rename one of them"
@@ -420,10 +418,8 @@ public enum SongProjects {
     /// removed, and another sent under its file name, must not open the
     /// removed one's takes. A song corrected (its notes, its title) keeps
     /// its parts and its takes. nil: the same parts, or nothing to compare.
-    public static func otherMusic(_ project: String, song: String, score given: Score? = nil) -> String? {
-        guard let data = FileManager.default.contents(atPath: project + "/score.acasong"),
-              let kept = try? Acasong.parse(bytes: [UInt8](data), file: "score.acasong"),
-              let score = given ?? (try? SongLibrary.score(of: song)) else { return nil }
+    public static func otherMusic(_ project: String, song: String) -> String? {
+        guard let kept = keptScore(project), let score = try? SongLibrary.score(of: song) else { return nil }
         let keptParts = kept.parts.map(\.name), parts = score.parts.map(\.name)
         guard keptParts != parts else { return nil }
         return "\(SafeText.printable((song as NSString).lastPathComponent)): its takes would go into \(SafeText.printable("projects/" + (project as NSString).lastPathComponent)), "
@@ -451,9 +447,14 @@ public enum SongProjects {
         let project = path(song: file, name: nil, dataDirectory: dataDirectory)
         guard FileManager.default.fileExists(atPath: project) else { return true }
         if belongsElsewhere(project, song: file) != nil { return false }
-        guard let data = FileManager.default.contents(atPath: project + "/score.acasong"),
-              let kept = try? Acasong.parse(bytes: [UInt8](data), file: "score.acasong") else { return false }
+        guard let kept = keptScore(project) else { return false }
         return sameMusic(kept, score)
+    }
+
+    /// The music a project keeps (its `score.acasong`; nil: none readable).
+    static func keptScore(_ project: String) -> Score? {
+        guard let data = FileManager.default.contents(atPath: project + "/score.acasong") else { return nil }
+        return try? Acasong.parse(bytes: [UInt8](data), file: "score.acasong")
     }
 
     /// Whether two scores are one song's music (titles and tags aside:

@@ -248,7 +248,8 @@ public enum StickJob {
             do { try export(project) } catch where !error.removed {
                 // A stick that is full or read-only takes nothing more: the job fails there.
                 var status = statvfs()
-                if statvfs(stick, &status) == 0, status.f_flag & UInt(ST_RDONLY) != 0 || Int64(status.f_bavail) * Int64(status.f_frsize) < 1 << 20 {
+                let readOnly = statvfs(stick, &status) == 0 && status.f_flag & UInt(ST_RDONLY) != 0
+                if readOnly || (Project.freeBytes(at: stick) ?? Int64.max) < 1 << 20 {
                     throw Failure(description: "\(error.description); the stick is full or read-only: nothing more can go out", removed: false)
                 }
                 outcome.failed.append(error.description + (number < projects.count - 1 ? "; the other projects went on" : ""))

@@ -557,9 +557,12 @@ public final class Project {
     }
 
     /// Bytes free on the project's disk for this process.
-    public var freeBytes: Int64 {
+    public var freeBytes: Int64 { Self.freeBytes(at: path) ?? Int64.max }
+
+    /// Bytes free for this process on the disk holding `path` (nil: it cannot be asked).
+    public static func freeBytes(at path: String) -> Int64? {
         var status = statvfs()
-        guard statvfs(path, &status) == 0 else { return Int64.max }
+        guard statvfs(path, &status) == 0 else { return nil }
         return Int64(status.f_bavail) * Int64(status.f_frsize)
     }
 

@@ -47,7 +47,7 @@ public final class SpooledTake: TakeBlockSource, @unchecked Sendable {
     public init(stretching source: any TakeBlockSource, sampleRate: Int, stretch: TakeStretch, anchors: [StretchAnchor], in folder: String) throws(StretchError) {
         let count = Int(source.frameCount)
         let needed = TakeStretch.scaled(Int64(count), stretch.ratio) * 4
-        if let free = Self.freeBytes(folder), free < needed + (64 << 20) {
+        if let free = Project.freeBytes(at: folder), free < needed + (64 << 20) {
             throw StretchError(description: "no room to stretch it: \(needed >> 20) MB needed in \(folder), \(free >> 20) MB free")
         }
         let path = folder + "/.stretch-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
@@ -84,12 +84,6 @@ public final class SpooledTake: TakeBlockSource, @unchecked Sendable {
         let frames = Int(min(Int64(count), frameCount - first))
         let got = pread(descriptor, destination, frames * 4, off_t(first * 4))
         return got > 0 ? got / 4 : 0
-    }
-
-    static func freeBytes(_ folder: String) -> Int64? {
-        var status = statvfs()
-        guard statvfs(folder, &status) == 0 else { return nil }
-        return Int64(status.f_bavail) * Int64(status.f_frsize)
     }
 }
 
