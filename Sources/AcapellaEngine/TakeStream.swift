@@ -25,7 +25,10 @@ extension TakeBlockSource {
 /// (`TakeStreamButler`) around the places the song will be (the playing
 /// position, the loop's start, a move waiting to happen).
 ///
-/// Each slot holds one block. Its state is one atomic word: `empty`,
+/// Each slot holds one block, in memory of its own taken when the reader
+/// first fills it and given back when the stream is not heard soon (see
+/// `TakeStreamButler`): a take that is not sounding near the song's places
+/// holds none. Its state is one atomic word: `empty`,
 /// `busy` (the butler writing it) or the block index shifted left by one
 /// with the low bit set while the render thread reads it. The render
 /// thread takes a slot by a compare-and-exchange that sets that bit and
@@ -39,7 +42,7 @@ public final class TakeStream: @unchecked Sendable {
 
     /// Frames per block (85 ms at 48 kHz).
     public static let blockFrames = 4_096
-    /// Blocks resident at a time (1.4 s at 48 kHz, 256 KiB).
+    /// Blocks resident at a time at most (1.4 s at 48 kHz, 256 KiB).
     public static let defaultSlots = 16
     /// The fewest that keep two blocks ready at the position, the loop's
     /// start, a move waiting in the engine and one announced, with one free.
@@ -57,30 +60,37 @@ public final class TakeStream: @unchecked Sendable {
     let source: any TakeBlockSource
     /// What its file held that was not a number, read so far (off the render thread).
     public var damage: SampleDamage { source.damage }
-    let storage: UnsafeMutablePointer<Float>
+    /// Each slot's block of samples; nil while the slot is empty and has
+    /// none. Written by the reader only while it holds the slot `busy`, read
+    /// by the render thread only while it holds the slot pinned.
+    let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     let states: UnsafeMutablePointer<Atomic<Int64>>
+    /// Slots holding memory now (the reader's count).
+    private let held = Atomic<Int>(0)
     private let missedFrames = Atomic<Int64>(0)
     private let lastMissedSong = Atomic<Int64>(Int64.min)
     private let blocksRead = Atomic<Int64>(0)
 
-    /// A stream over `source` with `slots` blocks of room. Allocates;
-    /// off the render thread.
+    /// A stream over `source` with room for `slots` blocks (their memory
+    /// taken as they are read). Allocates; off the render thread.
     public init(source: any TakeBlockSource, name: String, slots: Int = TakeStream.defaultSlots) {
         precondition(slots >= Self.minimumSlots, "a stream needs room for two blocks at each place the song may go")
         self.source = source
         self.name = name
         frameCount = source.frameCount
         slotCount = slots
-        storage = .allocate(capacity: slots * Self.blockFrames)
-        storage.initialize(repeating: 0, count: slots * Self.blockFrames)
+        buffers = .allocate(capacity: slots)
+        buffers.initialize(repeating: nil, count: slots)
         states = .allocate(capacity: slots)
         for slot in 0..<slots { (states + slot).initialize(to: Atomic(Self.empty)) }
     }
 
     deinit {
+        for slot in 0..<slotCount { buffers[slot]?.deallocate() }
+        buffers.deinitialize(count: slotCount)
+        buffers.deallocate()
         states.deinitialize(count: slotCount)
         states.deallocate()
-        storage.deallocate()
     }
 
     // MARK: The render thread's side
@@ -110,8 +120,8 @@ public final class TakeStream: @unchecked Sendable {
             let block = frame / blockFrames
             let offset = Int(frame - block * blockFrames)
             let run = Int(min(Int64(count - done), blockFrames - Int64(offset), frameCount - frame))
-            if let slot = pin(block) {
-                (destination + done).update(from: storage + slot * Self.blockFrames + offset, count: run)
+            if let slot = pin(block), let samples = buffers[slot] {
+                (destination + done).update(from: samples + offset, count: run)
                 states[slot].store(block << 1, ordering: .releasing)
             } else {
                 (destination + done).update(repeating: 0, count: run)
@@ -170,14 +180,17 @@ public final class TakeStream: @unchecked Sendable {
         }
     }
 
-    /// Reads `block` into a slot whose block is not in `keep` (an empty
-    /// one first). False when every such slot is in use this instant.
-    /// Reader only.
+    /// Reads `block` into a slot whose block is not in `keep`: an empty
+    /// one with memory first, then an empty one given memory (while fewer
+    /// than `most` slots hold any), then one whose block is not kept. False
+    /// when every such slot is in use this instant. Reader only.
     @discardableResult
-    func load(_ block: Int64, keeping keep: Set<Int64>) -> Bool {
+    func load(_ block: Int64, keeping keep: Set<Int64>, most: Int = Int.max) -> Bool {
         var claimed: Int?
-        for slot in 0..<slotCount where claimed == nil {
-            if states[slot].compareExchange(expected: Self.empty, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged { claimed = slot }
+        for withMemory in [true, false] where claimed == nil && (withMemory || held.load(ordering: .relaxed) < most) {
+            for slot in 0..<slotCount where claimed == nil && (buffers[slot] != nil) == withMemory {
+                if states[slot].compareExchange(expected: Self.empty, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged { claimed = slot }
+            }
         }
         for slot in 0..<slotCount where claimed == nil {
             let state = states[slot].load(ordering: .relaxed)
@@ -185,7 +198,11 @@ public final class TakeStream: @unchecked Sendable {
             if states[slot].compareExchange(expected: state, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged { claimed = slot }
         }
         guard let slot = claimed else { return false }
-        let destination = storage + slot * Self.blockFrames
+        if buffers[slot] == nil {
+            buffers[slot] = .allocate(capacity: Self.blockFrames)
+            held.add(1, ordering: .relaxed)
+        }
+        let destination = buffers[slot]!
         let first = block * Int64(Self.blockFrames)
         let wanted = Int(max(0, min(Int64(Self.blockFrames), frameCount - first)))
         let read = max(0, min(wanted, source.read(from: first, count: wanted, into: destination)))
@@ -193,6 +210,26 @@ public final class TakeStream: @unchecked Sendable {
         blocksRead.add(1, ordering: .relaxed)
         states[slot].store(block << 1, ordering: .releasing)
         return true
+    }
+
+    /// Slots holding memory now. Reader only.
+    public var heldSlots: Int { held.load(ordering: .relaxed) }
+
+    /// Gives back the memory of slots whose block is not in `keep` (the
+    /// empty ones first, then the resident ones the render thread is not
+    /// reading this instant) until at most `most` slots hold any. Reader only.
+    func trim(to most: Int, keeping keep: Set<Int64>) {
+        for pass in 0..<2 {
+            for slot in 0..<slotCount where held.load(ordering: .relaxed) > most && buffers[slot] != nil {
+                let state = states[slot].load(ordering: .relaxed)
+                guard pass == 0 ? state == Self.empty : state >= 0 && state & 1 == 0 && !keep.contains(state >> 1) else { continue }
+                guard states[slot].compareExchange(expected: state, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged else { continue }
+                buffers[slot]!.deallocate()
+                buffers[slot] = nil
+                held.subtract(1, ordering: .relaxed)
+                states[slot].store(Self.empty, ordering: .releasing)
+            }
+        }
     }
 }
 
@@ -295,18 +332,31 @@ public struct StreamUse: Sendable {
 /// render thread. `service` does one pass; tests and the offline mix call
 /// it themselves between periods, the box runs it on a thread of its own
 /// (`ButlerThread`). The render thread never waits for it.
+///
+/// The streams share a budget of blocks: each stream heard near the song's
+/// places gets an equal share of it (at least `TakeStream.minimumSlots`,
+/// at most its own room), and a stream not heard there gives its memory
+/// back. The box's memory for its takes is then the budget whatever the
+/// song's length or its number of parts (beyond the budget, only when so
+/// many takes sound at once that each is down to its fewest).
 public final class TakeStreamButler: Sendable {
     private let uses = VisibleLock<[StreamUse]>([])
     /// Where the song is (shared with the renderer).
     public let cue: StreamCue
+    /// Blocks the streams share (640: 10 MiB, 16 blocks for each of 40
+    /// takes sounding at once, 10 for each of 64).
+    public let budget: Int
+    /// The default budget.
+    public static let defaultBudget = 640
     /// After each pass: the position it read for, and the song sample up to
     /// which every take heard from there has its blocks resident.
     private let passPosition = Atomic<Int64>(Int64.max)
     private let horizon = Atomic<Int64>(Int64.min)
 
-    /// A butler reading for `cue`.
-    public init(cue: StreamCue) {
+    /// A butler reading for `cue`, its streams sharing `budget` blocks.
+    public init(cue: StreamCue, budget: Int = TakeStreamButler.defaultBudget) {
         self.cue = cue
+        self.budget = budget
     }
 
     /// The streams to keep read ahead: every streamed layer of `takes`,
@@ -333,10 +383,22 @@ public final class TakeStreamButler: Sendable {
     public func service(limit: Int = Int.max) -> Int {
         let current = watched
         let (position, loop, cues) = cue.places
-        let wanted = current.map { $0.wanted(position: position, loop: loop, cues: cues, slots: $0.stream.slotCount) }
+        var wanted = current.map { $0.wanted(position: position, loop: loop, cues: cues, slots: $0.stream.slotCount) }
+        // The budget shared by the streams heard near the song's places.
+        var heard = Set<ObjectIdentifier>()
+        for (index, use) in current.enumerated() where !wanted[index].isEmpty { heard.insert(ObjectIdentifier(use.stream)) }
+        let share = max(TakeStream.minimumSlots, budget / max(1, heard.count))
+        for (index, use) in current.enumerated() where share < use.stream.slotCount && !wanted[index].isEmpty {
+            wanted[index] = use.wanted(position: position, loop: loop, cues: cues, slots: share)
+        }
         // Several uses of one stream (a take repeated per verse) share its slots.
         var keep: [ObjectIdentifier: Set<Int64>] = [:]
         for (index, use) in current.enumerated() { keep[ObjectIdentifier(use.stream), default: []].formUnion(wanted[index]) }
+        // What a stream holds beyond its share, or at all when it is not heard soon, is given back.
+        for use in current {
+            let stream = ObjectIdentifier(use.stream)
+            use.stream.trim(to: heard.contains(stream) ? min(share, use.stream.slotCount) : 0, keeping: keep[stream] ?? [])
+        }
         var resident = current.map { Set($0.stream.residentBlocks()) }
         var loaded = 0
         let deepest = wanted.map(\.count).max() ?? 0
@@ -345,7 +407,7 @@ public final class TakeStreamButler: Sendable {
                 if loaded >= limit { break ranks }
                 let block = wanted[index][rank]
                 guard !resident[index].contains(block) else { continue }
-                if use.stream.load(block, keeping: keep[ObjectIdentifier(use.stream)] ?? []) {
+                if use.stream.load(block, keeping: keep[ObjectIdentifier(use.stream)] ?? [], most: share) {
                     resident[index].insert(block)
                     loaded += 1
                 }
@@ -353,6 +415,12 @@ public final class TakeStreamButler: Sendable {
         }
         publishHorizon(current, position: position, loop: loop)
         return loaded
+    }
+
+    /// Slots holding memory now, over every stream watched (each counted once).
+    public var heldSlots: Int {
+        var seen = Set<ObjectIdentifier>()
+        return watched.reduce(0) { sum, use in seen.insert(ObjectIdentifier(use.stream)).inserted ? sum + use.stream.heldSlots : sum }
     }
 
     /// Whether the song can go on `margin` samples from where it is now

@@ -63,7 +63,8 @@ import Testing
 
     /// The engine's output over the script; with `butler`, it reads for
     /// the streams (serviced before each period unless `stalled` says not).
-    static func render(_ project: Project, takes: [PartTakes], butler: TakeStreamButler? = nil, stalled: (Int) -> Bool = { _ in false }) throws -> [Float] {
+    static func render(_ project: Project, takes: [PartTakes], butler: TakeStreamButler? = nil, stalled: (Int) -> Bool = { _ in false },
+                       serviced: (Int) -> Void = { _ in }) throws -> [Float] {
         let options = ScheduleOptions(sampleRate: project.manifest.sampleRate)
         let schedule = try Schedule(score: project.score, options: options)
         var core = EngineCore(schedule: schedule, mixes: PartMix.spread(count: takes.count), takes: takes, maximumFrames: 512)
@@ -83,7 +84,10 @@ import Testing
         }
         for period in 0..<periods {
             for command in script[period] ?? [] { control.send(command) }
-            if let butler, !stalled(period) { butler.service() }
+            if let butler, !stalled(period) {
+                butler.service()
+                serviced(period)
+            }
             let frames = sizes[period % sizes.count]
             core.process(left: left, right: right, frames: frames)
             for index in 0..<frames { output += [left[index], right[index]] }
@@ -113,6 +117,40 @@ import Testing
             // Read a block at a time, and only where the song went: every take's blocks read, none of them all at once.
             #expect(streams.allSatisfy { $0.reads > 0 }, "\(streams.map(\.reads))")
         }
+    }
+
+    /// The streams share the butler's budget of blocks: with room for 27
+    /// (three takes' fewest), each take heard near the song's places gets
+    /// the fewest it can play from and the song plays the same sample for
+    /// sample with nothing missed; a take not heard there holds no memory
+    /// (a punch-in before its measures, a take once the song has left it),
+    /// so the memory held follows the takes sounding at once, not the takes
+    /// there are.
+    @Test func theStreamsShareABudgetAndATakeNotHeardHoldsNone() throws {
+        let project = try Self.project()
+        defer { try? FileManager.default.removeItem(atPath: project.path) }
+        let memory = project.activeTakes(for: ScheduleOptions(sampleRate: project.manifest.sampleRate)).takes
+        let reference = try Self.render(project, takes: memory)
+        let (takes, streams) = Self.streamed(project)
+        let punches = takes.flatMap { $0.layers.dropFirst().compactMap(\.stream) }
+        #expect(punches.count == 3 && streams.allSatisfy { $0.heldSlots == 0 })
+        let butler = TakeStreamButler(cue: StreamCue(), budget: 3 * TakeStream.minimumSlots)
+        var most = 0
+        var punchesHeld: [Int] = []
+        let output = try Self.render(project, takes: takes, butler: butler, serviced: { period in
+            most = max(most, butler.heldSlots)
+            if period == 0 { punchesHeld = punches.map(\.heldSlots) }
+        })
+        let firstDifference = zip(output, reference).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(output.count == reference.count && firstDifference == nil, "first difference at frame \((firstDifference ?? 0) / 2)")
+        #expect(streams.map(\.missed) == Array(repeating: 0, count: 7))
+        // At the start only the four full takes are heard: the punch-ins (measures 3–8) hold nothing.
+        #expect(punchesHeld == [0, 0, 0] && punches.allSatisfy { $0.reads > 0 })
+        // Six takes sound at once at most (measure 4: the full takes, the Alto's and the Bass's punch-ins),
+        // each with the fewest slots: never the seven takes' 16 each (112) the streams have room for.
+        #expect(most > 4 * 2 && most <= 6 * TakeStream.minimumSlots, "\(most) slots held at most")
+        // Where the script ends (looping measure 1 from measure 1) the punch-ins hold nothing again.
+        #expect(punches.map(\.heldSlots) == [0, 0, 0], "\(punches.map(\.heldSlots))")
     }
 
     /// The butler stops for 1.5 s of song: the take under the playing
