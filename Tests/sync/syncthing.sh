@@ -30,14 +30,28 @@ cleanup() {
   rm -rf "$root"
 }
 trap cleanup EXIT
-# Ports a run uses: each box's sync port and API port, away from Syncthing's defaults.
-base=$((30000 + RANDOM % 20000))
+# Ports a run uses: each box's sync port and API port, away from Syncthing's
+# defaults and below the kernel's ephemeral range (an outgoing connection
+# holding a port there made an instance's listener fail to start).
+low="$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2> /dev/null || echo 32768)"
+base=$((20000 + RANDOM % (low - 20000 - 200)))
 
 start_box() { # INDEX
   local i="$1"
   # STMONITORED: the instance itself, without the monitor process that would outlive a SIGKILL.
   STMONITORED=yes syncthing serve --home="$root/st$i" --no-browser --no-restart --no-upgrade --logfile="$root/st$i/log" > /dev/null 2>&1 &
   echo $! > "$root/st$i/pid"
+}
+# An instance that exited by itself (not killed here) is started again, as
+# systemd's Restart= does on a box; said, with its log's last line.
+keep_alive() {
+  local i
+  for i in $(seq "$boxes"); do
+    [[ -s "$root/st$i/pid" ]] && ! kill -0 "$(cat "$root/st$i/pid")" 2> /dev/null || continue
+    echo "   (box $i's Syncthing had exited: $(tail -1 "$root/st$i/log" 2> /dev/null); started again)"
+    restarts=$((restarts + 1))
+    start_box "$i"
+  done
 }
 stop_box() { # INDEX
   local i="$1"
@@ -49,7 +63,7 @@ tree_of() { # INDEX
   (cd "$root/box$1/projects/choir.acaproj" 2> /dev/null && find . -type f ! -name '*.lock' ! -name '.syncthing.*' ! -path './.stversions/*' -print0 | sort -z | xargs -0 -r sha256sum)
 }
 
-lost_total=0 converge_times=()
+lost_total=0 converge_times=() restarts=0
 for run in $(seq "$runs"); do
   rm -rf "$root"/st* "$root"/box*
   ids=()
@@ -131,6 +145,7 @@ for run in $(seq "$runs"); do
   done
   wait "${pids[@]}" 2> /dev/null
   pids=()
+  keep_alive
   [[ -s "$root/errors" ]] && fail "run $run: $(head -3 "$root/errors")"
   recorded_at=$(date +%s.%N)
   # Converged: every box's project the same, file for file, three polls running.
@@ -142,6 +157,7 @@ for run in $(seq "$runs"); do
     if ((all)) && [[ -n "$first" ]]; then same=$((same + 1)); else same=0; fi
     if ((same >= 3)); then converged=$(date +%s.%N); break; fi
     sleep 0.5
+    keep_alive
   done
   touch "$root/stop-readers"
   sleep 0.3
@@ -149,6 +165,11 @@ for run in $(seq "$runs"); do
     fail "run $run: the boxes did not converge in 120 s"
     for i in $(seq 2 "$boxes"); do
       echo "   box $i against box 1: $(diff <(tree_of 1) <(tree_of "$i") | grep '^[<>]' | awk '{ print $1, $3 }' | sort -u -k2 | head -6 | tr '\n' ' ')"
+    done
+    # What each instance says of the folder (its REST API), to tell a stuck transfer from a conflict.
+    for i in $(seq "$boxes"); do
+      state="$(curl -s -m 5 -H "X-API-Key: acapella-sync-test" "http://127.0.0.1:$((base + 100 + i))/rest/db/status?folder=choir" | tr -d ' \n' | grep -oE '"(state|needFiles|needDeletes|errors|pullErrors)":("[^"]*"|[0-9]+)' | tr '\n' ' ')"
+      echo "   box $i: Syncthing ${state:-not answering}; log: $(grep -iE 'error|fail|conflict' "$root/st$i/log" 2> /dev/null | tail -2 | tr '\n' ' ' | cut -c1-300)"
     done
     touch "$root/stop-readers"; sleep 0.3; rm -f "$root/stop-readers" "$root/errors"
     for i in $(seq "$boxes"); do stop_box "$i"; done
@@ -199,5 +220,5 @@ for run in $(seq "$runs"); do
   rm -f "$root/stop-readers" "$root/errors"
   for i in $(seq "$boxes"); do stop_box "$i"; done
 done
-echo "syncthing: $boxes boxes, $takes takes each, $runs run(s): $lost_total takes lost; converged in ${converge_times[*]:-never} s after the last recording"
+echo "syncthing: $boxes boxes, $takes takes each, $runs run(s): $lost_total takes lost; converged in ${converge_times[*]:-never} s after the last recording$( ((restarts)) && echo "; $restarts instances restarted after exiting by themselves")"
 exit "$failed"
