@@ -170,6 +170,11 @@ for run in $(seq "$runs"); do
     for i in $(seq "$boxes"); do
       state="$(curl -s -m 5 -H "X-API-Key: acapella-sync-test" "http://127.0.0.1:$((base + 100 + i))/rest/db/status?folder=choir" | tr -d ' \n' | grep -oE '"(state|needFiles|needDeletes|errors|pullErrors)":("[^"]*"|[0-9]+)' | tr '\n' ' ')"
       echo "   box $i: Syncthing ${state:-not answering}; log: $(grep -iE 'error|fail|conflict' "$root/st$i/log" 2> /dev/null | tail -2 | tr '\n' ' ' | cut -c1-300)"
+      # Each file that differs: as it is on the disk, and as the instance holds it locally and globally.
+      for file in $(diff <(tree_of 1) <(tree_of "$i") | grep '^[<>]' | awk '{ print $3 }' | sort -u | sed 's|^\./||'); do
+        echo "     $file: $(stat -c '%s bytes, modified %y' "$root/box$i/projects/choir.acaproj/$file" 2> /dev/null || echo 'not on the disk')"
+        echo "     held: $(curl -s -m 5 -H "X-API-Key: acapella-sync-test" "http://127.0.0.1:$((base + 100 + i))/rest/db/file?folder=choir&file=$file" | tr -d ' \n' | grep -oE '"(local|global)":\{[^}]*\}' | grep -oE '"(local|global)"|"(deleted|ignored|invalid|size|modified|sequence)":("[^"]*"|[a-z0-9]+)' | tr '\n' ' ')"
+      done
     done
     touch "$root/stop-readers"; sleep 0.3; rm -f "$root/stop-readers" "$root/errors"
     for i in $(seq "$boxes"); do stop_box "$i"; done
