@@ -201,9 +201,15 @@ def geometry(driver, shots, moment, selector, with_cursor, settings=False):
     not covered."""
     for name, width, height, touch in VIEWPORTS:
         emulate(driver, width, height, touch)
-        if with_cursor:
-            time.sleep(1.5)  # a turn of the page to the cursor's system
         problems = driver.execute_script(GEOMETRY, selector, with_cursor, False)
+        if with_cursor:
+            # The page turns to the cursor's system as the song reaches it:
+            # looked at again for up to 5 s (a check made as the cursor
+            # crosses into the next system sees the page before its turn).
+            deadline = time.monotonic() + 5
+            while problems and time.monotonic() < deadline:
+                time.sleep(0.25)
+                problems = driver.execute_script(GEOMETRY, selector, with_cursor, False)
         shown = "x".join(str(n) for n in driver.execute_script("return [window.innerWidth, window.innerHeight]"))
         check(f"{moment} at {name} ({shown}): every control in reach, the music not covered", not problems, "; ".join(problems))
         driver.save_screenshot(os.path.join(shots, f"9-{moment}-{name}.png"))
