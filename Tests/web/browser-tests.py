@@ -720,6 +720,11 @@ def refusals(driver, port, data):
     check("a change without the session cookie is refused (401)", status == 401, status)
     # A page on another origin, in the same browser, posting to the box.
     class Evil(http.server.BaseHTTPRequestHandler):
+        # A connection the browser opens ahead and never sends on (a
+        # preconnect) must not hold the server: each is read in a thread
+        # of its own, for 5 s at most (it held `shutdown` below for good).
+        timeout = 5
+
         def do_GET(self):
             page = f"""<script>fetch("{box}/api/action", {{method: "POST", body: "play-pause", mode: "no-cors", credentials: "include"}})
                 .then(() => document.title = "sent", () => document.title = "failed");</script>""".encode()
@@ -730,7 +735,8 @@ def refusals(driver, port, data):
 
         def log_message(self, *args):
             pass
-    evil = http.server.HTTPServer(("127.0.0.1", 0), Evil)
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    evil.daemon_threads = True
     threading.Thread(target=evil.serve_forever, daemon=True).start()
     page = driver.current_window_handle
     driver.switch_to.new_window("tab")
