@@ -67,6 +67,9 @@ public final class TakeStream: @unchecked Sendable {
     let states: UnsafeMutablePointer<Atomic<Int64>>
     /// Slots holding memory now (the reader's count).
     private let held = Atomic<Int>(0)
+    /// The butler's passes in a row that found the stream not heard near
+    /// the song's places (the reader's count).
+    let quietPasses = Atomic<Int>(0)
     private let missedFrames = Atomic<Int64>(0)
     private let lastMissedSong = Atomic<Int64>(Int64.min)
     private let blocksRead = Atomic<Int64>(0)
@@ -120,8 +123,9 @@ public final class TakeStream: @unchecked Sendable {
             let block = frame / blockFrames
             let offset = Int(frame - block * blockFrames)
             let run = Int(min(Int64(count - done), blockFrames - Int64(offset), frameCount - frame))
-            if let slot = pin(block), let samples = buffers[slot] {
-                (destination + done).update(from: samples + offset, count: run)
+            if let slot = pin(block) {
+                // A resident slot always has memory; were it ever without, silence, and the slot given back all the same.
+                if let samples = buffers[slot] { (destination + done).update(from: samples + offset, count: run) } else { (destination + done).update(repeating: 0, count: run) }
                 states[slot].store(block << 1, ordering: .releasing)
             } else {
                 (destination + done).update(repeating: 0, count: run)
@@ -348,6 +352,10 @@ public final class TakeStreamButler: Sendable {
     public let budget: Int
     /// The default budget.
     public static let defaultBudget = 640
+    /// Passes in a row a stream is not heard near the song's places before
+    /// its memory is given back (the thread's passes are 4 ms apart when
+    /// there is nothing to read: a quarter of a second at least).
+    public static let quietPasses = 64
     /// After each pass: the position it read for, and the song sample up to
     /// which every take heard from there has its blocks resident.
     private let passPosition = Atomic<Int64>(Int64.max)
@@ -394,10 +402,19 @@ public final class TakeStreamButler: Sendable {
         // Several uses of one stream (a take repeated per verse) share its slots.
         var keep: [ObjectIdentifier: Set<Int64>] = [:]
         for (index, use) in current.enumerated() { keep[ObjectIdentifier(use.stream), default: []].formUnion(wanted[index]) }
-        // What a stream holds beyond its share, or at all when it is not heard soon, is given back.
-        for use in current {
+        // What a stream holds beyond its share is given back, and all it
+        // holds once it has not been heard soon for `quietPasses` passes in
+        // a row (not at once: for a period after a move the places still
+        // say where the song was, and its blocks where it went are wanted).
+        var seen = Set<ObjectIdentifier>()
+        for use in current where seen.insert(ObjectIdentifier(use.stream)).inserted {
             let stream = ObjectIdentifier(use.stream)
-            use.stream.trim(to: heard.contains(stream) ? min(share, use.stream.slotCount) : 0, keeping: keep[stream] ?? [])
+            if heard.contains(stream) {
+                use.stream.quietPasses.store(0, ordering: .relaxed)
+                use.stream.trim(to: min(share, use.stream.slotCount), keeping: keep[stream] ?? [])
+            } else if use.stream.quietPasses.add(1, ordering: .relaxed).newValue >= Self.quietPasses {
+                use.stream.trim(to: 0, keeping: [])
+            }
         }
         var resident = current.map { Set($0.stream.residentBlocks()) }
         var loaded = 0

@@ -119,13 +119,14 @@ import Testing
         }
     }
 
-    /// The streams share the butler's budget of blocks: with room for 27
-    /// (three takes' fewest), each take heard near the song's places gets
-    /// the fewest it can play from and the song plays the same sample for
-    /// sample with nothing missed; a take not heard there holds no memory
-    /// (a punch-in before its measures, a take once the song has left it),
-    /// so the memory held follows the takes sounding at once, not the takes
-    /// there are.
+    /// The streams share the butler's budget of blocks: with room for 40,
+    /// the four full takes heard alone get 10 blocks each, and where the
+    /// punch-ins sound too each take gets the fewest it can play from (9);
+    /// the song plays the same sample for sample with nothing missed
+    /// (through a locate onto a punch-in's measure); a take not heard there
+    /// holds no memory (a punch-in before its measures, a take once the
+    /// song has left it), so the memory held follows the takes sounding at
+    /// once, not the takes there are.
     @Test func theStreamsShareABudgetAndATakeNotHeardHoldsNone() throws {
         let project = try Self.project()
         defer { try? FileManager.default.removeItem(atPath: project.path) }
@@ -134,21 +135,25 @@ import Testing
         let (takes, streams) = Self.streamed(project)
         let punches = takes.flatMap { $0.layers.dropFirst().compactMap(\.stream) }
         #expect(punches.count == 3 && streams.allSatisfy { $0.heldSlots == 0 })
-        let butler = TakeStreamButler(cue: StreamCue(), budget: 3 * TakeStream.minimumSlots)
+        let butler = TakeStreamButler(cue: StreamCue(), budget: 40)
         var most = 0
+        var early = 0
         var punchesHeld: [Int] = []
         let output = try Self.render(project, takes: takes, butler: butler, serviced: { period in
             most = max(most, butler.heldSlots)
-            if period == 0 { punchesHeld = punches.map(\.heldSlots) }
+            // Measures 1–2 (period 200): the four full takes alone, their share of the 40 each.
+            if period == 200 { (early, punchesHeld) = (butler.heldSlots, punches.map(\.heldSlots)) }
         })
         let firstDifference = zip(output, reference).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(output.count == reference.count && firstDifference == nil, "first difference at frame \((firstDifference ?? 0) / 2)")
         #expect(streams.map(\.missed) == Array(repeating: 0, count: 7))
-        // At the start only the four full takes are heard: the punch-ins (measures 3–8) hold nothing.
+        // Early on only the four full takes are heard: the punch-ins (measures 3–8) hold nothing, the full takes 10 each.
         #expect(punchesHeld == [0, 0, 0] && punches.allSatisfy { $0.reads > 0 })
+        #expect(early == 40, "\(early) slots held in measures 1–2")
         // Six takes sound at once at most (measure 4: the full takes, the Alto's and the Bass's punch-ins),
-        // each with the fewest slots: never the seven takes' 16 each (112) the streams have room for.
-        #expect(most > 4 * 2 && most <= 6 * TakeStream.minimumSlots, "\(most) slots held at most")
+        // each with the fewest slots, and a take the song has just left keeps its blocks for
+        // `quietPasses` passes: at most the seven at their fewest, never their 16 each (112).
+        #expect(most > 40 && most <= 7 * TakeStream.minimumSlots, "\(most) slots held at most, \(butler.heldSlots) at the end")
         // Where the script ends (looping measure 1 from measure 1) the punch-ins hold nothing again.
         #expect(punches.map(\.heldSlots) == [0, 0, 0], "\(punches.map(\.heldSlots))")
     }
