@@ -185,16 +185,15 @@ public final class TakeStream: @unchecked Sendable {
     }
 
     /// Reads `block` into a slot whose block is not in `keep`: an empty
-    /// one with memory first, then an empty one given memory (while fewer
-    /// than `most` slots hold any), then one whose block is not kept. False
-    /// when every such slot is in use this instant. Reader only.
+    /// one, given memory, while fewer than `most` slots hold any; else one
+    /// whose block is not kept (its memory used again). An empty slot never
+    /// holds memory: `trim` empties a slot as it frees it. False when every
+    /// such slot is in use this instant. Reader only.
     @discardableResult
     func load(_ block: Int64, keeping keep: Set<Int64>, most: Int = Int.max) -> Bool {
         var claimed: Int?
-        for withMemory in [true, false] where claimed == nil && (withMemory || held.load(ordering: .relaxed) < most) {
-            for slot in 0..<slotCount where claimed == nil && (buffers[slot] != nil) == withMemory {
-                if states[slot].compareExchange(expected: Self.empty, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged { claimed = slot }
-            }
+        for slot in 0..<slotCount where claimed == nil && held.load(ordering: .relaxed) < most {
+            if states[slot].compareExchange(expected: Self.empty, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged { claimed = slot }
         }
         for slot in 0..<slotCount where claimed == nil {
             let state = states[slot].load(ordering: .relaxed)
@@ -219,20 +218,20 @@ public final class TakeStream: @unchecked Sendable {
     /// Slots holding memory now. Reader only.
     public var heldSlots: Int { held.load(ordering: .relaxed) }
 
-    /// Gives back the memory of slots whose block is not in `keep` (the
-    /// empty ones first, then the resident ones the render thread is not
-    /// reading this instant) until at most `most` slots hold any. Reader only.
+    /// Gives back the memory of resident slots whose block is not in `keep`
+    /// and that the render thread is not reading this instant, emptying
+    /// them, until at most `most` slots hold any. Reader only.
     func trim(to most: Int, keeping keep: Set<Int64>) {
-        for pass in 0..<2 {
-            for slot in 0..<slotCount where held.load(ordering: .relaxed) > most && buffers[slot] != nil {
-                let state = states[slot].load(ordering: .relaxed)
-                guard pass == 0 ? state == Self.empty : state >= 0 && state & 1 == 0 && !keep.contains(state >> 1) else { continue }
-                guard states[slot].compareExchange(expected: state, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged else { continue }
-                buffers[slot]!.deallocate()
+        for slot in 0..<slotCount where held.load(ordering: .relaxed) > most {
+            let state = states[slot].load(ordering: .relaxed)
+            guard state >= 0, state & 1 == 0, !keep.contains(state >> 1),
+                  states[slot].compareExchange(expected: state, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged else { continue }
+            if let buffer = buffers[slot] {
+                buffer.deallocate()
                 buffers[slot] = nil
                 held.subtract(1, ordering: .relaxed)
-                states[slot].store(Self.empty, ordering: .releasing)
             }
+            states[slot].store(Self.empty, ordering: .releasing)
         }
     }
 }
@@ -411,7 +410,7 @@ public final class TakeStreamButler: Sendable {
             let stream = ObjectIdentifier(use.stream)
             if heard.contains(stream) {
                 use.stream.quietPasses.store(0, ordering: .relaxed)
-                use.stream.trim(to: min(share, use.stream.slotCount), keeping: keep[stream] ?? [])
+                use.stream.trim(to: share, keeping: keep[stream] ?? [])
             } else if use.stream.quietPasses.add(1, ordering: .relaxed).newValue >= Self.quietPasses {
                 use.stream.trim(to: 0, keeping: [])
             }
