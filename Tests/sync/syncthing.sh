@@ -169,9 +169,11 @@ for run in $(seq "$runs"); do
     # diagnostics below say more). Said, not failed: takes and manifests
     # must still converge and are checked below; anything else fails.
     differing="$(for i in $(seq 2 "$boxes"); do diff <(tree_of 1) <(tree_of "$i") | grep '^[<>]' | awk '{ print $3 }'; done | sort -u | tr '\n' ' ')"
-    settled=1
+    # What each instance says of the folder (its REST API), to tell a stuck transfer from a conflict.
+    settled=1 statuses=()
     for i in $(seq "$boxes"); do
       status="$(curl -s -m 5 -H "X-API-Key: acapella-sync-test" "http://127.0.0.1:$((base + 100 + i))/rest/db/status?folder=choir" | tr -d ' \n')"
+      statuses[i]="$status"
       grep -qE '"state":"idle"' <<< "$status" && grep -qE '"needFiles":0[,}]' <<< "$status" && grep -qE '"pullErrors":0[,}]' <<< "$status" \
         && grep -qE '"errors":0[,}]' <<< "$status" || settled=0
     done
@@ -183,9 +185,8 @@ for run in $(seq "$runs"); do
     for i in $(seq 2 "$boxes"); do
       echo "   box $i against box 1: $(diff <(tree_of 1) <(tree_of "$i") | grep '^[<>]' | awk '{ print $1, $3 }' | sort -u -k2 | head -6 | tr '\n' ' ')"
     done
-    # What each instance says of the folder (its REST API), to tell a stuck transfer from a conflict.
     for i in $(seq "$boxes"); do
-      state="$(curl -s -m 5 -H "X-API-Key: acapella-sync-test" "http://127.0.0.1:$((base + 100 + i))/rest/db/status?folder=choir" | tr -d ' \n' | grep -oE '"(state|needFiles|needDeletes|errors|pullErrors)":("[^"]*"|[0-9]+)' | tr '\n' ' ')"
+      state="$(grep -oE '"(state|needFiles|needDeletes|errors|pullErrors)":("[^"]*"|[0-9]+)' <<< "${statuses[i]}" | tr '\n' ' ')"
       echo "   box $i: Syncthing ${state:-not answering}; log: $(grep -iE 'error|fail|conflict' "$root/st$i/log" 2> /dev/null | tail -2 | tr '\n' ' ' | cut -c1-300)"
       # Each file that differs: as it is on the disk, and as the instance holds it locally and globally.
       for file in $(diff <(tree_of 1) <(tree_of "$i") | grep '^[<>]' | awk '{ print $3 }' | sort -u | sed 's|^\./||'); do
