@@ -62,6 +62,13 @@ public final class YINDetector {
     /// tone's last frames read as 2–7 kHz, "perfectly periodic", and made
     /// false alarms (and, beside a legato change, a side to read it by).
     public static let highestFrequency = 2_100.0
+    /// The lowest pitch a voice sings, Hz (a semitone under C2, a low
+    /// bass's lowest note). Without a score, a frame read lower is mains
+    /// hum (50 or 60 Hz), rumble or a voice read many periods at once
+    /// (a voice at a multiple of the hum's frequency repeats with it): it is
+    /// read at the shortest part of that period the signal repeats at, or
+    /// not at all.
+    public static let lowestVoice = 61.7
 
     private let input: UnsafeMutablePointer<Float>
     private let spectrumFull: UnsafeMutablePointer<fftwf_complex>
@@ -288,6 +295,15 @@ public final class YINDetector {
             let score = expected?(Int64(centre))
             if score != nil { scored = true }
             var result = look(lag: lag, expected: score)
+            if result.voiced && score == nil && result.frequency < Self.lowestVoice {
+                let found = Double(sampleRate) / result.frequency
+                let longest = Double(sampleRate) / Self.lowestVoice, shortest = Double(sampleRate) / Self.highestFrequency
+                if let part = samples.withUnsafeBufferPointer({ Self.voicePart($0, centre: centre, lag: found, within: shortest...longest) }) {
+                    result.frequency = Double(sampleRate) / part
+                } else {
+                    result = PitchEstimate(centreSample: Int64(centre), frequency: 0, aperiodicity: 1, voiced: false)
+                }
+            }
             if result.voiced && score == nil {
                 let found = Double(sampleRate) / result.frequency
                 let whole = samples.withUnsafeBufferPointer { Self.wholePeriod($0, centre: centre, lag: found, limit: Double(maximumLag - 1)) }
@@ -506,11 +522,39 @@ public final class YINDetector {
     static func wholePeriod(_ samples: UnsafeBufferPointer<Float>, centre: Int, lag: Double, limit: Double) -> Double {
         var largest = 0
         for multiple in 2...4 where Double(multiple) * lag + Double(multiple) <= limit { largest = multiple }
-        guard largest > 0, let base = samples.baseAddress else { return lag }
-        // Two periods of the longest candidate (at most 1024 samples),
-        // rounded to whole SIMD blocks: long enough that a wrong candidate
-        // cannot fit by chance, short enough for vibrato.
-        let span = (min(1_024, Int(2 * Double(largest) * lag)) + 7) / 8 * 8
+        guard largest > 0 else { return lag }
+        // Two periods of the longest candidate (at most 1024 samples):
+        // long enough that a wrong candidate cannot fit by chance, short
+        // enough for vibrato. The whole period and its multiples repeat
+        // about equally well (down to the noise); a part of it, a fourth of
+        // it or three fourths, clearly worse.
+        let span = min(1_024, Int(2 * Double(largest) * lag))
+        return shortestRepeat(samples, centre: centre, span: span, lags: (1...largest).map { Double($0) * lag }) ?? lag
+    }
+
+    /// A period inside `range` that `lag` — a frame read below a voice's
+    /// lowest pitch — is a whole number of (2 to 16): the shortest that
+    /// repeats nearly as well as `lag` itself and the other parts do. A
+    /// voice at 400 Hz over mains hum at 50 repeats every 20 ms (eight of
+    /// its periods, one of the hum's) about as well as every 2.5 ms, the
+    /// hum 27 dB under it hardly counting; hum alone repeats only every
+    /// 20 ms. Nil when no part in `range` does.
+    static func voicePart(_ samples: UnsafeBufferPointer<Float>, centre: Int, lag: Double, within range: ClosedRange<Double>) -> Double? {
+        let parts = (2...16).map { lag / Double($0) }.filter { range.contains($0) }.reversed()
+        guard !parts.isEmpty else { return nil }
+        let span = min(1_024, Int(2 * lag))
+        guard let period = shortestRepeat(samples, centre: centre, span: span, lags: Array(parts) + [lag]), period != lag else { return nil }
+        return period
+    }
+
+    /// Of `lags` (shortest first), the shortest whose normalised difference
+    /// over `span` samples around `centre` is within three times the best
+    /// of them (and a rounding's width: a perfectly periodic tone repeats
+    /// everywhere at ~0); nil when none can be measured.
+    static func shortestRepeat(_ samples: UnsafeBufferPointer<Float>, centre: Int, span wanted: Int, lags: [Double]) -> Double? {
+        guard let base = samples.baseAddress else { return nil }
+        // Rounded to whole SIMD blocks.
+        let span = (wanted + 7) / 8 * 8
         // Σ(a − b)² / Σ(a² + b²) for a = x[start…], b = x[start + lag…].
         func difference(_ lag: Int) -> Double {
             let start = centre - (span + lag) / 2
@@ -540,15 +584,9 @@ public final class YINDetector {
             let shift = max(-1, min(1, 0.5 * (a - c) / curvature))
             return (Double(middle) + shift, max(0, b - 0.25 * (a - c) * shift))
         }
-        // The whole period and its multiples repeat about equally well
-        // (down to the noise); a part of it, a fourth of it or three
-        // fourths, clearly worse. So: the shortest of lag × 1…4 that
-        // repeats within three times the best of them (and a rounding's
-        // width: a perfectly periodic tone repeats everywhere at ~0).
-        var dips: [(lag: Double, value: Double)] = []
-        for multiple in 1...largest { dips.append(dip(Double(multiple) * lag)) }
-        guard let best = dips.map(\.value).min(), best.isFinite else { return lag }
-        return dips.first { $0.value <= 3 * best + 0.000_5 }?.lag ?? lag
+        let dips = lags.map(dip)
+        guard let best = dips.map(\.value).min(), best.isFinite else { return nil }
+        return dips.first { $0.value <= 3 * best + 0.000_5 }?.lag
     }
 
     /// The correlation of samples[start..<start + count] with the same

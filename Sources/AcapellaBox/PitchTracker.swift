@@ -113,7 +113,12 @@ public final class PitchTracker: @unchecked Sendable {
         let expected = playing ? expectedMIDI(at: centre.songSample) : nil
         let frequencyExpected = expected.map { Tuning.frequency(midi: $0) }
         let values = window.map(\.value)
-        let estimate = values.withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
+        var estimate = values.withUnsafeBufferPointer { detector.estimate($0.baseAddress!, centre: centre.songSample, expected: frequencyExpected) }
+        // No note expected (a rest, or stopped) and a reading below a
+        // voice's lowest pitch: mains hum or rumble, no singer.
+        if estimate.voiced && expected == nil && estimate.frequency < YINDetector.lowestVoice {
+            estimate = PitchEstimate(centreSample: estimate.centreSample, frequency: 0, aperiodicity: 1, voiced: false)
+        }
         sinceSpectrum += 1
         if sinceSpectrum >= 4 && values.count >= spectrumAnalyser.window {
             sinceSpectrum = 0

@@ -110,6 +110,26 @@ import Testing
         #expect(needle.current == nil)
         #expect(needle.add(.nan) == nil, "a reading that is not a number is no pitch")
     }
+
+    /// Mains hum in a rest (50 and 60 Hz with their harmonics, -45 dBFS)
+    /// is no singer: the needle shows nothing (it read 50 Hz, "G1").
+    /// A bass singing D2 (73 Hz) in the same rest is still shown.
+    @Test(arguments: [50.0, 60.0])
+    func humInARestShowsNothing(mains: Double) {
+        let rate = 48_000
+        var hum = (0..<rate).map { index in
+            (1...8).reduce(0.0) { sum, harmonic in sum + sin(2 * .pi * mains * Double(harmonic) * Double(index) / Double(rate) + Double(harmonic)) / Double(harmonic) }
+        }
+        let rms = (hum.reduce(0) { $0 + $1 * $1 } / Double(hum.count)).squareRoot()
+        hum = hum.map { $0 * pow(10, -45 / 20) / rms }
+        let readings = PitchTracker.readings(of: hum.map { Float($0) }, tones: [], sampleRate: rate)
+        #expect(readings.count > 50)
+        let shown = readings.filter { $0.frequency > 0 || $0.sungNote != nil }
+        #expect(shown.isEmpty, "\(shown.count) of \(readings.count) readings show \(shown.first.map { "\($0.frequency) Hz" } ?? "")")
+        let bass = (0..<rate).map { index in Float(hum[index] + 0.1 * sin(2 * .pi * 73.4 * Double(index) / Double(rate))) }
+        let sung = PitchTracker.readings(of: bass, tones: [], sampleRate: rate).dropFirst(20)
+        #expect(sung.filter { $0.sungNote == "D2" }.count >= sung.count * 9 / 10, "\(sung.map { $0.sungNote ?? "-" }.prefix(12))")
+    }
 }
 
 /// The needle against the synthetic singer's vibrato takes (issue 34's
