@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""`acapella notes` on real singers, beside swift-f0, clean and in a room.
+
+  Tools/real-singers.py --acapella BIN [--peer PEER.json] [--check] DATA WORK
+  Tools/real-singers.py --write-peer PEER.json DATA WORK   (needs swift_f0)
+
+DATA holds NAME.flac with NAME.notes.txt (or NAME.txt) beside it, one sung
+note a line: onset_s offset_s midi (SSVD v2.0's format; ../shared/data/
+voice-real). Each recording is scored as it is ("clean") and once more as
+heard in a room ("room"): mains hum (50 Hz and its harmonics to 400 Hz, the
+whole at -45 dBFS RMS) and fan-like noise (pink, 15 dB under the singing's
+level: the RMS of its loudest half-second windows' median) added, then
+clipped at full scale as a cheap microphone would; the room's noise is
+seeded, so every run hears the same. WORK gets the room's WAV files.
+
+Scored as mir_eval.transcription scores notes: onset within 50 ms and pitch
+within 50 cents, offsets ignored (the F below); also the notes found in a
+rest (overlapping no sung note) and the onsets found inside a sung note (50
+ms after its onset and before its end: a note cut in two).
+
+swift-f0's notes (swift-f0 0.3.0, detect_file then segment_notes, its
+defaults) on the same files, clean and room, are read from PEER.json, made by
+--write-peer in an environment that has swift_f0 (`Tools/python-env peers`);
+they are scored by the same code. With --check, exits 1 unless, clean,
+acapella's mean F is at or above swift-f0's with no more notes in rests and
+no more notes cut in two, and, in the room, its F drops no more than
+swift-f0's and it finds no more notes in rests than swift-f0 does there.
+Development and test tool (numpy, mir_eval: Tools/python-env; ffmpeg
+decodes the FLAC): the box never runs Python.
+"""
+import argparse, csv, json, os, subprocess, sys, wave
+
+import mir_eval
+import numpy
+
+RATE_OUT = 44_100
+
+
+def read_audio(path):
+    """Mono float32 samples and the rate, decoded by ffmpeg."""
+    probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=sample_rate",
+                            "-of", "csv=p=0", path], check=True, capture_output=True, text=True).stdout
+    rate = int(probe.strip().split(",")[0])
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-ac", "1", "-f", "f32le", "-"], check=True, capture_output=True).stdout
+    return numpy.frombuffer(raw, dtype=numpy.float32).astype(numpy.float64), rate
+
+
+def write_wav(path, samples, rate):
+    pcm = numpy.clip(numpy.round(samples * 32767), -32768, 32767).astype("<i2")
+    with wave.open(path, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(pcm.tobytes())
+
+
+def room(samples, rate, seed):
+    """The recording as heard in a room: hum at -45 dBFS, pink noise 15 dB
+    under the singing, clipped at full scale."""
+    n = len(samples)
+    t = numpy.arange(n) / rate
+    hum = sum(numpy.sin(2 * numpy.pi * 50 * k * t + k) / k for k in range(1, 9))
+    hum *= 10 ** (-45 / 20) / numpy.sqrt(numpy.mean(hum ** 2))
+    # Pink noise: white shaped by 1/sqrt(f) in the frequency domain.
+    white = numpy.random.RandomState(seed).standard_normal(n)
+    spectrum = numpy.fft.rfft(white)
+    f = numpy.fft.rfftfreq(n, 1 / rate)
+    spectrum[1:] /= numpy.sqrt(f[1:] / 100)
+    spectrum[0] = 0
+    pink = numpy.fft.irfft(spectrum, n)
+    window = rate // 2
+    levels = sorted(numpy.sqrt(numpy.mean(samples[i:i + window] ** 2)) for i in range(0, max(1, n - window), window))
+    singing = numpy.median(levels[len(levels) // 2:]) if levels else 0.1
+    pink *= singing * 10 ** (-15 / 20) / numpy.sqrt(numpy.mean(pink ** 2))
+    return numpy.clip(samples + hum + pink, -1, 1)
+
+
+def truth(path):
+    notes = []
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 3:
+            notes.append((float(f[0]), float(f[1]), 440.0 * 2 ** ((float(f[2]) - 69) / 12)))
+    return notes
+
+
+def acapella_notes(binary, path):
+    out = subprocess.run([binary, "notes", path], check=True, capture_output=True, text=True, timeout=300).stdout
+    return [(float(r["onset_s"]), float(r["offset_s"]), float(r["hz"])) for r in csv.DictReader(out.splitlines()) if float(r["hz"] or 0) > 0]
+
+
+def scores(ref, est):
+    """(F, notes in rests, onsets inside sung notes)."""
+    rests = sum(1 for a, b, _ in est if not any(min(b, rb) - max(a, ra) > 0 for ra, rb, _ in ref))
+    inside = sum(1 for a, _, _ in est for ra, rb, _ in ref if ra + 0.05 < a < rb - 0.02)
+    if not est or not ref:
+        return 0.0, rests, inside
+    intervals = lambda notes: numpy.array([[a, max(b, a + 1e-3)] for a, b, _ in notes])
+    pitches = lambda notes: numpy.array([p for _, _, p in notes])
+    f = mir_eval.transcription.precision_recall_f1_overlap(intervals(ref), pitches(ref), intervals(est), pitches(est), offset_ratio=None)[2]
+    return f, rests, inside
+
+
+def recordings(data):
+    for name in sorted(os.listdir(data)):
+        if name.endswith(".flac"):
+            stem = name[:-5]
+            notes = os.path.join(data, stem + ".notes.txt")
+            if not os.path.exists(notes):
+                notes = os.path.join(data, stem + ".txt")
+            if os.path.exists(notes):
+                yield stem, os.path.join(data, name), notes
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--acapella")
+    parser.add_argument("--peer")
+    parser.add_argument("--write-peer")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("data")
+    parser.add_argument("work")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    files = {}
+    for index, (stem, path, notes) in enumerate(recordings(args.data)):
+        samples, rate = read_audio(path)
+        noisy = os.path.join(args.work, stem + "-room.wav")
+        write_wav(noisy, room(samples, rate, seed=index + 1), rate)
+        files[stem] = {"clean": path, "room": noisy, "truth": truth(notes)}
+    if not files:
+        sys.exit(f"real-singers: no recordings with notes in {args.data}")
+
+    if args.write_peer:
+        import swift_f0
+        detector = swift_f0.SwiftF0()
+        peer = {stem: {condition: [(n.start, n.end, n.pitch_hz) for n in swift_f0.segment_notes(detector.detect_file(f[condition]))]
+                       for condition in ("clean", "room")} for stem, f in files.items()}
+        json.dump({"program": "swift-f0 0.3.0 (detect_file, segment_notes defaults)", "notes": peer}, open(args.write_peer, "w"), indent=0)
+        print(f"swift-f0's notes on {len(peer)} recordings, clean and in the room: {args.write_peer}")
+        return
+
+    peer = json.load(open(args.peer))["notes"] if args.peer else {}
+    totals = {}
+    for stem, f in files.items():
+        for condition in ("clean", "room"):
+            for program, est in (("acapella", acapella_notes(args.acapella, f[condition])), ("swift-f0", peer.get(stem, {}).get(condition))):
+                if est is None:
+                    continue
+                score = scores(f["truth"], est)
+                entry = totals.setdefault((program, condition), [[], 0, 0, 0])
+                entry[0].append(score[0])
+                entry[1] += score[1]
+                entry[2] += score[2]
+                entry[3] += len(est)
+    sung = sum(len(f["truth"]) for f in files.values())
+    print(f"{len(files)} recordings, {sung} notes sung (onset+pitch F; notes found; in rests; onsets inside a sung note)")
+    mean = lambda xs: sum(xs) / len(xs)
+    for (program, condition), (fs, rests, inside, found) in sorted(totals.items(), key=lambda item: (item[0][1], item[0][0])):
+        print(f"  {condition:5} {program:9} F {mean(fs):.3f}  notes {found:5}  in rests {rests:4}  cut in two {inside:4}")
+    if not args.check:
+        return
+    ours, theirs = totals.get(("acapella", "clean")), totals.get(("swift-f0", "clean"))
+    ours_room, theirs_room = totals.get(("acapella", "room")), totals.get(("swift-f0", "room"))
+    if not theirs or not theirs_room or len(theirs[0]) != len(files):
+        sys.exit("real-singers: swift-f0's notes are missing for some recordings (--peer)")
+    failures = []
+    if mean(ours[0]) < mean(theirs[0]):
+        failures.append(f"clean F {mean(ours[0]):.3f} under swift-f0's {mean(theirs[0]):.3f}")
+    if ours[1] > theirs[1]:
+        failures.append(f"clean: {ours[1]} notes in rests, swift-f0 {theirs[1]}")
+    if ours[2] > theirs[2]:
+        failures.append(f"clean: {ours[2]} notes cut in two, swift-f0 {theirs[2]}")
+    drop, peer_drop = mean(ours[0]) - mean(ours_room[0]), mean(theirs[0]) - mean(theirs_room[0])
+    print(f"  in the room F drops {drop:+.3f} (swift-f0 {peer_drop:+.3f})")
+    if drop > peer_drop:
+        failures.append(f"the room costs {drop:.3f} of F, swift-f0 {peer_drop:.3f}")
+    if ours_room[1] > theirs_room[1]:
+        failures.append(f"room: {ours_room[1]} notes in rests, swift-f0 {theirs_room[1]}")
+    for failure in failures:
+        print(f"FAIL {failure}")
+    sys.exit(1 if failures else 0)
+
+
+main()
