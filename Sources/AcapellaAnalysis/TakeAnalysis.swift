@@ -432,7 +432,16 @@ public final class TakeAnalyzer {
     /// rate (`own`, its own best rate, on a long note) gives the centre, unbiased
     /// by a partial cycle, when the sinusoid is 8 cents or more; otherwise
     /// the median. Wander: what the fit leaves, as a standard deviation.
-    static func centre(times: [Double], cents: [Double], own: Double?, rate singerRate: Double?) -> (centre: Double, stability: Double, vibrato: (rate: Double, extent: Double)?) {
+    static func centre(times allTimes: [Double], cents allCents: [Double], own: Double?, rate singerRate: Double?) -> (centre: Double, stability: Double, vibrato: (rate: Double, extent: Double)?) {
+        // The pitch held: frames over `heldReach` cents from the note's
+        // median are the voice still on its way in or already on its way
+        // out (real singers slide into and out of notes, the annotation's
+        // edges hold the slide): a scoop from a third below pulled a
+        // centre sung at -20 to -79.
+        let allSorted = allCents.sorted()
+        let allMedian = allSorted[allSorted.count / 2]
+        let held = allCents.indices.filter { abs(allCents[$0] - allMedian) <= heldReach }
+        let (times, cents) = held.count >= 8 && held.count * 2 >= allCents.count ? (held.map { allTimes[$0] }, held.map { allCents[$0] }) : (allTimes, allCents)
         let sorted = cents.sorted()
         let median = sorted[sorted.count / 2]
         let mean = cents.reduce(0, +) / Double(cents.count)
@@ -450,6 +459,10 @@ public final class TakeAnalyzer {
         }
         return (fitted.centre, fitted.meanSquare.squareRoot(), (rate, fitted.amplitude))
     }
+
+    /// How far from a note's median pitch a frame is still the note held,
+    /// cents (vibrato reaches ±100).
+    static let heldReach = 120.0
 
     /// Gaussian elimination with partial pivoting; nil when singular.
     static func solve(_ matrix: [[Double]], _ vector: [Double]) -> [Double]? {
