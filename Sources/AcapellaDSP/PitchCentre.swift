@@ -134,6 +134,17 @@ public struct PitchCentre: Sendable {
     }
 
     private mutating func estimate() {
+        // A swing that has stopped (no turn for half as long again as its
+        // last half cycle, or a plain span when only one turn was heard):
+        // the voice drifts or holds now; a centre kept from the swing
+        // would stand still while the singer moves (a real singer's drift
+        // of 80 cents left the needle 40 cents off the note's centre).
+        if let turn = extrema.last {
+            let halfCycle = extrema.count >= 2 ? turn.index - extrema[extrema.count - 2].index : Self.plainReadings / 2
+            if count - 1 - turn.index > halfCycle * 3 / 2 {
+                extrema.removeAll(keepingCapacity: true)
+            }
+        }
         if extrema.count == 3, value(extrema[0].index) != nil {
             // A whole cycle: from the extremum before last of this kind to
             // the last, each placed between readings (a parabola through it

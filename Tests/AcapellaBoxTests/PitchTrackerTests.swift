@@ -78,6 +78,24 @@ import Testing
         }
     }
 
+    /// A swing that stops while the voice drifts on (a real singer's
+    /// vibrato fading into a rise of 60 cents over 400 ms): the needle
+    /// follows the drift, as its plain mean of ~300 ms lags it (about 22
+    /// cents); it held the swing's centre, 60 cents off by the end (the
+    /// voice never left it by more than the swing's reach and 50 cents).
+    @Test func aSwingThatStopsIsNotHeld() {
+        var needle = PitchCentre()
+        var readings = Self.vibrato(centre: 69, cents: 30, rate: 5.5, seconds: 1)
+        let perSecond = 48_000.0 / 512
+        let drift = (0..<Int(0.4 * perSecond)).map { 69 + 0.6 * Double($0 + 1) / (0.4 * perSecond) }
+        readings += drift
+        var shown: [Double] = []
+        for reading in readings { shown.append(needle.add(reading)!) }
+        let last = shown.last!
+        #expect(abs(last - 69.6) * 100 < 25, "the needle shows \(last) at the end of a drift to 69.6")
+        #expect(abs(shown[Int(perSecond) - 1] - 69) * 100 < 3, "the vibrato's centre before the drift: \(shown[Int(perSecond) - 1])")
+    }
+
     /// A straight tone: the mean of the recent readings, noise averaged.
     @Test func aStraightToneIsItsMean() {
         var needle = PitchCentre()
