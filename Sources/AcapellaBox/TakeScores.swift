@@ -13,8 +13,14 @@ struct TakeScores: Equatable {
 
     static func path(dataDirectory: String) -> String { dataDirectory + "/cache/take-scores.json" }
 
-    /// What the score was measured on: a take changed (nudged) is another.
-    static func key(_ take: TakeRecord) -> String { "\(take.id) \(take.file) \(take.frames) \(take.nudgeSamples)" }
+    /// The analysis the scores come from: raised when it judges differently
+    /// (2: the centre of the pitch held, issue 52), so that a box updated
+    /// scores its takes again rather than show the old analysis's figures.
+    static let analysisRevision = 2
+
+    /// What the score was measured on: a take changed (nudged) is another,
+    /// and so is a score from another analysis.
+    static func key(_ take: TakeRecord) -> String { "a\(analysisRevision) \(take.id) \(take.file) \(take.frames) \(take.nudgeSamples)" }
 
     func score(of take: TakeRecord, project: String) -> Int? { scores[project]?[Self.key(take)] }
 

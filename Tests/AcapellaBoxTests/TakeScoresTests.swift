@@ -45,4 +45,23 @@ import Testing
         try Data("{\"/p\": [1, 2".utf8).write(to: URL(fileURLWithPath: TakeScores.path(dataDirectory: data)))
         #expect(TakeScores.load(dataDirectory: data) == TakeScores())
     }
+
+    /// A score the analysis before this one made (a box updated: the cache
+    /// as it wrote it, keyed without the analysis's revision) is not shown:
+    /// the take is scored again, and the old entry leaves the cache.
+    @Test func aScoreFromTheAnalysisBeforeIsScoredAgain() throws {
+        let data = NSTemporaryDirectory() + "scores-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let take = Self.take(5)
+        let project = "/box/projects/a.acaproj"
+        try FileManager.default.createDirectory(atPath: data + "/cache", withIntermediateDirectories: true)
+        let before = "{\"\(project)\": {\"\(take.id) \(take.file) \(take.frames) \(take.nudgeSamples)\": 100}}"
+        try Data(before.utf8).write(to: URL(fileURLWithPath: TakeScores.path(dataDirectory: data)))
+        var scores = TakeScores.load(dataDirectory: data)
+        #expect(scores.scores[project]?.count == 1, "the old cache is read: \(scores.scores)")
+        #expect(scores.score(of: take, project: project) == nil)
+        #expect(scores.next(in: [take], project: project, skipping: [])?.id == 5)
+        scores.keepOnly([take], project: project)
+        #expect(scores.scores[project] == nil)
+    }
 }
