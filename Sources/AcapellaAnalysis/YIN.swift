@@ -529,7 +529,7 @@ public final class YINDetector {
         // about equally well (down to the noise); a part of it, a fourth of
         // it or three fourths, clearly worse.
         let span = min(1_024, Int(2 * Double(largest) * lag))
-        return shortestRepeat(samples, centre: centre, span: span, lags: (1...largest).map { Double($0) * lag }) ?? lag
+        return shortestRepeat(samples, centre: centre, span: span, lags: (1...largest).map { Double($0) * lag })?.lag ?? lag
     }
 
     /// A period inside `range` that `lag` — a frame read below a voice's
@@ -540,18 +540,20 @@ public final class YINDetector {
     /// hum 27 dB under it hardly counting; hum alone repeats only every
     /// 20 ms. Nil when no part in `range` does.
     static func voicePart(_ samples: UnsafeBufferPointer<Float>, centre: Int, lag: Double, within range: ClosedRange<Double>) -> Double? {
-        let parts = (2...16).map { lag / Double($0) }.filter { range.contains($0) }.reversed()
+        let parts = Array((2...16).map { lag / Double($0) }.filter { range.contains($0) }.reversed())
         guard !parts.isEmpty else { return nil }
         let span = min(1_024, Int(2 * lag))
-        guard let period = shortestRepeat(samples, centre: centre, span: span, lags: Array(parts) + [lag]), period != lag else { return nil }
-        return period
+        // The lag itself chosen (last of the candidates): no part repeats.
+        guard let chosen = shortestRepeat(samples, centre: centre, span: span, lags: parts + [lag]), chosen.index < parts.count else { return nil }
+        return chosen.lag
     }
 
     /// Of `lags` (shortest first), the shortest whose normalised difference
     /// over `span` samples around `centre` is within three times the best
     /// of them (and a rounding's width: a perfectly periodic tone repeats
-    /// everywhere at ~0); nil when none can be measured.
-    static func shortestRepeat(_ samples: UnsafeBufferPointer<Float>, centre: Int, span wanted: Int, lags: [Double]) -> Double? {
+    /// everywhere at ~0): its place in `lags` and the lag refined to its
+    /// dip; nil when none can be measured.
+    static func shortestRepeat(_ samples: UnsafeBufferPointer<Float>, centre: Int, span wanted: Int, lags: [Double]) -> (index: Int, lag: Double)? {
         guard let base = samples.baseAddress else { return nil }
         // Rounded to whole SIMD blocks.
         let span = (wanted + 7) / 8 * 8
@@ -585,8 +587,8 @@ public final class YINDetector {
             return (Double(middle) + shift, max(0, b - 0.25 * (a - c) * shift))
         }
         let dips = lags.map(dip)
-        guard let best = dips.map(\.value).min(), best.isFinite else { return nil }
-        return dips.first { $0.value <= 3 * best + 0.000_5 }?.lag
+        guard let best = dips.map(\.value).min(), best.isFinite, let index = dips.firstIndex(where: { $0.value <= 3 * best + 0.000_5 }) else { return nil }
+        return (index, dips[index].lag)
     }
 
     /// The correlation of samples[start..<start + count] with the same

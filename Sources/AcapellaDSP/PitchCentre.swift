@@ -38,6 +38,9 @@ public struct PitchCentre: Sendable {
     private var extrema: [(index: Int, kind: Int)] = []
     private var last: Double?
     private var silent = 0
+    /// The reading number where a swing last stopped: turns are looked for
+    /// after it (the stopped swing's own are not turns again).
+    private var swingStopped = 0
     /// The centre shown, cents, and how far the swing reaches from it.
     private var centre: Double?
     private var reach = 0.0
@@ -75,6 +78,7 @@ public struct PitchCentre: Sendable {
         values.removeAll(keepingCapacity: true)
         extrema.removeAll(keepingCapacity: true)
         count = 0
+        swingStopped = 0
         last = nil
         centre = nil
         reach = 0
@@ -90,7 +94,7 @@ public struct PitchCentre: Sendable {
     /// once the newest has turned back from it by `turnCents`.
     private mutating func findTurn() {
         let lastKind = extrema.last?.kind ?? 0
-        let from = max(extrema.last?.index ?? 0, count - values.count)
+        let from = max(extrema.last?.index ?? swingStopped, count - values.count)
         let newest = count - 1
         func extreme(_ kind: Int) -> Int? {
             var best = from
@@ -143,6 +147,7 @@ public struct PitchCentre: Sendable {
             let halfCycle = extrema.count >= 2 ? turn.index - extrema[extrema.count - 2].index : Self.plainReadings / 2
             if count - 1 - turn.index > halfCycle * 3 / 2 {
                 extrema.removeAll(keepingCapacity: true)
+                swingStopped = count - 1
             }
         }
         if extrema.count == 3, value(extrema[0].index) != nil {

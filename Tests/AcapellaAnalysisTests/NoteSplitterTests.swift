@@ -166,6 +166,28 @@ import Testing
         #expect(longer.map(\.midi) == [77, 76, 73], "\(longer.map(\.midi))")
     }
 
+    /// Mains hum (50 or 60 Hz with harmonics, -45 dBFS) through the rests
+    /// and under a sung A3: the A3 is the one note (the hum read as G1 or
+    /// B1 notes in the rests when a reading below a voice's lowest was kept
+    /// at the hum's own period).
+    @Test(arguments: [50.0, 60.0])
+    func mainsHumIsNoNote(mains: Double) {
+        let rate = 48_000
+        var hum = (0..<(3 * rate)).map { index in
+            (1...8).reduce(0.0) { sum, harmonic in sum + sin(2 * .pi * mains * Double(harmonic) * Double(index) / Double(rate) + Double(harmonic)) / Double(harmonic) }
+        }
+        let rms = (hum.reduce(0) { $0 + $1 * $1 } / Double(hum.count)).squareRoot()
+        hum = hum.map { $0 * pow(10, -45 / 20) / rms }
+        let samples = hum.enumerated().map { index, value in
+            let sung = index >= rate / 2 && index < 3 * rate / 2 ? 0.1 * sin(2 * .pi * 220 * Double(index) / Double(rate)) : 0
+            return Float(value + sung)
+        }
+        let notes = NoteSplitter(sampleRate: rate).notes(in: samples)
+        #expect(notes.map(\.midi) == [57], "\(notes.map { "\($0.midi)@\(Double($0.onset) / Double(rate))" })")
+        let low = YINDetector(sampleRate: rate).track(hum.map { Float($0) }, hop: 256).filter { $0.voiced && $0.frequency < YINDetector.lowestVoice }
+        #expect(low.count <= 3, "\(low.count) frames of hum alone read under \(YINDetector.lowestVoice) Hz")
+    }
+
     @Test func aFrameOrTwoLostInAHeldNoteIsNoNewNote() {
         let splitter = NoteSplitter(sampleRate: 48_000)
         func notes(gap: Int, gapLevel: Double = -25, after: Double = 440) -> [SplitNote] {

@@ -96,6 +96,23 @@ import Testing
         #expect(abs(shown[Int(perSecond) - 1] - 69) * 100 < 3, "the vibrato's centre before the drift: \(shown[Int(perSecond) - 1])")
     }
 
+    /// Vibrato that stops for a moment and swings again on a new centre:
+    /// the needle settles on it within 400 ms (the stopped swing's own
+    /// turns, still in its memory, were taken again and dropped again, and
+    /// it wavered ±5 cents for 0.85 s).
+    @Test func aSwingThatResumesIsFollowed() {
+        var needle = PitchCentre()
+        var readings = Self.vibrato(centre: 69, cents: 30, rate: 5.5, seconds: 1)
+        readings += [Double](repeating: 69.1, count: 25)
+        let resumed = Self.vibrato(centre: 69.1, cents: 30, rate: 5.5, seconds: 1)
+        readings += resumed
+        var shown: [Double] = []
+        for reading in readings { shown.append(needle.add(reading)!) }
+        let settled = Int(0.4 * 48_000 / 512)
+        let after = shown.suffix(resumed.count - settled)
+        #expect(after.allSatisfy { abs($0 - 69.1) * 100 < 3 }, "from 400 ms into the new swing: \(after.map { ($0 - 69.1) * 100 }.max() ?? 0) … \(after.map { ($0 - 69.1) * 100 }.min() ?? 0) cents")
+    }
+
     /// A straight tone: the mean of the recent readings, noise averaged.
     @Test func aStraightToneIsItsMean() {
         var needle = PitchCentre()
