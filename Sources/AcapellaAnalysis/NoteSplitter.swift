@@ -158,14 +158,14 @@ public struct NoteSplitter: Sendable {
         guard count > 0 else { return [] }
         let frame = Double(hop) / Double(sampleRate)
         let level = { (index: Int) in index < levels.count ? levels[index] : -120 }
-        let pitched = (0..<count).filter { estimates[$0].voiced && estimates[$0].frequency > 0 }
-        let sungLevel = Self.percentile(pitched.map(level), 0.95)
-        let unpitched = (0..<count).filter { !(estimates[$0].voiced && estimates[$0].frequency > 0) }.map(level).filter { $0 > -100 }
+        let hasPitch = estimates.map { $0.voiced && $0.frequency > 0 }
+        let sungLevel = Self.percentile((0..<count).filter { hasPitch[$0] }.map(level), 0.95)
+        let unpitched = (0..<count).filter { !hasPitch[$0] }.map(level).filter { $0 > -100 }
         let noiseFloor = Double(unpitched.count) * frame >= 0.5 ? Self.percentile(unpitched, 0.25) : -.infinity
         let noisiness = max(0, min(1, (quietRoom - (sungLevel - noiseFloor)) / (quietRoom - noisyRoom)))
         let allowance = dipAllowance + noisiness * (noisyDipAllowance - dipAllowance)
         let sung = (0..<count).map { index in
-            estimates[index].voiced && estimates[index].frequency > 0 && level(index) > silence && level(index) > sungLevel - floor
+            hasPitch[index] && level(index) > silence && level(index) > sungLevel - floor
         }
         let pitches = Self.octavesMended((0..<count).map { sung[$0] ? Tuning.midi(frequency: estimates[$0].frequency) : 0 }, sung: sung,
                                          reach: max(1, Int((0.15 / frame).rounded())))
