@@ -420,7 +420,8 @@ function listen() {
 const spell = (name) => name.replace(/^([A-G])b/, "$1♭").replace("#", "♯");
 
 // The needle: the steadied centre as the mark (silent when nobody sings),
-// the raw readings behind it as a faint trail of the last second.
+// the raw readings behind it as a faint trail of the last second; beside
+// it, a moment after each note, that note's centre as the grade reads it.
 const trail = [];
 function showNeedle() {
   const cents = live.cents;
@@ -430,6 +431,10 @@ function showNeedle() {
   mark.style.left = (50 + (cents === null ? 0 : Math.max(-50, Math.min(50, cents)))) + "%";
   mark.className = cents === null ? "none" : Math.abs(cents) <= 10 ? "good" : Math.abs(cents) <= 25 ? "near" : "far";
   mark.dataset.cents = cents === null ? "" : cents.toFixed(1);
+  const last = $("last-note"), lastCents = live.lastCents;
+  last.textContent = live.lastNote && lastCents !== null && lastCents !== undefined
+    ? "last " + spell(live.lastNote) + " " + (lastCents > 0 ? "+" : lastCents < 0 ? "−" : "±") + Math.abs(Math.round(lastCents)) : "";
+  last.className = lastCents === null || lastCents === undefined ? "" : Math.abs(lastCents) <= 10 ? "good" : Math.abs(lastCents) <= 25 ? "near" : "far";
   trail.push(live.rawCents);
   if (trail.length > 30) trail.shift();
   const canvas = $("needle-trail"), context = canvas.getContext("2d");

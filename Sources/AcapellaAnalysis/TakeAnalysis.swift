@@ -63,9 +63,11 @@ public final class TakeAnalyzer {
     /// Pitch frames every `hop` samples.
     public let hop: Int
 
-    public init(sampleRate: Int) {
+    /// An analyzer at `sampleRate`, its work shared among `cores` (at most
+    /// the machine's cores and four; 1: all on the calling thread).
+    public init(sampleRate: Int, cores: Int = 4) {
         self.sampleRate = sampleRate
-        detectors = (0..<max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))).map { _ in YINDetector(sampleRate: sampleRate) }
+        detectors = (0..<max(1, min(cores, ProcessInfo.processInfo.activeProcessorCount))).map { _ in YINDetector(sampleRate: sampleRate) }
         hop = max(64, sampleRate / 187)  // 256 at 48 kHz: 5.3 ms
     }
 
@@ -241,24 +243,30 @@ public final class TakeAnalyzer {
         // show two cycles; short notes are then read at that rate.
         // Each long note's own vibrato rate (the costly part: a fit per
         // candidate rate), the notes shared among the cores.
-        let ownRates = Self.concurrentMap(measured) { note -> Double? in
+        let ownRate = { (note: (sung: Bool, onset: Double?, times: [Double], cents: [Double])) -> Double? in
             guard note.sung, note.cents.count >= 8, let last = note.times.last, let first = note.times.first, last - first >= 0.45 else { return nil }
             return Self.bestRate(times: note.times, cents: note.cents)
         }
+        let ownRates = detectors.count > 1 ? Self.concurrentMap(measured, ownRate) : measured.map(ownRate)
         return zip(measured, ownRates).map { note, own in
             MeasuredNote(sung: note.sung, onset: note.onset, times: note.times, cents: note.cents, ownRate: own)
         }
     }
 
     /// The notes' analyses from their readings: each centre fitted with
-    /// its own vibrato rate, or the singer's (the median of the long
-    /// notes' across the whole take) on short notes. Frame times count from
-    /// song sample `origin`.
-    public func finish(_ measured: [MeasuredNote], origin: Int64) -> [NoteAnalysis] {
+    /// its own vibrato rate, or the singer's on a note without one (a
+    /// short note): the median of the long notes' own rates heard up to and
+    /// with that note, as a listener knows a singer's vibrato — so a note's
+    /// centre never waits on the rest of the take, and the needle's word on
+    /// it just after (`NoteVerdicts`) is this one. `heardBefore`: the own
+    /// rates of the notes before the first of `measured`. Frame times
+    /// count from song sample `origin`.
+    public func finish(_ measured: [MeasuredNote], origin: Int64, heardBefore: [Double] = []) -> [NoteAnalysis] {
         let rate = Double(sampleRate)
-        let rates = measured.compactMap(\.ownRate).sorted()
-        let singerRate = rates.count >= 2 ? rates[rates.count / 2] : nil
+        var heard = heardBefore.sorted()
         return measured.map { note in
+            if let own = note.ownRate { heard.insert(own, at: heard.firstIndex { $0 > own } ?? heard.count) }
+            let singerRate = heard.isEmpty ? nil : heard[heard.count / 2]
             guard note.sung else { return NoteAnalysis(sung: false, score: 0) }
             let shape = Self.centre(times: note.times, cents: note.cents, own: note.ownRate, rate: singerRate)
             let pitchScore = max(0, min(100, (50 - abs(shape.centre)) / 40 * 100))

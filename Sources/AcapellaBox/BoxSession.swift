@@ -1360,6 +1360,8 @@ public struct BoxSession: Sendable {
             inputDB: reading.map { $0.inputPeak > 0 ? 20 * log10(Double($0.inputPeak)) : -.infinity } ?? -.infinity,
             clipped: (reading?.inputPeak ?? 0) >= 0.999, note: reading?.expectedMIDI.map { spelled($0, at: snapshot.position) }, cents: reading?.cents,
             lyric: context.lyrics.line(at: snapshot.position), message: message?.text, helpPage: help?.page)
+        state.lastNote = reading?.lastNote.map { spelled($0.midi, at: snapshot.position) }
+        state.lastCents = reading?.lastNote?.cents
         if let reference = context.reference {
             state.reference = referenceMuted ? "ref off" : "ref " + reference.name
             // Its lyrics in time, while it is heard.

@@ -30,6 +30,17 @@ public struct PitchReading: Hashable, Sendable {
     /// The needle's steadied pitch centre (fractional MIDI), nil when
     /// nobody sings.
     public var centre: Double?
+    /// The last note sung, as the take's grade reads it (`NoteVerdicts`):
+    /// shown after the note, until the next one's.
+    public var lastNote: LastNote?
+
+    /// A note's word: which of the part's notes, its written pitch (MIDI)
+    /// and its centre against it, cents.
+    public struct LastNote: Hashable, Sendable {
+        public var index: Int
+        public var midi: Int
+        public var cents: Double
+    }
 }
 
 /// The live pitch needle, off the render thread (STYLE.md habit 10): the
@@ -56,6 +67,15 @@ public final class PitchTracker: @unchecked Sendable {
     private var sinceSpectrum = 0
     /// The needle's steadying of the raw readings (vibrato averaged out).
     private var steadier = PitchCentre()
+    /// Each note's word after it, as the grade reads it.
+    private var verdicts: NoteVerdicts
+    private var lastNote: PitchReading.LastNote?
+    private var stopped = true
+    private var wasInTake = false
+
+    private func say(_ verdict: NoteVerdicts.Verdict?) {
+        if let verdict { lastNote = PitchReading.LastNote(index: verdict.note, midi: tones[verdict.note].midi, cents: verdict.cents) }
+    }
     /// Every reading, when collecting (`readings(of:tones:sampleRate:)`).
     private var collected: [PitchReading]?
     private let stopping = Atomic<Bool>(false)
@@ -68,6 +88,7 @@ public final class PitchTracker: @unchecked Sendable {
         spectrumAnalyser = VoiceSpectrum(sampleRate: sampleRate)
         self.tones = tones
         hop = 512 * sampleRate / 48_000
+        verdicts = NoteVerdicts(notes: tones.map { TargetNote(start: $0.startSample, end: $0.endSample, frequency: $0.frequency) }, sampleRate: sampleRate)
     }
 
     /// The newest reading (any thread), nil before the first.
@@ -89,6 +110,22 @@ public final class PitchTracker: @unchecked Sendable {
             if count == 0 { return }
             for frame in buffer[0..<count] {
                 window.append(frame)
+                switch frame.mark.kind {
+                case .playing, .armed, .recording:
+                    if stopped { lastNote = nil }
+                    stopped = false
+                    // A take begins: heard afresh from its first frame, so
+                    // the words are read on the take's own frames, as its grade is.
+                    let inTake = frame.mark.kind != .playing
+                    if inTake && !wasInTake { verdicts.add(0, at: nil) }
+                    wasInTake = inTake
+                    verdicts.add(frame.value, at: frame.mark.songSample)
+                case .none:
+                    wasInTake = false
+                    // Stopped: the last note's word stays until the next start.
+                    if !stopped { stopped = true; say(verdicts.stop()) }
+                case .gap: break  // the next frame heard starts afresh
+                }
                 sinceLast += 1
                 // Trimmed in bulk (a shift per frame would move the whole window 48,000 times a second).
                 if window.count >= 2 * detector.window { window.removeFirst(window.count - detector.window) }
@@ -132,6 +169,8 @@ public final class PitchTracker: @unchecked Sendable {
         var reading = PitchReading(songSample: stamp.songSample, expectedMIDI: expected, frequency: 0, cents: nil, sungNote: nil, confidence: 0,
                                    inputPeak: values.reduce(0) { max($0, abs($1)) })
         reading.centre = steadier.add(estimate.voiced ? Tuning.midi(frequency: estimate.frequency) : nil)
+        say(verdicts.verdict())
+        reading.lastNote = lastNote
         if estimate.voiced {
             reading.frequency = estimate.frequency
             reading.confidence = estimate.confidence
@@ -160,6 +199,12 @@ public final class PitchTracker: @unchecked Sendable {
             frames.withUnsafeBufferPointer { _ = tracker.ring.push($0.baseAddress!, count: $0.count) }
             tracker.drain(window: &window, sinceLast: &sinceLast)
             start = end
+        }
+        // Stopped at the end: the last note's word.
+        if let verdict = tracker.verdicts.stop(), var last = tracker.collected?.last {
+            tracker.say(verdict)
+            last.lastNote = tracker.lastNote
+            tracker.collected?.append(last)
         }
         return tracker.collected ?? []
     }

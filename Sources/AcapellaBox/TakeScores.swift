@@ -14,9 +14,10 @@ struct TakeScores: Equatable {
     static func path(dataDirectory: String) -> String { dataDirectory + "/cache/take-scores.json" }
 
     /// The analysis the scores come from: raised when it judges differently
-    /// (2: the centre of the pitch held, issue 52), so that a box updated
-    /// scores its takes again rather than show the old analysis's figures.
-    static let analysisRevision = 2
+    /// (2: the centre of the pitch held, issue 52; 3: a short note read at
+    /// the singer's vibrato rate heard so far, the needle's word), so that a
+    /// box updated scores its takes again rather than show the old analysis's figures.
+    static let analysisRevision = 3
 
     /// What the score was measured on: a take changed (nudged) is another,
     /// and so is a score from another analysis.

@@ -715,6 +715,8 @@ extension WebLiveState {
         part = readout.part
         note = readout.note
         cents = readout.cents
+        lastNote = readout.lastNote
+        lastCents = readout.lastCents
         level = readout.inputDB
         review = readout.mode == .review
         message = readout.message

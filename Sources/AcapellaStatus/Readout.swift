@@ -53,6 +53,10 @@ public struct ReadoutState: Hashable, Sendable {
     public var note: String?
     /// The sung pitch against it, cents (nil: no pitch).
     public var cents: Double?
+    /// The last note sung and its centre against the written pitch, cents,
+    /// as the take's grade reads it (said a moment after the note ends).
+    public var lastNote: String?
+    public var lastCents: Double?
     /// The lyric line around now.
     public var lyric: String
     /// The reference recording ("ref director", "ref off"), when there is one,
@@ -212,10 +216,11 @@ public enum Readout {
             } else {
                 pitch = "(rest)"
             }
+            let last = readout.lastNote.flatMap { note in readout.lastCents.map { "   last note \(note) \(centsText($0))" } } ?? ""
             lines += [
                 fit("", width),
                 fit("  -50 " + needle(readout.cents, width: width - 14) + " +50", width),
-                fit("  " + pitch, width),
+                fit("  " + pitch + last, width),
                 fit("", width),
                 fit("input " + meter(readout.inputDB, clipped: readout.clipped, width: width - 16) + (readout.inputDB.isFinite ? " \(decibelText(readout.inputDB)) dB" : "   -inf dB"), width),
                 fit("", width),

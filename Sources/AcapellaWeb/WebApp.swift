@@ -95,6 +95,9 @@ public struct WebLiveState: Sendable, Hashable {
     public var cents: Double?
     /// The reading before the needle steadied it (the faint trail), cents.
     public var rawCents: Double?
+    /// The last note sung and its centre, as the grade reads it.
+    public var lastNote: String?
+    public var lastCents: Double?
     public var level: Double = 0
     /// What the rehearsal is set to: the sounding tempo (quarter notes a
     /// minute), as a share of the written one, the count-in measures, the
@@ -169,6 +172,8 @@ public struct WebLiveState: Sendable, Hashable {
         object["reviewTake"] = reviewTake ?? NSNull()
         object["reviewSeconds"] = reviewSeconds
         object["rawCents"] = rawCents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
+        object["lastNote"] = lastNote ?? NSNull()
+        object["lastCents"] = lastCents.flatMap { $0.isFinite ? $0 : nil } ?? NSNull()
         object["mixer"] = mixer.map { strip -> [String: Any] in
             ["name": strip.name, "reference": strip.reference, "pan": strip.pan.isFinite ? strip.pan : 0, "muted": strip.muted, "soloed": strip.soloed, "metronome": strip.metronome,
              "takes": strip.takes ?? NSNull(),

@@ -1,5 +1,6 @@
 @testable import AcapellaBox
 @testable import AcapellaEngine
+import AcapellaAnalysis
 import AcapellaDSP
 import AcapellaScore
 import AcapellaTrials
@@ -181,5 +182,53 @@ import Testing
         #expect(outcome.needle.count > 10_000, "\(summary)")
         #expect(NeedleTruth.Outcome.share(outcome.needle, within: 5) >= 0.9, "\(summary)")
         #expect(NeedleTruth.Outcome.share(outcome.raw, within: 5) < 0.5, "\(summary)")
+    }
+
+    /// The needle's word on each note (issue 52): a voice that drifts
+    /// through a held A4 (+40 cents sliding to +5: the live needle follows
+    /// it) and then holds a C5 15 cents flat. A moment after each note ends
+    /// (300 ms), the reading carries that note's centre as the take's grade
+    /// reads it from the same frames — the same figure, not the needle's
+    /// last value; nothing before; the last note's word when the transport
+    /// stops; and none once it plays again.
+    @Test func eachNotesWordIsTheGrades() {
+        let rate = 48_000
+        let tones = [ToneEvent(startSample: 0, endSample: 48_000, frequency: 440, midi: 69),
+                     ToneEvent(startSample: 48_000, endSample: 96_000, frequency: 523.251, midi: 72)]
+        var phase = 0.0
+        let samples = (0..<(96_000 + 4_800)).map { index -> Float in
+            let cents = index < 48_000 ? 40 - 35 * Double(index) / 48_000 : -15
+            phase += 2 * Double.pi * tones[index < 48_000 ? 0 : 1].frequency * pow(2, cents / 1_200) / Double(rate)
+            return index < 96_000 ? Float(0.3 * sin(phase)) : 0
+        }
+        let grades = TakeAnalyzer(sampleRate: rate).analyze(samples, origin: 0, notes: tones.map { TargetNote(start: $0.startSample, end: $0.endSample, frequency: $0.frequency) })
+        let readings = PitchTracker.readings(of: samples, tones: tones, sampleRate: rate)
+        let first = readings.first { $0.lastNote != nil }
+        #expect(first?.lastNote?.index == 0)
+        #expect((first?.songSample ?? 0) >= 48_000 + 14_400 - 2_048, "said \(first?.songSample ?? -1): a moment after the note, not before")
+        let word = first?.lastNote?.cents ?? .nan, grade = grades[0].cents ?? .nan
+        #expect(abs(word - grade) < 0.01, "word \(word), grade \(grade)")
+        #expect(abs(grade - 22.5) < 8, "the A4's centre \(grade): the drift's middle")
+        // The last note ended 100 ms before the recording did: its word comes when it stops.
+        #expect(readings.last?.lastNote?.index == 1)
+        #expect(abs((readings.last?.lastNote?.cents ?? .nan) - (grades[1].cents ?? .nan)) < 0.01)
+        #expect(abs((readings.last?.lastNote?.cents ?? .nan) + 15) < 2)
+
+        // Live: recording, stopped (the word stays), then playing again (gone).
+        let tracker = PitchTracker(tones: tones, sampleRate: rate)
+        var window: [CapturedFrame] = []
+        var sinceLast = 0
+        func feed(_ range: Range<Int>, kind: FrameMark.Kind) {
+            let frames = range.map { CapturedFrame(value: samples[min($0, samples.count - 1)], mark: FrameMark(songSample: Int64($0), kind: kind)) }
+            frames.withUnsafeBufferPointer { _ = tracker.ring.push($0.baseAddress!, count: $0.count) }
+            tracker.drain(window: &window, sinceLast: &sinceLast)
+        }
+        for start in stride(from: 0, to: 80_000, by: 8_000) { feed(start..<(start + 8_000), kind: .recording) }
+        #expect(tracker.reading?.lastNote?.index == 0)
+        feed(80_000..<97_000, kind: .recording)
+        feed(0..<8_000, kind: .none)
+        #expect(tracker.reading?.lastNote?.index == 1, "the last note's word when it stops")
+        feed(0..<8_000, kind: .playing)
+        #expect(tracker.reading?.lastNote == nil, "played again: no word yet")
     }
 }

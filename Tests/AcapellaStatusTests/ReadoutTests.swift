@@ -31,6 +31,11 @@ import Testing
         #expect(wide[4].hasPrefix("  (rest)") && wide[6].hasPrefix("input ...") && wide[6].contains("-inf dB"))
         // Too small a terminal still gets the 40×10 frame.
         #expect(Readout.console(Self.stopped, width: 20, height: 5).count == 10)
+        // The last note's word (the grade's centre) beside the needle's note.
+        var worded = Self.recording
+        worded.lastNote = "E4"
+        worded.lastCents = -4.4
+        #expect(Readout.console(worded, width: 60, height: 10)[4] == "  F#4  +18 cents   last note E4 -4" + String(repeating: " ", count: 26))
     }
 
     /// The footer follows the state: at TAKE? it says what to press, and a

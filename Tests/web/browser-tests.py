@@ -427,6 +427,13 @@ def record_and_keep(driver, shots):
     check("the spectrum panel lists the voice's formants while singing", re.match(r"F1 \d+ · F2 \d+", seen[0]), seen[0])
     check(f"the spectrum panel is drawn with them ({seen[1]:.0%} of it painted)", 0.05 < seen[1] < 0.95, seen)
     driver.save_screenshot(os.path.join(shots, "4-recording.png"))
+    # A moment after each note, that note's centre as the grade reads it,
+    # beside the needle (the simulated singer sings in tune: green).
+    def word():
+        element = driver.find_element(By.ID, "last-note")
+        return (element.text, element.get_attribute("class"))
+    said = wait_for(lambda: re.match(r"last [A-G][♯♭]?\d [+−±]\d+$", word()[0]) and word(), 10) or word()
+    check("the last note's word beside the needle, in tune", re.match(r"last [A-G][♯♭]?\d [+−±]\d+$", said[0]) and said[1] == "good", said)
     review = wait_for(lambda: driver.find_element(By.ID, "transport").text == "review", 20)
     check("the take is under review when the punch ends", review, driver.find_element(By.ID, "transport").text)
     keep = driver.find_element(By.CSS_SELECTOR, '#review-sheet button[data-action="keep-take"]')
