@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`acapella notes` on real singers, beside swift-f0, clean and in a room.
 
-  Tools/real-singers.py --acapella BIN [--peer PEER.json] [--check] DATA WORK
-  Tools/real-singers.py --write-peer PEER.json DATA WORK   (needs swift_f0)
+  Tools/real-singers.py --acapella BIN [--peer PEER.json] [--check] [--more] DATA WORK
+  Tools/real-singers.py --write-peer PEER.json [--more] DATA WORK   (needs swift_f0)
 
 DATA holds NAME.flac with NAME.notes.txt (or NAME.txt) beside it, one sung
 note a line: onset_s offset_s midi (SSVD v2.0's format; ../shared/data/
@@ -13,7 +13,11 @@ level: the RMS of its loudest half-second windows' median) added, then
 clipped at full scale as a cheap microphone would: three times, the noise
 seeded by the recording's name and the room's number (so every run hears
 the same, and one seed's luck does not decide), the room's figures their
-mean (notes in rests: their sum). WORK gets the rooms' WAV files.
+mean (notes in rests: their sum). WORK gets the rooms' WAV files. With
+--more, six more rooms, each once, printed and not checked: 60 Hz mains,
+reverb (RT60 0.4 and 1.2 s), a phone's band driven into clipping, the
+guide leaking from speakers (a part a third below, 12 dB under) and a
+second singer (another of the recordings, 12 dB under).
 
 Scored as mir_eval.transcription scores notes: onset within 50 ms and pitch
 within 50 cents, offsets ignored (the F below); also the notes found in a
@@ -60,12 +64,12 @@ def write_wav(path, samples, rate):
         out.writeframes(pcm.tobytes())
 
 
-def room(samples, rate, seed):
+def room(samples, rate, seed, mains=50):
     """The recording as heard in a room: hum at -45 dBFS, pink noise 15 dB
     under the singing, clipped at full scale."""
     n = len(samples)
     t = numpy.arange(n) / rate
-    hum = sum(numpy.sin(2 * numpy.pi * 50 * k * t + k) / k for k in range(1, 9))
+    hum = sum(numpy.sin(2 * numpy.pi * mains * k * t + k) / k for k in range(1, 9))
     hum *= 10 ** (-45 / 20) / numpy.sqrt(numpy.mean(hum ** 2))
     # Pink noise: white shaped by 1/sqrt(f) in the frequency domain.
     white = numpy.random.RandomState(seed).standard_normal(n)
@@ -74,11 +78,89 @@ def room(samples, rate, seed):
     spectrum[1:] /= numpy.sqrt(f[1:] / 100)
     spectrum[0] = 0
     pink = numpy.fft.irfft(spectrum, n)
-    window = rate // 2
-    levels = sorted(numpy.sqrt(numpy.mean(samples[i:i + window] ** 2)) for i in range(0, max(1, n - window), window))
-    singing = numpy.median(levels[len(levels) // 2:]) if levels else 0.1
-    pink *= singing * 10 ** (-15 / 20) / numpy.sqrt(numpy.mean(pink ** 2))
+    pink *= singing_level(samples, rate) * 10 ** (-15 / 20) / numpy.sqrt(numpy.mean(pink ** 2))
     return numpy.clip(samples + hum + pink, -1, 1)
+
+
+def fft_convolve(a, b):
+    n = len(a) + len(b) - 1
+    size = 1 << (n - 1).bit_length()
+    return numpy.fft.irfft(numpy.fft.rfft(a, size) * numpy.fft.rfft(b, size), size)[:n]
+
+
+def singing_level(samples, rate):
+    """The singing's level: the median RMS of the loudest half of its half-second windows."""
+    window = rate // 2
+    levels = sorted(numpy.sqrt(numpy.mean(samples[i:i + window] ** 2)) for i in range(0, max(1, len(samples) - window), window))
+    return numpy.median(levels[len(levels) // 2:]) if levels else 0.1
+
+
+def reverb(samples, rate, rt60, seed):
+    """In a room with reverb: an impulse response of decaying noise (60 dB
+    in `rt60` seconds) after the direct sound, at the level of the direct sound."""
+    length = int(rate * rt60 * 1.2)
+    t = numpy.arange(length) / rate
+    tail = numpy.random.RandomState(seed).standard_normal(length) * 10 ** (-3 * t / rt60)
+    tail[: int(rate * 0.005)] = 0
+    tail *= 1 / numpy.sqrt(numpy.sum(tail ** 2))
+    response = numpy.zeros(length)
+    response[0] = 1
+    response += tail
+    wet = fft_convolve(samples, response)[: len(samples)]
+    return wet * singing_level(samples, rate) / max(1e-9, singing_level(wet, rate))
+
+
+def phone(samples, rate):
+    """A cheap microphone: the telephone band (300-3400 Hz, soft edges) and
+    the input driven 6 dB into clipping."""
+    spectrum = numpy.fft.rfft(samples)
+    f = numpy.fft.rfftfreq(len(samples), 1 / rate)
+    gain = 1 / (1 + (300 / numpy.maximum(f, 1)) ** 4) / (1 + (f / 3400) ** 4)
+    band = numpy.fft.irfft(spectrum * gain, len(samples))
+    return numpy.clip(band * 2 / max(1e-9, numpy.max(numpy.abs(band))), -1, 1)
+
+
+def guide(samples, rate, notes):
+    """The guide leaking from speakers: another part (the sung notes a major
+    third below, a reedy tone of odd harmonics) 12 dB under the singing."""
+    out = numpy.zeros(len(samples))
+    for onset, offset, hz in notes:
+        a, b = int(onset * rate), min(len(samples), int(offset * rate))
+        if b <= a:
+            continue
+        t = numpy.arange(b - a) / rate
+        f = hz * 2 ** (-4 / 12)
+        tone = sum(numpy.sin(2 * numpy.pi * f * k * t) / k for k in (1, 3, 5, 7))
+        ramp = numpy.minimum(1, numpy.minimum(t, t[::-1]) / 0.02)
+        out[a:b] += tone * ramp
+    out *= singing_level(samples, rate) * 10 ** (-12 / 20) / max(1e-9, singing_level(out, rate))
+    return numpy.clip(samples + out, -1, 1)
+
+
+def hum60(samples, rate, seed):
+    """The room with 60 Hz mains."""
+    return room(samples, rate, seed, mains=60)
+
+
+# More rooms, each once (printed beside swift-f0, not checked).
+MORE = ("hum60", "reverb0.4", "reverb1.2", "phone", "guide", "second")
+
+
+def more_room(condition, samples, rate, notes, other, seed):
+    if condition == "hum60":
+        return hum60(samples, rate, seed)
+    if condition.startswith("reverb"):
+        return numpy.clip(reverb(samples, rate, float(condition[6:]), seed), -1, 1)
+    if condition == "phone":
+        return phone(samples, rate)
+    if condition == "guide":
+        return guide(samples, rate, notes)
+    if condition == "second":
+        # Another singer in the room, 12 dB under (another recording, looped to length).
+        voice = numpy.resize(other, len(samples))
+        voice *= singing_level(samples, rate) * 10 ** (-12 / 20) / max(1e-9, singing_level(voice, rate))
+        return numpy.clip(samples + voice, -1, 1)
+    raise ValueError(condition)
 
 
 def truth(path):
@@ -124,18 +206,26 @@ def main():
     parser.add_argument("--peer")
     parser.add_argument("--write-peer")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--more", action="store_true", help="also 60 Hz mains, reverb, a phone's band and clipping, the guide leaking, a second singer")
     parser.add_argument("data")
     parser.add_argument("work")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     files = {}
-    for stem, path, notes in recordings(args.data):
+    found = list(recordings(args.data))
+    for index, (stem, path, notes) in enumerate(found):
         samples, rate = read_audio(path)
         files[stem] = {"clean": path, "truth": truth(notes)}
         for k, condition in enumerate(ROOMS):
             noisy = os.path.join(args.work, f"{stem}-{condition}.wav")
             write_wav(noisy, room(samples, rate, seed=zlib.crc32(f"{stem} {k}".encode())), rate)
             files[stem][condition] = noisy
+        if args.more:
+            other, _ = read_audio(found[(index + 1) % len(found)][1])
+            for condition in MORE:
+                heard = os.path.join(args.work, f"{stem}-{condition}.wav")
+                write_wav(heard, more_room(condition, samples, rate, files[stem]["truth"], other, zlib.crc32(f"{stem} {condition}".encode())), rate)
+                files[stem][condition] = heard
     if not files:
         sys.exit(f"real-singers: no recordings with notes in {args.data}")
 
@@ -143,7 +233,7 @@ def main():
         import swift_f0
         detector = swift_f0.SwiftF0()
         peer = {stem: {condition: [(n.start, n.end, n.pitch_hz) for n in swift_f0.segment_notes(detector.detect_file(f[condition]))]
-                       for condition in ("clean",) + ROOMS} for stem, f in files.items()}
+                       for condition in ("clean",) + ROOMS + (MORE if args.more else ())} for stem, f in files.items()}
         json.dump({"program": "swift-f0 0.3.0 (detect_file, segment_notes defaults)", "notes": peer}, open(args.write_peer, "w"), indent=0)
         print(f"swift-f0's notes on {len(peer)} recordings, clean and in the room: {args.write_peer}")
         return
@@ -151,7 +241,7 @@ def main():
     peer = json.load(open(args.peer))["notes"] if args.peer else {}
     totals = {}
     for stem, f in files.items():
-        for condition in ("clean",) + ROOMS:
+        for condition in ("clean",) + ROOMS + (MORE if args.more else ()):
             for program, est in (("acapella", acapella_notes(args.acapella, f[condition])), ("swift-f0", peer.get(stem, {}).get(condition))):
                 if est is None:
                     continue
@@ -165,7 +255,9 @@ def main():
     print(f"{len(files)} recordings, {sung} notes sung (onset+pitch F; notes found; in rests; onsets inside a sung note)")
     mean = lambda xs: sum(xs) / len(xs)
     for (program, condition), (fs, rests, inside, found) in sorted(totals.items(), key=lambda item: (item[0][1], item[0][0])):
-        print(f"  {condition:5} {program:9} F {mean(fs):.3f}  notes {found:5}  in rests {rests:4}  cut in two {inside:4}")
+        clean = totals.get((program, "clean"))
+        drop = f"  F drop {mean(clean[0]) - mean(fs):+.3f}" if clean and condition != "clean" else ""
+        print(f"  {condition:9} {program:9} F {mean(fs):.3f}  notes {found:5}  in rests {rests:4}  cut in two {inside:4}{drop}")
     if not args.check:
         return
     ours, theirs = totals.get(("acapella", "clean")), totals.get(("swift-f0", "clean"))
