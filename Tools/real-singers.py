@@ -36,7 +36,7 @@ still larger than swift-f0's: issue 52).
 Development and test tool (numpy, mir_eval: Tools/python-env; ffmpeg
 decodes the FLAC): the box never runs Python.
 """
-import argparse, csv, json, os, subprocess, sys, wave, zlib
+import argparse, csv, json, os, resource, subprocess, sys, time, wave, zlib
 
 import mir_eval
 import numpy
@@ -172,9 +172,40 @@ def truth(path):
     return notes
 
 
+CPU = {}
+
+
+def child_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def acapella_notes(binary, path):
+    before = child_seconds()
     out = subprocess.run([binary, "notes", path], check=True, capture_output=True, text=True, timeout=300).stdout
+    CPU["acapella"] = CPU.get("acapella", 0) + child_seconds() - before
     return [(float(r["onset_s"]), float(r["offset_s"]), float(r["hz"])) for r in csv.DictReader(out.splitlines()) if float(r["hz"] or 0) > 0]
+
+
+def live_peer(name):
+    """A peer run here (--peers-live): its notes of a file, its CPU time counted."""
+    if name == "swift-f0":
+        import swift_f0
+        detector = swift_f0.SwiftF0()
+        run = lambda path: [(n.start, n.end, n.pitch_hz) for n in swift_f0.segment_notes(detector.detect_file(path))]
+    elif name == "basic-pitch":
+        from basic_pitch.inference import predict
+        # Its note events, defaults: (start s, end s, MIDI pitch, amplitude, bends).
+        run = lambda path: [(float(a), float(b), 440.0 * 2 ** ((float(m) - 69) / 12)) for a, b, m, *_ in predict(path)[2]]
+    else:
+        sys.exit(f"real-singers: no peer called {name} (swift-f0, basic-pitch)")
+
+    def timed(path):
+        before = time.process_time()
+        notes = run(path)
+        CPU[name] = CPU.get(name, 0) + time.process_time() - before
+        return notes
+    return timed
 
 
 def scores(ref, est):
@@ -206,6 +237,7 @@ def main():
     parser.add_argument("--peer")
     parser.add_argument("--write-peer")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--peers-live", help="run these peers here instead of reading PEER.json (swift-f0,basic-pitch), CPU time printed")
     parser.add_argument("--more", action="store_true", help="also 60 Hz mains, reverb, a phone's band and clipping, the guide leaking, a second singer")
     parser.add_argument("data")
     parser.add_argument("work")
@@ -215,7 +247,7 @@ def main():
     found = list(recordings(args.data))
     for index, (stem, path, notes) in enumerate(found):
         samples, rate = read_audio(path)
-        files[stem] = {"clean": path, "truth": truth(notes)}
+        files[stem] = {"clean": path, "truth": truth(notes), "seconds": len(samples) / rate}
         for k, condition in enumerate(ROOMS):
             noisy = os.path.join(args.work, f"{stem}-{condition}.wav")
             write_wav(noisy, room(samples, rate, seed=zlib.crc32(f"{stem} {k}".encode())), rate)
@@ -239,10 +271,15 @@ def main():
         return
 
     peer = json.load(open(args.peer))["notes"] if args.peer else {}
+    live = {name: live_peer(name) for name in (args.peers_live.split(",") if args.peers_live else [])}
     totals = {}
+    seconds = 0
     for stem, f in files.items():
         for condition in ("clean",) + ROOMS + (MORE if args.more else ()):
-            for program, est in (("acapella", acapella_notes(args.acapella, f[condition])), ("swift-f0", peer.get(stem, {}).get(condition))):
+            seconds += f["seconds"]
+            runs = [("acapella", acapella_notes(args.acapella, f[condition]))]
+            runs += [(name, run(f[condition])) for name, run in live.items()] if live else [("swift-f0", peer.get(stem, {}).get(condition))]
+            for program, est in runs:
                 if est is None:
                     continue
                 score = scores(f["truth"], est)
@@ -257,7 +294,9 @@ def main():
     for (program, condition), (fs, rests, inside, found) in sorted(totals.items(), key=lambda item: (item[0][1], item[0][0])):
         clean = totals.get((program, "clean"))
         drop = f"  F drop {mean(clean[0]) - mean(fs):+.3f}" if clean and condition != "clean" else ""
-        print(f"  {condition:9} {program:9} F {mean(fs):.3f}  notes {found:5}  in rests {rests:4}  cut in two {inside:4}{drop}")
+        print(f"  {condition:9} {program:11} F {mean(fs):.3f}  notes {found:5}  in rests {rests:4}  cut in two {inside:4}{drop}")
+    if seconds:
+        print(f"  CPU per second of audio ({seconds:.0f} s read by each): " + ", ".join(f"{name} {CPU[name] / seconds:.4f} s" for name in CPU))
     if not args.check:
         return
     ours, theirs = totals.get(("acapella", "clean")), totals.get(("swift-f0", "clean"))

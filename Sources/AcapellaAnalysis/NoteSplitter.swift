@@ -158,7 +158,7 @@ public struct NoteSplitter: Sendable {
         guard count > 0 else { return [] }
         let frame = Double(hop) / Double(sampleRate)
         let level = { (index: Int) in index < levels.count ? levels[index] : -120 }
-        let hasPitch = estimates.map { $0.voiced && $0.frequency > 0 }
+        let hasPitch = estimates.map { $0.voiced && $0.frequency > 0 && $0.frequency.isFinite }
         let sungLevel = Self.percentile((0..<count).filter { hasPitch[$0] }.map(level), 0.95)
         let unpitched = (0..<count).filter { !hasPitch[$0] }.map(level).filter { $0 > -100 }
         let noiseFloor = Double(unpitched.count) * frame >= 0.5 ? Self.percentile(unpitched, 0.25) : -.infinity

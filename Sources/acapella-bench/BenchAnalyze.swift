@@ -26,6 +26,11 @@ import Foundation
 ///    swift-f0, Praat, pYIN, CREPE, basic-pitch), each scored alike. Only
 ///    when asked (`--only 5`): its first run installs torch and tensorflow
 ///    (a few GB), and CREPE takes about 20 minutes here.
+/// 6. Real singers (../shared/data/voice-real, SSVD v2.0): notes on the
+///    recordings clean and in nine rooms, swift-f0 and basic-pitch run
+///    beside (Tools/real-singers.py --peers-live in `Tools/python-env
+///    peers`), scored alike, with each one's CPU per second of audio. Only
+///    when asked (`--only 6`): basic-pitch reads about 15 minutes here.
 func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     let folder = NSTemporaryDirectory() + "acapella-bench-analyze-\(getpid())"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -92,7 +97,29 @@ func benchAnalyze(_ arguments: ParsedArguments) throws -> Int32 {
     }
     if sections.contains(4) { try benchLongTake() }
     if sections.contains(5) { benchAgainstTrackers(folder: folder) }
+    if sections.contains(6) { benchRealSingers(folder: folder) }
     return 0
+}
+
+/// Section 6: real singers, clean and in the rooms, beside swift-f0 and
+/// basic-pitch run here (goal, issue 52: F at or above the best peer's,
+/// a room costing no more, CPU under a third of swift-f0's).
+func benchRealSingers(folder: String) {
+    print("bench analyze: 6. notes of real singers (SSVD v2.0), clean and in nine rooms, beside swift-f0 and basic-pitch run here")
+    let tool = { (name: String) in ShippedFiles.path("Tools/\(name)", installed: "share/acapella/tools/\(name)") }
+    let data = "../shared/data/voice-real"
+    guard FileManager.default.fileExists(atPath: data) else {
+        print("  not run: \(data) is missing")
+        return
+    }
+    guard let environment = tool("python-env"), let python = capture([environment, "peers"])?.trimmingCharacters(in: .whitespacesAndNewlines), !python.isEmpty,
+          let script = tool("real-singers.py") else {
+        print("  not run: `Tools/python-env peers` (the trackers from PyPI) or Tools/real-singers.py is missing")
+        return
+    }
+    let acapella = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("acapella").path
+    let output = capture([python, script, "--acapella", acapella, "--peers-live", "swift-f0,basic-pitch", "--more", data, folder + "/real-singers"]) ?? "  real-singers.py did not run\n"
+    print(output.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
 }
 
 /// Section 5: the harder voices made, then every tracker on them and on the
