@@ -59,6 +59,8 @@ public final class ControlHub {
     public struct StampedAction: Hashable, Sendable {
         public var action: ControlAction
         public var nanoseconds: Int64
+        /// Its place among everything the hub read (actions and keys alike).
+        public var order = 0
     }
 
     /// A keyboard's key pressed (`velocity` 1…127) or released (0), and
@@ -67,6 +69,40 @@ public final class ControlHub {
         public var note: Int
         public var velocity: Int
         public var nanoseconds: Int64
+        /// Its place among everything the hub read (actions and keys alike).
+        public var order = 0
+    }
+
+    /// What was read, in the order it arrived: actions and keys read in
+    /// one go (a loop that fell behind) keep their order — a line's last
+    /// key released before the stop that writes the line.
+    public enum Arrival: Hashable, Sendable {
+        case action(StampedAction)
+        case key(StampedKey)
+    }
+
+    /// `actions` and `keys` (each in order) merged in the order they arrived.
+    public static func inArrivalOrder(actions: [StampedAction], keys: [StampedKey]) -> [Arrival] {
+        var merged: [Arrival] = []
+        merged.reserveCapacity(actions.count + keys.count)
+        var (a, k) = (actions.startIndex, keys.startIndex)
+        while a < actions.endIndex || k < keys.endIndex {
+            if k < keys.endIndex && (a == actions.endIndex || keys[k].order < actions[a].order) {
+                merged.append(.key(keys[k]))
+                k += 1
+            } else {
+                merged.append(.action(actions[a]))
+                a += 1
+            }
+        }
+        return merged
+    }
+
+    /// The next place in arrival order.
+    private var arrivals = 0
+    private func arrival() -> Int {
+        arrivals += 1
+        return arrivals
     }
 
     /// MMC locates read by `take(ready:)` since the last call (milliseconds from the song's start).
@@ -97,8 +133,8 @@ public final class ControlHub {
         if let midi, midi.pollDescriptors.contains(where: { ready.contains($0.fd) }) {
             for message in decoder.feed(midi.readReady()) {
                 switch interpreter.meaning(of: message) {
-                case .action(let action): actions.append(StampedAction(action: action, nanoseconds: now))
-                case .key(let note, let velocity): keys.append(StampedKey(note: note, velocity: velocity, nanoseconds: now))
+                case .action(let action): actions.append(StampedAction(action: action, nanoseconds: now, order: arrival()))
+                case .key(let note, let velocity): keys.append(StampedKey(note: note, velocity: velocity, nanoseconds: now, order: arrival()))
                 case .locate(let milliseconds): locates.append(milliseconds)
                 case .fader(let fader, let value):
                     faders.removeAll { $0.fader == fader }
@@ -111,13 +147,13 @@ public final class ControlHub {
             if ready.contains(switches[index].device.fileDescriptor) {
                 do {
                     for edge in try switches[index].device.read(timeoutNanoseconds: 0) {
-                        actions += switches[index].gestures.edge(pressed: edge.pressed, at: edge.nanoseconds).map { StampedAction(action: $0, nanoseconds: edge.nanoseconds) }
+                        actions += switches[index].gestures.edge(pressed: edge.pressed, at: edge.nanoseconds).map { StampedAction(action: $0, nanoseconds: edge.nanoseconds, order: arrival()) }
                     }
                 } catch {
                     warnings.append(error.description)
                 }
             }
-            actions += switches[index].gestures.advance(to: now).map { StampedAction(action: $0, nanoseconds: now) }
+            actions += switches[index].gestures.advance(to: now).map { StampedAction(action: $0, nanoseconds: now, order: arrival()) }
         }
         return actions
     }

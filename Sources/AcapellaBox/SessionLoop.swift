@@ -326,8 +326,13 @@ final class SessionLoop {
                 }
             }
         }
-        for stamped in io.hub.take(ready: ready) { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
-        for key in io.hub.takeKeys() { feed(.key(note: key.note, velocity: key.velocity), stamp: key.nanoseconds) }
+        let actions = io.hub.take(ready: ready)
+        for arrival in ControlHub.inArrivalOrder(actions: actions, keys: io.hub.takeKeys()) {
+            switch arrival {
+            case .action(let stamped): feed(.action(stamped.action), stamp: stamped.nanoseconds)
+            case .key(let key): feed(.key(note: key.note, velocity: key.velocity), stamp: key.nanoseconds)
+            }
+        }
         for milliseconds in io.hub.takeLocates() { feed(.locateTo(milliseconds: milliseconds)) }
         for (fader, value) in io.hub.takeFaders() { feed(.fader(fader, value: value)) }
         for stamped in io.web?.takeActions() ?? [] { feed(.action(stamped.action), stamp: stamped.nanoseconds) }
