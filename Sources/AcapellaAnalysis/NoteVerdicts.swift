@@ -70,12 +70,7 @@ public struct NoteVerdicts {
             start = song
             // The first note not yet ended here (one sung from its middle
             // has its word as a take from there would).
-            var low = 0, high = notes.count
-            while low < high {
-                let middle = (low + high) / 2
-                if notes[middle].end <= song { low = middle + 1 } else { high = middle }
-            }
-            next = low
+            next = notes.firstNotEnded(at: song)
             rates.removeAll()
             middles.removeAll()
         }

@@ -3,6 +3,19 @@ import Foundation
 /// A note the singer should sing: where it sounds on the song's timeline
 /// (samples, at the take's tempo) and its pitch (after the take's
 /// transposition).
+extension [TargetNote] {
+    /// The index of the first note (in time order) not ended at `sample`:
+    /// the one sounding there or the next; `count` when all have ended.
+    func firstNotEnded(at sample: Int64) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle].end <= sample { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
 public struct TargetNote: Hashable, Sendable {
     public var start: Int64
     public var end: Int64
@@ -147,12 +160,7 @@ public final class TakeAnalyzer {
         // Pitch, score-informed: the note sounding at each frame's centre.
         let expected = { (centre: Int64) -> Double? in
             let song = origin + centre
-            var low = 0
-            var high = sorted.count
-            while low < high {
-                let middle = (low + high) / 2
-                if sorted[middle].end <= song { low = middle + 1 } else { high = middle }
-            }
+            let low = sorted.firstNotEnded(at: song)
             return low < sorted.count && sorted[low].start <= song + Int64(rate * 0.05) ? sorted[low].frequency : nil
         }
         // Tracked in shares of at least 30 s, one a core: the frames are

@@ -70,8 +70,8 @@ public final class PitchTracker: @unchecked Sendable {
     /// Each note's word after it, as the grade reads it.
     private var verdicts: NoteVerdicts
     private var lastNote: PitchReading.LastNote?
-    private var stopped = true
-    private var wasInTake = false
+    /// The kind of the last frame heard, gaps aside (a start, a take's first frame).
+    private var lastKind = FrameMark.Kind.none
 
     private func say(_ verdict: NoteVerdicts.Verdict?) {
         if let verdict { lastNote = PitchReading.LastNote(index: verdict.note, midi: tones[verdict.note].midi, cents: verdict.cents) }
@@ -112,18 +112,16 @@ public final class PitchTracker: @unchecked Sendable {
                 window.append(frame)
                 switch frame.mark.kind {
                 case .playing, .armed, .recording:
-                    if stopped { lastNote = nil }
-                    stopped = false
+                    if lastKind == .none { lastNote = nil }
                     // A take begins: heard afresh from its first frame, so
                     // the words are read on the take's own frames, as its grade is.
-                    let inTake = frame.mark.kind != .playing
-                    if inTake && !wasInTake { verdicts.add(0, at: nil) }
-                    wasInTake = inTake
+                    if frame.mark.kind != .playing && (lastKind == .none || lastKind == .playing) { verdicts.add(0, at: nil) }
                     verdicts.add(frame.value, at: frame.mark.songSample)
+                    lastKind = frame.mark.kind
                 case .none:
-                    wasInTake = false
                     // Stopped: the last note's word stays until the next start.
-                    if !stopped { stopped = true; say(verdicts.stop()) }
+                    if lastKind != .none { say(verdicts.stop()) }
+                    lastKind = .none
                 case .gap: break  // the next frame heard starts afresh
                 }
                 sinceLast += 1
