@@ -131,11 +131,14 @@ public struct NoteSplitter: Sendable {
         hop = max(32, sampleRate / 187)
     }
 
-    /// The notes of `samples`, in time order.
+    /// The notes of `samples`, in time order: read with the room's steady
+    /// noise taken out first, where there is a room to take out
+    /// (`RoomNoise`).
     public func notes(in samples: [Float]) -> [SplitNote] {
         guard YINDetector.sampleRates.contains(sampleRate) else { return [] }
-        let estimates = YINDetector(sampleRate: sampleRate).track(samples, hop: hop)
-        return notes(from: estimates, levels: Self.levels(samples, hop: hop))
+        let heard = RoomNoise.quieted(samples, sampleRate: sampleRate) ?? samples
+        let estimates = YINDetector(sampleRate: sampleRate).track(heard, hop: hop)
+        return notes(from: estimates, levels: Self.levels(heard, hop: hop))
     }
 
     /// Level in dB of each frame (RMS over the hop around its centre).
