@@ -34,10 +34,11 @@ public enum RoomNoise {
     /// (one from F 0.41 to 0.81), those at 25 dB and more lost a few (their
     /// quiet frames are breath).
     public static let quietRoom = 24.0
-    /// Each bin's power is lessened by this many times the noise's there,
-    /// at most down to `floor` of its amplitude: a little over the noise's
-    /// mean (its frames waver about it), and never to nothing (bins at
-    /// nothing beside bins left make short whistles of their own).
+    /// Each bin's amplitude is multiplied by 1 − `overSubtraction` × the
+    /// noise's power there ÷ the bin's (a Wiener-like gain, Berouti's
+    /// over-subtraction: a little over the noise's mean, its frames waver
+    /// about it), and by no less than `floor` (bins at nothing beside bins
+    /// left make short whistles of their own). Tuned as written.
     static let overSubtraction = 2.0
     static let floor: Float = 0.3
     /// Frame energies (mean square) under this are digital silence.
@@ -47,6 +48,7 @@ public enum RoomNoise {
     /// room to take out (see `quietRoom`). `sampleRate` sets the frame: 2048
     /// samples at 48 kHz, a power of two scaled with the rate.
     public static func quieted(_ samples: [Float], sampleRate: Int) -> [Float]? {
+        guard YINDetector.sampleRates.contains(sampleRate) else { return nil }
         var size = 2_048
         let wanted = 2_048.0 * Double(sampleRate) / 48_000
         while Double(size) > wanted * 1.4 && size > 256 { size /= 2 }
@@ -67,7 +69,8 @@ public enum RoomNoise {
             guard from < to else { return }
             samples.withUnsafeBufferPointer { samples in
                 window.withUnsafeBufferPointer { window in
-                    for index in from..<to { buffer[index] = samples[first + index] * window[index] }
+                    // A sample that is not a number is silence (as wherever takes are read).
+                    for index in from..<to { buffer[index] = samples[first + index].isFinite ? samples[first + index] * window[index] : 0 }
                 }
             }
         }
