@@ -275,14 +275,18 @@ public struct NoteSplitter: Sendable {
     }
 
     /// Each sung frame an octave, a twelfth or two octaves under the median
-    /// of the sung frames within `reach` (a sub-octave reading) raised to it.
+    /// of the sung frames within `reach` (a sub-octave reading) raised to it;
+    /// also a fifth or a sixth of it (27.86 or 31.02 semitones under): the
+    /// voice and another sound a third away (the guide from speakers, a
+    /// reverberant tail) repeat together every five or six of the voice's
+    /// periods.
     static func octavesMended(_ pitches: [Double], sung: [Bool], reach: Int) -> [Double] {
         var mended = pitches
         for index in pitches.indices where sung[index] {
             let around = (max(0, index - reach)...min(pitches.count - 1, index + reach)).filter { sung[$0] }.map { pitches[$0] }
             let middle = median(around)
             guard middle - pitches[index] > 6 else { continue }
-            if let interval = [12.0, 19, 24].first(where: { abs(pitches[index] + $0 - middle) < 1 }) { mended[index] = pitches[index] + interval }
+            if let interval = [12.0, 19, 24, 27.863, 31.02].first(where: { abs(pitches[index] + $0 - middle) < 1 }) { mended[index] = pitches[index] + interval }
         }
         return mended
     }

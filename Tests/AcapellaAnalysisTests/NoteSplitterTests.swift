@@ -1,4 +1,4 @@
-import AcapellaAnalysis
+@testable import AcapellaAnalysis
 import Foundation
 import Testing
 
@@ -164,6 +164,28 @@ import Testing
         #expect(grace.map(\.midi) == [78, 76, 73], "\(grace.map(\.midi))")
         let longer = notes([(698.5, 0.12), (659.3, 0.7), (556, 0.7)])
         #expect(longer.map(\.midi) == [77, 76, 73], "\(longer.map(\.midi))")
+    }
+
+    /// The guide from speakers: a voice over the guide a tempered third
+    /// below repeats every five of the voice's periods (four of the
+    /// guide's), and on real singers a fifth to a third of the soprano's
+    /// frames were read there; a sixth, a sixth below. Such frames among
+    /// the voice's are raised to it, as an octave, a twelfth or two
+    /// octaves under are (SSVD with the guide from speakers: F 0.485 ->
+    /// 0.514; clean and the rooms unchanged).
+    @Test func aFifthOrASixthOfTheVoiceIsRaisedToIt() {
+        let voice = 76.0 + 0.3
+        for under in [12.0, 19.02, 24, 27.86, 31.02] {
+            var pitches = [Double](repeating: voice, count: 30)
+            pitches[10] = voice - under
+            pitches[20] = voice - under + 0.4
+            let mended = NoteSplitter.octavesMended(pitches, sung: [Bool](repeating: true, count: 30), reach: 8)
+            #expect(abs(mended[10] - voice) < 0.05 && abs(mended[20] - voice - 0.4) < 0.05, "\(under) under: \(mended[10]), \(mended[20])")
+        }
+        // Not a leap: a sung note a fourth or a tritone under is left.
+        var pitches = [Double](repeating: voice, count: 30)
+        for index in 15..<30 { pitches[index] = voice - 6 }
+        #expect(NoteSplitter.octavesMended(pitches, sung: [Bool](repeating: true, count: 30), reach: 8) == pitches)
     }
 
     /// Mains hum (50 or 60 Hz with harmonics, -45 dBFS) through the rests
