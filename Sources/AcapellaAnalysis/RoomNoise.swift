@@ -29,10 +29,11 @@ import Glibc
 /// allocates a copy of the recording.
 public enum RoomNoise {
     /// The dB of loud over quiet frames at or above which a recording is
-    /// left as it is. Measured on SSVD's real singers (22 shared and 67
-    /// train&valid recordings): recordings at 10–22 dB gained notes
-    /// (one from F 0.41 to 0.81), those at 25 dB and more lost a few (their
-    /// quiet frames are breath).
+    /// left as it is. Measured on SSVD's 22 shared real singers, all
+    /// quieted: those at 11–22 dB gained notes (one from F 0.41 to 0.81),
+    /// several at 25 dB and more lost some (their quiet frames are breath);
+    /// the 67 train&valid recordings confirmed the limit (F 0.692 clean,
+    /// 0.695 in the rooms).
     public static let quietRoom = 24.0
     /// Each bin's amplitude is multiplied by 1 − `overSubtraction` × the
     /// noise's power there ÷ the bin's (a Wiener-like gain, Berouti's
