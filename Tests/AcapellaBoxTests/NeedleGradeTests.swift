@@ -96,6 +96,37 @@ import Testing
         return samples.indices.map { Float(max(-1, min(1, Double(samples[$0]) + fan[$0] + hum[$0]))) }
     }
 
+    /// The grade in a room: each note's centre moves little when the room
+    /// is added (no more than swift-f0's), and few notes sung are lost. swift-f0 beside (its frames'
+    /// median over each note, confidence over 0.9, the 22 with
+    /// Tools/real-singers.py's first room): 509 notes, 1 not read in the
+    /// room, centres moved median 1.58 cents, p95 6.19.
+    @Test(.enabled(if: !recordings().isEmpty, "needs ../shared/data/voice-real"))
+    func theGradeMovesLittleInARoom() throws {
+        var shifts: [Double] = [], lost: [String] = []
+        for (number, name) in Self.recordings().enumerated() {
+            let (samples, rate) = try AudioFile.readMono(Self.data + "/" + name + ".flac")
+            let tones = try Self.tones(name, rate: rate)
+            let targets = tones.map { TargetNote(start: $0.startSample, end: $0.endSample, frequency: $0.frequency) }
+            let clean = TakeAnalyzer(sampleRate: rate).analyze(samples, origin: 0, notes: targets)
+            let room = TakeAnalyzer(sampleRate: rate).analyze(Self.inARoom(samples, rate: rate, seed: UInt64(number + 1)), origin: 0, notes: targets)
+            for (index, (tone, (quiet, noisy))) in zip(tones, zip(clean, room)).enumerated() where Double(tone.endSample - tone.startSample) >= 0.4 * Double(rate) {
+                guard quiet.sung, let before = quiet.cents else { continue }
+                guard noisy.sung, let after = noisy.cents else { lost.append("\(name) note \(index + 1)"); continue }
+                shifts.append(abs(after - before))
+            }
+        }
+        shifts.sort()
+        let (median, p95) = (shifts[shifts.count / 2], shifts[shifts.count * 95 / 100])
+        print(String(format: "the grade in a room: %d notes held, %d no longer sung, centres moved median %.2f cents, p95 %.2f, worst %.1f", shifts.count + lost.count, lost.count, median, p95, shifts.last ?? 0))
+        // Measured: 532 held, centres moved median 0.62 cents, p95 4.12 (swift-f0's 6.19);
+        // but 20 notes no longer sung (swift-f0 lost 1 of 509): soft notes under the
+        // fan. The take analysis reads the take as captured (RoomNoise is `notes`' only).
+        #expect(shifts.count > 400)
+        #expect(p95 <= 6.2, "the grade's centres moved p95 \(p95) cents in the room, swift-f0's 6.19")
+        #expect(lost.count * 100 <= 5 * (shifts.count + lost.count), "\(lost.count) notes no longer sung in the room: \(lost.prefix(10))")
+    }
+
     /// Where the singer is silent the needle is too, in a room as in a
     /// quiet one (the room adds no readings). Each annotated note written on to the next one (or half a
     /// second past its end), so that the singer's breaths and late entries
