@@ -172,6 +172,20 @@ def truth(path):
 
 
 CPU = {}
+STARTS = {}
+
+
+def start_up_seconds(binary):
+    """One start of `binary` (loading and linking, no reading): the median
+    CPU of `version` over five runs. The peers run in this process, their
+    model loaded once and left out of their count; this is what acapella's
+    count holds that theirs does not."""
+    runs = []
+    for _ in range(5):
+        before = child_seconds()
+        subprocess.run([binary, "version"], check=True, capture_output=True, timeout=60)
+        runs.append(child_seconds() - before)
+    return sorted(runs)[2]
 
 
 def child_seconds():
@@ -183,6 +197,7 @@ def acapella_notes(binary, path):
     before = child_seconds()
     out = subprocess.run([binary, "notes", path], check=True, capture_output=True, text=True, timeout=300).stdout
     CPU["acapella"] = CPU.get("acapella", 0) + child_seconds() - before
+    STARTS[binary] = STARTS.get(binary, 0) + 1
     return [(float(r["onset_s"]), float(r["offset_s"]), float(r["hz"])) for r in csv.DictReader(out.splitlines()) if float(r["hz"] or 0) > 0]
 
 
@@ -296,6 +311,10 @@ def main():
         print(f"  {condition:9} {program:11} F {mean(fs):.3f}  notes {found:5}  in rests {rests:4}  cut in two {inside:4}{drop}")
     if seconds:
         print(f"  CPU per second of audio ({seconds:.0f} s read by each): " + ", ".join(f"{name} {CPU[name] / seconds:.4f} s" for name in CPU))
+        for binary, starts in STARTS.items():
+            start = start_up_seconds(binary)
+            print(f"  acapella past its {starts} process start-ups ({1000 * start:.0f} ms each, which the peers' in-process counts leave out): "
+                  f"{(CPU['acapella'] - starts * start) / seconds:.4f} s per second of audio")
     if not args.check:
         return
     ours, theirs = totals.get(("acapella", "clean")), totals.get(("swift-f0", "clean"))
