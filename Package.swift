@@ -1,6 +1,6 @@
 // swift-tools-version: 6.3
 //
-// Acapella box. Module layout (see README "Architecture"):
+// Acapella box. Module layout (see docs/developers/architecture.md):
 //   C system libraries  →  AcapellaDevices (I/O edge)
 //   AcapellaScore (pure: ticks, maps, .acasong)  →  acapella (CLI, wiring)
 import PackageDescription

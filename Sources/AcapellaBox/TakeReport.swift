@@ -463,7 +463,7 @@ public struct TakeReport: Sendable {
         beat == beat.rounded() ? "\(Int(beat))" : String(format: "%.2g", beat)
     }
 
-    /// The report as JSON (the README documents the shape).
+    /// The report as JSON (docs/guide/analysis.md documents the shape).
     public var json: [String: Any] {
         func value(_ number: Double?) -> Any { number.map { ($0 * 10).rounded() / 10 } ?? NSNull() }
         return [

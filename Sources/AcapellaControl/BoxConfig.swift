@@ -85,7 +85,7 @@ extension BoxConfig: Codable {
         case console, lcd
     }
 
-    /// Reads the settings file's shape (see the README).
+    /// Reads the settings file's shape (docs/reference/settings.md).
     public init(from decoder: any Decoder) throws {
         guard (try? decoder.container(keyedBy: AnyCodingKey.self)) != nil else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a JSON object (truncated or damaged?)"))

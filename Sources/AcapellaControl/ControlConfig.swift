@@ -64,7 +64,7 @@ extension ControlConfig: Codable {
         case connect, ccThreshold, mmc, mmcDevice, keyboard, bindings, faders, feedback
     }
 
-    /// Reads the file's shape (see the README); defaults for what is absent.
+    /// Reads the file's shape (docs/guide/box.md, "Hands-free control"); defaults for what is absent.
     public init(from decoder: any Decoder) throws {
         guard (try? decoder.container(keyedBy: AnyCodingKey.self)) != nil else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "expected an object"))

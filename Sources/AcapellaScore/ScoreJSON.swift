@@ -1,6 +1,6 @@
 extension Score {
     /// The score as JSON: the stable shape `acapella dump --json` prints and
-    /// outside tools read (documented in the README). Keys keep this order.
+    /// outside tools read (documented in docs/reference/json.md). Keys keep this order.
     public func jsonText() -> String {
         let json = JSONWriter()
         json.object {

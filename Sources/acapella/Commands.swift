@@ -36,7 +36,7 @@ let commands: [Subcommand] = [
         name: "new", summary: "create a project (NAME.acaproj) from a song",
         positionals: "NAME.acaproj", positionalCount: 1...1,
         options: [OptionSpec(names: ["--song"], valueName: "SONG", help: "the song: .acasong or MusicXML", required: true)],
-        details: "The project is a folder: manifest.json, score.acasong and takes/. See the README for the manifest.",
+        details: "The project is a folder: manifest.json, score.acasong and takes/. The manifest: docs/guide/projects.md.",
         run: runNew),
     Subcommand(
         name: "record", summary: "record a part of a project (non-interactive: plays, records, stops by itself)",
@@ -129,7 +129,7 @@ let commands: [Subcommand] = [
         options: [
             OptionSpec(names: ["--part"], valueName: "NAME", help: "the part's newest take (default: the project's newest take)"),
             OptionSpec(names: ["--take"], valueName: "ID", help: "this take"),
-            OptionSpec(names: ["--json"], valueName: nil, help: "the analysis as JSON (the shape is in the README)"),
+            OptionSpec(names: ["--json"], valueName: nil, help: "the analysis as JSON (the shape: docs/guide/analysis.md)"),
             OptionSpec(names: ["--svg"], valueName: "OUT.svg", help: "a plot: the written notes as bars with their words, the sung pitch over them coloured by its error", writes: true),
             OptionSpec(names: ["--for-box"], valueName: nil, help: "one line of JSON, the summary and the page's notes: what the box runs, in a process of its own, after a take"),
         ],
@@ -300,7 +300,7 @@ let commands: [Subcommand] = [
         details: "The box runs this when a song is loaded, wide and narrow, so that the engraving of a long score\n(hundreds of megabytes while laid out) never grows the box itself. Each file is written whole\nbefore it is named; the SVG gzip-compressed as it is made. Prints what it made and its peak memory.",
         run: runPageScore),
     Subcommand(
-        name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape is documented in the README)",
+        name: "dump", summary: "print a song (.acasong or MusicXML) as JSON (the shape: docs/reference/json.md)",
         positionals: "FILE", positionalCount: 1...1,
         options: [OptionSpec(names: ["--json"], valueName: nil, help: "JSON output (the only format, and the default)")] + importOptionSpecs,
         details: "", run: runDump),
