@@ -451,7 +451,7 @@ if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null; then
   kill -0 "$box" 2>/dev/null && pass "the box is still up" || fail "the box died: $(tail -3 "$boxlog")"
   kill -TERM "$box"; wait "$box" 2>/dev/null
 else
-  echo "WEB ATTACKS SKIPPED: they need root (addresses of their own on the loopback interface, ip from iproute2)"
+  echo "web attacks SKIPPED: they need root (addresses of their own on the loopback interface, ip from iproute2)" | tee -a "${ACAPELLA_SKIPS:-/dev/null}"
 fi
 fi
 

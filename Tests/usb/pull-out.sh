@@ -17,7 +17,7 @@ acapella="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 trials="${2:-20}"
 cd "$(dirname "$0")/../.."
 if [[ "$(id -u)" != 0 ]] || ! command -v mkfs.ext4 >/dev/null || ! command -v losetup >/dev/null; then
-  echo "usb pull-out: SKIPPED (needs root, mkfs.ext4 and loop devices)"
+  echo "usb pull-out: SKIPPED (needs root, mkfs.ext4 and loop devices)" | tee -a "${ACAPELLA_SKIPS:-/dev/null}"
   exit 0
 fi
 work="$(mktemp -d)"
