@@ -144,7 +144,7 @@ final class BoxTerminal {
     /// the box finishes the take, writes the manifest and exits 0; the
     /// project opens with nothing to repair and the take's file holds what
     /// the manifest says.
-    @Test(arguments: [SIGTERM, SIGHUP])
+    @Test(.fullSuiteOnly, arguments: [SIGTERM, SIGHUP])
     func aStopSignalDuringATakeLeavesAValidTake(signal: Int32) throws {
         let box = try BoxTerminal(speed: 3)
         #expect(box.wait("ready") { screen, log in log.contains("ready: Amazing Grace") && screen.contains("STOP") })

@@ -14,7 +14,7 @@ import Testing
 /// its rate) sends the box back to the set that worked, said — it neither
 /// stops nor waits for a card that is plugged in.
 @Suite struct BoxSessionsTests {
-    @Test func aSetTheDeviceRefusesGoesBackToTheSetThatWorked() throws {
+    @Test(.fullSuiteOnly) func aSetTheDeviceRefusesGoesBackToTheSetThatWorked() throws {
         let folder = NSTemporaryDirectory() + "box-sessions-\(UUID().uuidString)"
         try Folders.make(folder + "/projects")
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -112,7 +112,7 @@ final class Spawned: @unchecked Sendable {
 
     /// Two `record` commands started at the same moment: one records, the
     /// other is refused at once naming it; one take, whole.
-    @Test func twoRecordersAtOnce() throws {
+    @Test(.fullSuiteOnly) func twoRecordersAtOnce() throws {
         let reference = try #require(Self.reference)
         var lost = 0
         for run in 0..<Self.runs {
@@ -138,7 +138,7 @@ final class Spawned: @unchecked Sendable {
     /// out and says why, `takes recover` and a second `record` are refused,
     /// and the box opened on the project plays it without recording. The
     /// take ends whole, and nobody repaired anything.
-    @Test func readersAndWritersDuringATake() throws {
+    @Test(.fullSuiteOnly) func readersAndWritersDuringATake() throws {
         let reference = try #require(Self.reference)
         var lost = 0
         for run in 0..<Self.runs {
@@ -185,7 +185,7 @@ final class Spawned: @unchecked Sendable {
     /// 0.25 s lost of what it had said it received — its progress lines lag
     /// a little, so that is a lower bound), records its own whole, and no
     /// take disappears.
-    @Test func killedAtRandomMoments() throws {
+    @Test(.fullSuiteOnly) func killedAtRandomMoments() throws {
         let reference = try #require(Self.reference)
         var rng = SplitMix64(seed: 15)
         var lost = 0

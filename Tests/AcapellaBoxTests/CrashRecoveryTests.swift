@@ -22,7 +22,7 @@ func acapellaExecutable() throws -> String {
     /// 20 recordings killed with SIGKILL at random moments: at the next
     /// open every take is recovered, each losing at most 0.5 s of what the
     /// recorder had received when it died.
-    @Test func killedRecordingsAreRecovered() throws {
+    @Test(.fullSuiteOnly) func killedRecordingsAreRecovered() throws {
         let losses = try killRecordings(runs: 20, seed: 20, arguments: ["--part", "Alto"], parts: ["Alto"])
         print(String(format: "crash recovery: 20 of 20 takes recovered; loss median %.3f s, worst %.3f s", losses.sorted()[10], losses.max() ?? 0))
     }

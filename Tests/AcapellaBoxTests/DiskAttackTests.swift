@@ -86,7 +86,7 @@ struct DiskAttackTests {
     /// the manifest on disk says so before `record` says "kept"; listing,
     /// mixing and recovering all work on the still-full disk; no copy of
     /// the take is ever attempted; with room again, recording goes on.
-    @Test func theDiskFillsDuringATake() throws {
+    @Test(.fullSuiteOnly) func theDiskFillsDuringATake() throws {
         let disk = try SmallDisk(megabytes: 8)
         defer { disk.unmount() }
         // At twice real time: the disk fills well inside the take, however loaded the machine.

@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: !recordings().isEmpty, "needs ../shared/data/voice-real"))
+    @Test(.fullSuiteOnly, .enabled(if: !recordings().isEmpty, "needs ../shared/data/voice-real"))
     func theNeedlesWordOnANoteIsTheGrades() throws {
         var compared = 0, heldWithoutWord: [String] = [], apart: [String] = []
         var live: [Double] = [], worst = 0.0
@@ -101,7 +101,7 @@ import Testing
     /// median over each note, confidence over 0.9, the 22 with
     /// Tools/real-singers.py's first room): 509 notes, 1 not read in the
     /// room, centres moved median 1.58 cents, p95 6.19.
-    @Test(.enabled(if: !recordings().isEmpty, "needs ../shared/data/voice-real"))
+    @Test(.fullSuiteOnly, .enabled(if: !recordings().isEmpty, "needs ../shared/data/voice-real"))
     func theGradeMovesLittleInARoom() throws {
         var shifts: [Double] = [], lost: [String] = []
         for (number, name) in Self.recordings().enumerated() {
@@ -133,7 +133,7 @@ import Testing
     /// fall inside written notes, where the needle looks for a voice; the
     /// needle's readings counted from 100 ms after a sung note ends to
     /// 100 ms before the next begins.
-    @Test(.enabled(if: !recordings().isEmpty, "needs ../shared/data/voice-real"))
+    @Test(.fullSuiteOnly, .enabled(if: !recordings().isEmpty, "needs ../shared/data/voice-real"))
     func theNeedleIsSilentWhileTheSingerIsInARoom() throws {
         var rests = 0, shownClean = 0, shownRoom = 0, where_: [String] = []
         for (number, name) in Self.recordings().enumerated() {

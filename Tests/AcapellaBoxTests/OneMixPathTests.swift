@@ -25,7 +25,7 @@ import Testing
 
     func bytes(_ path: String) throws -> [UInt8] { [UInt8](try #require(FileManager.default.contents(atPath: path))) }
 
-    @Test func theThreeCallersWriteTheSameBytes() throws {
+    @Test(.fullSuiteOnly) func theThreeCallersWriteTheSameBytes() throws {
         let project = try Self.rehearsed()
         let data = NSTemporaryDirectory() + "onemix-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: data + "/projects", withIntermediateDirectories: true)
@@ -88,7 +88,7 @@ import Testing
     /// file there): the other project still goes out, the one that could
     /// not is said as failed; a stick whose export folder is a link out of
     /// it sends nothing anywhere and the job fails as a whole.
-    @Test func aProjectThatCannotGoOutLeavesTheOthers() throws {
+    @Test(.fullSuiteOnly) func aProjectThatCannotGoOutLeavesTheOthers() throws {
         let project = try TakeStreamingTests.project()
         let data = NSTemporaryDirectory() + "stickfail-\(UUID().uuidString)"
         let stick = data + "/stick"

@@ -173,7 +173,7 @@ import Testing
 /// cents of its true centre; the raw reading (before the steadying) is
 /// far from that, which is what makes the steadying necessary.
 @Suite struct NeedleTruthTests {
-    @Test(arguments: NeedleTruth.profiles)
+    @Test(.fullSuiteOnly, arguments: NeedleTruth.profiles)
     func theNeedleReadsTheNoteCentre(profile index: Int) throws {
         let scores = try AnalysisTruth.songs.map { try Acasong.parse(songText($0 + ".acasong")) }
         let outcome = try NeedleTruth.run(scores: scores, profile: index)

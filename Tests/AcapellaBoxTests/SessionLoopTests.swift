@@ -116,7 +116,7 @@ import Testing
     /// switch and the page send the same action) and each becomes its own
     /// take, sung together (one mark), aligned alike; a part the song lacks
     /// is said and left out; u undoes the whole set.
-    @Test func aRecordingSetRecordsEveryPartAtOnce() throws {
+    @Test(.fullSuiteOnly) func aRecordingSetRecordsEveryPartAtOnce() throws {
         let songs = try library(["simple-harmony"])
         defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
         let set = [PartOnInput(part: "Soprano", input: 1), PartOnInput(part: "2", input: 2), PartOnInput(part: "Tenor", input: 3)]
@@ -253,7 +253,7 @@ import Testing
     /// A stick plugged in while the box runs (a tmpfs mounted under the
     /// box's USB folder: root only): the job runs beside the loop, its
     /// steps reach the readout, and the project's mix lands on the stick.
-    @Test(.enabled(if: SessionLoopTests.root, "mounting a stick needs root")) func aStickPluggedInMidRehearsal() throws {
+    @Test(.fullSuiteOnly, .enabled(if: SessionLoopTests.root, "mounting a stick needs root")) func aStickPluggedInMidRehearsal() throws {
         let songs = try library(["simple-harmony"])
         let media = NSTemporaryDirectory() + "embedded-media-\(UUID().uuidString)"
         let stick = media + "/stick"
@@ -516,7 +516,7 @@ import Testing
     /// in the whole box; the correction runs beside the loop in a process of
     /// its own, the box keeps its audio as a new take, puts it up for review
     /// and analyses it: in tune; the take as sung stays, kept.
-    @Test func aTakePutInTuneFromThePage() throws {
+    @Test(.fullSuiteOnly) func aTakePutInTuneFromThePage() throws {
         let songs = try library(["simple-harmony"])
         defer { try? FileManager.default.removeItem(atPath: (songs[0] as NSString).deletingLastPathComponent) }
         let box = try EmbeddedBox(songs: songs, part: 1, detune: -30)

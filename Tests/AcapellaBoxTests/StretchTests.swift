@@ -106,7 +106,7 @@ import Testing
     /// At 80 % and back at 100 %, a tone lower, real-time and offline:
     /// the pitch is the sung pitch (±2 cents), the entries are where they
     /// were sung (p95 within 5 ms of the original, at 80 % scaled by the tempo).
-    @Test(arguments: ["bach-bwv66.6", "amazing-grace"])
+    @Test(.fullSuiteOnly, arguments: ["bach-bwv66.6", "amazing-grace"])
     func takesKeepTheirNotesAtAnotherTempoAndKey(song: String) throws {
         let score = try Acasong.parse(songText(song + ".acasong"))
         let take = try AnalysisTruth.take(score: score, profile: AnalysisTruth.profiles[1], seed: 7)
@@ -186,7 +186,7 @@ import Testing
     /// written pitch, re-analysed; their vibrato as wide as it was (±10 %);
     /// every sample outside the moved notes is the take's own; the take as
     /// sung stays, the copy plays.
-    @Test(arguments: ["bach-bwv66.6", "amazing-grace"])
+    @Test(.fullSuiteOnly, arguments: ["bach-bwv66.6", "amazing-grace"])
     func flaggedNotesArePutInTune(song: String) throws {
         let (project, take, _) = try Self.project(song, profile: 1, seed: 11)
         defer { project.close(); try? FileManager.default.removeItem(atPath: project.path) }

@@ -10,7 +10,7 @@ import Testing
 /// p95, onsets within ±10 ms at p95, missed notes with ≥ 95 % recall and
 /// ≤ 2 % false alarms) on 8 songs and 3 singers.
 @Suite struct TakeAnalysisTruthTests {
-    @Test(arguments: 0..<3)
+    @Test(.fullSuiteOnly, arguments: 0..<3)
     func theAnalysisFindsWhatTheSingerDid(profile index: Int) throws {
         let scores = try AnalysisTruth.songs.map { try Acasong.parse(songText($0 + ".acasong")) }
         let all = try AnalysisTruth.run(scores: scores, profile: index)

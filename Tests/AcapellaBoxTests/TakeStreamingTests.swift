@@ -245,7 +245,7 @@ import Testing
 /// punch-in (its pre-roll announced and read before it starts), and loop
 /// recording (the loop's start kept ready for each wrap).
 @Suite(.serialized) struct StreamedPlaybackEndToEndTests {
-    @Test(arguments: [["--range", "6-7"], ["--range", "6-7", "--loop", "2"], []])
+    @Test(.fullSuiteOnly, arguments: [["--range", "6-7"], ["--range", "6-7", "--loop", "2"], []])
     func aTakeRecordedOverStreamedTakesEqualsOneOverDecodedTakes(range: [String]) throws {
         let original = try TakeStreamingTests.project()
         original.close()
