@@ -25,12 +25,13 @@ expect "required options in usage" 0 "$acapella" new --help && check "new's usag
 expect "record's usage" 0 "$acapella" record --help && check "record's usage shows --part or --parts" contains "$out" "usage: acapella record [--part NAME] [--parts PART=INPUT,…] [--range A-B]"
 
 # The command reference in docs/ is what the program says (Tools/commands-doc > docs/reference/commands.md).
+reference="$(cat docs/reference/commands.md)"
 expect "the command reference generated" 0 Tools/commands-doc "$acapella" &&
-  check "docs/reference/commands.md is every command's --help (regenerate it: Tools/commands-doc > docs/reference/commands.md)" equals "$out" "$(cat docs/reference/commands.md)"
-[[ "$out" == "$(cat docs/reference/commands.md)" ]] || diff <(echo "$out") docs/reference/commands.md | head -n 20 >&2
+  check "docs/reference/commands.md is every command's --help (regenerate it: Tools/commands-doc > docs/reference/commands.md)" equals "$out" "$reference"
+[[ "$out" == "$reference" ]] || diff <(echo "$out") docs/reference/commands.md | head -n 20 >&2
 expect "the reference has every command" 0 "$acapella" --help &&
   for command in $(sed -n '/^commands:/,/^$/p' <<<"$out" | awk 'NR > 1 && NF { print $1 }'); do
-    check "docs/reference/commands.md has acapella $command" contains "$(cat docs/reference/commands.md)" "## \`acapella $command\`"
+    check "docs/reference/commands.md has acapella $command" contains "$reference" "## \`acapella $command\`"
   done
 check "the README is a front door (at most 300 lines)" test "$(wc -l < README.md)" -le 300
 # Every file the README and docs/ link to is there.

@@ -64,7 +64,7 @@ expect "uninstall from the throwaway root" 0 env DESTDIR="$stage" deploy/install
 
 # The Debian package, installed into a throwaway root by dpkg.
 if [[ -n "${ACAPELLA_SKIP_PACKAGE:-}" ]]; then
-  echo "cli: PACKAGE CHECKS SKIPPED (ACAPELLA_SKIP_PACKAGE is set)" | tee -a "${ACAPELLA_SKIPS:-/dev/null}" >&2
+  skipped "PACKAGE CHECKS SKIPPED (ACAPELLA_SKIP_PACKAGE is set)"
 else
   expect "build the .deb" 0 deploy/package -o "$work/deb"
   deb="$(tail -n 1 <<<"$out")"

@@ -44,7 +44,7 @@ if avahi-daemon --check 2>/dev/null; then
   "$acapella" run --config "$work/noname.json" --data "$work/mdns3" --seconds 2 --device sim >/dev/null 2>"$work/mdns3.err" || true
   check "web.name false: not announced" equals "$(grep -c 'mdns:' "$work/mdns3.err")" "0"
 else
-  echo "cli: MDNS CHECKS SKIPPED (no avahi-daemon running and none could be started here)" | tee -a "${ACAPELLA_SKIPS:-/dev/null}" >&2
+  skipped "MDNS CHECKS SKIPPED (no avahi-daemon running and none could be started here)"
 fi
 
 finish
