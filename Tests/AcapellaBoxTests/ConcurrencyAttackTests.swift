@@ -145,8 +145,8 @@ final class Spawned: @unchecked Sendable {
             let project = try Self.freshProject()
             let data = project + ".data"
             defer {
-                try? FileManager.default.removeItem(atPath: project)
-                try? FileManager.default.removeItem(atPath: data)
+                // (With the mix made beside it, and the words `mix` writes beside that.)
+                for path in [project, data, project + ".wav", project + ".lrc"] { try? FileManager.default.removeItem(atPath: path) }
             }
             // With the box beside it the take lasts longer (a quarter of the
             // runs): a box starting on a loaded machine (the suite's tests in

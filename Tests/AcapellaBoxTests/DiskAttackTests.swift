@@ -106,7 +106,7 @@ struct DiskAttackTests {
         let list = try Spawned(["takes", project])
         #expect(list.wait() == 0 && list.out.hasPrefix("take 1  Soprano  kept, active"), "\(list.err)")
         let mixPath = FileManager.default.temporaryDirectory.path + "/full-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: mixPath) }
+        defer { for file in [mixPath, mixPath.dropLast(4) + ".lrc"] { try? FileManager.default.removeItem(atPath: String(file)) } }
         let mix = try Spawned(["mix", project, "-o", mixPath])
         #expect(mix.wait() == 0, "\(mix.err)")
         let recover = try Spawned(["takes", project, "recover"])
@@ -165,7 +165,7 @@ struct DiskAttackTests {
         let mixPath = FileManager.default.temporaryDirectory.path + "/readonly-\(UUID().uuidString).wav"
         let mix = try Spawned(["mix", project, "-o", mixPath])
         #expect(mix.wait() == 0, "\(mix.err)")
-        try? FileManager.default.removeItem(atPath: mixPath)
+        for file in [mixPath, mixPath.dropLast(4) + ".lrc"] { try? FileManager.default.removeItem(atPath: String(file)) }
         let data = FileManager.default.temporaryDirectory.path + "/readonly-box-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: data) }
         let box = try Spawned(["run", "--project", project, "--data", data, "--seconds", "0.3", "--device", Self.device])
