@@ -34,6 +34,9 @@ public struct BoxOptions: Sendable {
     public var songIndex = 0
     /// The part to record, by index.
     public var partIndex = 0
+    /// The part to record by name (`--part Tenor`), found in the first
+    /// song (in any case); `partIndex` is then set from it.
+    public var partName: String?
     /// Where the first part came from, for an error when the first song
     /// has fewer parts ("--part", "/etc/acapella/acapella.json: part").
     public var partSource = "part"

@@ -15,8 +15,8 @@ public struct BoxFlags: Sendable {
     /// `--config`: the settings file.
     public var settings: String?
     public var song: String?
-    /// `--part`, 1-based.
-    public var part: Int?
+    /// `--part`: a part's name, or its number from 1.
+    public var part: String?
     public var device: String?
     /// `--project`: a project kept elsewhere, rehearsed first.
     public var project: String?
@@ -212,7 +212,11 @@ public struct BoxSetup: Sendable {
         do { options.origin = TakeOrigin(box: try BoxIdentity.current(dataDirectory: options.dataDirectory), singer: settings.singer) } catch { throw failure(error.description) }
         options.powerOffCommand = settings.powerOffCommand
         options.songIndex = index
-        options.partIndex = (flags.part ?? settings.part) - 1
+        if let part = flags.part, Int(part) == nil {
+            options.partName = part
+        } else {
+            options.partIndex = (flags.part.flatMap { Int($0) } ?? settings.part) - 1
+        }
         options.partSource = flags.part != nil ? "--part" : fileKey("part")
         options.together = flags.together ?? settings.together.map { PartOnInput(part: $0.key, input: $0.value) }.sorted { $0.input < $1.input }
         options.togetherSource = flags.together != nil ? "--parts" : fileKey("together")

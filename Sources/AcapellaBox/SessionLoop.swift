@@ -123,11 +123,18 @@ final class SessionLoop {
     /// its tempo, key, count-in, metronome and verse start this one.
     static func resume(_ project: Project, options: inout BoxOptions, firstSession: Bool, log: BoxLog) throws -> (SessionState, Bool) {
         let score = project.score
+        let song = score.title.map { "'\($0)'" } ?? project.path
+        if firstSession, let name = options.partName {
+            guard let index = PartOnInput.partIndex(named: name, in: score) else {
+                throw ProjectError(description: "\(options.partSource): no part named '\(name)' in \(song); its parts: \(score.parts.map(\.name).joined(separator: ", "))")
+            }
+            options.partIndex = index
+        }
         if options.partIndex >= score.parts.count {
             // Asked for at start: an error naming where it was asked. Later
             // (another song with fewer parts) the last part is the nearest.
             if firstSession {
-                throw ProjectError(description: "\(options.partSource): part \(options.partIndex + 1), but \(score.title.map { "'\($0)'" } ?? project.path) has \(score.parts.count) parts")
+                throw ProjectError(description: "\(options.partSource): part \(options.partIndex + 1), but \(song) has \(score.parts.count) parts")
             }
             options.partIndex = score.parts.count - 1
         }

@@ -107,7 +107,7 @@ let commands: [Subcommand] = [
         positionals: "", positionalCount: 0...0,
         options: [
             OptionSpec(names: ["--song"], valueName: "NAME|PATH", help: "the song to start with (default: the first in the library)"),
-            OptionSpec(names: ["--part"], valueName: "N", help: "the part to record, by number (default 2)"),
+            OptionSpec(names: ["--part"], valueName: "NAME|N", help: "the part to record: its name, as every other --part takes, or its number (default 2)"),
             OptionSpec(names: ["--parts"], valueName: "PART=INPUT,…", help: "record several parts at once, each from its input: Soprano=1,Alto=2 or 1=1,2=2 (a take each; r, the foot switch and the page start them all)"),
             OptionSpec(names: ["--device"], valueName: "DEVICE", help: "alsa[:NAME] or sim[:…] (default: the first card, else the simulated room in real time)"),
             OptionSpec(names: ["--project"], valueName: "PATH", help: "rehearse this project (.acaproj) first, its song with it"),

@@ -294,7 +294,12 @@ func runBox(_ arguments: ParsedArguments) throws -> Int32 {
     var flags = BoxFlags()
     flags.settings = arguments.value("--config")
     flags.song = arguments.value("--song")
-    flags.part = arguments.value("--part") != nil ? try arguments.int("--part", default: 1, range: 1...64) : nil
+    if let part = arguments.value("--part") {
+        // A number is checked as one; anything else is a part's name, found in the first song.
+        if Int(part) != nil { _ = try arguments.int("--part", default: 1, range: 1...64) }
+        guard !part.trimmingCharacters(in: .whitespaces).isEmpty else { throw CLIError("--part expects a part's name or number, like Tenor or 3") }
+        flags.part = part
+    }
     flags.device = arguments.value("--device")
     flags.project = arguments.value("--project")
     flags.data = arguments.value("--data")

@@ -24,6 +24,10 @@ expect "the box with part 7 of 4" 1 "$acapella" run --config "$work/part-setting
   check "part names the file" contains "$err" "acapella run: error: $work/part-settings.json: part: part 7, but 'Amazing Grace' has 4 parts"
 expect "the box with --part 9" 1 "$acapella" run --part 9 --song amazing --data "$work/box" --seconds 1 --device sim:speed=4 &&
   check "--part message" contains "$err" "acapella run: error: --part: part 9, but 'Amazing Grace' has 4 parts"
+expect "the box with --part by name" 0 "$acapella" run --part tenor --song amazing --data "$work/box" --seconds 1 --device sim:speed=4 &&
+  check "--part by name, in any case" contains "$err" "recording part Tenor (3 of 4)"
+expect "the box with a part the song lacks" 1 "$acapella" run --part Baritone --song amazing --data "$work/box" --seconds 1 --device sim:speed=4 &&
+  check "--part name message" contains "$err" "acapella run: error: --part: no part named 'Baritone' in 'Amazing Grace'; its parts: Soprano, Alto, Tenor, Bass"
 
 expect "devices" 0 "$acapella" devices && check "devices lists GPIO" contains "$out" "GPIO chips" && check "devices lists MIDI" contains "$out" "MIDI ports"
 if [ ! -e /dev/snd/seq ]; then
