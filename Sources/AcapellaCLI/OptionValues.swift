@@ -54,15 +54,37 @@ extension ParsedArguments {
         return range
     }
 
-    /// `--tempo X`: a multiplier from 0.25 to 4, like 0.9 (nil: not given).
-    public func tempoMultiplier(_ name: String = "--tempo") throws -> Rational? {
+    /// `--tempo`, the same in every command: a percent of the written
+    /// tempo (90 or 90%) or, read the same, a multiplier (0.9) — a number
+    /// under 10 is a multiplier (no tempo is under 10 % or over 4×).
+    /// The multiplier in thousandths (900), within `percents`; nil: not given.
+    public func tempoThousandths(_ name: String = "--tempo", percents: ClosedRange<Int>) throws -> Int? {
         guard let text = value(name) else { return nil }
-        guard let thousandths = Tempo.thousandths(text), thousandths > 0 else { throw CLIError("\(name) expects a multiplier from 0.25 to 4, like 0.9, not '\(text)'") }
-        let scale = Rational(Int128(thousandths), 1000)
-        guard scale.numerator * 4 >= scale.denominator, scale.numerator <= 4 * scale.denominator else {
-            throw CLIError("\(name) expects a multiplier from 0.25 to 4, like 0.9, not '\(text)'")
+        let refusal = CLIError("\(name) expects a tempo from \(percents.lowerBound) to \(percents.upperBound) % of the written one, like 90 (or 0.9), not '\(text)'")
+        let percent = text.hasSuffix("%")
+        guard let number = Tempo.thousandths(percent ? String(text.dropLast()).trimmingCharacters(in: .whitespaces) : text) else { throw refusal }
+        let thousandths: Int
+        if percent || number >= 10_000 {
+            // A percent to a tenth: 90.5 % is 0.905.
+            guard number % 100 == 0 else { throw refusal }
+            thousandths = number / 100
+        } else {
+            thousandths = number
         }
-        return scale
+        guard thousandths >= percents.lowerBound * 10, thousandths <= percents.upperBound * 10 else { throw refusal }
+        return thousandths
+    }
+
+    /// `--tempo` as a multiplier, 25 to 400 % (nil: not given).
+    public func tempoMultiplier(_ name: String = "--tempo") throws -> Rational? {
+        try tempoThousandths(name, percents: 25...400).map { Rational(Int128($0), 1000) }
+    }
+
+    /// `--tempo` as a whole percent within `percents` (nil: not given).
+    public func tempoPercent(_ name: String = "--tempo", percents: ClosedRange<Int>) throws -> Int? {
+        guard let thousandths = try tempoThousandths(name, percents: percents) else { return nil }
+        guard thousandths % 10 == 0 else { throw CLIError("\(name) expects a whole percent here (\(percents.lowerBound) to \(percents.upperBound)), not '\(value(name) ?? "")'") }
+        return thousandths / 10
     }
 }
 

@@ -3,7 +3,7 @@ import AcapellaEngine
 import AcapellaScore
 import Foundation
 
-/// `acapella export-lrc SONG -o OUT.lrc [--verse N] [--part NAME] [--tempo X] [--lines-only]`:
+/// `acapella export-lrc SONG -o OUT.lrc [--verse N] [--part NAME] [--tempo PERCENT] [--lines-only]`:
 /// the song's own words as timed lyrics (LRC), their times from the tempo
 /// map to the millisecond: a line a phrase (four measures), every syllable
 /// stamped, so the words travel with a practice track.

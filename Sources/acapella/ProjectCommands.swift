@@ -50,7 +50,7 @@ func runRecord(_ arguments: ParsedArguments) throws -> Int32 {
     request.ensemble = ensemble
     if let range = try arguments.measures("--range") { request.measures = range }
     request.countInMeasures = try arguments.int("--count-in", default: 1, range: 0...4)
-    request.tempoPercent = try arguments.int("--tempo", default: 100, range: 50...150)
+    request.tempoPercent = try arguments.tempoPercent(percents: SessionState.tempoPercents) ?? 100
     request.transpose = try arguments.int("--transpose", default: 0, range: -12...12)
     request.ownGuide = arguments.flags.contains("--guide")
     if arguments.value("--loop") != nil {
@@ -356,7 +356,7 @@ func runSession(_ arguments: ParsedArguments) throws -> Int32 {
     if (volume != nil || pan != nil || mute != nil || solo != nil || takes != nil) && arguments.value("--part") == nil {
         throw CLIError("--volume, --pan, --mute, --solo and --takes need --part NAME")
     }
-    let tempo = arguments.value("--tempo") == nil ? nil : try arguments.int("--tempo", default: 100, range: SessionState.tempoPercents)
+    let tempo = try arguments.tempoPercent(percents: SessionState.tempoPercents)
     let transpose = arguments.value("--transpose") == nil ? nil : try arguments.int("--transpose", default: 0, range: SessionState.transpositions)
     let countIn = arguments.value("--count-in") == nil ? nil : try arguments.int("--count-in", default: 1, range: 0...4)
     let lineGrid = try arguments.value("--line-grid").map { text -> KeyboardLine.Grid in

@@ -43,12 +43,21 @@ import Testing
         #expect(Self.refusal { _ = try Self.arguments(["--loop": "x"]).measures("--loop", offWord: "off") } == "--loop expects measures like 5-8, or off, not 'x'")
     }
 
-    @Test func theTempoMultiplierIsAQuarterToFour() throws {
-        #expect(try Self.arguments(["--tempo": "0.9"]).tempoMultiplier() == Rational(9, 10))
+    /// One `--tempo` in every command: a percent (90, 90%) or the same
+    /// as a multiplier (0.9).
+    @Test func theTempoIsAPercentOrTheSameMultiplier() throws {
+        for same in ["0.9", "90", "90%", "90.0"] { #expect(try Self.arguments(["--tempo": same]).tempoMultiplier() == Rational(9, 10), "\(same)") }
         #expect(try Self.arguments(["--tempo": "0.25"]).tempoMultiplier() == Rational(1, 4))
-        for bad in ["0.2", "5", "0", "fast", "-1"] {
-            #expect(Self.refusal { _ = try Self.arguments(["--tempo": bad]).tempoMultiplier() } == "--tempo expects a multiplier from 0.25 to 4, like 0.9, not '\(bad)'")
+        #expect(try Self.arguments(["--tempo": "400"]).tempoMultiplier() == Rational(4))
+        #expect(try Self.arguments(["--tempo": "102.5"]).tempoMultiplier() == Rational(41, 40))
+        #expect(try Self.arguments([:]).tempoMultiplier() == nil)
+        for bad in ["0.2", "5", "0", "fast", "-1", "401", "%", "90%%", "90.25"] {
+            #expect(Self.refusal { _ = try Self.arguments(["--tempo": bad]).tempoMultiplier() } == "--tempo expects a tempo from 25 to 400 % of the written one, like 90 (or 0.9), not '\(bad)'")
         }
+        // Where a take keeps its tempo: a whole percent, 50 to 150.
+        for same in ["0.8", "80", "80%"] { #expect(try Self.arguments(["--tempo": same]).tempoPercent(percents: 50...150) == 80, "\(same)") }
+        #expect(Self.refusal { _ = try Self.arguments(["--tempo": "300"]).tempoPercent(percents: 50...150) } == "--tempo expects a tempo from 50 to 150 % of the written one, like 90 (or 0.9), not '300'")
+        #expect(Self.refusal { _ = try Self.arguments(["--tempo": "0.905"]).tempoPercent(percents: 50...150) } == "--tempo expects a whole percent here (50 to 150), not '0.905'")
     }
 
     @Test func mixsOptionsBecomeOneRequest() throws {

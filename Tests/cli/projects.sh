@@ -95,6 +95,8 @@ expect "mix the project" 0 "$acapella" mix "$project" -o "$work/project.wav" && 
 expect "mix at another tempo and key stretches the takes" 0 "$acapella" mix "$project" -o "$work/slow.wav" --tempo 0.9 --transpose -2 &&
   check "stretched, said" contains "$err" "stretched with Rubber Band to the mix's tempo and key: take 1 (Alto) at 90 % of the tempo sung, 2 semitones down" &&
   check "none left out" lacks "$err" "not played in this mix"
+expect "mix --tempo as a percent, as record takes it" 0 "$acapella" mix "$project" -o "$work/slow90.wav" --tempo 90% --transpose -2 &&
+  check "the same mix as --tempo 0.9" equals "$(cmp "$work/slow.wav" "$work/slow90.wav" && echo same)" "same"
 expect "takes undo" 0 "$acapella" takes "$project" undo && check "undo says discarded" contains "$err" "take 4 (Bass) discarded" &&
   check "the previous pass plays again" contains "$out" "take 3  Bass  kept, active"
 printf '{"format":"acaproj","vers' > "$project/manifest.json"
@@ -123,7 +125,7 @@ expect "record at 80 %, a tone lower" 0 "$acapella" record "$flat" --part Tenor 
   check "stored as sung" equals "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); t=[t for t in m["takes"] if t["part"]=="Tenor"][-1]; print(t["tempoScale"], t["transpose"])' "$flat/manifest.json")" "4/5 -2"
 expect "mixed at the written tempo: stretched back" 0 "$acapella" mix "$flat" --session ignore -o "$work/flat.wav" &&
   check "said which" contains "$err" "(Tenor) at 125 % of the tempo sung, 2 semitones up"
-expect "record: a tempo out of range" 2 "$acapella" record "$flat" --part Tenor --tempo 300 && check "said the range" contains "$err" "--tempo expects a whole number from 50 to 150"
+expect "record: a tempo out of range" 2 "$acapella" record "$flat" --part Tenor --tempo 300 && check "said the range" contains "$err" "--tempo expects a tempo from 50 to 150 % of the written one, like 90 (or 0.9), not '300'"
 
 # Bad input everywhere else: one line, the right exit status, nothing recorded.
 for words in "reported=1e300|the reported round trip is from 0 to 192000 frames" "reported=-500|the reported round trip is from 0 to 192000 frames" \

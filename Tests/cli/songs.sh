@@ -121,7 +121,7 @@ expect "engrave unknown part" 1 "$acapella" engrave Songs/amazing-grace.acasong 
 
 expect "mix unknown format" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.aiffc" && check "format message" contains "$err" "unknown audio format"
 expect "mix unknown part" 1 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --practice Descant && check "part message" contains "$err" "no part named 'Descant'"
-expect "mix bad tempo" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --tempo fast && check "tempo message" contains "$err" "--tempo expects a multiplier"
+expect "mix bad tempo" 2 "$acapella" mix Songs/amazing-grace.acasong -o "$work/x.wav" --tempo fast && check "tempo message" contains "$err" "--tempo expects a tempo from 25 to 400 % of the written one, like 90 (or 0.9), not 'fast'"
 expect "mix without output" 2 "$acapella" mix Songs/amazing-grace.acasong && check "output message" contains "$err" "mix needs -o OUT"
 check "no partial file left behind" bash -c "! ls -a '$work' | grep -q partial"
 
