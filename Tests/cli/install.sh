@@ -66,7 +66,7 @@ expect "uninstall from the throwaway root" 0 env DESTDIR="$stage" deploy/install
 if [[ -n "${ACAPELLA_SKIP_PACKAGE:-}" ]]; then
   skipped "PACKAGE CHECKS SKIPPED (ACAPELLA_SKIP_PACKAGE is set)"
 else
-  expect "build the .deb" 0 deploy/package -o "$work/deb"
+  expect "build the .deb" 0 Tests/cached-checkout static deploy/package -o "$work/deb"
   deb="$(tail -n 1 <<<"$out")"
   check "the .deb is there" test -s "$deb"
   expect "the .deb's control" 0 dpkg-deb -I "$deb" &&
