@@ -109,6 +109,8 @@ public final class YINDetector {
             while Double(length) > wanted * 1.4 { length /= 2 }
             while Double(length) < wanted / 1.4 { length *= 2 }
         }
+        // (The transforms take the spectrum apart by symmetry with a mask: a power of two.)
+        precondition((window ?? length) >= 64 && (window ?? length).nonzeroBitCount == 1, "YIN's window is a power of two from 64, not \(window ?? length)")
         self.sampleRate = sampleRate
         self.window = window ?? length
         maximumLag = self.window / 2

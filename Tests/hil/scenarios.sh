@@ -168,24 +168,35 @@ cat > "$work/controls.json" <<CONTROLS
 CONTROLS
 echo '{ "readouts": { "console": false, "lcd": false } }' > "$work/settings.json"
 foot_log="$work/foot.log"
-ACAPELLA_DATA_DIR="$work/foot" "$acapella" run --device "$device" --data "$work/foot" --controls "$work/controls.json" --config "$work/settings.json" \
-  --seconds 60 --play 2> "$foot_log" &
-box=$!
-for _ in $(seq 100); do grep -q "transport: playing from" "$foot_log" && break; sleep 0.1; done
+# A press with chatter: five flips within a few milliseconds, then held down
+# 200 ms, then released (a tap). At a real-time priority above the box's audio
+# thread, so the five writes are not spread out by the emulated CPU's
+# scheduling — but a VM starved by a busy host can still take longer than
+# the debounce window over them: that press is no chatter, so the box is
+# started again and the press made again (said), up to three times.
+for attempt in 1 2 3; do
+  echo pull-up > "$pull"
+  rm -rf "$work/foot"
+  ACAPELLA_DATA_DIR="$work/foot" "$acapella" run --device "$device" --data "$work/foot" --controls "$work/controls.json" --config "$work/settings.json" \
+    --seconds 60 --play 2> "$foot_log" &
+  box=$!
+  # (Up to 30 s: a box started in an emulated VM on a busy host is slow.)
+  for _ in $(seq 300); do grep -q "transport: playing from" "$foot_log" && break; sleep 0.1; done
+  grep -q "transport: playing from" "$foot_log" || echo "   (the box was not playing after 30 s: $(tail -n 2 "$foot_log"))"
+  read -r chatter held < <(chrt -f 99 bash -c 'started=$EPOCHREALTIME; for level in pull-down pull-up pull-down pull-up pull-down; do echo $level > '"$pull"'; done
+    flipped=$EPOCHREALTIME; sleep 0.2; echo pull-up > '"$pull"'
+    echo $(( (${flipped/./} - ${started/./}) )) $(( (${EPOCHREALTIME/./} - ${flipped/./}) ))')
+  echo "   five flips over $chatter µs (the debounce window is 30 ms), then held $held µs (a hold is 600 ms)"
+  ((chatter < 30000 && held < 500000)) && break
+  echo "   (the VM was held up: that press was no chattering tap; the box started again, try $((attempt + 1)) of 3)"
+  kill -TERM "$box"; wait "$box" || true
+done
 grep -q "control: foot switch" "$foot_log" && pass "$(grep -m1 'control: foot switch' "$foot_log")" || fail "no foot switch: $(grep -i gpio "$foot_log")"
-# A press with chatter: five flips within a few milliseconds, then held down 200 ms, then released.
-# At a real-time priority above the box's audio thread, so the five writes
-# are not spread out by the emulated CPU's scheduling.
-chatter="$(chrt -f 99 bash -c 'started=$EPOCHREALTIME; for level in pull-down pull-up pull-down pull-up pull-down; do echo $level > '"$pull"'; done
-  echo $(( (${EPOCHREALTIME/./} - ${started/./}) ))')"
-echo "   five flips over $chatter µs (the debounce window is 30 ms)"
-((chatter < 30000)) || fail "the chatter took $chatter µs: longer than the debounce window, not chatter"
-sleep 0.2
-echo pull-up > "$pull"
+((chatter < 30000 && held < 500000)) || fail "three presses took $chatter µs to chatter and were held $held µs: no chattering tap"
 for _ in $(seq 80); do grep -q "transport: recording from" "$foot_log" && break; sleep 0.1; done
 punches="$(grep -c 'transport: recording from' "$foot_log")"
 sample="$(sed -n 's/.*transport: recording from measure [0-9]* (sample \([0-9]*\)).*/\1/p' "$foot_log" | head -n 1)"
-((punches == 1)) && pass "a chattering press punched in once" || fail "$punches punches for one chattering press"
+((punches == 1)) && pass "a chattering press punched in once" || fail "$punches punches for one chattering press: $(grep -v 'web\|mdns' "$foot_log" | tail -n 4 | tr '\n' ' ')"
 # Amazing Grace: a 40,000-sample pickup, then 3/4 measures of 120,000 samples at 48 kHz.
 [[ -n "$sample" ]] && (( (sample - 40000) % 120000 == 0 )) && pass "the punch landed on a barline's sample ($sample)" || fail "punch at sample '$sample', not on a barline"
 sleep 1
