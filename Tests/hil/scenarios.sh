@@ -88,7 +88,7 @@ if ((status == 0)) || grep -q "^take" "$work/record.out"; then
   grep -q "dropped frames [0-9]* times (xruns" "$work/record.err" && pass "the xruns are said as xruns: $(grep -m1 -o 'the device dropped frames [0-9]* times[^;]*' "$work/record.err")" \
     || fail "the xruns were not said: $(tail -2 "$work/record.err")"
   grep -q "writer fell behind" "$work/record.err" && fail "capture lost by the writer, not the device: $(grep -m1 "writer fell behind" "$work/record.err")"
-  if ACAPELLA_HIL_PROJECT="$project" ACAPELLA_HIL_PART=Alto ACAPELLA_HIL_XRUNS="$stops" ./.build/release/acapellaPackageTests.xctest --testing-library swift-testing --filter HILAlignment > "$work/align.out" 2>&1; then
+  if ACAPELLA_HIL_PROJECT="$project" ACAPELLA_HIL_PART=Alto ACAPELLA_HIL_XRUNS="$stops" "$(dirname "$acapella")/acapellaPackageTests.xctest" --testing-library swift-testing --filter HILAlignment > "$work/align.out" 2>&1; then
     pass "$(grep -m1 'hil alignment' "$work/align.out")"
   else
     fail "alignment: $(grep -E 'hil alignment|Expectation failed|error' "$work/align.out" | head -4)"
@@ -469,7 +469,7 @@ if ((status == 0)); then
   # Four writers on the loaded emulated CPU keep up: every dropout is the device's.
   grep -q "writer fell behind" "$quartet/record.err" && fail "capture lost by the writers, not the device: $(grep -m1 "writer fell behind" "$quartet/record.err")"
   if ACAPELLA_HIL_PROJECT="$project" ACAPELLA_HIL_PARTS="Soprano=1:0,Alto=0:1,Tenor=0.5:0.5,Bass=0.25:0.75" ACAPELLA_HIL_XRUNS="$stops" \
-      ./.build/release/acapellaPackageTests.xctest --testing-library swift-testing --filter HILAlignment > "$quartet/align.out" 2>&1; then
+      "$(dirname "$acapella")/acapellaPackageTests.xctest" --testing-library swift-testing --filter HILAlignment > "$quartet/align.out" 2>&1; then
     while read -r line; do pass "$line"; done < <(grep 'hil alignment' "$quartet/align.out")
   else
     fail "alignment of the four takes: $(grep -E 'hil alignment|Expectation failed|error' "$quartet/align.out" | head -6)"
