@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 
 # The installer, into a throwaway root; the unit passes systemd's checks.
 stage="$work/stage"
-expect "install into a throwaway root" 0 env DESTDIR="$stage" deploy/install --no-build --no-system --lcd &&
+expect "install into a throwaway root" 0 env DESTDIR="$stage" deploy/install --program "$acapella" --no-system --lcd &&
   check "binary installed" test -x "$stage/usr/local/bin/acapella" &&
   check "songs installed" test -s "$stage/usr/local/share/acapella/songs/amazing-grace.acasong" &&
   check "controls installed" test -s "$stage/usr/local/share/acapella/controls.json" &&
@@ -27,7 +27,7 @@ sed 's#^DriverPath=.*#DriverPath=/usr/lib/nowhere/lcdproc/#' "$stage/etc/LCDd.co
 expect "LCDd with a wrong driver folder stops at once (so the check above means something)" 1 timeout 3 /usr/sbin/LCDd -c "$work/LCDd-wrong.conf" -d text -f -s 0 -p 14998
 # A user's settings survive a reinstall; the new defaults go beside them.
 printf '{ "countIn": 2 }\n' > "$stage/etc/acapella/acapella.json"
-expect "reinstall over edited settings" 0 env DESTDIR="$stage" deploy/install --no-build --no-system &&
+expect "reinstall over edited settings" 0 env DESTDIR="$stage" deploy/install --program "$acapella" --no-system &&
   check "the user's settings are kept" equals "$(cat "$stage/etc/acapella/acapella.json")" '{ "countIn": 2 }' &&
   check "reinstall says so" contains "$out" "kept your $stage/etc/acapella/acapella.json"
 # Checked as it would run from the staged binary (verify also checks that ExecStart exists).
