@@ -384,9 +384,14 @@ def zoom_and_page_turns(driver, shots):
         window.turnSamples = [];
         window.turnTimer = setInterval(() => window.turnSamples.push(window.scrollY), 20);""")
     systems = set()
+    measure = "return Number(document.getElementById('cursor').dataset.measure)"
     for _ in range(12):
+        before = driver.execute_script(measure)
         driver.execute_script("post('/api/action', 'next-measure')")
-        time.sleep(0.35)
+        # Each move seen on the page before the next (on a loaded machine
+        # a fixed 0.35 s once saw 12 moves cover only two lines).
+        wait_for(lambda: driver.execute_script(measure) != before, 5)
+        time.sleep(0.15)
         systems.add(driver.execute_script(
             "return timeMap.onsets.find((o) => o.measure === Number(document.getElementById('cursor').dataset.measure)).system"))
     samples = driver.execute_script("clearInterval(window.turnTimer); return window.turnSamples")
